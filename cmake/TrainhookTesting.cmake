@@ -1,0 +1,16 @@
+# trainhook_add_unit_test(<name> SOURCES <files...> [LIBRARIES <libs...>] [TORCH])
+#
+# A doctest executable whose cases are registered with CTest one by one.
+# TORCH marks tests that need LibTorch; they are skipped when TRAINHOOK_WITH_TORCH is OFF.
+function(trainhook_add_unit_test name)
+  cmake_parse_arguments(ARG "TORCH" "" "SOURCES;LIBRARIES" ${ARGN})
+  if(ARG_TORCH AND NOT TRAINHOOK_WITH_TORCH)
+    return()
+  endif()
+  add_executable(${name} ${ARG_SOURCES})
+  target_link_libraries(${name} PRIVATE doctest::doctest trainhook_test_main ${ARG_LIBRARIES})
+  trainhook_warnings(${name})
+  set_target_properties(${name} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests)
+  doctest_discover_tests(${name} TEST_PREFIX "${name}: "
+    PROPERTIES ENVIRONMENT "TRAINHOOK_BUILD_DIR=${CMAKE_BINARY_DIR};TRAINHOOK_SOURCE_DIR=${CMAKE_SOURCE_DIR}")
+endfunction()

@@ -1,0 +1,25 @@
+// What the trainer offers plugins through th_host. The trainer implements this;
+// the plugin registry turns it into one C table per callback instance.
+// Implementations must be thread-safe for request_stop() and log().
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace trainhook {
+
+class HostServices {
+ public:
+  virtual ~HostServices() = default;
+  virtual void log(int32_t level, const std::string& callback, const std::string& message) = 0;
+  virtual std::string output_dir() const = 0;
+  virtual std::string training_args_json() const = 0;
+  virtual void request_stop(const std::string& callback, const std::string& reason) = 0;
+  virtual std::string trainer_state_json() const = 0;
+  virtual std::string model_description() const = 0;
+  virtual std::string run_name() const = 0;
+  // Returns an empty string on success, else the reason it was refused.
+  virtual std::string set_resume_checkpoint(const std::string& path) = 0;
+};
+
+}  // namespace trainhook
