@@ -12,5 +12,5 @@ function(trainhook_add_unit_test name)
   trainhook_warnings(${name})
   set_target_properties(${name} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests)
   doctest_discover_tests(${name} TEST_PREFIX "${name}: "
-    PROPERTIES ENVIRONMENT "TRAINHOOK_BUILD_DIR=${CMAKE_BINARY_DIR};TRAINHOOK_SOURCE_DIR=${CMAKE_SOURCE_DIR}")
+    PROPERTIES LABELS unit ENVIRONMENT "TRAINHOOK_BUILD_DIR=${CMAKE_BINARY_DIR};TRAINHOOK_SOURCE_DIR=${CMAKE_SOURCE_DIR}")
 endfunction()

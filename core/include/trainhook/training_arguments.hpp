@@ -1,0 +1,108 @@
+// TrainingArguments with the Hugging Face names, meanings and defaults, plus the
+// model/data arguments of the CLI and the plugin options. No LibTorch here.
+//
+// Parsing (flags, --config JSON/YAML, --args_file) and validation live in
+// argument_parser.hpp; this header is the plain data every part of the core and,
+// as JSON, every plugin sees.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace trainhook {
+
+struct TrainingArguments {
+  // -- output
+  std::string output_dir = "trainer_output";
+  bool overwrite_output_dir = false;
+  std::optional<std::string> run_name;  // defaults to output_dir, as HF
+  bool do_train = false;
+  bool do_eval = false;
+  bool do_predict = false;
+
+  // -- batches and optimisation
+  int64_t per_device_train_batch_size = 8;
+  int64_t per_device_eval_batch_size = 8;
+  int64_t gradient_accumulation_steps = 1;
+  double learning_rate = 5e-5;
+  double weight_decay = 0.0;
+  double adam_beta1 = 0.9;
+  double adam_beta2 = 0.999;
+  double adam_epsilon = 1e-8;
+  double max_grad_norm = 1.0;
+  std::string optim = "adamw_torch";  // adamw_torch | sgd
+  double num_train_epochs = 3.0;      // fractional allowed
+  int64_t max_steps = -1;             // > 0 overrides num_train_epochs
+  std::string lr_scheduler_type = "linear";  // linear | cosine | constant | constant_with_warmup
+  double warmup_ratio = 0.0;
+  double warmup_steps = 0;            // < 1: ratio of max_steps
+
+  // -- logging / evaluation / saving (HF IntervalStrategy names)
+  std::string logging_strategy = "steps";  // no | steps | epoch
+  double logging_steps = 500;              // < 1: ratio of max_steps
+  bool logging_first_step = false;
+  bool logging_nan_inf_filter = true;
+  std::string eval_strategy = "no";        // no | steps | epoch
+  std::optional<double> eval_steps;        // defaults to logging_steps
+  double eval_delay = 0;
+  std::string save_strategy = "steps";     // no | steps | epoch | best
+  double save_steps = 500;
+  std::optional<int64_t> save_total_limit;
+  bool load_best_model_at_end = false;
+  std::optional<std::string> metric_for_best_model;
+  std::optional<bool> greater_is_better;
+  std::optional<std::string> resume_from_checkpoint;  // a path, or "true" = latest in output_dir
+  bool skip_memory_metrics = true;
+
+  // -- reproducibility and data loading
+  int64_t seed = 42;
+  std::optional<int64_t> data_seed;
+  bool full_determinism = false;
+  bool dataloader_drop_last = false;
+  bool disable_tqdm = false;
+
+  // -- integrations and plugins
+  std::vector<std::string> report_to = {"none"};  // none | all | names
+  std::vector<std::string> callbacks;            // further callbacks by name
+  std::vector<std::string> plugin_dir;           // searched before TRAINHOOK_PLUGIN_PATH
+  // Per-callback configuration: {"early_stopping": {"patience": 3}, ...}, from
+  // `--plugin_config early_stopping.patience=3` flags or a "plugin_config" object.
+  nlohmann::json plugin_config = nlohmann::json::object();
+  std::string plugin_error_policy = "disable";   // disable | fail
+  bool allow_unsafe_plugin_paths = false;
+  bool allow_duplicate_plugins = false;
+
+  // -- multi-process (set by the launcher; single process: 0 of 1)
+  int32_t process_index = 0;
+  int32_t world_size = 1;
+};
+
+// The CLI's model choice (HF example scripts' ModelArguments).
+struct ModelArguments {
+  std::string model = "mlp";  // mlp | cnn | char_transformer
+  int64_t hidden_size = 128;
+  int64_t num_layers = 2;
+  int64_t num_heads = 4;      // char_transformer
+  double dropout = 0.0;
+};
+
+// The CLI's data (HF example scripts' DataTrainingArguments).
+struct DataArguments {
+  std::optional<std::string> train_file;       // .csv (label column) or .txt (character LM)
+  std::optional<std::string> validation_file;
+  std::optional<std::string> test_file;
+  std::string label_column = "last";           // "first", "last", a header name or an index
+  bool csv_header = false;                     // first CSV row is a header
+  double validation_split_percentage = 0;      // split from train when no validation_file
+  int64_t block_size = 64;                     // character LM context
+  std::optional<int64_t> image_size;           // cnn: side of square images (64 features -> 8)
+  double feature_scale = 1.0;                  // features are multiplied by this
+};
+
+// JSON with the HF key names (as training_args.json and plugins see it).
+nlohmann::json to_json(const TrainingArguments& a);
+
+}  // namespace trainhook
