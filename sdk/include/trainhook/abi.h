@@ -223,6 +223,18 @@ typedef struct th_callback_info {
   const th_callback_vtable* vtable;
 } th_callback_info;
 
+/* A subcommand a library adds to the CLI: `trainhook <name> args...` (e.g.
+ * "wandb-sync"). Runs on the caller's thread; prints through host->log. */
+typedef struct th_command_info {
+  uint32_t struct_size;
+  const char* name;        /* [a-z0-9-]+, unique across libraries */
+  const char* description; /* one line, for `trainhook --help` and `trainhook plugins` */
+  /* Returns the process exit code in *exit_code; a non-TH_OK status is an error
+   * with its message in err. argv are the arguments after the command name. */
+  th_status (*run)(const th_host* host, int32_t argc, const char* const* argv, int32_t* exit_code,
+                   char* err, size_t err_size);
+} th_command_info;
+
 typedef struct th_plugin_info {
   uint32_t struct_size;
   uint32_t abi_major;      /* TRAINHOOK_ABI_VERSION_MAJOR the plugin was built with */
@@ -231,6 +243,8 @@ typedef struct th_plugin_info {
   const char* version;
   uint32_t callback_count;
   const th_callback_info* callbacks; /* array; static storage in the library */
+  uint32_t command_count;            /* CLI subcommands; 0 when none */
+  const th_command_info* commands;   /* array; static storage; may be NULL */
 } th_plugin_info;
 
 /* What the host tells the entry point about itself. */

@@ -353,7 +353,7 @@ inline th_status negotiate(const th_host_info* host, const th_plugin_info* info,
         sizeof(th_plugin_info), TRAINHOOK_ABI_VERSION_MAJOR,                                            \
         TRAINHOOK_ABI_VERSION_MINOR, lib_name,                                                          \
         lib_version, static_cast<uint32_t>(sizeof(trainhook_callbacks_) / sizeof(th_callback_info)),    \
-        trainhook_callbacks_};                                                                          \
+        trainhook_callbacks_, 0, nullptr};                                                              \
     return trainhook::detail::negotiate(host, &trainhook_info_, out, err, err_size);                    \
   }
 
