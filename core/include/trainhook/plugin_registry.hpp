@@ -7,6 +7,7 @@
 #pragma once
 
 #include <trainhook/callback.hpp>
+#include <trainhook/closest_name.hpp>
 #include <trainhook/host_services.hpp>
 
 #include <filesystem>
@@ -92,8 +93,5 @@ class PluginRegistry {
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
-
-// Closest candidate by edit distance ("" when none is close).
-std::string closest_name(const std::string& name, const std::vector<std::string>& candidates);
 
 }  // namespace trainhook
