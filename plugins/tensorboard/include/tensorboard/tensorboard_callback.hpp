@@ -1,0 +1,44 @@
+// The "tensorboard" integration (report_to tensorboard), after HF's
+// TensorBoardCallback: event files under TENSORBOARD_LOGGING_DIR or
+// output_dir/runs/<date>_<host>; the training arguments as text "args" (and the
+// model description as "model_config") plus an hparams session at train begin;
+// logged numbers as scalars and strings as texts at global_step under
+// rewrite_logs tags; the session's end and an hparams experiment listing every
+// scalar as a metric at train end. Only the world-zero process writes.
+//
+// The training thread only copies values into a queue; EventWriter's thread
+// does the encoding and the I/O.
+#pragma once
+
+#include <tensorboard/event_writer.hpp>
+#include <tensorboard/hparams.hpp>
+#include <tensorboard/options.hpp>
+
+#include <trainhook/plugin.hpp>
+
+#include <memory>
+#include <vector>
+
+namespace trainhook::tensorboard {
+
+class TensorBoardCallback final : public trainhook::Callback {
+ public:
+  explicit TensorBoardCallback(trainhook::Setup& setup);
+  ~TensorBoardCallback() override;
+
+  void on_train_begin(trainhook::Event& e) override;
+  void on_log(trainhook::Event& e) override;
+  void on_train_end(trainhook::Event& e) override;
+
+ private:
+  void open(const th_state& state);
+  void finish(SessionStatus status);
+
+  trainhook::Host host_;
+  TensorBoardOptions options_;
+  std::unique_ptr<EventWriter> writer_;
+  std::vector<HParam> hparams_;
+  bool session_started_ = false;
+};
+
+}  // namespace trainhook::tensorboard

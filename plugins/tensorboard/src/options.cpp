@@ -1,0 +1,47 @@
+#include <tensorboard/options.hpp>
+
+#include <trainhook/plugin.hpp>
+
+#include <nlohmann/json.hpp>
+
+namespace trainhook::tensorboard {
+
+TensorBoardOptions TensorBoardOptions::from_json(const std::string& config_json) {
+  const nlohmann::json j = nlohmann::json::parse(config_json, nullptr, false);
+  if (j.is_discarded() || !j.is_object())
+    throw ConfigError("plugin_config for tensorboard must be a JSON object, got: " + config_json);
+  TensorBoardOptions o;
+  for (const auto& [key, v] : j.items()) {
+    if (key == "logging_dir") {
+      if (!v.is_string() || v.get<std::string>().empty())
+        throw ConfigError("plugin_config tensorboard.logging_dir must be a non-empty folder path, got " +
+                          v.dump());
+      o.logging_dir(v.get<std::string>());
+    } else if (key == "queue_size") {
+      // Values given on the command line arrive as strings; accept "65536" too.
+      long long n = -1;
+      if (v.is_number_integer()) {
+        n = v.get<long long>();
+      } else if (v.is_string()) {
+        const std::string s = v.get<std::string>();
+        size_t used = 0;
+        try {
+          n = std::stoll(s, &used);
+        } catch (const std::exception&) {
+          used = 0;
+        }
+        if (used != s.size()) n = -1;
+      }
+      if (n < 1)
+        throw ConfigError(
+            "plugin_config tensorboard.queue_size must be a positive integer (log records), got " + v.dump());
+      o.queue_size(static_cast<size_t>(n));
+    } else {
+      throw ConfigError("unknown plugin_config key tensorboard." + key +
+                        " (expected: logging_dir, queue_size)");
+    }
+  }
+  return o;
+}
+
+}  // namespace trainhook::tensorboard

@@ -1,0 +1,150 @@
+#include <tensorboard/tensorboard_callback.hpp>
+
+#include <tensorboard/event_builder.hpp>
+#include <tensorboard/log_dir.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include <unistd.h>
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <ctime>
+#include <system_error>
+
+namespace trainhook::tensorboard {
+namespace {
+
+double now_secs() {
+  using namespace std::chrono;
+  return duration<double>(system_clock::now().time_since_epoch()).count();
+}
+
+// Numbers the event files one process creates (torch's _global_uid).
+std::atomic<uint64_t> g_file_counter{0};
+
+std::string env_or_empty(const char* name) {
+  const char* v = std::getenv(name);
+  return v != nullptr ? v : "";
+}
+
+// HF writes args.to_json_string(): indented, sorted keys.
+std::string pretty_json(const std::string& text) {
+  const nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+  return j.is_discarded() ? text : j.dump(2);
+}
+
+}  // namespace
+
+TensorBoardCallback::TensorBoardCallback(trainhook::Setup& setup)
+    : host_(setup.host()), options_(TensorBoardOptions::from_json(setup.config_json())) {}
+
+TensorBoardCallback::~TensorBoardCallback() {
+  // Destroyed without on_train_end: the run did not finish.
+  if (writer_) finish(SessionStatus::failure);
+}
+
+void TensorBoardCallback::open(const th_state& state) {
+  const std::time_t now = std::time(nullptr);
+  const std::string host = host_name();
+  LogDirInputs in;
+  in.configured = options_.logging_dir();
+  in.environment = env_or_empty("TENSORBOARD_LOGGING_DIR");
+  in.output_dir = host_.output_dir();
+  if (state.trial_name != nullptr) in.trial_name = state.trial_name;
+  const std::filesystem::path dir = resolve_log_dir(in, now, host);
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec)
+    throw std::runtime_error("cannot create the TensorBoard log folder " + dir.string() + ": " +
+                             ec.message());
+  const auto file = dir / event_file_name(now, host, static_cast<int64_t>(::getpid()), g_file_counter++);
+  trainhook::Host log_host = host_;
+  writer_ = std::make_unique<EventWriter>(file, options_.queue_size(),
+                                          [log_host](const std::string& msg) { log_host.warn(msg); });
+  host_.info("writing TensorBoard events to " + file.string());
+}
+
+void TensorBoardCallback::on_train_begin(trainhook::Event& e) {
+  if (!e.is_world_process_zero()) return;
+  const th_state& state = e.state();
+  if (!writer_) open(state);
+  const double now = now_secs();
+  const std::string args = host_.training_args_json();
+  const std::string model = host_.model_description();
+  std::string event;
+  encode_summary_event(event, now, state.global_step, [&](ProtoWriter& summary) {
+    write_text_value(summary, "", "args", pretty_json(args));
+    if (!model.empty()) write_text_value(summary, "", "model_config", model);
+  });
+  writer_->write_event(std::move(event));
+
+  try {
+    hparams_ = hparams_from_json(args);
+  } catch (const std::exception& ex) {
+    host_.warn(std::string("no hparams session: ") + ex.what());
+    return;
+  }
+  event.clear();
+  const std::string content = session_start_content(hparams_, "", now);
+  encode_summary_event(event, now, state.global_step, [&](ProtoWriter& summary) {
+    write_hparams_value(summary, kSessionStartTag, content);
+  });
+  writer_->write_event(std::move(event));
+  session_started_ = true;
+}
+
+void TensorBoardCallback::on_log(trainhook::Event& e) {
+  if (!e.is_world_process_zero()) return;
+  const trainhook::Values logs = e.values();
+  if (logs.empty()) return;
+  if (!writer_) open(e.state());
+  // Everything the ABI carries is a number or a string, which HF writes as a
+  // scalar or a text; HF's "other types are skipped with a warning" has no
+  // counterpart here. NaN and infinities are scalars, as in HF.
+  LogRecord record(now_secs(), e.state().global_step);
+  for (uint32_t i = 0; i < logs.size(); ++i) record.add_scalar(logs.key(i), logs.value(i));
+  for (uint32_t i = 0; i < logs.string_size(); ++i) record.add_text(logs.string_key(i), logs.string_value(i));
+  writer_->log(std::move(record));
+}
+
+void TensorBoardCallback::on_train_end(trainhook::Event& e) {
+  if (!e.is_world_process_zero()) return;
+  if (writer_) finish(SessionStatus::success);
+}
+
+void TensorBoardCallback::finish(SessionStatus status) {
+  const bool session = session_started_;
+  const std::vector<HParam> hparams = hparams_;
+  const WriterStats stats = writer_->finish([&](const std::vector<std::string>& scalar_tags) {
+    std::vector<std::string> events;
+    if (!session) return events;
+    const double now = now_secs();
+    // Written once, at the end, because TensorBoard keeps the first
+    // experiment it reads and only now are all the metric tags known; while
+    // the run is live the HPARAMS tab derives the metrics from the scalars.
+    const std::string experiment = experiment_content(hparams, scalar_tags, now);
+    const std::string end = session_end_content(status, now);
+    events.emplace_back();
+    encode_summary_event(events.back(), now, 0, [&](ProtoWriter& summary) {
+      write_hparams_value(summary, kExperimentTag, experiment);
+    });
+    events.emplace_back();
+    encode_summary_event(events.back(), now, 0,
+                         [&](ProtoWriter& summary) { write_hparams_value(summary, kSessionEndTag, end); });
+    return events;
+  });
+  writer_.reset();
+  session_started_ = false;
+  if (stats.dropped_records > 0)
+    host_.warn("dropped " + std::to_string(stats.dropped_records) + " log records (" +
+               std::to_string(stats.dropped_scalars) + " scalars) because the writer queue of " +
+               std::to_string(options_.queue_size()) +
+               " records was full; raise plugin_config tensorboard.queue_size");
+  if (!stats.error.empty())
+    host_.warn(stats.error + " (" + std::to_string(stats.lost_records) + " events not written)");
+  host_.info("wrote " + std::to_string(stats.scalars_written) + " scalars in " +
+             std::to_string(stats.events_written) + " events to " + stats.file.string());
+}
+
+}  // namespace trainhook::tensorboard
