@@ -1,0 +1,16 @@
+#include <checkpoint_sync/local_folder_store.hpp>
+#include <checkpoint_sync/make_store.hpp>
+#include <checkpoint_sync/s3_store.hpp>
+
+namespace trainhook::checkpoint_sync {
+
+std::unique_ptr<Store> make_store(const Location& where, const SyncOptions& options,
+                                  const Cancellation* cancel) {
+  if (where.kind == Location::Kind::local) return std::make_unique<LocalFolderStore>(where.path);
+  S3Config config = S3Config::from_environment();
+  config.multipart_threshold = options.multipart_threshold;
+  config.part_size = options.part_size;
+  return std::make_unique<S3Store>(std::move(config), where.bucket, where.prefix, cancel);
+}
+
+}  // namespace trainhook::checkpoint_sync
