@@ -1,0 +1,18 @@
+// Metric-name helpers shared by the tracking integrations.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace trainhook::support {
+
+// HF rewrite_logs: "eval_x" -> "eval/x", "test_x" -> "test/x", anything else
+// -> "train/x". Used by integrations that group metrics by phase (W&B, ...).
+std::string rewrite_log_key(std::string_view key);
+
+// Replaces every character outside `allowed` with '_' (e.g. MLflow's metric
+// names: [0-9A-Za-z_\-. :/]). `allowed` lists the extra characters besides
+// ASCII letters and digits.
+std::string sanitize_key(std::string_view key, std::string_view allowed_extra);
+
+}  // namespace trainhook::support

@@ -1,0 +1,86 @@
+#include <doctest/doctest.h>
+#include <trainhook/support/spool.hpp>
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+using trainhook::support::Spool;
+namespace fs = std::filesystem;
+
+namespace {
+fs::path fresh_dir(const char* name) {
+  fs::path d =
+      fs::temp_directory_path() / (std::string("th_spool_") + name + "_" + std::to_string(::getpid()));
+  fs::remove_all(d);
+  return d;
+}
+}  // namespace
+
+TEST_CASE("append then peek and acknowledge in order; files vanish when all is delivered") {
+  fs::path dir = fresh_dir("order");
+  fs::path file = dir / "sub" / "spool.jsonl";
+  Spool s(file);
+  CHECK(s.empty());
+  CHECK_FALSE(fs::exists(file));
+  s.append({R"({"i":1})", R"({"i":2})", R"({"i":3})"});
+  CHECK(s.pending() == 3);
+  auto c = s.peek(2);
+  REQUIRE(c.lines.size() == 2);
+  CHECK(c.lines[0] == R"({"i":1})");
+  CHECK(c.lines[1] == R"({"i":2})");
+  CHECK(s.peek(2).lines == c.lines);  // peeking does not consume
+  s.acknowledge(c);
+  CHECK(s.pending() == 1);
+  s.append({R"({"i":4})"});
+  auto rest = s.peek(10);
+  CHECK(rest.lines == std::vector<std::string>{R"({"i":3})", R"({"i":4})"});
+  s.acknowledge(rest);
+  CHECK(s.empty());
+  CHECK_FALSE(fs::exists(file));
+  CHECK_FALSE(fs::exists(file.string() + ".ack"));
+  fs::remove_all(dir);
+}
+
+TEST_CASE("a later process replays exactly the unacknowledged lines") {
+  fs::path dir = fresh_dir("replay");
+  fs::path file = dir / "spool.jsonl";
+  {
+    Spool s(file);
+    s.append({"a", "b", "c", "d"});
+    s.acknowledge(s.peek(3));
+  }
+  Spool again(file);
+  CHECK(again.pending() == 1);
+  CHECK(again.peek(10).lines == std::vector<std::string>{"d"});
+  fs::remove_all(dir);
+}
+
+TEST_CASE("a torn last line (crash mid-append) is cut off when opened") {
+  fs::path dir = fresh_dir("torn");
+  fs::create_directories(dir);
+  fs::path file = dir / "spool.jsonl";
+  std::ofstream(file, std::ios::binary) << "one\ntwo\nthr";
+  Spool s(file);
+  CHECK(s.pending() == 2);
+  s.append({"three"});
+  CHECK(s.peek(10).lines == std::vector<std::string>{"one", "two", "three"});
+  fs::remove_all(dir);
+}
+
+TEST_CASE("a large acknowledged prefix is compacted away") {
+  fs::path dir = fresh_dir("compact");
+  fs::path file = dir / "spool.jsonl";
+  Spool s(file);
+  std::string big(1000, 'x');
+  std::vector<std::string> lines(6000, big);
+  lines.push_back("last");
+  s.append(lines);
+  s.acknowledge(s.peek(6000));
+  CHECK(s.pending() == 1);
+  CHECK(fs::file_size(file) == 5);  // "last\n" only
+  Spool reopened(file);
+  CHECK(reopened.peek(10).lines == std::vector<std::string>{"last"});
+  fs::remove_all(dir);
+}

@@ -1,0 +1,124 @@
+#include <doctest/doctest.h>
+#include <trainhook/support/worker.hpp>
+
+#include <atomic>
+#include <mutex>
+#include <vector>
+
+using namespace trainhook::support;
+using namespace std::chrono_literals;
+
+TEST_CASE("items are handed over in order and counted as delivered") {
+  std::vector<int> seen;  // touched by the worker thread only until flush/stop
+  Worker<int> w([&](std::vector<int>& batch, WorkerContext&) {
+    seen.insert(seen.end(), batch.begin(), batch.end());
+    return BatchResult{batch.size(), 0};
+  });
+  for (int i = 0; i < 1000; ++i) CHECK(w.enqueue(i));
+  REQUIRE(w.flush(60s));
+  auto s = w.stats();
+  CHECK(s.enqueued == 1000);
+  CHECK(s.delivered == 1000);
+  CHECK(s.queued == 0);
+  CHECK(w.stop().empty());
+  REQUIRE(seen.size() == 1000);
+  for (int i = 0; i < 1000; ++i) CHECK(seen[static_cast<size_t>(i)] == i);
+}
+
+TEST_CASE("items coalesce while the handler is busy; batches respect max_batch") {
+  std::atomic<bool> release{false};
+  std::vector<size_t> sizes;
+  WorkerOptions opts;
+  opts.max_batch = 50;
+  Worker<int> w(
+      [&](std::vector<int>& batch, WorkerContext& ctx) {
+        sizes.push_back(batch.size());
+        while (!release && !ctx.stopping()) ctx.sleep_for(1ms);
+        return BatchResult{batch.size(), 0};
+      },
+      opts);
+  w.enqueue(0);
+  // The first call holds the worker; everything below queues up behind it.
+  while (w.stats().queued != 0) std::this_thread::yield();
+  for (int i = 1; i <= 120; ++i) w.enqueue(i);
+  release = true;
+  REQUIRE(w.flush(60s));
+  w.stop();
+  REQUIRE(sizes.size() == 4);
+  CHECK(sizes[0] == 1);
+  CHECK(sizes[1] == 50);
+  CHECK(sizes[2] == 50);
+  CHECK(sizes[3] == 20);
+}
+
+TEST_CASE("a full queue refuses items without blocking and counts them as dropped") {
+  std::atomic<bool> release{false};
+  WorkerOptions opts;
+  opts.capacity = 10;
+  Worker<int> w(
+      [&](std::vector<int>& batch, WorkerContext& ctx) {
+        while (!release && !ctx.stopping()) ctx.sleep_for(1ms);
+        return BatchResult{batch.size(), 0};
+      },
+      opts);
+  w.enqueue(-1);
+  while (w.stats().queued != 0) std::this_thread::yield();
+  int accepted = 0;
+  for (int i = 0; i < 25; ++i) accepted += w.enqueue(i) ? 1 : 0;
+  CHECK(accepted == 10);
+  CHECK(w.stats().dropped == 15);
+  CHECK_FALSE(w.flush(20ms));  // still held by the handler
+  release = true;
+  CHECK(w.flush(60s));
+  CHECK(w.stats().delivered == 11);
+}
+
+TEST_CASE("a backlog makes the worker call again without new items; flush waits for it") {
+  int calls = 0;
+  std::vector<int> held;
+  Worker<int> w([&](std::vector<int>& batch, WorkerContext&) {
+    ++calls;
+    held.insert(held.end(), batch.begin(), batch.end());
+    if (calls < 4) return BatchResult::again_in(5ms);  // "server down": keep the items
+    BatchResult r{held.size(), 0};
+    held.clear();
+    return r;
+  });
+  w.enqueue(1);
+  w.enqueue(2);
+  CHECK(w.flush(60s));
+  CHECK(calls >= 4);
+  CHECK(w.stats().delivered == 2);
+  CHECK_FALSE(w.stats().backlog);
+}
+
+TEST_CASE("stop interrupts a handler's waits and returns what it never received") {
+  std::atomic<int> calls{0};
+  Worker<int> w([&](std::vector<int>& batch, WorkerContext& ctx) {
+    ++calls;
+    ctx.sleep_for(std::chrono::hours(1));  // interrupted by stop()
+    return BatchResult{0, batch.size()};
+  });
+  w.enqueue(1);
+  while (calls == 0) std::this_thread::yield();
+  for (int i = 2; i <= 5; ++i) w.enqueue(i);
+  CHECK_FALSE(w.flush(10ms));
+  std::vector<int> rest = w.stop();
+  CHECK(rest == std::vector<int>{2, 3, 4, 5});
+  CHECK(w.stats().failed == 1);
+  CHECK_FALSE(w.enqueue(6));
+  CHECK(w.stop().empty());  // idempotent
+}
+
+TEST_CASE("a throwing handler fails its batch but the worker keeps going") {
+  Worker<int> w([&](std::vector<int>& batch, WorkerContext&) -> BatchResult {
+    if (batch.front() == 0) throw std::runtime_error("boom");
+    return BatchResult{batch.size(), 0};
+  });
+  w.enqueue(0);
+  REQUIRE(w.flush(60s));
+  w.enqueue(1);
+  REQUIRE(w.flush(60s));
+  CHECK(w.stats().failed == 1);
+  CHECK(w.stats().delivered == 1);
+}
