@@ -13,6 +13,7 @@
 #include <atomic>
 #include <memory>
 #include <mutex>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -57,20 +58,29 @@ class CallbackHandler {
   // should_training_stop at the next fire().
   void request_stop(const std::string& reason);
   bool stop_requested() const noexcept { return stop_requested_.load(std::memory_order_relaxed); }
+  // The reason given with the first stop request ("" when none).
+  std::string stop_reason() const;
 
   // Stateful callbacks -> state.stateful_callbacks (HF layout, TrainerControl included).
   void save_states(TrainerState& state, const TrainerControl& control);
   // Restores each callback found in state.stateful_callbacks.
   void load_states(const TrainerState& state);
+  // Same, and restores the five flags from the "TrainerControl" entry.
+  void load_states(const TrainerState& state, TrainerControl& control);
 
  private:
   PluginErrorPolicy policy_;
   std::vector<std::unique_ptr<TrainerCallback>> callbacks_;
   std::vector<char> enabled_;
+  std::vector<uint64_t> masks_;  // event_mask() of each callback, read once at add()
   mutable std::mutex disabled_mu_;
   std::vector<Disabled> disabled_;
   std::atomic<bool> stop_requested_{false};
-  std::string stop_reason_;
+  std::string stop_reason_;  // guarded by disabled_mu_
+
+  // Records the failure and applies the policy (logs one error line; throws
+  // CallbackError under PluginErrorPolicy::fail).
+  void failed(size_t index, const char* where, const std::string& message);
 };
 
 }  // namespace trainhook

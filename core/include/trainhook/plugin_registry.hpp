@@ -46,6 +46,15 @@ struct CallbackDescriptor {
   std::string version;
   int32_t kind = 0;  // TH_KIND_*
   std::string description;
+  // Set when allow_duplicate_plugins let an earlier library win this name.
+  std::filesystem::path shadowed_by;
+};
+
+// A CLI subcommand a library exports (th_command_info): `trainhook <name> ...`.
+struct CommandDescriptor {
+  std::string name;
+  std::string description;
+  std::filesystem::path shadowed_by;  // as for callbacks
 };
 
 struct LibraryRecord {
@@ -57,6 +66,7 @@ struct LibraryRecord {
   uint32_t abi_major = 0;
   uint32_t abi_minor = 0;
   std::vector<CallbackDescriptor> callbacks;
+  std::vector<CommandDescriptor> commands;
 };
 
 class PluginRegistry {
@@ -88,6 +98,14 @@ class PluginRegistry {
 
   // Human-readable listing for `trainhook plugins`.
   std::string describe() const;
+
+  // Plugin CLI subcommands (th_command_info), in search order.
+  std::vector<std::string> command_names() const;
+  bool has_command(const std::string& name) const;
+  // Runs `trainhook <name> args...` on this thread with a th_host over `host`;
+  // returns the command's exit code. Throws PluginError for an unknown name
+  // (with the closest one) or when the command reports an error.
+  int run_command(const std::string& name, const std::vector<std::string>& args, HostServices& host) const;
 
  private:
   struct Impl;

@@ -1,0 +1,114 @@
+#include "host_bridge.hpp"
+
+#include <cstring>
+#include <exception>
+
+namespace trainhook::detail {
+namespace {
+HostBridge* self_of(void* ctx) { return static_cast<HostBridge*>(ctx); }
+}  // namespace
+
+HostBridge::HostBridge(HostServices& host, std::string who) : host_(host), who_(std::move(who)), table_{} {
+  table_.struct_size = sizeof table_;
+  table_.abi_major = TRAINHOOK_ABI_VERSION_MAJOR;
+  table_.abi_minor = TRAINHOOK_ABI_VERSION_MINOR;
+  table_.ctx = this;
+  table_.log = &HostBridge::log;
+  table_.output_dir = &HostBridge::output_dir;
+  table_.training_args_json = &HostBridge::training_args_json;
+  table_.request_stop = &HostBridge::request_stop;
+  table_.trainer_state_json = &HostBridge::trainer_state_json;
+  table_.model_description = &HostBridge::model_description;
+  table_.set_resume_checkpoint = &HostBridge::set_resume_checkpoint;
+  table_.run_name = &HostBridge::run_name;
+}
+
+const char* HostBridge::keep(std::string value) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const auto& s : strings_)
+    if (s == value) return s.c_str();  // the same value keeps its address: no growth per call
+  strings_.push_back(std::move(value));
+  return strings_.back().c_str();
+}
+
+// No exception may cross into plugin code (it may be C without unwind tables):
+// every function below catches everything.
+
+void HostBridge::log(void* ctx, int32_t level, const char* message) noexcept {
+  try {
+    self_of(ctx)->host_.log(level, self_of(ctx)->who_, message != nullptr ? message : "");
+  } catch (...) {
+  }
+}
+
+const char* HostBridge::output_dir(void* ctx) noexcept {
+  try {
+    return self_of(ctx)->keep(self_of(ctx)->host_.output_dir());
+  } catch (...) {
+    return "";
+  }
+}
+
+const char* HostBridge::training_args_json(void* ctx) noexcept {
+  try {
+    return self_of(ctx)->keep(self_of(ctx)->host_.training_args_json());
+  } catch (...) {
+    return "{}";
+  }
+}
+
+void HostBridge::request_stop(void* ctx, const char* reason) noexcept {
+  try {
+    self_of(ctx)->host_.request_stop(self_of(ctx)->who_, reason != nullptr ? reason : "");
+  } catch (...) {
+  }
+}
+
+const char* HostBridge::trainer_state_json(void* ctx) noexcept {
+  try {
+    HostBridge* self = self_of(ctx);
+    std::string text = self->host_.trainer_state_json();
+    std::lock_guard<std::mutex> lock(self->mu_);
+    self->trainer_state_ = std::move(text);
+    return self->trainer_state_.c_str();
+  } catch (...) {
+    return "{}";
+  }
+}
+
+const char* HostBridge::model_description(void* ctx) noexcept {
+  try {
+    return self_of(ctx)->keep(self_of(ctx)->host_.model_description());
+  } catch (...) {
+    return "";
+  }
+}
+
+th_status HostBridge::set_resume_checkpoint(void* ctx, const char* path, char* err,
+                                            size_t err_size) noexcept {
+  std::string refusal;
+  try {
+    refusal = self_of(ctx)->host_.set_resume_checkpoint(path != nullptr ? path : "");
+  } catch (const std::exception& e) {
+    refusal = e.what();
+  } catch (...) {
+    refusal = "unknown error";
+  }
+  if (refusal.empty()) return TH_OK;
+  if (err != nullptr && err_size > 0) {
+    const size_t n = std::min(refusal.size(), err_size - 1);
+    std::memcpy(err, refusal.data(), n);
+    err[n] = '\0';
+  }
+  return TH_INVALID_ARGUMENT;
+}
+
+const char* HostBridge::run_name(void* ctx) noexcept {
+  try {
+    return self_of(ctx)->keep(self_of(ctx)->host_.run_name());
+  } catch (...) {
+    return "";
+  }
+}
+
+}  // namespace trainhook::detail
