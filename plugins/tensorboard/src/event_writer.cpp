@@ -1,13 +1,13 @@
 #include <tensorboard/event_writer.hpp>
 
 #include <tensorboard/event_builder.hpp>
-#include <tensorboard/rewrite_logs.hpp>
+
+#include <trainhook/support/log_keys.hpp>
 
 #include <algorithm>
 #include <chrono>
 #include <limits>
 #include <stdexcept>
-#include <unordered_set>
 
 namespace trainhook::tensorboard {
 namespace {
@@ -39,48 +39,71 @@ void LogRecord::add_text(std::string_view key, std::string_view text) {
 }
 
 EventWriter::EventWriter(std::filesystem::path file, size_t queue_capacity, Warn warn)
-    : file_(std::move(file)), queue_(queue_capacity), warn_(std::move(warn)) {
+    : file_(std::move(file)), warn_(std::move(warn)) {
   stats_.file = file_.path();
   std::string event;
   encode_file_version_event(event, now_secs());
   std::string record;
   append_record(record, event);
   if (!file_.append(record)) throw std::runtime_error(file_.error());
-  worker_ = std::thread([this] { run(); });
+  support::WorkerOptions options;
+  options.capacity = queue_capacity == 0 ? 1 : queue_capacity;
+  // One write(2) per batch: large batches when the producer is fast.
+  options.max_batch = options.capacity;
+  worker_ = std::make_unique<support::Worker<Item>>(
+      [this](std::vector<Item>& batch, support::WorkerContext&) {
+        write_batch(batch);
+        return support::BatchResult{batch.size(), 0, std::chrono::milliseconds(-1)};
+      },
+      options);
 }
 
 EventWriter::~EventWriter() { finish(); }
 
 bool EventWriter::log(LogRecord&& record) {
   const size_t scalars = record.scalar_count();
-  if (queue_.try_push(Item(std::move(record)))) return true;
+  if (worker_ && worker_->enqueue(Item(std::move(record)))) return true;
   dropped_records_.fetch_add(1, std::memory_order_relaxed);
   dropped_scalars_.fetch_add(scalars, std::memory_order_relaxed);
   return false;
 }
 
-void EventWriter::write_event(std::string event_payload) {
-  if (!queue_.push(Item(std::move(event_payload)))) dropped_records_.fetch_add(1, std::memory_order_relaxed);
+bool EventWriter::write_event(std::string event_payload) {
+  if (worker_ && worker_->enqueue(Item(std::move(event_payload)))) return true;
+  dropped_records_.fetch_add(1, std::memory_order_relaxed);
+  return false;
 }
 
-void EventWriter::encode(const Item& item, std::string& event, std::string& records) {
-  event.clear();
+void EventWriter::encode(const Item& item) {
   if (const auto* payload = std::get_if<std::string>(&item)) {
-    append_record(records, *payload);
+    append_record(records_, *payload);
     return;
   }
   const auto& rec = std::get<LogRecord>(item);
-  encode_summary_event(event, rec.wall_time(), rec.step(), [&](ProtoWriter& summary) {
+  event_.clear();
+  encode_summary_event(event_, rec.wall_time(), rec.step(), [&](ProtoWriter& summary) {
     for (size_t i = 0; i < rec.scalar_count(); ++i) {
-      const RewrittenKey tag = rewrite_log_key(rec.scalar_key(i));
-      write_scalar_value(summary, tag.prefix, tag.name, static_cast<float>(rec.scalar_value(i)));
+      std::string tag = support::rewrite_log_key(rec.scalar_key(i));
+      write_scalar_value(summary, tag, {}, static_cast<float>(rec.scalar_value(i)));
+      if (seen_tags_.find(tag) == seen_tags_.end()) {
+        scalar_tags_.push_back(tag);
+        seen_tags_.insert(std::move(tag));
+      }
     }
-    for (size_t i = 0; i < rec.text_count(); ++i) {
-      const RewrittenKey tag = rewrite_log_key(rec.text_key(i));
-      write_text_value(summary, tag.prefix, tag.name, rec.text(i));
-    }
+    for (size_t i = 0; i < rec.text_count(); ++i)
+      write_text_value(summary, support::rewrite_log_key(rec.text_key(i)), {}, rec.text(i));
   });
-  append_record(records, event);
+  append_record(records_, event_);
+}
+
+void EventWriter::write_batch(const std::vector<Item>& batch) {
+  records_.clear();
+  uint64_t scalars = 0;
+  for (const auto& item : batch) {
+    encode(item);
+    if (const auto* rec = std::get_if<LogRecord>(&item)) scalars += rec->scalar_count();
+  }
+  if (append(records_, batch.size())) stats_.scalars_written += scalars;
 }
 
 bool EventWriter::append(const std::string& records, uint64_t record_count) {
@@ -99,50 +122,18 @@ bool EventWriter::append(const std::string& records, uint64_t record_count) {
   return false;
 }
 
-void EventWriter::run() {
-  std::vector<Item> batch;
-  std::string event;
-  std::string records;
-  std::unordered_set<std::string> seen_tags;
-  std::string tag;
-  for (;;) {
-    batch.clear();
-    // The timeout only bounds how long a closed-but-idle wait could last.
-    const bool open = queue_.pop_all(batch, std::chrono::milliseconds(2000));
-    if (batch.empty()) {
-      if (!open) break;
-      continue;
-    }
-    records.clear();
-    uint64_t batch_scalars = 0;
-    for (const auto& item : batch) {
-      encode(item, event, records);
-      if (const auto* rec = std::get_if<LogRecord>(&item)) {
-        batch_scalars += rec->scalar_count();
-        for (size_t i = 0; i < rec->scalar_count(); ++i) {
-          const RewrittenKey k = rewrite_log_key(rec->scalar_key(i));
-          tag.assign(k.prefix.data(), k.prefix.size()).append(k.name.data(), k.name.size());
-          if (seen_tags.find(tag) == seen_tags.end()) {
-            seen_tags.insert(tag);
-            scalar_tags_.push_back(tag);
-          }
-        }
-      }
-    }
-    if (append(records, batch.size())) stats_.scalars_written += batch_scalars;
-  }
-}
-
 WriterStats EventWriter::finish(const FinalEvents& final_events) {
   if (finished_) return stats_;
   finished_ = true;
-  queue_.close();
-  if (worker_.joinable()) worker_.join();
+  // The worker finishes the batch it holds; what it had not taken yet is
+  // written here, in order, after it.
+  const std::vector<Item> rest = worker_->stop();
+  if (!rest.empty()) write_batch(rest);
   if (final_events) {
     std::vector<std::string> tags = scalar_tags_;
     std::sort(tags.begin(), tags.end());
     std::string records;
-    std::vector<std::string> payloads = final_events(tags);
+    const std::vector<std::string> payloads = final_events(tags);
     for (const auto& p : payloads) append_record(records, p);
     append(records, payloads.size());
   }

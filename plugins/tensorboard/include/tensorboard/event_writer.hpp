@@ -1,6 +1,7 @@
 // The background event-file writer: the training thread hands it copies of
 // logged values (never blocking: a full queue drops the record and counts it);
-// one worker thread encodes them as Events and appends them to the file.
+// one worker thread (support::Worker) encodes them as Events and appends them
+// to the file.
 //
 // Flushing: the worker writes each batch it takes from the queue with one
 // write(2) as soon as it has encoded it, so records reach the OS (and a live
@@ -8,20 +9,22 @@
 // crash of the process loses only what was still queued. The file is fsync'ed
 // when the writer finishes.
 //
-// Ownership: the writer owns its thread and file; finish() (or the destructor)
-// drains the queue, joins the thread and closes the file.
+// Ownership: the writer owns its worker and file; finish() (or the destructor)
+// stops the worker, writes what was still queued and closes the file.
 #pragma once
 
-#include <tensorboard/bounded_queue.hpp>
 #include <tensorboard/record_writer.hpp>
+
+#include <trainhook/support/worker.hpp>
 
 #include <atomic>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
-#include <thread>
+#include <unordered_set>
 #include <variant>
 #include <vector>
 
@@ -80,7 +83,8 @@ class EventWriter {
   using FinalEvents = std::function<std::vector<std::string>(const std::vector<std::string>& scalar_tags)>;
 
   // Creates `file` (its folder must exist), writes the file_version record and
-  // starts the worker. Throws std::runtime_error naming the file on failure.
+  // starts the worker. queue_capacity: items (log records and ready events)
+  // waiting at most. Throws std::runtime_error naming the file on failure.
   EventWriter(std::filesystem::path file, size_t queue_capacity, Warn warn);
   ~EventWriter();
   EventWriter(const EventWriter&) = delete;
@@ -89,8 +93,8 @@ class EventWriter {
   // Training thread, never blocks. Values are written as scalars and texts
   // under rewrite_log_key() tags. False when the queue was full (counted).
   bool log(LogRecord&& record);
-  // Queues a ready Event payload (texts, hparams); not subject to the capacity.
-  void write_event(std::string event_payload);
+  // Queues a ready Event payload (texts, hparams). False when the queue was full (counted).
+  bool write_event(std::string event_payload);
 
   // Drains the queue, stops the worker, appends final_events(...) and closes
   // the file. Later calls return the same stats.
@@ -100,19 +104,25 @@ class EventWriter {
 
  private:
   using Item = std::variant<LogRecord, std::string>;
-  void run();
-  void encode(const Item& item, std::string& event, std::string& records);
+  // Encodes and writes a batch; runs on the worker thread, and on the caller's
+  // thread in finish() for what the stopped worker had not taken yet.
+  void write_batch(const std::vector<Item>& batch);
+  void encode(const Item& item);
   bool append(const std::string& records, uint64_t record_count);
 
   EventFile file_;
-  BoundedQueue<Item> queue_;
   Warn warn_;
-  std::thread worker_;
   bool finished_ = false;
-  WriterStats stats_;  // written by the worker until it is joined
+  // Owned by whichever thread runs write_batch (the worker until it is stopped).
+  WriterStats stats_;
+  std::string event_;  // reused encoding buffers
+  std::string records_;
+  std::unordered_set<std::string> seen_tags_;
+  std::vector<std::string> scalar_tags_;  // in first-seen order
   std::atomic<uint64_t> dropped_records_{0};
   std::atomic<uint64_t> dropped_scalars_{0};
-  std::vector<std::string> scalar_tags_;  // worker-owned until joined
+  // Declared last: destroyed (stopped) first, while the state above is alive.
+  std::unique_ptr<support::Worker<Item>> worker_;
 };
 
 }  // namespace trainhook::tensorboard

@@ -1,0 +1,112 @@
+#include <tensorboard/event_builder.hpp>
+#include <tensorboard/event_writer.hpp>
+
+#include "event_reader.hpp"
+
+#include <doctest/doctest.h>
+
+#include <unistd.h>
+#include <filesystem>
+
+using namespace trainhook::tensorboard;
+
+namespace {
+std::filesystem::path temp_dir(const std::string& name) {
+  auto dir =
+      std::filesystem::temp_directory_path() / ("tb_writer_" + name + "_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+}  // namespace
+
+TEST_CASE("LogRecord keeps keys, values and texts in order") {
+  LogRecord r(1.5, 3);
+  r.add_scalar("loss", 0.25);
+  r.add_scalar("eval_accuracy", 0.75);
+  r.add_text("note", "hello");
+  r.add_text("", "");
+  CHECK(r.wall_time() == 1.5);
+  CHECK(r.step() == 3);
+  REQUIRE(r.scalar_count() == 2);
+  CHECK(r.scalar_key(0) == "loss");
+  CHECK(r.scalar_key(1) == "eval_accuracy");
+  CHECK(r.scalar_value(1) == 0.75);
+  REQUIRE(r.text_count() == 2);
+  CHECK(r.text_key(0) == "note");
+  CHECK(r.text(0) == "hello");
+  CHECK(r.text_key(1).empty());
+  CHECK(r.text(1).empty());
+}
+
+TEST_CASE("EventWriter writes the version record, every log in order, and final events") {
+  const auto dir = temp_dir("order");
+  const auto path = dir / "events.out.tfevents.1.h.1.0";
+  WriterStats stats;
+  std::vector<std::string> seen_tags;
+  {
+    EventWriter w(path, 100000, {});
+    CHECK(std::filesystem::exists(path));
+    for (int step = 1; step <= 2000; ++step) {
+      LogRecord r(100.0 + step, step);
+      r.add_scalar("loss", 1.0 / step);
+      if (step % 100 == 0) r.add_scalar("eval_loss", 2.0 / step);
+      if (step == 1000) r.add_text("note", "half way");
+      CHECK(w.log(std::move(r)));
+    }
+    stats = w.finish([&](const std::vector<std::string>& tags) {
+      seen_tags = tags;
+      std::string e;
+      encode_summary_event(e, 1.0, 2001, [](ProtoWriter& s) { write_scalar_value(s, "", "final", 1.0f); });
+      return std::vector<std::string>{e};
+    });
+    CHECK(w.finish().events_written == stats.events_written);  // idempotent
+  }
+  CHECK(stats.error.empty());
+  CHECK(stats.dropped_records == 0);
+  CHECK(stats.scalars_written == 2020);
+  CHECK(stats.events_written == 2001);
+  CHECK(seen_tags == std::vector<std::string>{"eval/loss", "train/loss"});
+  const auto events = tbtest::read_events(path.string());
+  REQUIRE(events.size() == 2002);
+  CHECK(events[0].file_version == "brain.Event:2");
+  CHECK(stats.bytes == std::filesystem::file_size(path));
+  for (int step = 1; step <= 2000; ++step) {
+    const auto& e = events[static_cast<size_t>(step)];
+    CHECK(e.step == step);
+    CHECK(e.wall_time == 100.0 + step);
+    REQUIRE(!e.values.empty());
+    CHECK(e.values[0].tag == "train/loss");
+    CHECK(*e.values[0].simple_value == static_cast<float>(1.0 / step));
+  }
+  CHECK(events[100].values[1].tag == "eval/loss");
+  CHECK(events[1000].values.back().tag == "train/note");
+  CHECK(events[1000].values.back().string_val == std::vector<std::string>{"half way"});
+  CHECK(events.back().values[0].tag == "final");
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("EventWriter never blocks: a full queue drops records and counts them") {
+  const auto dir = temp_dir("drop");
+  const auto path = dir / "events.out.tfevents.2.h.1.0";
+  EventWriter w(path, 1, {});
+  uint64_t accepted = 0, refused = 0;
+  for (int i = 0; i < 20000; ++i) {
+    LogRecord r(1.0, i);
+    r.add_scalar("a", 1);
+    r.add_scalar("b", 2);
+    (w.log(std::move(r)) ? accepted : refused) += 1;
+  }
+  const auto stats = w.finish();
+  CHECK(refused > 0);  // a one-record queue cannot keep up with 20000 back-to-back logs
+  CHECK(stats.dropped_records == refused);
+  CHECK(stats.dropped_scalars == 2 * refused);
+  CHECK(stats.events_written == accepted);
+  CHECK(tbtest::read_events(path.string()).size() == accepted + 1);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("EventWriter names the file when it cannot create it") {
+  CHECK_THROWS_WITH_AS(EventWriter("/nonexistent-folder/events.out.tfevents.x", 10, {}),
+                       doctest::Contains("/nonexistent-folder/events.out.tfevents.x"), std::runtime_error);
+}

@@ -1,0 +1,83 @@
+#include <tensorboard/event_builder.hpp>
+#include <tensorboard/record_writer.hpp>
+
+#include "event_reader.hpp"
+
+#include <doctest/doctest.h>
+
+#include <unistd.h>
+#include <filesystem>
+#include <string>
+
+using namespace trainhook::tensorboard;
+
+namespace {
+std::string hex(const std::string& s) {
+  static const char* digits = "0123456789abcdef";
+  std::string out;
+  for (unsigned char c : s) {
+    out.push_back(digits[c >> 4]);
+    out.push_back(digits[c & 15]);
+  }
+  return out;
+}
+
+std::filesystem::path temp_dir(const std::string& name) {
+  auto dir = std::filesystem::temp_directory_path() / ("tb_unit_" + name + "_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+}  // namespace
+
+TEST_CASE("the file_version record matches the reference bytes") {
+  std::string event;
+  encode_file_version_event(event, 1.0);
+  std::string record;
+  append_record(record, event);
+  CHECK(hex(record) ==
+        "1800000000000000a37f4b22"
+        "09000000000000f03f1a0d627261696e2e4576656e743a32"
+        "86bf577a");
+  CHECK(record.size() == record_size(event.size()));
+}
+
+TEST_CASE("EventFile appends whole records, refuses an existing file, reads back") {
+  const auto dir = temp_dir("file");
+  const auto path = dir / "events.out.tfevents.test";
+  {
+    EventFile f(path);
+    std::string records;
+    std::string event;
+    encode_file_version_event(event, 2.5);
+    append_record(records, event);
+    append_record(records, std::string(300, 'z'));
+    CHECK(f.append(records));
+    CHECK(f.size() == records.size());
+    CHECK(f.close());
+    CHECK_FALSE(f.append("x"));
+    CHECK(f.error().find(path.string()) != std::string::npos);
+  }
+  const auto recs = tbtest::read_records(path.string());
+  REQUIRE(recs.size() == 2);
+  CHECK(tbtest::decode_event(recs[0]).file_version == "brain.Event:2");
+  CHECK(tbtest::decode_event(recs[0]).wall_time == 2.5);
+  CHECK(recs[1] == std::string(300, 'z'));
+  CHECK_THROWS_WITH_AS(EventFile{path}, doctest::Contains(path.string().c_str()), std::runtime_error);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("a corrupted byte is caught by the reader's CRC check") {
+  const auto dir = temp_dir("crc");
+  const auto path = dir / "events.out.tfevents.bad";
+  {
+    EventFile f(path);
+    std::string records;
+    append_record(records, "hello");
+    records[14] = 'j';  // inside the data
+    CHECK(f.append(records));
+  }
+  CHECK_THROWS_WITH_AS(tbtest::read_records(path.string()), doctest::Contains("bad data CRC"),
+                       std::runtime_error);
+  std::filesystem::remove_all(dir);
+}

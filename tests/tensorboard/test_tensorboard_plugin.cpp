@@ -1,0 +1,169 @@
+// The built plugin, loaded with dlopen and driven through the C ABI.
+#include "event_reader.hpp"
+#include "plugin_harness.hpp"
+
+#include <doctest/doctest.h>
+
+#include <unistd.h>
+#include <cstdlib>
+#include <filesystem>
+#include <regex>
+
+namespace fs = std::filesystem;
+
+namespace {
+
+fs::path temp_dir(const std::string& name) {
+  auto dir = fs::temp_directory_path() / ("tb_plugin_" + name + "_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+std::vector<fs::path> event_files(const fs::path& root) {
+  std::vector<fs::path> out;
+  if (!fs::exists(root)) return out;
+  for (const auto& e : fs::recursive_directory_iterator(root))
+    if (e.is_regular_file() && e.path().filename().string().find("tfevents") != std::string::npos)
+      out.push_back(e.path());
+  return out;
+}
+
+struct EnvGuard {
+  explicit EnvGuard(const char* name) : name_(name) { ::unsetenv(name); }
+  ~EnvGuard() { ::unsetenv(name_); }
+  const char* name_;
+};
+
+}  // namespace
+
+TEST_CASE("the library exports one 'tensorboard' integration that wants train begin, log and train end") {
+  tbtest::PluginHarness h;
+  CHECK(h.info().kind == TH_KIND_INTEGRATION);
+  CHECK(h.info().event_mask ==
+        (TH_EVENT_BIT(TH_EVENT_TRAIN_BEGIN) | TH_EVENT_BIT(TH_EVENT_LOG) | TH_EVENT_BIT(TH_EVENT_TRAIN_END)));
+}
+
+TEST_CASE("bad plugin_config is refused with the key named") {
+  tbtest::PluginHarness h;
+  std::string err;
+  CHECK(h.create(R"({"logdir": "/x"})", &err) == TH_INVALID_ARGUMENT);
+  CHECK(err.find("tensorboard.logdir") != std::string::npos);
+  CHECK(err.find("logging_dir") != std::string::npos);
+  CHECK(h.create(R"({"queue_size": 0})", &err) == TH_INVALID_ARGUMENT);
+  CHECK(err.find("tensorboard.queue_size") != std::string::npos);
+  CHECK(h.create(R"({"queue_size": "12x"})", &err) == TH_INVALID_ARGUMENT);
+  CHECK(h.create(R"({"logging_dir": 3})", &err) == TH_INVALID_ARGUMENT);
+  CHECK(err.find("tensorboard.logging_dir") != std::string::npos);
+  CHECK(h.create(R"({"queue_size": "64", "logging_dir": "/tmp/x"})", &err) == TH_OK);
+}
+
+TEST_CASE("default folder output_dir/runs/<Mon><DD>_<HH>-<MM>-<SS>_<host> and the file name") {
+  EnvGuard env("TENSORBOARD_LOGGING_DIR");
+  const auto dir = temp_dir("default");
+  tbtest::PluginHarness h;
+  h.host().output_dir = dir.string();
+  h.host().args_json = R"({"learning_rate": 0.01, "output_dir": "x", "fp16": true})";
+  REQUIRE(h.create("{}") == TH_OK);
+  h.fire(TH_EVENT_TRAIN_BEGIN);
+  h.state().global_step = 5;
+  h.fire(TH_EVENT_LOG, {{"loss", 0.5}, {"eval_loss", 0.25}}, {{"note", "hi"}});
+  h.fire(TH_EVENT_TRAIN_END);
+  const auto files = event_files(dir);
+  REQUIRE(files.size() == 1);
+  const fs::path file = files[0];
+  CHECK(file.parent_path().parent_path() == dir / "runs");
+  CHECK(std::regex_match(
+      file.parent_path().filename().string(),
+      std::regex("(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[0-3][0-9]_[0-2][0-9]-[0-5][0-9]-"
+                 "[0-6][0-9]_.+")));
+  CHECK(std::regex_match(file.filename().string(), std::regex("events\\.out\\.tfevents\\.[0-9]{10}\\..+\\." +
+                                                              std::to_string(::getpid()) + "\\.[0-9]+")));
+  const auto events = tbtest::read_events(file.string());
+  REQUIRE(events.size() == 6);  // version, texts, session start, log, experiment, session end
+  CHECK(events[0].file_version == "brain.Event:2");
+  CHECK(events[1].values[0].tag == "args");
+  CHECK(events[1].values[0].string_val[0].find("\"learning_rate\": 0.01") != std::string::npos);
+  CHECK(events[2].values[0].tag == "_hparams_/session_start_info");
+  CHECK(events[3].step == 5);
+  REQUIRE(events[3].values.size() == 3);
+  CHECK(events[3].values[0].tag == "train/loss");
+  CHECK(events[3].values[1].tag == "eval/loss");
+  CHECK(*events[3].values[1].simple_value == 0.25f);
+  CHECK(events[3].values[2].tag == "train/note");
+  CHECK(events[3].values[2].string_val[0] == "hi");
+  CHECK(events[4].values[0].tag == "_hparams_/experiment");
+  CHECK(events[5].values[0].tag == "_hparams_/session_end_info");
+  CHECK(h.host().has(TH_LOG_INFO, "wrote 2 scalars"));
+  fs::remove_all(dir);
+}
+
+TEST_CASE("TENSORBOARD_LOGGING_DIR is used, and plugin_config logging_dir overrides it") {
+  const auto dir = temp_dir("env");
+  EnvGuard env("TENSORBOARD_LOGGING_DIR");
+  ::setenv("TENSORBOARD_LOGGING_DIR", (dir / "from_env").c_str(), 1);
+  {
+    tbtest::PluginHarness h;
+    h.host().output_dir = (dir / "out").string();
+    REQUIRE(h.create("{}") == TH_OK);
+    h.fire(TH_EVENT_TRAIN_BEGIN);
+    h.fire(TH_EVENT_TRAIN_END);
+  }
+  CHECK(event_files(dir / "from_env").size() == 1);
+  CHECK(event_files(dir / "out").empty());
+  {
+    tbtest::PluginHarness h;
+    h.host().output_dir = (dir / "out").string();
+    REQUIRE(h.create(R"({"logging_dir": ")" + (dir / "from_config").string() + R"("})") == TH_OK);
+    h.fire(TH_EVENT_TRAIN_BEGIN);
+    h.fire(TH_EVENT_TRAIN_END);
+  }
+  CHECK(event_files(dir / "from_config").size() == 1);
+  CHECK(event_files(dir / "from_env").size() == 1);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("only the world-zero process writes") {
+  EnvGuard env("TENSORBOARD_LOGGING_DIR");
+  const auto dir = temp_dir("rank1");
+  tbtest::PluginHarness h;
+  h.host().output_dir = dir.string();
+  REQUIRE(h.create("{}") == TH_OK);
+  h.state().is_world_process_zero = 0;
+  h.state().process_index = 1;
+  h.fire(TH_EVENT_TRAIN_BEGIN);
+  h.fire(TH_EVENT_LOG, {{"loss", 1.0}});
+  h.fire(TH_EVENT_TRAIN_END);
+  CHECK(event_files(dir).empty());
+  fs::remove_all(dir);
+}
+
+TEST_CASE(
+    "on_log before train begin opens the file; destroying without train end closes the session as failed") {
+  EnvGuard env("TENSORBOARD_LOGGING_DIR");
+  const auto dir = temp_dir("lazy");
+  tbtest::PluginHarness h;
+  h.host().output_dir = dir.string();
+  REQUIRE(h.create("{}") == TH_OK);
+  h.fire(TH_EVENT_LOG, {{"loss", 1.0}});
+  h.fire(TH_EVENT_TRAIN_BEGIN);
+  h.fire(TH_EVENT_LOG, {{"loss", 0.5}});
+  h.destroy();
+  const auto files = event_files(dir);
+  REQUIRE(files.size() == 1);
+  const auto events = tbtest::read_events(files[0].string());
+  REQUIRE(events.size() == 7);
+  CHECK(events[1].values[0].tag == "train/loss");
+  CHECK(events[6].values[0].tag == "_hparams_/session_end_info");
+  // SessionEndInfo.status = STATUS_FAILURE (2): HParamsPluginData field 4 { field 1 = 2 }
+  const auto data = tbtest::decode_message(events[6].values[0].plugin_content);
+  CHECK(tbtest::decode_message(data[0].bytes)[0].varint == 2);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("a log folder that cannot be created is an error naming it") {
+  tbtest::PluginHarness h;
+  REQUIRE(h.create(R"({"logging_dir": "/proc/no/such/dir"})") == TH_OK);
+  CHECK_THROWS_WITH_AS(h.fire(TH_EVENT_TRAIN_BEGIN), doctest::Contains("/proc/no/such/dir"),
+                       std::runtime_error);
+}
