@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Plays a run through the tensorboard plugin (tensorboard_driver) and reads the
+# event files back with the real `tensorboard` package from the test venv.
+#   run_reader_check.sh <tensorboard_driver> <libtrainhook_tensorboard.so>
+set -euo pipefail
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+VENV="${TRAINHOOK_TEST_VENV:-${TRAINHOOK_SOURCE_DIR:-$HERE/../..}/build/venv}"
+if [[ ! -x "$VENV/bin/python" ]]; then
+  echo "no test venv at $VENV (run scripts/test-venv or set TRAINHOOK_TEST_VENV)" >&2
+  exit 1
+fi
+WORK="$(mktemp -d)"
+trap 'rm -rf "$WORK"' EXIT
+unset TENSORBOARD_LOGGING_DIR
+"$1" "$WORK/out" "$2"
+"$VENV/bin/python" "$HERE/check_events.py" "$WORK/out" --expected "$WORK/out/expected.json"
