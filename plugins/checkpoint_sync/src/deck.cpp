@@ -106,7 +106,8 @@ std::string render_log_history_deck(const nlohmann::json& trainer_state, const s
     for (const auto& r : trainer_state["log_history"])
       if (r.is_object()) rows.push_back(r);
 
-  // Columns: step and epoch first, then the other keys in first-seen order.
+  // Columns: step and epoch first, then the other keys as first seen (records
+  // keep their keys sorted, as trainer_state.json does).
   std::vector<std::string> columns = {"step", "epoch"};
   for (const auto& r : rows)
     for (auto it = r.begin(); it != r.end(); ++it)

@@ -160,6 +160,8 @@ void FlyteCallback::on_train_end(trainhook::Event& e) {
     queue_->shutdown();
   }
   report_uploads();
+  std::error_code ec;
+  fs::remove(staging_root_, ec);  // only when empty: a cancelled job may still hold its folder
 }
 
 void FlyteCallback::report_uploads() {

@@ -32,7 +32,9 @@ void UploadQueue::enqueue(UploadJob job) {
       outcomes_.push_back({job.name, UploadOutcome::Status::not_started, "the uploader was already stopped"});
       superseded_cleanup = std::move(job.cleanup);
     } else {
-      for (auto it = waiting_.begin(); it != waiting_.end(); ++it) {
+      // Only while a job runs: a job waiting for an idle worker that has not
+      // woken up yet is not "behind".
+      for (auto it = waiting_.begin(); running_ && it != waiting_.end(); ++it) {
         if (it->job.group != job.group) continue;
         outcomes_[it->outcome].status = UploadOutcome::Status::superseded;
         outcomes_[it->outcome].detail = "replaced by " + job.name + " before its upload started";
