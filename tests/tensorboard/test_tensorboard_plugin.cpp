@@ -55,7 +55,10 @@ TEST_CASE("bad plugin_config is refused with the key named") {
   CHECK(h.create(R"({"queue_size": "12x"})", &err) == TH_INVALID_ARGUMENT);
   CHECK(h.create(R"({"logging_dir": 3})", &err) == TH_INVALID_ARGUMENT);
   CHECK(err.find("tensorboard.logging_dir") != std::string::npos);
-  CHECK(h.create(R"({"queue_size": "64", "logging_dir": "/tmp/x"})", &err) == TH_OK);
+  CHECK(h.create(R"({"flush_secs": 5})", &err) == TH_INVALID_ARGUMENT);
+  CHECK(err.find("tensorboard.flush_secs") != std::string::npos);
+  CHECK(h.create(R"({"flush_secs": "x"})", &err) == TH_INVALID_ARGUMENT);
+  CHECK_MESSAGE(h.create(R"({"queue_size": "64", "logging_dir": "/tmp/x", "flush_secs": "0.5"})", &err) == TH_OK, err);
 }
 
 TEST_CASE("default folder output_dir/runs/<Mon><DD>_<HH>-<MM>-<SS>_<host> and the file name") {

@@ -2,7 +2,7 @@
 
 #include <tensorboard/event_builder.hpp>
 
-#include <trainhook/support/log_keys.hpp>
+#include <tensorboard/rewrite_logs.hpp>
 
 #include <algorithm>
 #include <chrono>
@@ -27,8 +27,7 @@ double now_secs() {
 
 void LogRecord::add_scalar(std::string_view key, double value) {
   keys_.append(key.data(), key.size());
-  scalar_key_ends_.push_back(end_offset(keys_));
-  values_.push_back(value);
+  scalars_.push_back({end_offset(keys_), value});
 }
 
 void LogRecord::add_text(std::string_view key, std::string_view text) {
@@ -38,38 +37,33 @@ void LogRecord::add_text(std::string_view key, std::string_view text) {
   text_ends_.push_back(end_offset(texts_));
 }
 
-EventWriter::EventWriter(std::filesystem::path file, size_t queue_capacity, Warn warn)
-    : file_(std::move(file)), warn_(std::move(warn)) {
+EventWriter::EventWriter(std::filesystem::path file, size_t queue_capacity,
+                         std::chrono::milliseconds flush_interval, Warn warn)
+    : file_(std::move(file)),
+      queue_(queue_capacity),
+      flush_interval_(flush_interval),
+      warn_(std::move(warn)) {
   stats_.file = file_.path();
   std::string event;
   encode_file_version_event(event, now_secs());
   std::string record;
   append_record(record, event);
   if (!file_.append(record)) throw std::runtime_error(file_.error());
-  support::WorkerOptions options;
-  options.capacity = queue_capacity == 0 ? 1 : queue_capacity;
-  // One write(2) per batch: large batches when the producer is fast.
-  options.max_batch = options.capacity;
-  worker_ = std::make_unique<support::Worker<Item>>(
-      [this](std::vector<Item>& batch, support::WorkerContext&) {
-        write_batch(batch);
-        return support::BatchResult{batch.size(), 0, std::chrono::milliseconds(-1)};
-      },
-      options);
+  worker_ = std::thread([this] { run(); });
 }
 
 EventWriter::~EventWriter() { finish(); }
 
 bool EventWriter::log(LogRecord&& record) {
   const size_t scalars = record.scalar_count();
-  if (worker_ && worker_->enqueue(Item(std::move(record)))) return true;
+  if (queue_.try_push(Item(std::move(record)))) return true;
   dropped_records_.fetch_add(1, std::memory_order_relaxed);
   dropped_scalars_.fetch_add(scalars, std::memory_order_relaxed);
   return false;
 }
 
 bool EventWriter::write_event(std::string event_payload) {
-  if (worker_ && worker_->enqueue(Item(std::move(event_payload)))) return true;
+  if (queue_.try_push(Item(std::move(event_payload)))) return true;
   dropped_records_.fetch_add(1, std::memory_order_relaxed);
   return false;
 }
@@ -83,17 +77,29 @@ void EventWriter::encode(const Item& item) {
   event_.clear();
   encode_summary_event(event_, rec.wall_time(), rec.step(), [&](ProtoWriter& summary) {
     for (size_t i = 0; i < rec.scalar_count(); ++i) {
-      std::string tag = support::rewrite_log_key(rec.scalar_key(i));
-      write_scalar_value(summary, tag, {}, static_cast<float>(rec.scalar_value(i)));
-      if (seen_tags_.find(tag) == seen_tags_.end()) {
-        scalar_tags_.push_back(tag);
-        seen_tags_.insert(std::move(tag));
-      }
+      const RewrittenKey tag = rewrite_log_key(rec.scalar_key(i));
+      write_scalar_value(summary, tag.prefix, tag.name, static_cast<float>(rec.scalar_value(i)));
     }
-    for (size_t i = 0; i < rec.text_count(); ++i)
-      write_text_value(summary, support::rewrite_log_key(rec.text_key(i)), {}, rec.text(i));
+    for (size_t i = 0; i < rec.text_count(); ++i) {
+      const RewrittenKey tag = rewrite_log_key(rec.text_key(i));
+      write_text_value(summary, tag.prefix, tag.name, rec.text(i));
+    }
   });
   append_record(records_, event_);
+  track_tags(rec);
+}
+
+// Collects the scalar tags for the hparams experiment. Runs mostly see the
+// same keys log after log, so a record with the previous one's keys is skipped
+// with one comparison.
+void EventWriter::track_tags(const LogRecord& rec) {
+  if (rec.scalar_keys() == last_keys_) return;
+  last_keys_ = rec.scalar_keys();
+  for (size_t i = 0; i < rec.scalar_count(); ++i) {
+    const RewrittenKey k = rewrite_log_key(rec.scalar_key(i));
+    tag_.assign(k.prefix.data(), k.prefix.size()).append(k.name.data(), k.name.size());
+    if (seen_tags_.insert(tag_).second) scalar_tags_.push_back(tag_);
+  }
 }
 
 void EventWriter::write_batch(const std::vector<Item>& batch) {
@@ -104,6 +110,16 @@ void EventWriter::write_batch(const std::vector<Item>& batch) {
     if (const auto* rec = std::get_if<LogRecord>(&item)) scalars += rec->scalar_count();
   }
   if (append(records_, batch.size())) stats_.scalars_written += scalars;
+}
+
+void EventWriter::run() {
+  std::vector<Item> batch;
+  for (;;) {
+    batch.clear();
+    const bool open = queue_.pop_all(batch, flush_interval_);
+    if (!batch.empty()) write_batch(batch);
+    if (!open) break;
+  }
 }
 
 bool EventWriter::append(const std::string& records, uint64_t record_count) {
@@ -125,10 +141,8 @@ bool EventWriter::append(const std::string& records, uint64_t record_count) {
 WriterStats EventWriter::finish(const FinalEvents& final_events) {
   if (finished_) return stats_;
   finished_ = true;
-  // The worker finishes the batch it holds; what it had not taken yet is
-  // written here, in order, after it.
-  const std::vector<Item> rest = worker_->stop();
-  if (!rest.empty()) write_batch(rest);
+  queue_.close();  // the worker drains what is queued, then ends
+  if (worker_.joinable()) worker_.join();
   if (final_events) {
     std::vector<std::string> tags = scalar_tags_;
     std::sort(tags.begin(), tags.end());

@@ -36,9 +36,28 @@ TensorBoardOptions TensorBoardOptions::from_json(const std::string& config_json)
         throw ConfigError(
             "plugin_config tensorboard.queue_size must be a positive integer (log records), got " + v.dump());
       o.queue_size(static_cast<size_t>(n));
+    } else if (key == "flush_secs") {
+      double secs = -1;
+      if (v.is_number()) {
+        secs = v.get<double>();
+      } else if (v.is_string()) {
+        const std::string s = v.get<std::string>();
+        size_t used = 0;
+        try {
+          secs = std::stod(s, &used);
+        } catch (const std::exception&) {
+          used = 0;
+        }
+        if (used != s.size()) secs = -1;
+      }
+      if (!(secs >= 0.01 && secs <= 2.0))
+        throw ConfigError(
+            "plugin_config tensorboard.flush_secs must be a number of seconds from 0.01 to 2, got " +
+            v.dump());
+      o.flush_secs(secs);
     } else {
       throw ConfigError("unknown plugin_config key tensorboard." + key +
-                        " (expected: logging_dir, queue_size)");
+                        " (expected: logging_dir, queue_size, flush_secs)");
     }
   }
   return o;

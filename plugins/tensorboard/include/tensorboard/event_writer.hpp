@@ -1,29 +1,29 @@
 // The background event-file writer: the training thread hands it copies of
 // logged values (never blocking: a full queue drops the record and counts it);
-// one worker thread (support::Worker) encodes them as Events and appends them
-// to the file.
+// one worker thread encodes them as Events and appends them to the file.
 //
-// Flushing: the worker writes each batch it takes from the queue with one
-// write(2) as soon as it has encoded it, so records reach the OS (and a live
-// TensorBoard) within one batch — far below the 2 s HF's writer allows — and a
-// crash of the process loses only what was still queued. The file is fsync'ed
-// when the writer finishes.
+// Flushing: the worker takes what is queued every flush interval (default 1 s,
+// at most a few seconds), or sooner when the queue is half full, encodes it and
+// appends it with one write(2). So records reach the OS (and a live
+// TensorBoard) within one interval, a crash of the process loses at most that
+// interval, and the training thread never makes a system call. The file is
+// fsync'ed when the writer finishes.
 //
-// Ownership: the writer owns its worker and file; finish() (or the destructor)
-// stops the worker, writes what was still queued and closes the file.
+// Ownership: the writer owns its thread and file; finish() (or the destructor)
+// drains the queue, joins the thread and closes the file.
 #pragma once
 
+#include <tensorboard/bounded_queue.hpp>
 #include <tensorboard/record_writer.hpp>
 
-#include <trainhook/support/worker.hpp>
-
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
-#include <memory>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <unordered_set>
 #include <variant>
 #include <vector>
@@ -40,10 +40,15 @@ class LogRecord {
 
   double wall_time() const noexcept { return wall_time_; }
   int64_t step() const noexcept { return step_; }
-  size_t scalar_count() const noexcept { return values_.size(); }
+  size_t scalar_count() const noexcept { return scalars_.size(); }
   size_t text_count() const noexcept { return text_key_ends_.size(); }
-  std::string_view scalar_key(size_t i) const noexcept { return slice(keys_, scalar_key_ends_, i); }
-  double scalar_value(size_t i) const noexcept { return values_[i]; }
+  std::string_view scalar_key(size_t i) const noexcept {
+    const uint32_t begin = i == 0 ? 0 : scalars_[i - 1].key_end;
+    return std::string_view(keys_).substr(begin, scalars_[i].key_end - begin);
+  }
+  double scalar_value(size_t i) const noexcept { return scalars_[i].value; }
+  // All scalar keys back to back: equal for two records with the same keys.
+  const std::string& scalar_keys() const noexcept { return keys_; }
   std::string_view text_key(size_t i) const noexcept { return slice(text_keys_, text_key_ends_, i); }
   std::string_view text(size_t i) const noexcept { return slice(texts_, text_ends_, i); }
 
@@ -55,9 +60,12 @@ class LogRecord {
   }
   double wall_time_;
   int64_t step_;
+  struct Scalar {
+    uint32_t key_end;
+    double value;
+  };
   std::string keys_;
-  std::vector<uint32_t> scalar_key_ends_;
-  std::vector<double> values_;
+  std::vector<Scalar> scalars_;
   std::string text_keys_;
   std::vector<uint32_t> text_key_ends_;
   std::string texts_;
@@ -85,7 +93,8 @@ class EventWriter {
   // Creates `file` (its folder must exist), writes the file_version record and
   // starts the worker. queue_capacity: items (log records and ready events)
   // waiting at most. Throws std::runtime_error naming the file on failure.
-  EventWriter(std::filesystem::path file, size_t queue_capacity, Warn warn);
+  EventWriter(std::filesystem::path file, size_t queue_capacity, std::chrono::milliseconds flush_interval,
+              Warn warn);
   ~EventWriter();
   EventWriter(const EventWriter&) = delete;
   EventWriter& operator=(const EventWriter&) = delete;
@@ -104,25 +113,28 @@ class EventWriter {
 
  private:
   using Item = std::variant<LogRecord, std::string>;
-  // Encodes and writes a batch; runs on the worker thread, and on the caller's
-  // thread in finish() for what the stopped worker had not taken yet.
+  void run();
   void write_batch(const std::vector<Item>& batch);
   void encode(const Item& item);
+  void track_tags(const LogRecord& record);
   bool append(const std::string& records, uint64_t record_count);
 
   EventFile file_;
+  BoundedQueue<Item> queue_;
+  std::chrono::milliseconds flush_interval_;
   Warn warn_;
   bool finished_ = false;
-  // Owned by whichever thread runs write_batch (the worker until it is stopped).
+  std::atomic<uint64_t> dropped_records_{0};
+  std::atomic<uint64_t> dropped_scalars_{0};
+  // Worker-owned until it is joined.
   WriterStats stats_;
   std::string event_;  // reused encoding buffers
   std::string records_;
+  std::string tag_;
+  std::string last_keys_;  // scalar keys of the last record whose tags were tracked
   std::unordered_set<std::string> seen_tags_;
   std::vector<std::string> scalar_tags_;  // in first-seen order
-  std::atomic<uint64_t> dropped_records_{0};
-  std::atomic<uint64_t> dropped_scalars_{0};
-  // Declared last: destroyed (stopped) first, while the state above is alive.
-  std::unique_ptr<support::Worker<Item>> worker_;
+  std::thread worker_;                    // last: started once everything above exists
 };
 
 }  // namespace trainhook::tensorboard

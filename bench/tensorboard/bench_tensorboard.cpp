@@ -1,0 +1,181 @@
+// Prints throughput and ratios; never asserts on time (the machine is shared).
+//
+//   bench_tensorboard [scalars=2000000] [steps=1500]
+#include <tensorboard/event_builder.hpp>
+#include <tensorboard/record_writer.hpp>
+#include <tensorboard/tensorboard_callback.hpp>
+
+#include <unistd.h>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+using trainhook::tensorboard::TensorBoardCallback;
+
+namespace {
+
+double secs(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); }
+
+// A minimal host: output_dir and args; log lines are printed.
+struct BenchHost {
+  std::string output_dir;
+  th_host table{};
+  explicit BenchHost(std::string dir) : output_dir(std::move(dir)) {
+    table.struct_size = sizeof(th_host);
+    table.abi_major = TRAINHOOK_ABI_VERSION_MAJOR;
+    table.abi_minor = TRAINHOOK_ABI_VERSION_MINOR;
+    table.ctx = this;
+    table.log = [](void*, int32_t level, const char* m) {
+      if (level >= TH_LOG_WARN) std::fprintf(stderr, "  [tensorboard] %s\n", m);
+    };
+    table.output_dir = [](void* c) { return static_cast<BenchHost*>(c)->output_dir.c_str(); };
+    table.training_args_json = [](void*) { return R"({"learning_rate": 0.001, "seed": 42})"; };
+  }
+};
+
+// Drives one callback instance through the same C entry points a host uses.
+class Driver {
+ public:
+  Driver(BenchHost& host, const char* config) {
+    info_ = trainhook::callback<TensorBoardCallback>("tensorboard", "1", trainhook::Kind::integration, "");
+    char err[512] = {0};
+    if (info_.create(&host.table, config, &self_, err, sizeof err) != TH_OK) {
+      std::fprintf(stderr, "create: %s\n", err);
+      std::exit(1);
+    }
+    state_.struct_size = sizeof state_;
+    state_.is_world_process_zero = 1;
+    control_.struct_size = sizeof control_;
+  }
+  ~Driver() { info_.vtable->destroy(self_); }
+  void fire(int32_t event, const th_values* values = nullptr) {
+    th_event_args a{};
+    a.struct_size = sizeof a;
+    a.event = event;
+    a.state = &state_;
+    a.control = &control_;
+    a.values = values;
+    char err[512];
+    if (info_.vtable->on_event(self_, &a, err, sizeof err) != TH_OK) {
+      std::fprintf(stderr, "event %d: %s\n", event, err);
+      std::exit(1);
+    }
+  }
+  th_state& state() { return state_; }
+
+ private:
+  th_callback_info info_{};
+  void* self_ = nullptr;
+  th_state state_{};
+  th_control control_{};
+};
+
+// Stand-in for a training step's compute: ~`us` microseconds of arithmetic.
+double busy_work(int us) {
+  volatile double acc = 0;
+  const auto end = Clock::now() + std::chrono::microseconds(us);
+  while (Clock::now() < end)
+    for (int i = 0; i < 200; ++i) acc = acc + std::sqrt(static_cast<double>(i) + acc);
+  return acc;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const long total = argc > 1 ? std::atol(argv[1]) : 2000000;
+  const int steps = argc > 2 ? std::atoi(argv[2]) : 1500;
+  const auto dir = fs::temp_directory_path() / ("bench_tensorboard_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  ::unsetenv("TENSORBOARD_LOGGING_DIR");
+
+  const char* keys[] = {"loss",      "grad_norm",     "learning_rate", "epoch",
+                        "eval_loss", "eval_accuracy", "eval_runtime",  "eval_samples_per_second"};
+  const int per_log = 8;
+  double values[per_log];
+
+  // 1. Encoding alone: Event + Summary + framing with CRC32C, into memory.
+  {
+    std::string event, records;
+    records.reserve(64 << 20);
+    const auto t0 = Clock::now();
+    long n = 0;
+    for (long step = 0; n < total; ++step) {
+      event.clear();
+      trainhook::tensorboard::encode_summary_event(
+          event, 1.7e9, step, [&](trainhook::tensorboard::ProtoWriter& s) {
+            for (int k = 0; k < per_log; ++k)
+              trainhook::tensorboard::write_scalar_value(s, "train/", keys[k],
+                                                         static_cast<float>(step * 0.001 + k));
+          });
+      trainhook::tensorboard::append_record(records, event);
+      n += per_log;
+      if (records.size() > (60 << 20)) records.clear();
+    }
+    const double s = secs(t0, Clock::now());
+    std::printf("encode+frame: %.2f M scalars/s (%ld scalars, %.3f s)\n", n / s / 1e6, n, s);
+  }
+
+  // 2. End to end: on_log on this thread, encoding and write(2) on the writer's.
+  {
+    BenchHost host((dir / "e2e").string());
+    Driver d(host, R"({"queue_size": 1000000})");
+    d.fire(TH_EVENT_TRAIN_BEGIN);
+    th_values v{sizeof(th_values), per_log, keys, values, 0, nullptr, nullptr};
+    const auto t0 = Clock::now();
+    long n = 0;
+    for (long step = 1; n < total; ++step) {
+      for (int k = 0; k < per_log; ++k) values[k] = step * 0.001 + k;
+      d.state().global_step = step;
+      d.fire(TH_EVENT_LOG, &v);
+      n += per_log;
+    }
+    const auto t1 = Clock::now();
+    d.fire(TH_EVENT_TRAIN_END);  // drains the queue, writes, fsyncs, closes
+    const auto t2 = Clock::now();
+    uintmax_t bytes = 0;
+    for (const auto& e : fs::recursive_directory_iterator(dir / "e2e"))
+      if (e.is_regular_file()) bytes += e.file_size();
+    std::printf("end to end:   %.2f M scalars/s to disk (target >= 1 M/s; %ld scalars, %.1f MB, %.3f s)\n",
+                n / secs(t0, t2) / 1e6, n, bytes / 1e6, secs(t0, t2));
+    std::printf("on_log cost:  %.0f ns per call of %d scalars on the training thread\n",
+                secs(t0, t1) / (n / per_log) * 1e9, per_log);
+  }
+
+  // 3. Step-time ratio: a simulated loop (~1 ms steps, HF logging every step
+  //    with 4 scalars), with the callback vs without.
+  {
+    const int work_us = 1000;
+    auto loop = [&](Driver* d) {
+      th_values v{sizeof(th_values), 4, keys, values, 0, nullptr, nullptr};
+      if (d) d->fire(TH_EVENT_TRAIN_BEGIN);
+      const auto t0 = Clock::now();
+      for (int step = 1; step <= steps; ++step) {
+        values[0] = busy_work(work_us);
+        if (d) {
+          d->state().global_step = step;
+          d->fire(TH_EVENT_LOG, &v);
+        }
+      }
+      const double s = secs(t0, Clock::now());
+      if (d) d->fire(TH_EVENT_TRAIN_END);
+      return s;
+    };
+    BenchHost host((dir / "ratio").string());
+    double off = 0, on = 0;
+    for (int round = 0; round < 3; ++round) {  // interleaved, to spread machine noise
+      off += loop(nullptr);
+      Driver d(host, "{}");
+      on += loop(&d);
+    }
+    std::printf("step time:    on/off = %.4f (target <= 1.01; %d steps of ~%d us, 3 rounds each)\n", on / off,
+                steps, work_us);
+  }
+  fs::remove_all(dir);
+  return 0;
+}
