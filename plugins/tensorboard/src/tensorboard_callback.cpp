@@ -104,6 +104,9 @@ void TensorBoardCallback::on_log(trainhook::Event& e) {
   // scalar or a text; HF's "other types are skipped with a warning" has no
   // counterpart here. NaN and infinities are scalars, as in HF.
   LogRecord record(now_secs(), e.state().global_step);
+  size_t key_bytes = 0;
+  for (uint32_t i = 0; i < logs.size(); ++i) key_bytes += logs.key(i).size();
+  record.reserve_scalars(logs.size(), key_bytes);
   for (uint32_t i = 0; i < logs.size(); ++i) record.add_scalar(logs.key(i), logs.value(i));
   for (uint32_t i = 0; i < logs.string_size(); ++i) record.add_text(logs.string_key(i), logs.string_value(i));
   writer_->log(std::move(record));

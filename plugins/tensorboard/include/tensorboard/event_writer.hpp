@@ -35,6 +35,11 @@ namespace trainhook::tensorboard {
 class LogRecord {
  public:
   LogRecord(double wall_time, int64_t step) noexcept : wall_time_(wall_time), step_(step) {}
+  // Sizes the buffers once, so filling a record costs two allocations.
+  void reserve_scalars(size_t count, size_t key_bytes) {
+    scalars_.reserve(count);
+    keys_.reserve(key_bytes);
+  }
   void add_scalar(std::string_view key, double value);
   void add_text(std::string_view key, std::string_view text);
 
