@@ -67,7 +67,7 @@ TEST_CASE("backoff grows exponentially within the jitter band and is capped") {
   CHECK(exact.next_delay().count() == 200);
 }
 
-TEST_CASE("Retry-After: seconds and HTTP dates; it replaces the computed delay up to a cap") {
+TEST_CASE("Retry-After: seconds and HTTP dates and it replaces the computed delay up to a cap") {
   HttpResponse r = status(429);
   r.headers["retry-after"] = "3";
   CHECK(retry_after(r).value() == 3000ms);
@@ -79,7 +79,7 @@ TEST_CASE("Retry-After: seconds and HTTP dates; it replaces the computed delay u
   CHECK_FALSE(retry_after(r).has_value());
 }
 
-TEST_CASE("send_with_retry retries 503 then succeeds; honours Retry-After") {
+TEST_CASE("send_with_retry retries 503 then succeeds and honours Retry-After") {
   std::atomic<int> calls{0};
   TestHttpServer server([&](const TestRequest&) {
     TestReply r;
@@ -106,7 +106,7 @@ TEST_CASE("send_with_retry retries 503 then succeeds; honours Retry-After") {
   CHECK(server.requests().size() == 3);
 }
 
-TEST_CASE("send_with_retry: a 400 is not retried; max_attempts bounds the retries") {
+TEST_CASE("send_with_retry: a 400 is not retried and max_attempts bounds the retries") {
   TestHttpServer server([&](const TestRequest& q) {
     TestReply r;
     r.status = q.target == "/bad" ? 400 : 500;
@@ -126,7 +126,7 @@ TEST_CASE("send_with_retry: a 400 is not retried; max_attempts bounds the retrie
   CHECK(down.response.status == 500);
 }
 
-TEST_CASE("before_retry can rewrite or cancel the retry; an interrupted sleep stops") {
+TEST_CASE("before_retry can rewrite or cancel the retry and an interrupted sleep stops") {
   TestHttpServer server([&](const TestRequest& q) {
     TestReply r;
     r.status = q.body == "second" ? 200 : 502;

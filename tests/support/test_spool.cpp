@@ -18,7 +18,7 @@ fs::path fresh_dir(const char* name) {
 }
 }  // namespace
 
-TEST_CASE("append then peek and acknowledge in order; files vanish when all is delivered") {
+TEST_CASE("append then peek and acknowledge in order and files vanish when all is delivered") {
   fs::path dir = fresh_dir("order");
   fs::path file = dir / "sub" / "spool.jsonl";
   Spool s(file);

@@ -25,7 +25,7 @@ TEST_CASE("items are handed over in order and counted as delivered") {
   for (int i = 0; i < 1000; ++i) CHECK(seen[static_cast<size_t>(i)] == i);
 }
 
-TEST_CASE("items coalesce while the handler is busy; batches respect max_batch") {
+TEST_CASE("items coalesce while the handler is busy and batches respect max_batch") {
   std::atomic<bool> release{false};
   std::vector<size_t> sizes;
   WorkerOptions opts;
@@ -73,7 +73,7 @@ TEST_CASE("a full queue refuses items without blocking and counts them as droppe
   CHECK(w.stats().delivered == 11);
 }
 
-TEST_CASE("a backlog makes the worker call again without new items; flush waits for it") {
+TEST_CASE("a backlog makes the worker call again without new items and flush waits for it") {
   int calls = 0;
   std::vector<int> held;
   Worker<int> w([&](std::vector<int>& batch, WorkerContext&) {

@@ -1,0 +1,33 @@
+// What the training thread hands to the mlflow worker, and its spool form.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace trainhook::mlflow {
+
+struct Record {
+  enum class Kind : uint8_t { metric, artifact_dir, end_run };
+  Kind kind = Kind::metric;
+  std::string key;        // metric: sanitised name; artifact_dir: local folder; end_run: status
+  double value = 0.0;     // metric value
+  int64_t timestamp = 0;  // ms since the epoch, fixed when enqueued (retries resend it as is)
+  int64_t step = 0;       // metric: global_step; end_run: end_time is `timestamp`
+
+  static Record metric(std::string key, double value, int64_t timestamp_ms, int64_t step);
+  static Record artifact_dir(std::string dir, int64_t step);
+  static Record end_run(std::string status, int64_t end_time_ms);
+};
+
+// One JSON line (no newline) and back. from_line returns nullopt for a line
+// that is not a record (reported by the caller).
+std::string to_line(const Record& r);
+std::optional<Record> from_line(const std::string& line);
+
+// MLflow's metric name rule as HF applies it: [^0-9A-Za-z_\-. :/] -> '_'.
+std::string sanitize_metric_name(const std::string& name);
+
+int64_t now_ms();
+
+}  // namespace trainhook::mlflow

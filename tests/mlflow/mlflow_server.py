@@ -1,0 +1,82 @@
+"""Start/stop a real `mlflow server` (test venv) on 127.0.0.1 and read it back over REST.
+
+Shared by the mlflow integration tests and the benchmark. The server uses a
+sqlite backend and serves artifacts from --artifacts-destination; stop() always
+kills the whole process group.
+"""
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class MlflowServer:
+    def __init__(self, workdir, port=None):
+        self.workdir = workdir
+        self.port = port or free_port()
+        self.proc = None
+        self.url = f"http://127.0.0.1:{self.port}"
+
+    def start(self, timeout=90):
+        os.makedirs(self.workdir, exist_ok=True)
+        mlflow = os.path.join(os.path.dirname(sys.executable), "mlflow")
+        log = open(os.path.join(self.workdir, f"server-{int(time.time() * 1000)}.log"), "w")
+        self.proc = subprocess.Popen(
+            [mlflow, "server", "--host", "127.0.0.1", "--port", str(self.port), "--workers", "1",
+             "--backend-store-uri", f"sqlite:///{self.workdir}/mlflow.db",
+             "--artifacts-destination", f"{self.workdir}/mlartifacts"],
+            stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"mlflow server exited with {self.proc.returncode}; see {log.name}")
+            try:
+                self.get("experiments/get-by-name", experiment_name="Default")
+                return self
+            except (urllib.error.URLError, ConnectionError, OSError):
+                time.sleep(0.3)
+        raise RuntimeError(f"mlflow server did not answer within {timeout}s; see {log.name}")
+
+    def stop(self):
+        if self.proc and self.proc.poll() is None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            self.proc.wait(timeout=30)
+        self.proc = None
+
+    def get(self, path, **query):
+        url = f"{self.url}/api/2.0/mlflow/{path}?{urllib.parse.urlencode(query)}"
+        with urllib.request.urlopen(url, timeout=30) as r:
+            return json.loads(r.read() or b"{}")
+
+    def post(self, path, body):
+        req = urllib.request.Request(f"{self.url}/api/2.0/mlflow/{path}", data=json.dumps(body).encode(),
+                                     headers={"Content-Type": "application/json"}, method="POST")
+        with urllib.request.urlopen(req, timeout=30) as r:
+            return json.loads(r.read() or b"{}")
+
+    def runs(self, experiment_name):
+        exp = self.get("experiments/get-by-name", experiment_name=experiment_name)["experiment"]
+        return self.post("runs/search", {"experiment_ids": [exp["experiment_id"]]}).get("runs", [])
+
+    def history(self, run_id, key):
+        return self.get("metrics/get-history", run_id=run_id, metric_key=key).get("metrics", [])
+
+    def artifacts(self, path):
+        url = f"{self.url}/api/2.0/mlflow-artifacts/artifacts?{urllib.parse.urlencode({'path': path})}"
+        with urllib.request.urlopen(url, timeout=30) as r:
+            return json.loads(r.read() or b"{}").get("files", [])

@@ -1,0 +1,244 @@
+// The sender against a scripted fake MLflow server that stores metrics
+// naively (every accepted row is kept, duplicates included), so these tests
+// prove our own duplicate avoidance, ordering and spooling.
+#include <doctest/doctest.h>
+#include <trainhook/abi.h>
+#include <trainhook/mlflow/sender.hpp>
+
+#include <unistd.h>
+#include <nlohmann/json.hpp>
+
+#include "test_http_server.hpp"
+
+#include <atomic>
+#include <filesystem>
+#include <mutex>
+
+using namespace trainhook::mlflow;
+using namespace std::chrono_literals;
+using trainhook::testing::TestHttpServer;
+using trainhook::testing::TestReply;
+using trainhook::testing::TestRequest;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct FakeMlflow {
+  std::mutex mu;
+  std::vector<nlohmann::json> metrics;  // every stored row, in arrival order
+  std::vector<nlohmann::json> params;
+  std::vector<std::string> statuses;
+  std::atomic<int> drop_after_store{0};  // store, then close without answering (n times)
+  std::atomic<bool> down{false};         // 503 for everything
+  std::atomic<bool> reject_metrics{false};
+
+  TestReply handle(const TestRequest& r) {
+    TestReply out;
+    if (down) {
+      out.status = 503;
+      return out;
+    }
+    std::lock_guard<std::mutex> lock(mu);
+    if (r.target.find("experiments/get-by-name") != std::string::npos) {
+      out.status = 404;
+      out.body = R"({"error_code": "RESOURCE_DOES_NOT_EXIST", "message": "no such experiment"})";
+    } else if (r.target.find("experiments/create") != std::string::npos) {
+      out.body = R"({"experiment_id": "7"})";
+    } else if (r.target.find("runs/create") != std::string::npos) {
+      out.body =
+          R"({"run": {"info": {"run_id": "run1", "artifact_uri": "mlflow-artifacts:/7/run1/artifacts"}}})";
+    } else if (r.target.find("runs/log-batch") != std::string::npos) {
+      auto body = nlohmann::json::parse(r.body);
+      if (reject_metrics && !body["metrics"].empty()) {
+        out.status = 400;
+        out.body = R"({"error_code": "INVALID_PARAMETER_VALUE", "message": "bad metric"})";
+        return out;
+      }
+      for (auto& m : body["metrics"]) metrics.push_back(m);
+      for (auto& p : body["params"]) params.push_back(p);
+      if (drop_after_store > 0) {
+        --drop_after_store;
+        out.drop = true;
+      }
+      out.body = "{}";
+    } else if (r.target.find("metrics/get-history") != std::string::npos) {
+      std::string key = r.target.substr(r.target.find("metric_key=") + 11);
+      nlohmann::json res{{"metrics", nlohmann::json::array()}};
+      for (auto& m : metrics)
+        if (m["key"] == key) res["metrics"].push_back(m);
+      out.body = res.dump();
+    } else if (r.target.find("runs/update") != std::string::npos) {
+      statuses.push_back(nlohmann::json::parse(r.body)["status"]);
+      out.body = "{}";
+    } else {
+      out.status = 404;
+    }
+    return out;
+  }
+};
+
+MlflowConfig config_for(const TestHttpServer& server) {
+  MlflowConfig c;
+  c.tracking_uri = server.url();
+  c.experiment_name = "exp";
+  c.retry_initial = 10ms;
+  c.retry_max = 50ms;
+  c.request_timeout = 5000ms;
+  return c;
+}
+
+std::string temp_dir(const char* name) {
+  fs::path d =
+      fs::temp_directory_path() / (std::string("th_mlflow_") + name + "_" + std::to_string(::getpid()));
+  fs::remove_all(d);
+  return d.string();
+}
+
+struct Harness {
+  Sender sender;
+  trainhook::support::Worker<Record> worker;
+  std::vector<std::string> logs;
+  Harness(MlflowConfig c, RunPlan plan, std::string spool)
+      : sender(std::move(c), std::move(plan), std::move(spool), [](int32_t, const std::string&) {}),
+        worker([this](std::vector<Record>& b, trainhook::support::WorkerContext& ctx) {
+          return sender.handle(b, ctx);
+        }) {}
+};
+
+}  // namespace
+
+TEST_CASE("setup creates the experiment and run and then params and metrics arrive once each") {
+  FakeMlflow fake;
+  TestHttpServer server([&](const TestRequest& r) { return fake.handle(r); });
+  RunPlan plan;
+  plan.run_name = "r";
+  for (int i = 0; i < 130; ++i) plan.params.emplace_back("p" + std::to_string(i), std::to_string(i));
+  Harness h(config_for(server), plan, temp_dir("basic"));
+  for (int s = 1; s <= 40; ++s) h.worker.enqueue(Record::metric("loss", 1.0 / s, 1000 + s, s));
+  h.worker.enqueue(Record::end_run("FINISHED", 5000));
+  REQUIRE(h.worker.flush(30s));
+  h.worker.stop();
+  CHECK(h.sender.run_id() == "run1");
+  std::lock_guard<std::mutex> lock(fake.mu);
+  CHECK(fake.params.size() == 130);
+  REQUIRE(fake.metrics.size() == 40);
+  for (int s = 1; s <= 40; ++s) CHECK(fake.metrics[static_cast<size_t>(s - 1)]["step"] == s);
+  CHECK(fake.statuses == std::vector<std::string>{"FINISHED"});
+  size_t log_batches = 0;
+  for (const auto& q : server.requests()) log_batches += q.target.find("log-batch") != std::string::npos;
+  CHECK(log_batches >= 3);  // 100 + 30 params, then the metrics (coalesced)
+}
+
+TEST_CASE("a batch stored by the server whose answer was lost is not stored twice") {
+  FakeMlflow fake;
+  TestHttpServer server([&](const TestRequest& r) { return fake.handle(r); });
+  Harness h(config_for(server), RunPlan{}, temp_dir("dup"));
+  fake.drop_after_store = 1;  // the first metrics batch is stored, then the connection drops
+  for (int s = 1; s <= 25; ++s) {
+    h.worker.enqueue(Record::metric("loss", 1.0 / s, 2000 + s, s));
+    h.worker.enqueue(Record::metric("lr", 0.1, 2000 + s, s));
+  }
+  REQUIRE(h.worker.flush(30s));
+  for (int s = 26; s <= 30; ++s) h.worker.enqueue(Record::metric("loss", 1.0 / s, 2000 + s, s));
+  REQUIRE(h.worker.flush(30s));
+  h.worker.stop();
+  std::lock_guard<std::mutex> lock(fake.mu);
+  std::map<std::pair<std::string, int>, int> count;
+  for (const auto& m : fake.metrics) ++count[{m["key"].get<std::string>(), m["step"].get<int>()}];
+  CHECK(fake.metrics.size() == 55);
+  for (const auto& [k, n] : count) CHECK_MESSAGE(n == 1, k.first, " step ", k.second);
+  size_t history_checks = 0;
+  for (const auto& q : server.requests()) history_checks += q.target.find("get-history") != std::string::npos;
+  CHECK(history_checks >= 1);
+}
+
+TEST_CASE("while the server is down records spill to the spool and arrive in order when it is back") {
+  FakeMlflow fake;
+  TestHttpServer server([&](const TestRequest& r) { return fake.handle(r); });
+  MlflowConfig c = config_for(server);
+  c.memory_records = 10;
+  std::string spool = temp_dir("down");
+  Harness h(c, RunPlan{}, spool);
+  h.worker.enqueue(Record::metric("loss", 1.0, 3001, 1));
+  REQUIRE(h.worker.flush(30s));  // the run exists
+  fake.down = true;
+  for (int s = 2; s <= 200; ++s) h.worker.enqueue(Record::metric("loss", 1.0 / s, 3000 + s, s));
+  // Wait until the sender moved records to disk.
+  for (int i = 0; i < 3000 && !fs::exists(fs::path(spool) / "run1.jsonl"); ++i)
+    std::this_thread::sleep_for(5ms);
+  CHECK(fs::exists(fs::path(spool) / "run1.jsonl"));
+  CHECK_FALSE(h.worker.flush(50ms));
+  fake.down = false;
+  REQUIRE(h.worker.flush(60s));
+  h.worker.stop();
+  CHECK_FALSE(fs::exists(fs::path(spool) / "run1.jsonl"));  // all acknowledged
+  std::lock_guard<std::mutex> lock(fake.mu);
+  REQUIRE(fake.metrics.size() == 200);
+  for (size_t i = 0; i < 200; ++i) CHECK(fake.metrics[i]["step"] == static_cast<int>(i + 1));
+  fs::remove_all(spool);
+}
+
+TEST_CASE("records still held at the end are spooled and a later sender delivers them") {
+  FakeMlflow fake;
+  std::string spool = temp_dir("later");
+  {
+    TestHttpServer server([&](const TestRequest& r) { return fake.handle(r); });
+    Harness h(config_for(server), RunPlan{}, spool);
+    h.worker.enqueue(Record::metric("loss", 1.0, 4001, 1));
+    REQUIRE(h.worker.flush(30s));
+    fake.down = true;
+    for (int s = 2; s <= 20; ++s) h.worker.enqueue(Record::metric("loss", 1.0 / s, 4000 + s, s));
+    h.worker.enqueue(Record::end_run("FINISHED", 4999));
+    CHECK_FALSE(h.worker.flush(200ms));
+    auto rest = h.worker.stop();
+    h.sender.spill_everything(std::move(rest));
+    CHECK(h.sender.spooled() == 20);
+    CHECK(h.sender.spool_path() == (fs::path(spool) / "run1.jsonl").string());
+  }
+  fake.down = false;
+  TestHttpServer resumed([&](const TestRequest& r) {
+    if (r.target.find("runs/get") != std::string::npos) {
+      TestReply out;
+      out.body = R"({"run": {"info": {"run_id": "run1", "artifact_uri": "mlflow-artifacts:/7/run1/artifacts"},
+                              "data": {"params": []}}})";
+      return out;
+    }
+    return fake.handle(r);
+  });
+  MlflowConfig c = config_for(resumed);
+  c.run_id = "run1";  // resume the run the spool belongs to
+  Harness later(c, RunPlan{}, spool);
+  later.worker.enqueue(Record::metric("loss", 0.01, 5000, 21));
+  REQUIRE(later.worker.flush(30s));
+  later.worker.stop();
+  std::lock_guard<std::mutex> lock(fake.mu);
+  REQUIRE(fake.metrics.size() == 21);
+  for (size_t i = 0; i < 21; ++i) CHECK(fake.metrics[i]["step"] == static_cast<int>(i + 1));
+  // RUNNING from the resume; the earlier process's FINISHED is not replayed.
+  CHECK(fake.statuses == std::vector<std::string>{"RUNNING"});
+  fs::remove_all(spool);
+}
+
+TEST_CASE("a rejected batch is dropped once with the server's message and later records still go") {
+  FakeMlflow fake;
+  TestHttpServer server([&](const TestRequest& r) { return fake.handle(r); });
+  std::vector<std::string> errors;
+  std::mutex emu;
+  Sender sender(config_for(server), RunPlan{}, temp_dir("reject"), [&](int32_t level, const std::string& m) {
+    std::lock_guard<std::mutex> lock(emu);
+    if (level == TH_LOG_ERROR) errors.push_back(m);
+  });
+  trainhook::support::Worker<Record> worker(
+      [&](std::vector<Record>& b, trainhook::support::WorkerContext& ctx) { return sender.handle(b, ctx); });
+  fake.reject_metrics = true;
+  worker.enqueue(Record::metric("loss", 1.0, 1, 1));
+  REQUIRE(worker.flush(30s));
+  fake.reject_metrics = false;
+  worker.enqueue(Record::metric("loss", 0.5, 2, 2));
+  REQUIRE(worker.flush(30s));
+  worker.stop();
+  CHECK(worker.stats().failed == 1);
+  CHECK(worker.stats().delivered == 1);
+  REQUIRE(errors.size() == 1);
+  CHECK(errors[0].find("bad metric") != std::string::npos);
+}
