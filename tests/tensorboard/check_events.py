@@ -146,7 +146,7 @@ def main():
     for k, v in expected["args"].items():
         if v is None:
             continue
-        want_v = json.dumps(v, separators=(",", ":")) if isinstance(v, (list, dict)) else v
+        want_v = json.dumps(v, separators=(",", ":"), ensure_ascii=False) if isinstance(v, (list, dict)) else v
         if k not in start.hparams or hparam_value(start.hparams[k]) != want_v:
             fail("hparam %s: got %r, expected %r" % (k, start.hparams.get(k), want_v))
     if end.status != api_pb2.STATUS_SUCCESS:
