@@ -1,0 +1,46 @@
+// The CLI's data: the train/validation/test files of DataArguments loaded into
+// TensorDatasets. Torch-free header (the CLI includes it without LibTorch's
+// headers); the datasets are complete types in data/tensor_dataset.hpp.
+#pragma once
+
+#include <trainhook/training_arguments.hpp>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace trainhook {
+
+class TensorDataset;
+
+enum class DataKind { tabular, text };
+
+// What a model needs to know about the data to be built for it.
+struct DataInfo {
+  DataKind kind = DataKind::tabular;
+  int64_t num_features = 0;  // tabular: features per row
+  int64_t num_classes = 0;   // tabular: labels are 0..num_classes-1
+  int64_t vocab_size = 0;    // text: distinct characters
+  int64_t block_size = 0;    // text: context length
+  std::string vocabulary;    // text: the characters, index = token id
+};
+
+struct LoadedData {
+  std::shared_ptr<TensorDataset> train;       // null when no train_file
+  std::shared_ptr<TensorDataset> validation;  // validation_file, or split from train
+  std::shared_ptr<TensorDataset> test;        // test_file
+  DataInfo info;
+  // Sample counts (0 when absent), for callers without LibTorch.
+  int64_t train_samples = 0;
+  int64_t validation_samples = 0;
+  int64_t test_samples = 0;
+};
+
+// Loads every file named in `data` (.csv: labelled rows; .txt: characters).
+// `seed` shuffles rows before a validation split. Throws std::runtime_error
+// naming the file (and line) for a missing file, a ragged CSV, a non-number, a
+// label out of range, or a text shorter than one block.
+LoadedData load_data(const DataArguments& data, uint64_t seed);
+
+}  // namespace trainhook

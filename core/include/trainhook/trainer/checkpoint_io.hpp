@@ -1,0 +1,51 @@
+// What a checkpoint folder holds and how each part is written and read:
+//   model.pt            model weights (torch::serialize archive)
+//   optimizer.pt        optimizer state
+//   scheduler.json      LR scheduler step
+//   rng_state.pt        default CPU generator state
+//   trainer_state.json  TrainerState (HF layout)
+//   training_args.json  the arguments
+// The folder is created atomically by write_checkpoint_atomically().
+#pragma once
+
+#include <trainhook/lr_schedule.hpp>
+#include <trainhook/models/model.hpp>
+#include <trainhook/state.hpp>
+
+#include <torch/optim/optimizer.h>
+
+#include <filesystem>
+#include <functional>
+#include <string>
+
+namespace trainhook {
+
+inline constexpr const char* kModelFile = "model.pt";
+inline constexpr const char* kOptimizerFile = "optimizer.pt";
+inline constexpr const char* kSchedulerFile = "scheduler.json";
+inline constexpr const char* kRngStateFile = "rng_state.pt";
+
+void save_model_weights(torch::nn::Module& module, const std::filesystem::path& file);
+// Throws std::runtime_error naming the file (missing, or weights that do not fit the model).
+void load_model_weights(torch::nn::Module& module, const std::filesystem::path& file);
+
+struct CheckpointContents {
+  torch::nn::Module* module = nullptr;
+  torch::optim::Optimizer* optimizer = nullptr;
+  const LrScheduler* scheduler = nullptr;
+  const TrainerState* state = nullptr;
+  std::string training_args_json;
+  // Called after each file is written (fault injection in tests).
+  std::function<void(const std::filesystem::path&)> on_file;
+};
+
+// Writes every part into `dir` (an existing, empty folder).
+void write_checkpoint_files(const std::filesystem::path& dir, const CheckpointContents& contents);
+
+// Restores model, optimizer and scheduler from `dir` (RNG and trainer state are
+// restored by the trainer at the points HF restores them). Throws
+// std::runtime_error naming the missing or bad file.
+void load_checkpoint_weights(const std::filesystem::path& dir, torch::nn::Module& module,
+                             torch::optim::Optimizer& optimizer, LrScheduler& scheduler);
+
+}  // namespace trainhook

@@ -1,0 +1,125 @@
+// trainhook train: HF's example-script flow (run_glue.py / run_clm.py) with the
+// built-in models and data: parse and validate the arguments, check output_dir,
+// seed, load data, build the model, then train / evaluate / predict and write
+// the metrics. Torch-free translation unit: it sees the trainer through
+// trainer.hpp only.
+#include <trainhook/argument_parser.hpp>
+#include <trainhook/checkpoint_dirs.hpp>
+#include <trainhook/cli/commands.hpp>
+#include <trainhook/data/data_files.hpp>
+#include <trainhook/models/model_factory.hpp>
+#include <trainhook/trainer.hpp>
+#include <trainhook/trainer/reproducibility.hpp>
+
+#include <spdlog/spdlog.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+
+namespace fs = std::filesystem;
+
+namespace trainhook::cli {
+namespace {
+
+bool non_empty_dir(const fs::path& dir) {
+  std::error_code ec;
+  return fs::is_directory(dir, ec) && fs::directory_iterator(dir, ec) != fs::directory_iterator();
+}
+
+// Returns an error message, or "" when the combination of flags can run.
+std::string check_tasks(const ParsedArguments& p) {
+  const auto& t = p.training;
+  if (!t.do_train && !t.do_eval && !t.do_predict) {
+    return "nothing to do: pass --do_train, --do_eval and/or --do_predict";
+  }
+  if (!p.data.train_file) {
+    return "--train_file is required (the model's classes or vocabulary come from it, even for --do_eval or "
+           "--do_predict alone)";
+  }
+  if (t.do_eval && !p.data.validation_file && p.data.validation_split_percentage <= 0) {
+    return "--do_eval needs --validation_file or --validation_split_percentage";
+  }
+  if (t.eval_strategy != "no" && !p.data.validation_file && p.data.validation_split_percentage <= 0) {
+    return "--eval_strategy " + t.eval_strategy + " needs --validation_file or --validation_split_percentage";
+  }
+  if (t.do_predict && !p.data.test_file) return "--do_predict needs --test_file";
+  return "";
+}
+
+}  // namespace
+
+int train_command(const std::vector<std::string>& args, const std::string& program_path) {
+  ParsedArguments parsed;
+  try {
+    parsed = parse_train_arguments(args, program_path);
+  } catch (const ArgumentError& e) {
+    std::fprintf(stderr, "trainhook train: error: %s\n", e.what());
+    std::fprintf(stderr, "(see trainhook train --help)\n");
+    return 2;
+  }
+  if (parsed.help) {
+    std::cout << train_help_text();
+    return 0;
+  }
+  for (const auto& w : parsed.warnings) spdlog::warn("{}", w);
+  if (const std::string problem = check_tasks(parsed); !problem.empty()) {
+    std::fprintf(stderr, "trainhook train: error: %s\n", problem.c_str());
+    return 2;
+  }
+  TrainingArguments& targs = parsed.training;
+
+  // HF example scripts: a non-empty output_dir is an error unless told to
+  // overwrite or resume; a checkpoint in it resumes training.
+  if (targs.do_train && !targs.overwrite_output_dir && !targs.resume_from_checkpoint &&
+      non_empty_dir(targs.output_dir)) {
+    if (const auto last = latest_checkpoint(targs.output_dir)) {
+      spdlog::info(
+          "checkpoint detected, resuming training at {} (use --overwrite_output_dir to train from scratch)",
+          last->string());
+      targs.resume_from_checkpoint = last->string();
+    } else {
+      std::fprintf(stderr,
+                   "trainhook train: error: output_dir '%s' already exists and is not empty; use "
+                   "--overwrite_output_dir to write into it\n",
+                   targs.output_dir.c_str());
+      return 2;
+    }
+  }
+
+  set_seed(targs.seed, targs.full_determinism);
+  const LoadedData data = load_data(parsed.data, static_cast<uint64_t>(targs.seed));
+  auto model = make_builtin_model(parsed.model, parsed.data, data.info);
+
+  TrainerOptions options;
+  options.compute_metrics = accuracy_metrics;
+  Trainer trainer(model, targs, data.train, data.validation, std::move(options));
+
+  if (targs.do_train) {
+    auto result = trainer.train();
+    trainer.save_model();
+    Metrics metrics = result.metrics;
+    metrics["train_samples"] = static_cast<double>(data.train_samples);
+    trainer.log_metrics("train", metrics);
+    trainer.save_metrics("train", metrics);
+    trainer.save_state();
+  } else if (targs.resume_from_checkpoint) {
+    trainer.load_model(*targs.resume_from_checkpoint);
+  }
+  if (targs.do_eval) {
+    Metrics metrics = trainer.evaluate();
+    metrics["eval_samples"] = static_cast<double>(data.validation_samples);
+    trainer.log_metrics("eval", metrics);
+    trainer.save_metrics("eval", metrics);
+  }
+  if (targs.do_predict) {
+    Metrics metrics =
+        trainer.predict_metrics(data.test, "test", fs::path(targs.output_dir) / "predict_results.txt");
+    metrics["test_samples"] = static_cast<double>(data.test_samples);
+    trainer.log_metrics("test", metrics);
+    trainer.save_metrics("test", metrics);
+  }
+  return 0;
+}
+
+}  // namespace trainhook::cli

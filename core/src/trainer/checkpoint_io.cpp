@@ -1,0 +1,96 @@
+#include <trainhook/trainer/checkpoint_io.hpp>
+
+#include <trainhook/checkpoint_dirs.hpp>
+#include <trainhook/trainer/reproducibility.hpp>
+#include <trainhook/trainer_state_io.hpp>
+
+#include <torch/serialize.h>
+
+#include <fstream>
+#include <stdexcept>
+
+namespace fs = std::filesystem;
+
+namespace trainhook {
+namespace {
+
+void write_text(const fs::path& file, const std::string& text) {
+  std::ofstream out(file);
+  out << text;
+  if (!text.empty() && text.back() != '\n') out << '\n';
+  if (!out) throw std::runtime_error("cannot write " + file.string());
+}
+
+void require(const fs::path& file) {
+  if (!fs::exists(file)) throw std::runtime_error(file.string() + ": missing from the checkpoint");
+}
+
+}  // namespace
+
+void save_model_weights(torch::nn::Module& module, const fs::path& file) {
+  torch::serialize::OutputArchive archive;
+  module.save(archive);
+  archive.save_to(file.string());
+}
+
+void load_model_weights(torch::nn::Module& module, const fs::path& file) {
+  require(file);
+  try {
+    torch::serialize::InputArchive archive;
+    archive.load_from(file.string());
+    module.load(archive);
+  } catch (const c10::Error& e) {
+    throw std::runtime_error(file.string() + ": cannot load the model weights (" +
+                             e.what_without_backtrace() + ")");
+  }
+}
+
+void write_checkpoint_files(const fs::path& dir, const CheckpointContents& c) {
+  auto done = [&](const fs::path& f) {
+    if (c.on_file) c.on_file(f);
+  };
+  save_model_weights(*c.module, dir / kModelFile);
+  done(dir / kModelFile);
+  {
+    torch::serialize::OutputArchive archive;
+    c.optimizer->save(archive);
+    archive.save_to((dir / kOptimizerFile).string());
+  }
+  done(dir / kOptimizerFile);
+  write_text(dir / kSchedulerFile, c.scheduler->state().dump(2));
+  done(dir / kSchedulerFile);
+  save_rng_state(dir / kRngStateFile);
+  done(dir / kRngStateFile);
+  write_text(dir / kTrainingArgsFile, c.training_args_json);
+  done(dir / kTrainingArgsFile);
+  // Last: its presence marks a complete checkpoint for resume and rotation.
+  save_trainer_state(*c.state, dir / kTrainerStateFile);
+  done(dir / kTrainerStateFile);
+}
+
+void load_checkpoint_weights(const fs::path& dir, torch::nn::Module& module,
+                             torch::optim::Optimizer& optimizer, LrScheduler& scheduler) {
+  load_model_weights(module, dir / kModelFile);
+  const fs::path opt = dir / kOptimizerFile;
+  require(opt);
+  try {
+    torch::serialize::InputArchive archive;
+    archive.load_from(opt.string());
+    optimizer.load(archive);
+  } catch (const c10::Error& e) {
+    throw std::runtime_error(opt.string() + ": cannot load the optimizer state (" +
+                             e.what_without_backtrace() + ")");
+  }
+  const fs::path sched = dir / kSchedulerFile;
+  require(sched);
+  std::ifstream in(sched);
+  nlohmann::json j;
+  try {
+    in >> j;
+    scheduler.load_state(j);
+  } catch (const std::exception& e) {
+    throw std::runtime_error(sched.string() + ": " + e.what());
+  }
+}
+
+}  // namespace trainhook
