@@ -78,8 +78,14 @@ void FlyteCallback::on_init_end(trainhook::Event& e) {
                           args["resume_from_checkpoint"].get<std::string>() + "); not replacing it with " +
                           r.resume_from->string());
   } else {
-    host_.set_resume_checkpoint(r.resume_from->string());
-    log_(Level::info, "resuming from " + r.resume_from->string());
+    try {
+      host_.set_resume_checkpoint(r.resume_from->string());
+      log_(Level::info, "resuming from " + r.resume_from->string());
+    } catch (const trainhook::ConfigError& refused) {
+      // Keep the callback alive (uploads still matter); the run starts over.
+      log_(Level::error,
+           "the trainer refused to resume from " + r.resume_from->string() + ": " + refused.what());
+    }
   }
   // Carry the restored checkpoint forward: if this attempt dies before its
   // first save, the next attempt (whose previous prefix is OUR destination)
