@@ -6,6 +6,8 @@ kills the whole process group.
 """
 import json
 import os
+import select
+import threading
 import signal
 import socket
 import subprocess
@@ -29,7 +31,7 @@ class MlflowServer:
         self.proc = None
         self.url = f"http://127.0.0.1:{self.port}"
 
-    def start(self, timeout=90):
+    def start(self, timeout=300):
         os.makedirs(self.workdir, exist_ok=True)
         mlflow = os.path.join(os.path.dirname(sys.executable), "mlflow")
         log = open(os.path.join(self.workdir, f"server-{int(time.time() * 1000)}.log"), "w")
@@ -41,12 +43,14 @@ class MlflowServer:
         deadline = time.time() + timeout
         while time.time() < deadline:
             if self.proc.poll() is not None:
+                self.proc = None
                 raise RuntimeError(f"mlflow server exited with {self.proc.returncode}; see {log.name}")
             try:
                 self.get("experiments/get-by-name", experiment_name="Default")
                 return self
             except (urllib.error.URLError, ConnectionError, OSError):
                 time.sleep(0.3)
+        self.stop()
         raise RuntimeError(f"mlflow server did not answer within {timeout}s; see {log.name}")
 
     def stop(self):
@@ -80,3 +84,87 @@ class MlflowServer:
         url = f"{self.url}/api/2.0/mlflow-artifacts/artifacts?{urllib.parse.urlencode({'path': path})}"
         with urllib.request.urlopen(url, timeout=30) as r:
             return json.loads(r.read() or b"{}").get("files", [])
+
+
+class TcpProxy:
+    """A TCP forwarder on 127.0.0.1 in front of a server.
+
+    delay: seconds added before forwarding each chunk the client sends (one
+    chunk per HTTP request on a kept-alive connection), for the benchmark.
+    go_down(): closes every connection and refuses new ones; go_up(port):
+    accepts again, forwarding to `port` (the restarted server).
+    """
+
+    def __init__(self, upstream_port, delay=0.0):
+        self.upstream = upstream_port
+        self.delay = delay
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.conns = []
+        self.lock = threading.Lock()
+        self.listener = None
+        self.stopped = False
+        self.go_up(upstream_port)
+
+    def go_up(self, upstream_port):
+        self.upstream = upstream_port
+        ls = socket.socket()
+        ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        ls.bind(("127.0.0.1", self.port))
+        ls.listen(64)
+        self.listener = ls
+        threading.Thread(target=self._accept, args=(ls,), daemon=True).start()
+
+    def go_down(self):
+        ls, self.listener = self.listener, None
+        if ls:
+            ls.close()
+        with self.lock:
+            for c in self.conns:
+                try:
+                    c.close()
+                except OSError:
+                    pass
+            self.conns.clear()
+
+    def close(self):
+        self.stopped = True
+        self.go_down()
+
+    def _accept(self, ls):
+        while self.listener is ls:
+            try:
+                client, _ = ls.accept()
+            except OSError:
+                return
+            try:
+                up = socket.create_connection(("127.0.0.1", self.upstream))
+            except OSError:
+                client.close()
+                continue
+            with self.lock:
+                self.conns += [client, up]
+            threading.Thread(target=self._pump, args=(client, up), daemon=True).start()
+
+    def _pump(self, client, up):
+        try:
+            while True:
+                r, _, _ = select.select([client, up], [], [], 1.0)
+                for s in r:
+                    data = s.recv(65536)
+                    if not data:
+                        raise OSError("closed")
+                    if s is client:
+                        if self.delay:
+                            time.sleep(self.delay)
+                        up.sendall(data)
+                    else:
+                        client.sendall(data)
+        except (OSError, ValueError):
+            pass
+        finally:
+            for s in (client, up):
+                try:
+                    s.close()
+                except OSError:
+                    pass

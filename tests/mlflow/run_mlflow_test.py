@@ -18,7 +18,7 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from mlflow_server import MlflowServer  # noqa: E402
+from mlflow_server import MlflowServer, TcpProxy  # noqa: E402
 
 FAILURES = []
 
@@ -151,10 +151,18 @@ def integration(opts, work):
 
 
 def fault(opts, work):
-    server = MlflowServer(os.path.join(work, "server")).start()
-    port = server.port
+    # Two servers on one sqlite store: B is the "restarted" server, started
+    # ahead because an mlflow server takes long to boot on a loaded machine;
+    # the plugin sees one address (a TCP forwarder) that goes away when A is
+    # killed and comes back on B ~10 s later.
+    store = os.path.join(work, "server")
+    server = MlflowServer(store).start()
+    proxy = None
+    spare = None
     try:
-        uri = server.url
+        spare = MlflowServer(store).start()
+        proxy = TcpProxy(server.port)
+        uri = proxy.url
         # --- server killed for ~10 s in the middle of a run ---------------------------
         env = clean_env(MLFLOW_TRACKING_URI=uri, MLFLOW_EXPERIMENT_NAME="th-fault")
         cfg = json.dumps({"flush_timeout": 120, "retry_max": 2})
@@ -165,15 +173,19 @@ def fault(opts, work):
         try:
             time.sleep(8)
             server.stop()  # SIGKILL: requests in flight are lost mid-way
+            proxy.go_down()
             print("server killed", flush=True)
             time.sleep(10)
-            server = MlflowServer(os.path.join(work, "server"), port=port).start()
-            print("server restarted", flush=True)
+            server, spare = spare, None
+            proxy.go_up(server.port)
+            print("server restarted on the same store", flush=True)
             stdout, stderr = proc.communicate(timeout=200)
         finally:
             if proc.poll() is None:
                 proc.kill()
         check(proc.returncode == 0, f"driver survived the outage (rc={proc.returncode})")
+        check("retrying in the background" in stderr and "reachable again" in stderr,
+              "the outage was seen and recovered from")
         summary = json.loads([l for l in stdout.splitlines() if l.startswith("{")][-1])
         # Non-blocking proof: a step waited on the network would take >= the outage (10 s).
         check(summary["max_callback_us"] < 2e6, f"no step blocked during the outage ({summary['max_callback_us']:.0f} us max)")
@@ -195,7 +207,7 @@ def fault(opts, work):
                                  "--step_ms", "50", "--config", cfg],
                                 env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         time.sleep(1.5)
-        server.stop()
+        proxy.go_down()
         stdout, stderr = proc.communicate(timeout=120)
         check(proc.returncode == 0, "driver finished while the server was down")
         spool_dir = os.path.join(out, "mlflow_spool")
@@ -203,7 +215,8 @@ def fault(opts, work):
         check("not delivered" in stderr and "spooled in" in stderr and "MLFLOW_RUN_ID=" in stderr,
               "train end reports what was not delivered and where it is spooled")
         check(len(spooled) == 1, f"one spool file under output_dir ({spooled})")
-        server = MlflowServer(os.path.join(work, "server"), port=port).start()
+        print(stderr[-1500:])
+        proxy.go_up(server.port)
         run_id = spooled[0][:-len(".jsonl")] if spooled else ""
         env2 = clean_env(MLFLOW_TRACKING_URI=uri, MLFLOW_RUN_ID=run_id)
         rc, err, _ = drive(opts, out, env2, "--steps", "5", "--first_step", "61")
@@ -213,7 +226,11 @@ def fault(opts, work):
         check(not [f for f in os.listdir(spool_dir) if f.endswith(".jsonl")], "spool removed once delivered")
         check(server.get("runs/get", run_id=run_id)["run"]["info"]["status"] == "FINISHED", "run FINISHED")
     finally:
+        if proxy:
+            proxy.close()
         server.stop()
+        if spare:
+            spare.stop()
 
 
 def main():

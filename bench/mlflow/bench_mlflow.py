@@ -1,0 +1,57 @@
+"""Step-time ratio: mlflow logging every step through a slow network vs none.
+
+Starts a real `mlflow server`, puts a TCP proxy that delays every request by
+--delay seconds (default 0.1) in front of it, then runs the same simulated
+training loop (mlflow_driver, busy-wait "compute" per step) twice: without
+the plugin and with it logging 4 metrics at every step. Prints the mean step
+times and their ratio (target <= 1.01); the ratio is printed, never asserted.
+"""
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests", "mlflow"))
+from mlflow_server import MlflowServer, TcpProxy  # noqa: E402
+
+
+def run(opts, out, env, *extra):
+    p = subprocess.run([opts.driver, "--plugin", opts.plugin, "--output_dir", out, "--steps", str(opts.steps),
+                        "--step_ms", str(opts.step_ms), *extra], env=env, capture_output=True, text=True, check=True)
+    return json.loads([l for l in p.stdout.splitlines() if l.startswith("{")][-1])
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--driver", required=True)
+    ap.add_argument("--plugin", required=True)
+    ap.add_argument("--steps", type=int, default=300)
+    ap.add_argument("--step_ms", type=int, default=20)
+    ap.add_argument("--delay", type=float, default=0.1)
+    opts = ap.parse_args()
+    work = tempfile.mkdtemp(prefix="th_bench_mlflow_")
+    server = MlflowServer(os.path.join(work, "server")).start()
+    proxy = TcpProxy(server.port, delay=opts.delay)
+    try:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("MLFLOW_")}
+        base = run(opts, os.path.join(work, "none"), env, "--no_plugin")
+        env.update(MLFLOW_TRACKING_URI=proxy.url, MLFLOW_EXPERIMENT_NAME="bench")
+        with_ml = run(opts, os.path.join(work, "mlflow"), env, "--config", json.dumps({"flush_timeout": 300}))
+        ratio = with_ml["mean_step_ms"] / base["mean_step_ms"]
+        print(f"proxy delay per request: {opts.delay * 1000:.0f} ms; {opts.steps} steps of {opts.step_ms} ms compute")
+        print(f"mean step time, no logging:          {base['mean_step_ms']:.3f} ms")
+        print(f"mean step time, mlflow every step:   {with_ml['mean_step_ms']:.3f} ms "
+              f"(on_log mean {with_ml['mean_callback_us']:.1f} us, max {with_ml['max_callback_us']:.0f} us)")
+        print(f"train end (drain the queue):         {with_ml['train_end_ms']:.0f} ms")
+        print(f"step-time ratio mlflow/none: {ratio:.4f} (target <= 1.01)")
+    finally:
+        proxy.close()
+        server.stop()
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
