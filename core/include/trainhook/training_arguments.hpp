@@ -33,22 +33,22 @@ struct TrainingArguments {
   double adam_beta2 = 0.999;
   double adam_epsilon = 1e-8;
   double max_grad_norm = 1.0;
-  std::string optim = "adamw_torch";  // adamw_torch | sgd
-  double num_train_epochs = 3.0;      // fractional allowed
-  int64_t max_steps = -1;             // > 0 overrides num_train_epochs
+  std::string optim = "adamw_torch";         // adamw_torch | sgd
+  double num_train_epochs = 3.0;             // fractional allowed
+  int64_t max_steps = -1;                    // > 0 overrides num_train_epochs
   std::string lr_scheduler_type = "linear";  // linear | cosine | constant | constant_with_warmup
   double warmup_ratio = 0.0;
-  double warmup_steps = 0;            // < 1: ratio of max_steps
+  double warmup_steps = 0;  // < 1: ratio of max_steps
 
   // -- logging / evaluation / saving (HF IntervalStrategy names)
   std::string logging_strategy = "steps";  // no | steps | epoch
   double logging_steps = 500;              // < 1: ratio of max_steps
   bool logging_first_step = false;
   bool logging_nan_inf_filter = true;
-  std::string eval_strategy = "no";        // no | steps | epoch
-  std::optional<double> eval_steps;        // defaults to logging_steps
+  std::string eval_strategy = "no";  // no | steps | epoch
+  std::optional<double> eval_steps;  // defaults to logging_steps
   double eval_delay = 0;
-  std::string save_strategy = "steps";     // no | steps | epoch | best
+  std::string save_strategy = "steps";  // no | steps | epoch | best
   double save_steps = 500;
   std::optional<int64_t> save_total_limit;
   bool load_best_model_at_end = false;
@@ -66,12 +66,12 @@ struct TrainingArguments {
 
   // -- integrations and plugins
   std::vector<std::string> report_to = {"none"};  // none | all | names
-  std::vector<std::string> callbacks;            // further callbacks by name
-  std::vector<std::string> plugin_dir;           // searched before TRAINHOOK_PLUGIN_PATH
+  std::vector<std::string> callbacks;             // further callbacks by name
+  std::vector<std::string> plugin_dir;            // searched before TRAINHOOK_PLUGIN_PATH
   // Per-callback configuration: {"early_stopping": {"patience": 3}, ...}, from
   // `--plugin_config early_stopping.patience=3` flags or a "plugin_config" object.
   nlohmann::json plugin_config = nlohmann::json::object();
-  std::string plugin_error_policy = "disable";   // disable | fail
+  std::string plugin_error_policy = "disable";  // disable | fail
   bool allow_unsafe_plugin_paths = false;
   bool allow_duplicate_plugins = false;
 
@@ -85,24 +85,41 @@ struct ModelArguments {
   std::string model = "mlp";  // mlp | cnn | char_transformer
   int64_t hidden_size = 128;
   int64_t num_layers = 2;
-  int64_t num_heads = 4;      // char_transformer
+  int64_t num_heads = 4;  // char_transformer
   double dropout = 0.0;
 };
 
 // The CLI's data (HF example scripts' DataTrainingArguments).
 struct DataArguments {
-  std::optional<std::string> train_file;       // .csv (label column) or .txt (character LM)
+  std::optional<std::string> train_file;  // .csv (label column) or .txt (character LM)
   std::optional<std::string> validation_file;
   std::optional<std::string> test_file;
-  std::string label_column = "last";           // "first", "last", a header name or an index
-  bool csv_header = false;                     // first CSV row is a header
-  double validation_split_percentage = 0;      // split from train when no validation_file
-  int64_t block_size = 64;                     // character LM context
-  std::optional<int64_t> image_size;           // cnn: side of square images (64 features -> 8)
-  double feature_scale = 1.0;                  // features are multiplied by this
+  std::string label_column = "last";       // "first", "last", a header name or an index
+  bool csv_header = false;                 // first CSV row is a header
+  double validation_split_percentage = 0;  // split from train when no validation_file
+  int64_t block_size = 64;                 // character LM context
+  std::optional<int64_t> image_size;       // cnn: side of square images (64 features -> 8)
+  double feature_scale = 1.0;              // features are multiplied by this
 };
 
-// JSON with the HF key names (as training_args.json and plugins see it).
+// JSON with the HF key names (as training_args.json and plugins see it): every
+// field, optionals unset as null, plugin_config as the object it is.
 nlohmann::json to_json(const TrainingArguments& a);
+// The CLI's model and data arguments with their flag names (same conventions).
+nlohmann::json to_json(const ModelArguments& a);
+nlohmann::json to_json(const DataArguments& a);
+
+// An interval given as *_steps (logging_steps, eval_steps, save_steps,
+// warmup_steps) resolved against the run's total optimizer steps, as HF does:
+// a value in (0, 1) is a ratio, ceil(max_steps * value); a value >= 1 is a step
+// count (validate() has checked it is whole); a value <= 0 gives 0 (never).
+// The trainer calls this once max_steps is known (also when it came from
+// num_train_epochs); validate() keeps the fields as the user gave them.
+int64_t resolve_steps(double value, int64_t max_steps);
+
+// The warmup step count for a run of max_steps optimizer steps: warmup_steps
+// when it is > 0 (a count, or a ratio when < 1), else ceil(warmup_ratio * max_steps)
+// (HF: warmup_steps overrides warmup_ratio; v5 folds the ratio into warmup_steps).
+int64_t resolve_warmup_steps(const TrainingArguments& a, int64_t max_steps);
 
 }  // namespace trainhook

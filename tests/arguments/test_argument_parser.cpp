@@ -1,0 +1,587 @@
+// parse_train_arguments / validate / train_help_text: flags, JSON and YAML
+// config files, args files, precedence, lists, plugin_config, unsupported HF
+// arguments and every validation message.
+#include <trainhook/argument_parser.hpp>
+
+#include <doctest/doctest.h>
+
+#include <unistd.h>
+#include <atomic>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+namespace fs = std::filesystem;
+using trainhook::ArgumentError;
+using trainhook::parse_train_arguments;
+using trainhook::ParsedArguments;
+using trainhook::TrainingArguments;
+
+namespace {
+
+// A fresh folder per test case (cases run as separate processes, maybe in parallel).
+fs::path scratch_dir() {
+  static std::atomic<int> counter{0};
+  fs::path dir = fs::temp_directory_path() /
+                 ("trainhook_args_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+std::string write_file(const fs::path& path, const std::string& text) {
+  std::ofstream(path) << text;
+  return path.string();
+}
+
+ParsedArguments parse(const std::vector<std::string>& args) {
+  return parse_train_arguments(args, "trainhook");
+}
+
+// The ArgumentError message of parse(args); fails the test when it parses.
+std::string error_of(const std::vector<std::string>& args, const std::string& program = "trainhook") {
+  try {
+    parse_train_arguments(args, program);
+  } catch (const ArgumentError& e) {
+    return e.what();
+  }
+  FAIL("expected an ArgumentError");
+  return {};
+}
+
+std::string validate_error(TrainingArguments a) {
+  try {
+    trainhook::validate(a);
+  } catch (const ArgumentError& e) {
+    return e.what();
+  }
+  FAIL("expected an ArgumentError from validate()");
+  return {};
+}
+
+bool contains(const std::string& haystack, const std::string& needle) {
+  return haystack.find(needle) != std::string::npos;
+}
+
+}  // namespace
+
+TEST_CASE("defaults are Hugging Face's and pass validation") {
+  const auto p = parse({});
+  CHECK(p.training.output_dir == "trainer_output");
+  CHECK(p.training.run_name == "trainer_output");
+  CHECK(p.training.learning_rate == doctest::Approx(5e-5));
+  CHECK(p.training.per_device_train_batch_size == 8);
+  CHECK(p.training.num_train_epochs == 3.0);
+  CHECK(p.training.max_steps == -1);
+  CHECK(p.training.save_strategy == "steps");
+  CHECK(p.training.eval_strategy == "no");
+  CHECK_FALSE(p.training.eval_steps.has_value());
+  CHECK_FALSE(p.training.metric_for_best_model.has_value());
+  CHECK(p.training.report_to == std::vector<std::string>{"none"});
+  CHECK(p.model.model == "mlp");
+  CHECK(p.data.label_column == "last");
+  CHECK(p.warnings.empty());
+  CHECK_FALSE(p.help);
+}
+
+TEST_CASE("flags: --name value, --name=value, dashes, negative numbers, repeated scalars") {
+  const auto p = parse({"--output_dir",
+                        "out",
+                        "--learning-rate=0.001",
+                        "--max_steps",
+                        "-1",
+                        "--num_train_epochs",
+                        "0.5",
+                        "--seed",
+                        "7",
+                        "--seed",
+                        "9",
+                        "--model",
+                        "cnn",
+                        "--train_file",
+                        "a.csv",
+                        "--dropout",
+                        "0.25",
+                        "--image_size",
+                        "8",
+                        "--save_total_limit",
+                        "2"});
+  CHECK(p.training.output_dir == "out");
+  CHECK(p.training.learning_rate == doctest::Approx(0.001));
+  CHECK(p.training.num_train_epochs == doctest::Approx(0.5));
+  CHECK(p.training.seed == 9);  // the last one wins
+  CHECK(p.training.save_total_limit == 2);
+  CHECK(p.model.model == "cnn");
+  CHECK(p.model.dropout == doctest::Approx(0.25));
+  CHECK(p.data.train_file == "a.csv");
+  CHECK(p.data.image_size == 8);
+}
+
+TEST_CASE("booleans: bare flag, literals, =value, and the next flag is not swallowed") {
+  auto p = parse({"--do_train", "--do_eval", "false", "--overwrite_output_dir", "yes",
+                  "--logging_first_step=1", "--disable_tqdm", "NO", "--full_determinism", "--seed", "3"});
+  CHECK(p.training.do_train);
+  CHECK_FALSE(p.training.do_eval);
+  CHECK(p.training.overwrite_output_dir);
+  CHECK(p.training.logging_first_step);
+  CHECK_FALSE(p.training.disable_tqdm);
+  CHECK(p.training.full_determinism);
+  CHECK(p.training.seed == 3);
+
+  p = parse({"--greater_is_better", "false", "--logging_nan_inf_filter", "0"});
+  CHECK(p.training.greater_is_better == false);
+  CHECK_FALSE(p.training.logging_nan_inf_filter);
+
+  const std::string e = error_of({"--do_train=maybe"});
+  CHECK(contains(e, "--do_train"));
+  CHECK(contains(e, "expected a boolean"));
+}
+
+TEST_CASE("a bad value names the flag and what was expected") {
+  std::string e = error_of({"--learning_rate", "fast"});
+  CHECK(contains(e, "--learning_rate"));
+  CHECK(contains(e, "expected a number"));
+  e = error_of({"--per_device_train_batch_size", "8.5"});
+  CHECK(contains(e, "--per_device_train_batch_size"));
+  CHECK(contains(e, "expected an integer"));
+  e = error_of({"--learning_rate", "nan"});
+  CHECK(contains(e, "finite"));
+  e = error_of({"--seed"});
+  CHECK(contains(e, "--seed expects a value"));
+  e = error_of({"--report_to"});
+  CHECK(contains(e, "--report_to expects one or more values"));
+  e = error_of({"positional"});
+  CHECK(contains(e, "unexpected argument 'positional'"));
+  e = error_of({"-x"});
+  CHECK(contains(e, "unexpected argument '-x'"));
+}
+
+TEST_CASE("unknown flag: named, with the closest valid name") {
+  std::string e = error_of({"--lerning_rate", "0.1"});
+  CHECK(contains(e, "--lerning_rate"));
+  CHECK(contains(e, "did you mean 'learning_rate'"));
+  e = error_of({"--eval_stratgy=steps"});
+  CHECK(contains(e, "--eval_stratgy"));
+  CHECK(contains(e, "did you mean 'eval_strategy'"));
+  e = error_of({"--zzzzzzzzzzzz"});
+  CHECK(contains(e, "unknown argument --zzzzzzzzzzzz"));
+  CHECK_FALSE(contains(e, "did you mean"));
+  // No prefix guessing: --learning is not --learning_rate.
+  e = error_of({"--learning", "0.1"});
+  CHECK(contains(e, "unknown argument --learning"));
+}
+
+TEST_CASE("--help anywhere wins, even over bad arguments") {
+  CHECK(parse({"--help"}).help);
+  CHECK(parse({"--bogus", "-h"}).help);
+}
+
+TEST_CASE("lists: comma-separated, repeated, multiple values") {
+  auto p = parse({"--report_to", "tensorboard,mlflow", "--report_to", "wandb", "--callbacks", "a", "b",
+                  "--plugin_dir", "/x", "--plugin-dir=/y"});
+  CHECK(p.training.report_to == std::vector<std::string>{"tensorboard", "mlflow", "wandb"});
+  CHECK(p.training.callbacks == std::vector<std::string>{"a", "b"});
+  CHECK(p.training.plugin_dir == std::vector<std::string>{"/x", "/y"});
+  p = parse({"--report_to", "all"});
+  CHECK(p.training.report_to == std::vector<std::string>{"all"});
+  std::string e = error_of({"--report_to", "none,tensorboard"});
+  CHECK(contains(e, "--report_to"));
+  CHECK(contains(e, "'none' cannot be combined"));
+  e = error_of({"--report_to", "all", "mlflow"});
+  CHECK(contains(e, "'all' cannot be combined"));
+  e = error_of({"--callbacks", "a,,b"});
+  CHECK(contains(e, "--callbacks"));
+  CHECK(contains(e, "empty name"));
+}
+
+TEST_CASE("plugin_config: flags, JSON values, nesting, merge with the file") {
+  const fs::path dir = scratch_dir();
+  const std::string cfg = write_file(dir / "c.json", R"({"plugin_config": {"early_stopping": {"patience": 1,
+      "threshold": 0.5}, "tensorboard": {"flush": true}}})");
+  const auto p =
+      parse({"--config", cfg, "--plugin_config", "early_stopping.patience=3", "--plugin_config",
+             "mlflow.tags={\"team\": \"ml\"}", "--plugin_config", "mlflow.experiment=demo run",
+             "--plugin_config", "http.retry.max=5", "--plugin_config", "tensorboard={\"dir\": \"tb\"}"});
+  const auto& pc = p.training.plugin_config;
+  CHECK(pc["early_stopping"]["patience"] == 3);     // flag wins
+  CHECK(pc["early_stopping"]["threshold"] == 0.5);  // kept from the file
+  CHECK(pc["mlflow"]["tags"]["team"] == "ml");      // parsed as JSON
+  CHECK(pc["mlflow"]["experiment"] == "demo run");  // not JSON: a string
+  CHECK(pc["http"]["retry"]["max"] == 5);           // dotted key: nested
+  CHECK(pc["tensorboard"]["flush"] == true);        // merged, not replaced
+  CHECK(pc["tensorboard"]["dir"] == "tb");
+
+  std::string e = error_of({"--plugin_config", "early_stopping.patience"});
+  CHECK(contains(e, "--plugin_config"));
+  CHECK(contains(e, "no '='"));
+  e = error_of({"--plugin_config", "early_stopping=3"});
+  CHECK(contains(e, "name.key=value"));
+  e = error_of({"--plugin_config", ".patience=3"});
+  CHECK(contains(e, "empty name"));
+  const std::string bad = write_file(dir / "bad.json", R"({"plugin_config": {"early_stopping": 3}})");
+  e = error_of({"--config", bad});
+  CHECK(contains(e, "bad.json"));
+  CHECK(contains(e, "plugin_config"));
+  CHECK(contains(e, "early_stopping"));
+}
+
+TEST_CASE("JSON config file: values, types, precedence under flags") {
+  const fs::path dir = scratch_dir();
+  const std::string cfg = write_file(dir / "train.json", R"({
+    "output_dir": "from_file", "learning_rate": 0.01, "per_device_train_batch_size": "16",
+    "do_train": true, "report_to": ["tensorboard"], "callbacks": "a,b", "eval_steps": null,
+    "model": "char_transformer", "block_size": 32, "csv_header": "yes", "seed": 5})");
+  auto p = parse({"--config", cfg});
+  CHECK(p.training.output_dir == "from_file");
+  CHECK(p.training.learning_rate == doctest::Approx(0.01));
+  CHECK(p.training.per_device_train_batch_size == 16);
+  CHECK(p.training.do_train);
+  CHECK(p.training.report_to == std::vector<std::string>{"tensorboard"});
+  CHECK(p.training.callbacks == std::vector<std::string>{"a", "b"});
+  CHECK(p.model.model == "char_transformer");
+  CHECK(p.data.block_size == 32);
+  CHECK(p.data.csv_header);
+
+  p = parse({"--seed", "11", "--config", cfg, "--report_to", "mlflow"});
+  CHECK(p.training.seed == 11);                                       // flag > file
+  CHECK(p.training.report_to == std::vector<std::string>{"mlflow"});  // a list is replaced
+  CHECK(p.training.output_dir == "from_file");
+}
+
+TEST_CASE("config file errors name the file, the key and the closest name") {
+  const fs::path dir = scratch_dir();
+  std::string e = error_of({"--config", write_file(dir / "a.json", R"({"learning_rat": 0.1})")});
+  CHECK(contains(e, "a.json"));
+  CHECK(contains(e, "unknown key 'learning_rat'"));
+  CHECK(contains(e, "did you mean 'learning_rate'"));
+  e = error_of({"--config", write_file(dir / "b.json", R"({"learning_rate": "fast"})")});
+  CHECK(contains(e, "b.json: key 'learning_rate': expected a number"));
+  e = error_of({"--config", write_file(dir / "c.json", "{\"seed\": 1,\n \"x\": }")});
+  CHECK(contains(e, "c.json: invalid JSON"));
+  CHECK(contains(e, "line 2"));
+  e = error_of({"--config", write_file(dir / "d.json", "[1, 2]")});
+  CHECK(contains(e, "d.json: expected a JSON object"));
+  e = error_of({"--config", write_file(dir / "e.toml", "seed = 1")});
+  CHECK(contains(e, "expected a .json, .yaml or .yml file"));
+  e = error_of({"--config", (dir / "missing.json").string()});
+  CHECK(contains(e, "cannot read"));
+  CHECK(contains(e, "missing.json"));
+  e = error_of({"--config", write_file(dir / "f.json", R"({"config": "other.json"})")});
+  CHECK(contains(e, "'config' is not allowed in a config file"));
+  e = error_of({"--config", write_file(dir / "g.yaml", "seed: 1\nlerning_rate: 0.1\n")});
+  CHECK(contains(e, "g.yaml:2: unknown key 'lerning_rate'"));
+  CHECK(contains(e, "did you mean 'learning_rate'"));
+  e = error_of({"--config", write_file(dir / "h.yaml", "seed: 1\nmax_steps: many\n")});
+  CHECK(contains(e, "h.yaml:2: key 'max_steps': expected an integer"));
+}
+
+TEST_CASE("YAML config file: scalars, lists, nesting, comments") {
+  const fs::path dir = scratch_dir();
+  const std::string cfg = write_file(dir / "train.yaml", R"(---
+# a comment
+output_dir: "runs/yaml #1"   # trailing comment
+learning_rate: 5e-4
+num_train_epochs: 2.5
+do_train: true
+run_name: 'it''s mine'
+save_total_limit: ~
+report_to: [tensorboard, "mlflow"]
+callbacks:
+  - progress
+  - early_stopping
+plugin_dir:
+- /opt/plugins
+plugin_config:
+  early_stopping:
+    patience: 3
+    threshold: 0.01
+  mlflow: {experiment: demo, nested: {a: 1}}
+label_column: label
+)");
+  const auto p = parse({"--config", cfg});
+  CHECK(p.training.output_dir == "runs/yaml #1");
+  CHECK(p.training.learning_rate == doctest::Approx(5e-4));
+  CHECK(p.training.num_train_epochs == doctest::Approx(2.5));
+  CHECK(p.training.do_train);
+  CHECK(p.training.run_name == "it's mine");
+  CHECK_FALSE(p.training.save_total_limit.has_value());
+  CHECK(p.training.report_to == std::vector<std::string>{"tensorboard", "mlflow"});
+  CHECK(p.training.callbacks == std::vector<std::string>{"progress", "early_stopping"});
+  CHECK(p.training.plugin_dir == std::vector<std::string>{"/opt/plugins"});
+  CHECK(p.training.plugin_config["early_stopping"]["patience"] == 3);
+  CHECK(p.training.plugin_config["early_stopping"]["threshold"] == doctest::Approx(0.01));
+  CHECK(p.training.plugin_config["mlflow"]["experiment"] == "demo");
+  CHECK(p.training.plugin_config["mlflow"]["nested"]["a"] == 1);
+  CHECK(p.data.label_column == "label");
+  // .yml works too
+  CHECK(parse({"--config", write_file(dir / "t.yml", "seed: 4\n")}).training.seed == 4);
+  // An empty file is an empty mapping.
+  CHECK(parse({"--config", write_file(dir / "empty.yaml", "# nothing\n")}).training.seed == 42);
+}
+
+TEST_CASE("YAML errors carry file:line") {
+  const fs::path dir = scratch_dir();
+  const auto yaml_error = [&](const std::string& name, const std::string& text) {
+    return error_of({"--config", write_file(dir / name, text)});
+  };
+  CHECK(contains(yaml_error("a.yaml", "seed: 1\n\tmax_steps: 2\n"), "a.yaml:2: a tab in the indentation"));
+  CHECK(contains(yaml_error("b.yaml", "seed: 1\nseed: 2\n"), "b.yaml:2: duplicate key 'seed'"));
+  CHECK(contains(yaml_error("c.yaml", "seed 1\n"), "c.yaml:1: expected `key: value`"));
+  CHECK(contains(yaml_error("d.yaml", "run_name: \"open\n"), "d.yaml:1: unterminated double quote"));
+  CHECK(contains(yaml_error("e.yaml", "seed: 1\n  max_steps: 2\n"), "e.yaml:2: unexpected indentation"));
+  CHECK(contains(yaml_error("f.yaml", "run_name: |\n  text\n"), "f.yaml:1: block scalars"));
+  CHECK(contains(yaml_error("g.yaml", "report_to: [a, b\n"), "g.yaml:1: unterminated list"));
+  CHECK(contains(yaml_error("h.yaml", "callbacks:\n  - name: x\n"), "h.yaml:2: lists of mappings"));
+  CHECK(contains(yaml_error("i.yaml", "- a\n- b\n"), "i.yaml:1: the top level must be a mapping"));
+  CHECK(contains(yaml_error("j.yaml", "seed: &x 1\n"), "j.yaml:1: anchors and aliases"));
+  CHECK(contains(yaml_error("k.yaml", "seed: 1\n---\nseed: 2\n"), "k.yaml:2: more than one YAML document"));
+  CHECK(contains(yaml_error("l.yaml", "learning_rate: .inf\n"),
+                 "l.yaml:1: key 'learning_rate': expected a finite"));
+}
+
+TEST_CASE("args files: <program>.args and --args_file, comments, quotes, precedence") {
+  const fs::path dir = scratch_dir();
+  fs::create_directories(dir / "bin");
+  const std::string program = (dir / "bin" / "trainhook").string();
+  write_file(
+      dir / "bin" / "trainhook.args",
+      "# site defaults\n--seed 1 --learning_rate 0.5\n--run_name \"site run\" --report_to tensorboard\n");
+  auto p = parse_train_arguments({}, program);
+  CHECK(p.training.seed == 1);
+  CHECK(p.training.run_name == "site run");
+  CHECK(p.training.report_to == std::vector<std::string>{"tensorboard"});
+
+  const std::string cfg = write_file(dir / "c.yaml", "seed: 2\nlearning_rate: 0.25\nmax_steps: 10\n");
+  const std::string extra = write_file(dir / "extra.args", "--seed 3  # comment\n--config " + cfg + "\n");
+  // Defaults < <program>.args < --config < --args_file < command line.
+  p = parse_train_arguments({"--args_file", extra}, program);
+  CHECK(p.training.seed == 3);                               // args file over config
+  CHECK(p.training.learning_rate == doctest::Approx(0.25));  // config over <program>.args
+  CHECK(p.training.max_steps == 10);
+  CHECK(p.training.run_name == "site run");
+  p = parse_train_arguments({"--args_file", extra, "--seed", "4"}, program);
+  CHECK(p.training.seed == 4);  // command line over everything
+
+  // Errors name the args file and line.
+  const std::string bad = write_file(dir / "bad.args", "--seed 1\n--sed 2\n");
+  std::string e = error_of({"--args_file", bad});
+  CHECK(contains(e, "--sed"));
+  CHECK(contains(e, "bad.args:2"));
+  CHECK(contains(e, "did you mean 'seed'"));
+  const std::string nested = write_file(dir / "nested.args", "--args_file " + bad + "\n");
+  e = error_of({"--args_file", nested});
+  CHECK(contains(e, "cannot name another args file"));
+  e = error_of({"--args_file", write_file(dir / "q.args", "--run_name \"open\n")});
+  CHECK(contains(e, "q.args:1: unterminated double quote"));
+  e = error_of({"--args_file", write_file(dir / "v.args", "--learning_rate x\n")});
+  CHECK(contains(e, "--learning_rate (in "));
+  CHECK(contains(e, "v.args:1"));
+  e = error_of({"--args_file", (dir / "none.args").string()});
+  CHECK(contains(e, "cannot read"));
+}
+
+TEST_CASE("unsupported Hugging Face arguments: errors with the reason, harmless ones warn") {
+  std::string e = error_of({"--fp16"});
+  CHECK(contains(e, "--fp16"));
+  CHECK(contains(e, "not supported"));
+  CHECK(contains(e, "float32"));
+  CHECK(contains(e, "set it to false"));
+  e = error_of({"--push_to_hub", "true"});
+  CHECK(contains(e, "--push_to_hub"));
+  CHECK(contains(e, "Hub"));
+  e = error_of({"--deepspeed", "ds.json"});
+  CHECK(contains(e, "DeepSpeed"));
+  e = error_of({"--gradient_checkpointing"});
+  CHECK(contains(e, "gradient_checkpointing"));
+  e = error_of({"--torch_compile"});
+  CHECK(contains(e, "torch.compile"));
+  e = error_of({"--evaluation_strategy", "steps"});
+  CHECK(contains(e, "use --eval_strategy"));
+  e = error_of({"--label_smoothing_factor", "0.1"});
+  CHECK(contains(e, "label smoothing"));
+
+  auto p = parse({"--fp16", "false", "--use_cpu", "--hub_token", "secret", "--tf32=no",
+                  "--dataloader_num_workers", "4", "--label_smoothing_factor", "0.0", "--local_rank", "-1"});
+  REQUIRE(p.warnings.size() == 7);
+  CHECK(contains(p.warnings[0], "--fp16"));
+  CHECK(contains(p.warnings[0], "ignored"));
+  CHECK(contains(p.warnings[1], "use_cpu"));
+  CHECK(contains(p.warnings[2], "<hidden>"));  // tokens are never echoed
+  CHECK_FALSE(contains(p.warnings[2], "secret"));
+  CHECK(contains(p.warnings[4], "dataloader_num_workers"));
+
+  const fs::path dir = scratch_dir();
+  p = parse({"--config", write_file(dir / "hf.json", R"({"fp16": false, "bf16": 0, "push_to_hub": false,
+      "logging_dir": null, "remove_unused_columns": false})")});
+  CHECK(p.warnings.size() == 5);
+  CHECK(contains(p.warnings[0], "hf.json"));
+  e = error_of({"--config", write_file(dir / "hf2.yaml", "seed: 1\nbf16: true\n")});
+  CHECK(contains(e, "hf2.yaml:2: key 'bf16'"));
+  CHECK(contains(e, "mixed precision"));
+  e = error_of({"--config", write_file(dir / "hf3.json", R"({"logging_dir": "tb"})")});
+  CHECK(contains(e, "TENSORBOARD_LOGGING_DIR"));
+}
+
+TEST_CASE("validation: strategies and enumerations name the flag and suggest") {
+  std::string e = error_of({"--eval_strategy", "step"});
+  CHECK(contains(e, "--eval_strategy: expected one of no, steps, epoch, got 'step'"));
+  CHECK(contains(e, "did you mean 'steps'"));
+  e = error_of({"--save_strategy", "always"});
+  CHECK(contains(e, "--save_strategy: expected one of no, steps, epoch, best"));
+  e = error_of({"--logging_strategy", "epochs"});
+  CHECK(contains(e, "--logging_strategy"));
+  CHECK(contains(e, "did you mean 'epoch'"));
+  e = error_of({"--lr_scheduler_type", "cosin"});
+  CHECK(contains(e, "--lr_scheduler_type"));
+  CHECK(contains(e, "did you mean 'cosine'"));
+  e = error_of({"--optim", "adam"});
+  CHECK(contains(e, "--optim: expected one of adamw_torch, sgd"));
+  e = error_of({"--plugin_error_policy", "ignore"});
+  CHECK(contains(e, "--plugin_error_policy: expected one of disable, fail"));
+  CHECK(parse({"--optim", "adamw"}).training.optim == "adamw_torch");
+  CHECK(parse({"--optim", "sgd"}).training.optim == "sgd");
+  for (const char* s : {"linear", "cosine", "constant", "constant_with_warmup"})
+    CHECK(parse({"--lr_scheduler_type", s}).training.lr_scheduler_type == s);
+}
+
+TEST_CASE("validation: ranges of numbers") {
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"--per_device_train_batch_size", "0"}, "--per_device_train_batch_size: expected a value >= 1, got 0"},
+      {{"--per_device_eval_batch_size", "-2"}, "--per_device_eval_batch_size: expected a value >= 1"},
+      {{"--gradient_accumulation_steps", "0"}, "--gradient_accumulation_steps: expected a value >= 1"},
+      {{"--learning_rate", "-1"}, "--learning_rate: expected a value >= 0"},
+      {{"--weight_decay", "-0.1"}, "--weight_decay: expected a value >= 0"},
+      {{"--adam_beta1", "1"}, "--adam_beta1: expected a value in [0, 1)"},
+      {{"--adam_beta2", "-0.5"}, "--adam_beta2: expected a value in [0, 1)"},
+      {{"--adam_epsilon", "-1e-8"}, "--adam_epsilon: expected a value >= 0"},
+      {{"--max_grad_norm", "-1"}, "--max_grad_norm: expected a value >= 0"},
+      {{"--max_steps", "0"}, "--max_steps: expected a positive step count, or -1"},
+      {{"--max_steps", "-5"}, "--max_steps: expected a positive step count"},
+      {{"--num_train_epochs", "0"}, "--num_train_epochs: expected a value > 0 when --max_steps is not set"},
+      {{"--warmup_ratio", "1.5"}, "--warmup_ratio: expected a value in [0, 1]"},
+      {{"--warmup_steps", "-1"}, "--warmup_steps: expected a step count"},
+      {{"--warmup_steps", "2.5"}, "--warmup_steps: must be a whole number when bigger than 1"},
+      {{"--logging_steps", "10.5"}, "--logging_steps: must be a whole number"},
+      {{"--logging_steps", "0"}, "--logging_strategy steps requires a non-zero --logging_steps"},
+      {{"--eval_strategy", "steps", "--eval_steps", "7.5"}, "--eval_steps: must be a whole number"},
+      {{"--eval_strategy", "steps", "--logging_strategy", "no", "--logging_steps", "0"},
+       "--eval_strategy steps requires a non-zero --eval_steps or --logging_steps"},
+      {{"--eval_delay", "-1"}, "--eval_delay: expected a value >= 0"},
+      {{"--save_steps", "0"}, "--save_strategy steps requires a non-zero --save_steps"},
+      {{"--save_steps", "-3"}, "--save_steps: expected a step count"},
+      {{"--save_total_limit", "0"}, "--save_total_limit: expected a value >= 1"},
+      {{"--world_size", "0"}, "--world_size: expected a value >= 1"},
+      {{"--process_index", "2", "--world_size", "2"}, "--process_index: expected a value in [0, world_size)"},
+      {{"--output_dir="}, "--output_dir: must not be empty"},
+      {{"--metric_for_best_model="}, "--metric_for_best_model: must not be empty"},
+      {{"--hidden_size", "0"}, "--hidden_size: expected a value >= 1"},
+      {{"--num_layers", "0"}, "--num_layers: expected a value >= 1"},
+      {{"--num_heads", "0"}, "--num_heads: expected a value >= 1"},
+      {{"--dropout", "1"}, "--dropout: expected a probability in [0, 1)"},
+      {{"--validation_split_percentage", "100"},
+       "--validation_split_percentage: expected a value in [0, 100)"},
+      {{"--block_size", "0"}, "--block_size: expected a value >= 1"},
+      {{"--image_size", "0"}, "--image_size: expected a value >= 1"},
+      {{"--label_column="}, "--label_column: must not be empty"},
+      {{"--model="}, "--model: must not be empty"},
+  };
+  for (const auto& [args, expected] : cases) {
+    INFO(args.front());
+    const std::string e = error_of(args);
+    CHECK_MESSAGE(contains(e, expected), e);
+  }
+}
+
+TEST_CASE("validation: load_best_model_at_end, save_strategy best and the best-metric defaults") {
+  std::string e = error_of({"--load_best_model_at_end", "--eval_strategy", "epoch"});
+  CHECK(contains(e, "--load_best_model_at_end requires the save and eval strategy to match"));
+  CHECK(contains(e, "--eval_strategy epoch and --save_strategy steps"));
+  e = error_of(
+      {"--load_best_model_at_end", "--eval_strategy", "steps", "--eval_steps", "30", "--save_steps", "50"});
+  CHECK(contains(e, "--save_steps to be a multiple of --eval_steps"));
+  CHECK(contains(e, "--save_steps 50 and --eval_steps 30"));
+  e = error_of(
+      {"--load_best_model_at_end", "--eval_strategy", "steps", "--eval_steps", "0.1", "--save_steps", "50"});
+  CHECK(contains(e, "mixing a ratio and a step count"));
+  e = error_of(
+      {"--load_best_model_at_end", "--eval_strategy", "steps", "--eval_steps", "0.2", "--save_steps", "0.3"});
+  CHECK(contains(e, "multiple of --eval_steps"));
+  e = error_of({"--save_strategy", "best"});
+  CHECK(contains(e, "--save_strategy best"));
+  CHECK(contains(e, "requires --eval_strategy steps or epoch"));
+
+  auto p = parse(
+      {"--load_best_model_at_end", "--eval_strategy", "steps", "--eval_steps", "25", "--save_steps", "50"});
+  CHECK(p.training.metric_for_best_model == "loss");
+  CHECK(p.training.greater_is_better == false);
+  p = parse(
+      {"--load_best_model_at_end", "--eval_strategy", "steps", "--eval_steps", "0.1", "--save_steps", "0.2"});
+  CHECK(p.training.eval_steps == doctest::Approx(0.1));  // ratios kept as given
+  p = parse({"--load_best_model_at_end", "--eval_strategy", "epoch", "--save_strategy", "epoch",
+             "--metric_for_best_model", "accuracy"});
+  CHECK(p.training.greater_is_better == true);
+  p = parse({"--save_strategy", "best", "--eval_strategy", "epoch"});
+  CHECK(p.training.metric_for_best_model == "loss");
+  p = parse({"--save_strategy", "best", "--eval_strategy", "steps", "--load_best_model_at_end",
+             "--eval_steps", "7", "--metric_for_best_model",
+             "eval_loss"});  // best needs no matching strategies
+  CHECK(p.training.greater_is_better == false);
+  p = parse({"--metric_for_best_model", "f1", "--greater_is_better", "false"});
+  CHECK(p.training.greater_is_better == false);  // an explicit value is kept
+}
+
+TEST_CASE("validation: derived defaults (eval_steps, do_eval, run_name, resume spelling)") {
+  auto p = parse({"--eval_strategy", "steps", "--logging_steps", "20"});
+  CHECK(p.training.eval_steps == doctest::Approx(20));
+  CHECK(p.training.do_eval);
+  p = parse({"--output_dir", "o", "--run_name", "r"});
+  CHECK(p.training.run_name == "r");
+  p = parse({"--resume_from_checkpoint", "True"});
+  CHECK(p.training.resume_from_checkpoint == "true");
+  p = parse({"--resume_from_checkpoint", "false"});
+  CHECK_FALSE(p.training.resume_from_checkpoint.has_value());
+  p = parse({"--resume_from_checkpoint", "out/checkpoint-10"});
+  CHECK(p.training.resume_from_checkpoint == "out/checkpoint-10");
+  p = parse({"--save_total_limit", "3", "--save_total_limit", "none"});
+  CHECK_FALSE(p.training.save_total_limit.has_value());  // none unsets an optional
+  p = parse({"--logging_steps", "0.05", "--save_steps", "0.5", "--warmup_steps", "0.1"});
+  CHECK(p.training.logging_steps == doctest::Approx(0.05));
+
+  // validate() directly, as the C++ API's users call it.
+  TrainingArguments a;
+  a.eval_strategy = "epoch";
+  trainhook::validate(a);
+  CHECK(a.do_eval);
+  CHECK(a.run_name == a.output_dir);
+  TrainingArguments b;
+  b.plugin_config = nlohmann::json::array();
+  CHECK(contains(validate_error(b), "--plugin_config: expected an object"));
+  TrainingArguments c;
+  c.report_to = {""};
+  CHECK(contains(validate_error(c), "--report_to: an empty name"));
+}
+
+TEST_CASE("help text: every group, every option, defaults") {
+  const std::string h = trainhook::train_help_text();
+  for (const char* group :
+       {"Output:", "Training:", "Logging, evaluation and saving:", "Reproducibility and data loading:",
+        "Integrations and plugins:", "Model:", "Data:"})
+    CHECK_MESSAGE(contains(h, std::string("\n") + group + "\n"), group);
+  // Every argument is listed (the JSON objects are kept alive: items() is a view).
+  const nlohmann::json all[] = {trainhook::to_json(TrainingArguments{}),
+                                trainhook::to_json(trainhook::ModelArguments{}),
+                                trainhook::to_json(trainhook::DataArguments{})};
+  for (const auto& part : all)
+    for (const auto& [key, value] : part.items()) CHECK_MESSAGE(contains(h, "--" + key + " "), key);
+  CHECK(contains(h, "[default: 5e-05]"));
+  CHECK(contains(h, "[default: trainer_output]"));
+  CHECK(contains(h, "[default: none]"));
+  CHECK(contains(h, "--config FILE"));
+  CHECK(contains(h, "--args_file FILE"));
+  // Groups come in this order.
+  CHECK(h.find("Output:") < h.find("Training:"));
+  CHECK(h.find("Training:") < h.find("Logging, evaluation"));
+  CHECK(h.find("Integrations and plugins:") < h.find("Model:"));
+  CHECK(h.find("Model:") < h.find("Data:"));
+}

@@ -1,0 +1,202 @@
+// to_json (training_args.json's HF names), its round trip through the parser,
+// and the *_steps ratio resolution.
+#include <trainhook/argument_parser.hpp>
+#include <trainhook/training_arguments.hpp>
+
+#include <doctest/doctest.h>
+
+#include <unistd.h>
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+namespace fs = std::filesystem;
+using trainhook::TrainingArguments;
+
+namespace {
+
+// A TrainingArguments with every field away from its default (and valid).
+TrainingArguments non_default() {
+  TrainingArguments a;
+  a.output_dir = "out/x";
+  a.overwrite_output_dir = true;
+  a.run_name = "run";
+  a.do_train = true;
+  a.do_eval = true;
+  a.do_predict = true;
+  a.per_device_train_batch_size = 16;
+  a.per_device_eval_batch_size = 32;
+  a.gradient_accumulation_steps = 4;
+  a.learning_rate = 1e-3;
+  a.weight_decay = 0.01;
+  a.adam_beta1 = 0.8;
+  a.adam_beta2 = 0.99;
+  a.adam_epsilon = 1e-6;
+  a.max_grad_norm = 0.5;
+  a.optim = "sgd";
+  a.num_train_epochs = 1.5;
+  a.max_steps = 100;
+  a.lr_scheduler_type = "cosine";
+  a.warmup_ratio = 0.1;
+  a.warmup_steps = 5;
+  a.logging_strategy = "epoch";
+  a.logging_steps = 10;
+  a.logging_first_step = true;
+  a.logging_nan_inf_filter = false;
+  a.eval_strategy = "steps";
+  a.eval_steps = 20;
+  a.eval_delay = 2;
+  a.save_strategy = "best";
+  a.save_steps = 40;
+  a.save_total_limit = 3;
+  a.load_best_model_at_end = true;
+  a.metric_for_best_model = "accuracy";
+  a.greater_is_better = true;
+  a.resume_from_checkpoint = "out/x/checkpoint-20";
+  a.skip_memory_metrics = false;
+  a.seed = 7;
+  a.data_seed = 8;
+  a.full_determinism = true;
+  a.dataloader_drop_last = true;
+  a.disable_tqdm = true;
+  a.report_to = {"tensorboard", "mlflow"};
+  a.callbacks = {"early_stopping"};
+  a.plugin_dir = {"/opt/p"};
+  a.plugin_config = {{"early_stopping", {{"patience", 3}}}};
+  a.plugin_error_policy = "fail";
+  a.allow_unsafe_plugin_paths = true;
+  a.allow_duplicate_plugins = true;
+  a.process_index = 1;
+  a.world_size = 2;
+  return a;
+}
+
+}  // namespace
+
+TEST_CASE("to_json writes every field with the HF names; unset optionals are null") {
+  const nlohmann::json j = trainhook::to_json(TrainingArguments{});
+  const std::set<std::string> expected = {"output_dir",
+                                          "overwrite_output_dir",
+                                          "run_name",
+                                          "do_train",
+                                          "do_eval",
+                                          "do_predict",
+                                          "per_device_train_batch_size",
+                                          "per_device_eval_batch_size",
+                                          "gradient_accumulation_steps",
+                                          "learning_rate",
+                                          "weight_decay",
+                                          "adam_beta1",
+                                          "adam_beta2",
+                                          "adam_epsilon",
+                                          "max_grad_norm",
+                                          "optim",
+                                          "num_train_epochs",
+                                          "max_steps",
+                                          "lr_scheduler_type",
+                                          "warmup_ratio",
+                                          "warmup_steps",
+                                          "logging_strategy",
+                                          "logging_steps",
+                                          "logging_first_step",
+                                          "logging_nan_inf_filter",
+                                          "eval_strategy",
+                                          "eval_steps",
+                                          "eval_delay",
+                                          "save_strategy",
+                                          "save_steps",
+                                          "save_total_limit",
+                                          "load_best_model_at_end",
+                                          "metric_for_best_model",
+                                          "greater_is_better",
+                                          "resume_from_checkpoint",
+                                          "skip_memory_metrics",
+                                          "seed",
+                                          "data_seed",
+                                          "full_determinism",
+                                          "dataloader_drop_last",
+                                          "disable_tqdm",
+                                          "report_to",
+                                          "callbacks",
+                                          "plugin_dir",
+                                          "plugin_config",
+                                          "plugin_error_policy",
+                                          "allow_unsafe_plugin_paths",
+                                          "allow_duplicate_plugins",
+                                          "process_index",
+                                          "world_size"};
+  std::set<std::string> keys;
+  for (const auto& [k, v] : j.items()) keys.insert(k);
+  CHECK(keys == expected);
+  CHECK(j["eval_steps"].is_null());
+  CHECK(j["run_name"].is_null());
+  CHECK(j["save_total_limit"].is_null());
+  CHECK(j["greater_is_better"].is_null());
+  CHECK(j["learning_rate"] == 5e-5);
+  CHECK(j["report_to"] == nlohmann::json::array({"none"}));
+  CHECK(j["plugin_config"] == nlohmann::json::object());
+
+  const nlohmann::json m = trainhook::to_json(trainhook::ModelArguments{});
+  CHECK(m["model"] == "mlp");
+  const nlohmann::json d = trainhook::to_json(trainhook::DataArguments{});
+  CHECK(d["train_file"].is_null());
+  CHECK(d["label_column"] == "last");
+}
+
+TEST_CASE("to_json round trip: training_args.json read back as a --config file and from JSON") {
+  const TrainingArguments a = non_default();
+  const nlohmann::json j = trainhook::to_json(a);
+  // Every field really differs from the default, so the round trip checks each.
+  const nlohmann::json defaults = trainhook::to_json(TrainingArguments{});
+  for (const auto& [k, v] : j.items()) CHECK_MESSAGE(v != defaults[k], k);
+
+  const fs::path dir = fs::temp_directory_path() / ("trainhook_ta_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const fs::path file = dir / "training_args.json";
+  std::ofstream(file) << j.dump(2);
+  const auto parsed = trainhook::parse_train_arguments({"--config", file.string()});
+  CHECK(trainhook::to_json(parsed.training) == j);
+  CHECK(parsed.warnings.empty());
+
+  CHECK(trainhook::to_json(trainhook::training_arguments_from_json(j, "training_args.json")) == j);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("training_arguments_from_json: unknown keys and bad values name the source") {
+  try {
+    trainhook::training_arguments_from_json({{"learning_rte", 1}}, "ckpt/training_args.json");
+    FAIL("expected an ArgumentError");
+  } catch (const trainhook::ArgumentError& e) {
+    const std::string m = e.what();
+    CHECK(m.find("ckpt/training_args.json") != std::string::npos);
+    CHECK(m.find("did you mean 'learning_rate'") != std::string::npos);
+  }
+  // Model/data arguments are not training arguments.
+  CHECK_THROWS_AS(trainhook::training_arguments_from_json({{"model", "mlp"}}, "x"), trainhook::ArgumentError);
+  CHECK_THROWS_WITH_AS(trainhook::training_arguments_from_json({{"seed", "abc"}}, "x.json"),
+                       doctest::Contains("x.json: key 'seed': expected an integer"),
+                       trainhook::ArgumentError);
+}
+
+TEST_CASE("resolve_steps: ratios below 1, counts from 1, 0 = never") {
+  CHECK(trainhook::resolve_steps(500, 1000) == 500);
+  CHECK(trainhook::resolve_steps(1, 1000) == 1);
+  CHECK(trainhook::resolve_steps(0.1, 1000) == 100);
+  CHECK(trainhook::resolve_steps(0.07, 100) == 7);  // not 8 from 7.000000000000001
+  CHECK(trainhook::resolve_steps(0.25, 10) == 3);   // ceil(2.5)
+  CHECK(trainhook::resolve_steps(0.001, 10) == 1);  // at least one step
+  CHECK(trainhook::resolve_steps(0, 1000) == 0);
+  CHECK(trainhook::resolve_steps(-1, 1000) == 0);
+}
+
+TEST_CASE("resolve_warmup_steps: warmup_steps wins over warmup_ratio") {
+  TrainingArguments a;
+  CHECK(trainhook::resolve_warmup_steps(a, 100) == 0);
+  a.warmup_ratio = 0.1;
+  CHECK(trainhook::resolve_warmup_steps(a, 100) == 10);
+  CHECK(trainhook::resolve_warmup_steps(a, 15) == 2);  // ceil(1.5)
+  a.warmup_steps = 5;
+  CHECK(trainhook::resolve_warmup_steps(a, 100) == 5);
+  a.warmup_steps = 0.2;
+  CHECK(trainhook::resolve_warmup_steps(a, 100) == 20);
+}
