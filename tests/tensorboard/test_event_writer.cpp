@@ -2,6 +2,7 @@
 #include <tensorboard/event_writer.hpp>
 
 #include "event_reader.hpp"
+#include "file_size_limit.hpp"
 
 #include <doctest/doctest.h>
 
@@ -122,6 +123,33 @@ TEST_CASE("records reach the file within the flush interval, before finish") {
   }
   CHECK(n == 2);
   w.finish();
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("after a write error the writer warns once, counts what it lost, and the file stays readable") {
+  const auto dir = temp_dir("full");
+  const auto path = dir / "events.out.tfevents.4.h.1.0";
+  std::vector<std::string> warnings;  // the warn callback runs on the writer thread, read after finish
+  WriterStats stats;
+  {
+    tbtest::FileSizeLimit limit(4096);
+    EventWriter w(path, 100000, std::chrono::milliseconds(5),
+                  [&](const std::string& m) { warnings.push_back(m); });
+    for (int step = 1; step <= 2000; ++step) {
+      LogRecord r(1.0, step);
+      r.add_scalar("loss", step);
+      w.log(std::move(r));
+    }
+    stats = w.finish();
+  }
+  CHECK(stats.error.find(path.string()) != std::string::npos);
+  CHECK(stats.lost_records > 0);
+  CHECK(stats.events_written + stats.lost_records == 2000);
+  REQUIRE(warnings.size() == 1);
+  CHECK(warnings[0].find(path.string()) != std::string::npos);
+  const auto events = tbtest::read_events(path.string());  // throws on a torn record
+  CHECK(events.size() == stats.events_written + 1);
+  CHECK(std::filesystem::file_size(path) <= 4096);
   std::filesystem::remove_all(dir);
 }
 

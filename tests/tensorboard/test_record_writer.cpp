@@ -2,6 +2,7 @@
 #include <tensorboard/record_writer.hpp>
 
 #include "event_reader.hpp"
+#include "file_size_limit.hpp"
 
 #include <doctest/doctest.h>
 
@@ -79,5 +80,27 @@ TEST_CASE("a corrupted byte is caught by the reader's CRC check") {
   }
   CHECK_THROWS_WITH_AS(tbtest::read_records(path.string()), doctest::Contains("bad data CRC"),
                        std::runtime_error);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("a failed write cuts the file back to its last whole record") {
+  const auto dir = temp_dir("full");
+  const auto path = dir / "events.out.tfevents.full";
+  {
+    tbtest::FileSizeLimit limit(1000);
+    EventFile f(path);
+    std::string batch;
+    for (int i = 0; i < 3; ++i) append_record(batch, std::string(100, static_cast<char>('a' + i)));
+    REQUIRE(f.append(batch));  // 348 bytes
+    batch.clear();
+    for (int i = 0; i < 10; ++i) append_record(batch, std::string(100, 'x'));
+    CHECK_FALSE(f.append(batch));  // 1160 more bytes: only part fits under the limit
+    CHECK(f.error().find(path.string()) != std::string::npos);
+    CHECK(f.size() == 348);
+  }
+  CHECK(std::filesystem::file_size(path) == 348);
+  const auto recs = tbtest::read_records(path.string());
+  REQUIRE(recs.size() == 3);
+  CHECK(recs[2] == std::string(100, 'c'));
   std::filesystem::remove_all(dir);
 }

@@ -58,7 +58,8 @@ TEST_CASE("bad plugin_config is refused with the key named") {
   CHECK(h.create(R"({"flush_secs": 5})", &err) == TH_INVALID_ARGUMENT);
   CHECK(err.find("tensorboard.flush_secs") != std::string::npos);
   CHECK(h.create(R"({"flush_secs": "x"})", &err) == TH_INVALID_ARGUMENT);
-  CHECK_MESSAGE(h.create(R"({"queue_size": "64", "logging_dir": "/tmp/x", "flush_secs": "0.5"})", &err) == TH_OK, err);
+  CHECK_MESSAGE(
+      h.create(R"({"queue_size": "64", "logging_dir": "/tmp/x", "flush_secs": "0.5"})", &err) == TH_OK, err);
 }
 
 TEST_CASE("default folder output_dir/runs/<Mon><DD>_<HH>-<MM>-<SS>_<host> and the file name") {
@@ -142,7 +143,8 @@ TEST_CASE("only the world-zero process writes") {
 }
 
 TEST_CASE(
-    "on_log before train begin opens the file; destroying without train end closes the session as failed") {
+    "on_log before train begin opens the file, and destroying without train end closes the session as "
+    "failed") {
   EnvGuard env("TENSORBOARD_LOGGING_DIR");
   const auto dir = temp_dir("lazy");
   tbtest::PluginHarness h;
