@@ -19,6 +19,12 @@
 //   TRAINHOOK_PLUGIN("my_pack", "1.0.0",
 //       trainhook::callback<MyLogger>("my_logger", "1.0.0", trainhook::Kind::integration,
 //                                     "logs somewhere"))
+//
+// A library may also add CLI subcommands (`trainhook my-sync args...`): declare
+// them with TRAINHOOK_COMMANDS(...) BEFORE TRAINHOOK_PLUGIN(...):
+//
+//   int my_sync(const trainhook::Host& host, const std::vector<std::string>& args) { ...; return 0; }
+//   TRAINHOOK_COMMANDS(trainhook::command<&my_sync>("my-sync", "uploads offline runs"))
 #ifndef TRAINHOOK_PLUGIN_HPP
 #define TRAINHOOK_PLUGIN_HPP
 
@@ -32,6 +38,8 @@
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <utility>
+#include <vector>
 
 namespace trainhook {
 
@@ -103,8 +111,7 @@ class Host {
     if (!TH_HAS_FIELD(h_, th_host, set_resume_checkpoint) || h_->set_resume_checkpoint == nullptr)
       throw ConfigError("this trainer cannot set resume_from_checkpoint from a plugin");
     char err[1024] = {0};
-    if (h_->set_resume_checkpoint(h_->ctx, path.c_str(), err, sizeof err) != TH_OK)
-      throw ConfigError(err);
+    if (h_->set_resume_checkpoint(h_->ctx, path.c_str(), err, sizeof err) != TH_OK) throw ConfigError(err);
   }
   const th_host* raw() const noexcept { return h_; }
 
@@ -201,22 +208,53 @@ class Callback {
 
   void dispatch(Event& e) {
     switch (e.id()) {
-      case TH_EVENT_INIT_END: on_init_end(e); break;
-      case TH_EVENT_TRAIN_BEGIN: on_train_begin(e); break;
-      case TH_EVENT_TRAIN_END: on_train_end(e); break;
-      case TH_EVENT_EPOCH_BEGIN: on_epoch_begin(e); break;
-      case TH_EVENT_EPOCH_END: on_epoch_end(e); break;
-      case TH_EVENT_STEP_BEGIN: on_step_begin(e); break;
-      case TH_EVENT_SUBSTEP_END: on_substep_end(e); break;
-      case TH_EVENT_PRE_OPTIMIZER_STEP: on_pre_optimizer_step(e); break;
-      case TH_EVENT_OPTIMIZER_STEP: on_optimizer_step(e); break;
-      case TH_EVENT_STEP_END: on_step_end(e); break;
-      case TH_EVENT_EVALUATE: on_evaluate(e); break;
-      case TH_EVENT_PREDICT: on_predict(e); break;
-      case TH_EVENT_PREDICTION_STEP: on_prediction_step(e); break;
-      case TH_EVENT_LOG: on_log(e); break;
-      case TH_EVENT_SAVE: on_save(e); break;
-      default: break;  // an event from a newer host: ignore
+      case TH_EVENT_INIT_END:
+        on_init_end(e);
+        break;
+      case TH_EVENT_TRAIN_BEGIN:
+        on_train_begin(e);
+        break;
+      case TH_EVENT_TRAIN_END:
+        on_train_end(e);
+        break;
+      case TH_EVENT_EPOCH_BEGIN:
+        on_epoch_begin(e);
+        break;
+      case TH_EVENT_EPOCH_END:
+        on_epoch_end(e);
+        break;
+      case TH_EVENT_STEP_BEGIN:
+        on_step_begin(e);
+        break;
+      case TH_EVENT_SUBSTEP_END:
+        on_substep_end(e);
+        break;
+      case TH_EVENT_PRE_OPTIMIZER_STEP:
+        on_pre_optimizer_step(e);
+        break;
+      case TH_EVENT_OPTIMIZER_STEP:
+        on_optimizer_step(e);
+        break;
+      case TH_EVENT_STEP_END:
+        on_step_end(e);
+        break;
+      case TH_EVENT_EVALUATE:
+        on_evaluate(e);
+        break;
+      case TH_EVENT_PREDICT:
+        on_predict(e);
+        break;
+      case TH_EVENT_PREDICTION_STEP:
+        on_prediction_step(e);
+        break;
+      case TH_EVENT_LOG:
+        on_log(e);
+        break;
+      case TH_EVENT_SAVE:
+        on_save(e);
+        break;
+      default:
+        break;  // an event from a newer host: ignore
     }
   }
 
@@ -276,7 +314,8 @@ th_status guarded(char* err, size_t err_size, F&& f) noexcept {
 template <class T>
 struct Adapter {
   static_assert(std::is_base_of_v<Callback, T>, "a plugin callback derives from trainhook::Callback");
-  static_assert(std::is_constructible_v<T, Setup&>, "a plugin callback has a constructor T(trainhook::Setup&)");
+  static_assert(std::is_constructible_v<T, Setup&>,
+                "a plugin callback has a constructor T(trainhook::Setup&)");
 
   static th_status create(const th_host* host, const char* cfg, void** out, char* err, size_t n) noexcept {
     return detail::guarded(err, n, [&] {
@@ -290,7 +329,8 @@ struct Adapter {
       static_cast<Callback*>(self)->dispatch(e);
     });
   }
-  static th_status save_state(void* self, char* buf, size_t size, size_t* needed, char* err, size_t n) noexcept {
+  static th_status save_state(void* self, char* buf, size_t size, size_t* needed, char* err,
+                              size_t n) noexcept {
     auto* cb = static_cast<Callback*>(self);
     th_status st = detail::guarded(err, n, [&] {
       if (buf == nullptr || cb->saved_.empty() || size <= cb->saved_.size()) cb->saved_ = cb->save_state();
@@ -308,7 +348,8 @@ struct Adapter {
   static void destroy(void* self) noexcept { delete static_cast<Callback*>(self); }
 
   static const th_callback_vtable* vtable() noexcept {
-    static const th_callback_vtable vt = {sizeof(th_callback_vtable), &on_event, &save_state, &load_state, &destroy};
+    static const th_callback_vtable vt = {sizeof(th_callback_vtable), &on_event, &save_state, &load_state,
+                                          &destroy};
     return &vt;
   }
 };
@@ -328,6 +369,34 @@ th_callback_info callback(const char* name, const char* version, Kind kind, cons
   return info;
 }
 
+// A CLI subcommand's implementation: returns the process exit code; may throw
+// (the message becomes the command's error).
+using CommandFn = int (*)(const Host& host, const std::vector<std::string>& args);
+
+template <CommandFn Fn>
+struct CommandAdapter {
+  static th_status run(const th_host* host, int32_t argc, const char* const* argv, int32_t* exit_code,
+                       char* err, size_t n) noexcept {
+    return detail::guarded(err, n, [&] {
+      std::vector<std::string> args;
+      for (int32_t i = 0; i < argc; ++i) args.emplace_back(detail::or_empty(argv[i]));
+      const int code = Fn(Host(host), args);
+      if (exit_code != nullptr) *exit_code = code;
+    });
+  }
+};
+
+// Describes one CLI subcommand; use inside TRAINHOOK_COMMANDS(...).
+template <CommandFn Fn>
+th_command_info command(const char* name, const char* description) {
+  th_command_info info{};
+  info.struct_size = sizeof(th_command_info);
+  info.name = name;
+  info.description = description;
+  info.run = &CommandAdapter<Fn>::run;
+  return info;
+}
+
 namespace detail {
 inline th_status negotiate(const th_host_info* host, const th_plugin_info* info, const th_plugin_info** out,
                            char* err, size_t err_size) noexcept {
@@ -342,19 +411,37 @@ inline th_status negotiate(const th_host_info* host, const th_plugin_info* info,
 
 }  // namespace trainhook
 
+// The commands of a library without TRAINHOOK_COMMANDS: none. TRAINHOOK_COMMANDS
+// declares a better match for the call in TRAINHOOK_PLUGIN (int beats long).
+inline std::pair<const th_command_info*, uint32_t> trainhook_plugin_commands_(long) { return {nullptr, 0}; }
+
+// Declares the library's CLI subcommands: trainhook::command<&fn>(name, description)...
+#define TRAINHOOK_COMMANDS(...)                                                            \
+  static std::pair<const th_command_info*, uint32_t> trainhook_plugin_commands_(int) {     \
+    static const th_command_info trainhook_commands_[] = {__VA_ARGS__};                    \
+    return {trainhook_commands_,                                                           \
+            static_cast<uint32_t>(sizeof(trainhook_commands_) / sizeof(th_command_info))}; \
+  }
+
 // Defines the library's entry point. Arguments: library name, library version,
 // then one trainhook::callback<T>(...) per callback the library exports.
-#define TRAINHOOK_PLUGIN(lib_name, lib_version, ...)                                                     \
-  extern "C" TRAINHOOK_EXPORT th_status trainhook_plugin_v1(const th_host_info* host,                   \
-                                                            const th_plugin_info** out, char* err,      \
-                                                            size_t err_size) {                          \
-    static const th_callback_info trainhook_callbacks_[] = {__VA_ARGS__};                               \
-    static const th_plugin_info trainhook_info_ = {                                                     \
-        sizeof(th_plugin_info), TRAINHOOK_ABI_VERSION_MAJOR,                                            \
-        TRAINHOOK_ABI_VERSION_MINOR, lib_name,                                                          \
-        lib_version, static_cast<uint32_t>(sizeof(trainhook_callbacks_) / sizeof(th_callback_info)),    \
-        trainhook_callbacks_, 0, nullptr};                                                              \
-    return trainhook::detail::negotiate(host, &trainhook_info_, out, err, err_size);                    \
+#define TRAINHOOK_PLUGIN(lib_name, lib_version, ...)                                      \
+  extern "C" TRAINHOOK_EXPORT th_status trainhook_plugin_v1(                              \
+      const th_host_info* host, const th_plugin_info** out, char* err, size_t err_size) { \
+    static const th_callback_info trainhook_callbacks_[] = {__VA_ARGS__};                 \
+    static const std::pair<const th_command_info*, uint32_t> trainhook_cmds_ =            \
+        trainhook_plugin_commands_(0);                                                    \
+    static const th_plugin_info trainhook_info_ = {                                       \
+        sizeof(th_plugin_info),                                                           \
+        TRAINHOOK_ABI_VERSION_MAJOR,                                                      \
+        TRAINHOOK_ABI_VERSION_MINOR,                                                      \
+        lib_name,                                                                         \
+        lib_version,                                                                      \
+        static_cast<uint32_t>(sizeof(trainhook_callbacks_) / sizeof(th_callback_info)),   \
+        trainhook_callbacks_,                                                             \
+        trainhook_cmds_.second,                                                           \
+        trainhook_cmds_.first};                                                           \
+    return trainhook::detail::negotiate(host, &trainhook_info_, out, err, err_size);      \
   }
 
 #endif  // TRAINHOOK_PLUGIN_HPP

@@ -1,0 +1,420 @@
+// CallbackHandler against HF's CallbackHandler semantics: call order, masks,
+// the flag resets of each event, merging of what callbacks set, the error
+// policies, stop requests from other threads, and stateful callbacks.
+#include <trainhook/callback_handler.hpp>
+#include <trainhook/trainer_state_io.hpp>
+
+#include <doctest/doctest.h>
+#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
+
+#include <functional>
+#include <map>
+#include <sstream>
+#include <thread>
+
+using namespace trainhook;
+
+namespace {
+
+std::string flags(const th_control& c) {
+  std::string s;
+  s += c.should_training_stop ? 'T' : '-';
+  s += c.should_epoch_stop ? 'E' : '-';
+  s += c.should_save ? 'S' : '-';
+  s += c.should_evaluate ? 'V' : '-';
+  s += c.should_log ? 'L' : '-';
+  return s;
+}
+std::string flags(const TrainerControl& c) {
+  th_control t{};
+  to_c(c, t);
+  return flags(t);
+}
+
+// Records "<name>:<event>:<flags seen>" and runs an optional action.
+struct Recorder final : TrainerCallback {
+  using Action = std::function<void(EventId, const th_event_args&)>;
+  Recorder(std::string n, std::vector<std::string>& log, uint64_t mask = TH_EVENT_MASK_ALL, Action a = {})
+      : name_(std::move(n)), log_(log), mask_(mask), action_(std::move(a)) {}
+  std::string name() const override { return name_; }
+  uint64_t event_mask() const override { return mask_; }
+  void on_event(EventId ev, const th_event_args& args) override {
+    log_.push_back(name_ + ":" + event_name(ev) + ":" + flags(*args.control));
+    if (action_) action_(ev, args);
+  }
+  std::string name_;
+  std::vector<std::string>& log_;
+  uint64_t mask_;
+  Action action_;
+};
+
+// Captures spdlog output for the duration of a test.
+struct LogCapture {
+  LogCapture() : previous(spdlog::default_logger()) {
+    auto sink = std::make_shared<spdlog::sinks::ostream_sink_mt>(out);
+    auto logger = std::make_shared<spdlog::logger>("capture", sink);
+    logger->set_pattern("%l %v");
+    spdlog::set_default_logger(logger);
+  }
+  ~LogCapture() { spdlog::set_default_logger(previous); }
+  std::vector<std::string> lines() const {
+    std::vector<std::string> v;
+    std::istringstream in(out.str());
+    for (std::string l; std::getline(in, l);) v.push_back(l);
+    return v;
+  }
+  std::ostringstream out;
+  std::shared_ptr<spdlog::logger> previous;
+};
+
+TrainerControl all_set() {
+  TrainerControl c;
+  c.should_training_stop = c.should_epoch_stop = c.should_save = c.should_evaluate = c.should_log = true;
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("each event resets exactly the flags HF's CallbackHandler resets") {
+  // What the first callback sees when every flag was set before the event.
+  const std::map<EventId, std::string> expected = {
+      {TH_EVENT_INIT_END, "TESVL"},
+      {TH_EVENT_TRAIN_BEGIN, "-ESVL"},
+      {TH_EVENT_TRAIN_END, "TESVL"},
+      {TH_EVENT_EPOCH_BEGIN, "T-SVL"},
+      {TH_EVENT_EPOCH_END, "TESVL"},
+      {TH_EVENT_STEP_BEGIN, "TE---"},
+      {TH_EVENT_SUBSTEP_END, "TESVL"},
+      {TH_EVENT_PRE_OPTIMIZER_STEP, "TESVL"},
+      {TH_EVENT_OPTIMIZER_STEP, "TESVL"},
+      {TH_EVENT_STEP_END, "TESVL"},
+      {TH_EVENT_EVALUATE, "TES-L"},
+      {TH_EVENT_PREDICT, "TESVL"},
+      {TH_EVENT_PREDICTION_STEP, "TESVL"},
+      {TH_EVENT_LOG, "TESV-"},
+      {TH_EVENT_SAVE, "TE-VL"},
+  };
+  REQUIRE(expected.size() == TH_EVENT_COUNT);
+  for (const auto& [ev, seen] : expected) {
+    CAPTURE(event_name(ev));
+    std::vector<std::string> log;
+    CallbackHandler h;
+    h.add(std::make_unique<Recorder>("a", log));
+    TrainerState state;
+    TrainerControl control = all_set();
+    h.fire(ev, state, control);
+    REQUIRE(log.size() == 1);
+    CHECK(log[0] == std::string("a:") + event_name(ev) + ":" + seen);
+    CHECK(flags(control) == seen);  // nobody changed anything: the reset result comes back
+  }
+}
+
+TEST_CASE("a scripted training run: order, masks and every flag against HF semantics") {
+  std::vector<std::string> log;
+  CallbackHandler h;
+  // "flow" plays DefaultFlowCallback: log+save at step_end of step 2, stop at step 3.
+  h.add(std::make_unique<Recorder>("flow", log, TH_EVENT_MASK_ALL, [](EventId ev, const th_event_args& a) {
+    if (ev == TH_EVENT_STEP_END && a.state->global_step == 2)
+      a.control->should_log = a.control->should_save = 1;
+    if (ev == TH_EVENT_STEP_END && a.state->global_step >= 3) a.control->should_training_stop = 1;
+    if (ev == TH_EVENT_EPOCH_END) a.control->should_evaluate = 1;
+  }));
+  // An integration that only wants on_log and on_evaluate, and asks for a save after evaluating.
+  h.add(std::make_unique<Recorder>("integ", log, TH_EVENT_BIT(TH_EVENT_LOG) | TH_EVENT_BIT(TH_EVENT_EVALUATE),
+                                   [](EventId ev, const th_event_args& a) {
+                                     if (ev == TH_EVENT_EVALUATE) a.control->should_save = 1;
+                                   }));
+  // "progress" comes last and sees what the others set.
+  h.add(std::make_unique<Recorder>("progress", log, TH_EVENT_MASK_ALL & ~TH_EVENT_BIT(TH_EVENT_SUBSTEP_END)));
+
+  TrainerState st;
+  TrainerControl c;
+  std::vector<std::string> returned;  // flags handed back to the trainer after each event
+  auto fire = [&](EventId ev, int64_t step) {
+    st.global_step = step;
+    h.fire(ev, st, c);
+    returned.push_back(std::string(event_name(ev)) + "=" + flags(c));
+  };
+  fire(TH_EVENT_INIT_END, 0);
+  fire(TH_EVENT_TRAIN_BEGIN, 0);
+  fire(TH_EVENT_EPOCH_BEGIN, 0);
+  for (int64_t step = 1; step <= 3; ++step) {
+    fire(TH_EVENT_STEP_BEGIN, step - 1);
+    fire(TH_EVENT_SUBSTEP_END, step - 1);  // gradient accumulation of 2
+    fire(TH_EVENT_PRE_OPTIMIZER_STEP, step - 1);
+    fire(TH_EVENT_OPTIMIZER_STEP, step - 1);
+    fire(TH_EVENT_STEP_END, step);
+    if (c.should_log) fire(TH_EVENT_LOG, step);
+    if (c.should_save) fire(TH_EVENT_SAVE, step);
+    if (c.should_training_stop) break;
+  }
+  fire(TH_EVENT_EPOCH_END, 3);
+  if (c.should_evaluate) fire(TH_EVENT_EVALUATE, 3);
+  if (c.should_save) fire(TH_EVENT_SAVE, 3);
+  fire(TH_EVENT_TRAIN_END, 3);
+
+  const std::vector<std::string> expected_log = {
+      "flow:on_init_end:-----",
+      "progress:on_init_end:-----",
+      "flow:on_train_begin:-----",
+      "progress:on_train_begin:-----",
+      "flow:on_epoch_begin:-----",
+      "progress:on_epoch_begin:-----",
+      // step 1
+      "flow:on_step_begin:-----",
+      "progress:on_step_begin:-----",
+      "flow:on_substep_end:-----",
+      "flow:on_pre_optimizer_step:-----",
+      "progress:on_pre_optimizer_step:-----",
+      "flow:on_optimizer_step:-----",
+      "progress:on_optimizer_step:-----",
+      "flow:on_step_end:-----",
+      "progress:on_step_end:-----",
+      // step 2: flow sets log+save, progress sees them; on_log/on_save reset their own flag
+      "flow:on_step_begin:-----",
+      "progress:on_step_begin:-----",
+      "flow:on_substep_end:-----",
+      "flow:on_pre_optimizer_step:-----",
+      "progress:on_pre_optimizer_step:-----",
+      "flow:on_optimizer_step:-----",
+      "progress:on_optimizer_step:-----",
+      "flow:on_step_end:-----",
+      "progress:on_step_end:--S-L",
+      "flow:on_log:--S--",
+      "integ:on_log:--S--",
+      "progress:on_log:--S--",
+      "flow:on_save:-----",
+      "progress:on_save:-----",
+      // step 3: flow stops training
+      "flow:on_step_begin:-----",
+      "progress:on_step_begin:-----",
+      "flow:on_substep_end:-----",
+      "flow:on_pre_optimizer_step:-----",
+      "progress:on_pre_optimizer_step:-----",
+      "flow:on_optimizer_step:-----",
+      "progress:on_optimizer_step:-----",
+      "flow:on_step_end:-----",
+      "progress:on_step_end:T----",
+      // epoch end: flow asks for evaluation; on_evaluate resets it; integ asks for a save
+      "flow:on_epoch_end:T----",
+      "progress:on_epoch_end:T--V-",
+      "flow:on_evaluate:T----",
+      "integ:on_evaluate:T----",
+      "progress:on_evaluate:T-S--",
+      "flow:on_save:T----",
+      "progress:on_save:T----",
+      "flow:on_train_end:T----",
+      "progress:on_train_end:T----",
+  };
+  CHECK(log == expected_log);
+  const std::vector<std::string> expected_returned = {
+      "on_init_end=-----",
+      "on_train_begin=-----",
+      "on_epoch_begin=-----",
+      "on_step_begin=-----",
+      "on_substep_end=-----",
+      "on_pre_optimizer_step=-----",
+      "on_optimizer_step=-----",
+      "on_step_end=-----",
+      "on_step_begin=-----",
+      "on_substep_end=-----",
+      "on_pre_optimizer_step=-----",
+      "on_optimizer_step=-----",
+      "on_step_end=--S-L",
+      "on_log=--S--",
+      "on_save=-----",
+      "on_step_begin=-----",
+      "on_substep_end=-----",
+      "on_pre_optimizer_step=-----",
+      "on_optimizer_step=-----",
+      "on_step_end=T----",
+      "on_epoch_end=T--V-",
+      "on_evaluate=T-S--",
+      "on_save=T----",
+      "on_train_end=T----",
+  };
+  CHECK(returned == expected_returned);
+}
+
+TEST_CASE("should_epoch_stop and should_training_stop set by a callback persist until their own reset") {
+  std::vector<std::string> log;
+  CallbackHandler h;
+  h.add(std::make_unique<Recorder>("a", log, TH_EVENT_MASK_ALL, [](EventId ev, const th_event_args& a) {
+    if (ev == TH_EVENT_STEP_END) a.control->should_epoch_stop = 1;
+  }));
+  TrainerState st;
+  TrainerControl c;
+  h.fire(TH_EVENT_STEP_END, st, c);
+  h.fire(TH_EVENT_STEP_BEGIN, st, c);  // step_begin does not touch epoch_stop
+  CHECK(c.should_epoch_stop);
+  h.fire(TH_EVENT_EPOCH_BEGIN, st, c);
+  CHECK_FALSE(c.should_epoch_stop);
+}
+
+TEST_CASE("the event payload and the state reach callbacks unchanged") {
+  std::vector<std::string> log;
+  CallbackHandler h;
+  const char* keys[] = {"loss", "learning_rate"};
+  const double values[] = {0.25, 5e-5};
+  const char* skeys[] = {"note"};
+  const char* svalues[] = {"hi"};
+  th_values v{sizeof(th_values), 2, keys, values, 1, skeys, svalues};
+  bool checked = false;
+  h.add(std::make_unique<Recorder>("a", log, TH_EVENT_MASK_ALL, [&](EventId, const th_event_args& a) {
+    CHECK(a.struct_size == sizeof(th_event_args));
+    CHECK(a.event == TH_EVENT_PREDICTION_STEP);
+    CHECK(a.values == &v);
+    CHECK(std::string(a.checkpoint_dir) == "out/checkpoint-7");
+    CHECK(a.batch_index == 3);
+    CHECK(a.batch_count == 9);
+    CHECK(a.prediction_kind == 1);
+    CHECK(a.state->global_step == 7);
+    CHECK(a.state->epoch == doctest::Approx(1.5));
+    CHECK(a.state->has_best_metric == 1);
+    CHECK(a.state->best_metric == doctest::Approx(0.125));
+    CHECK(std::string(a.state->best_model_checkpoint) == "out/checkpoint-4");
+    CHECK(a.state->trial_name == nullptr);
+    CHECK(a.state->world_size == 1);
+    checked = true;
+  }));
+  TrainerState st;
+  st.global_step = 7;
+  st.epoch = 1.5;
+  st.best_metric = 0.125;
+  st.best_model_checkpoint = "out/checkpoint-4";
+  TrainerControl c;
+  EventPayload p;
+  p.values = &v;
+  p.checkpoint_dir = "out/checkpoint-7";
+  p.batch_index = 3;
+  p.batch_count = 9;
+  p.prediction_kind = 1;
+  h.fire(TH_EVENT_PREDICTION_STEP, st, c, p);
+  CHECK(checked);
+}
+
+TEST_CASE("policy disable: a failing callback is disabled with one error line and the run goes on") {
+  LogCapture capture;
+  std::vector<std::string> log;
+  CallbackHandler h(PluginErrorPolicy::disable);
+  h.add(std::make_unique<Recorder>("first", log));
+  h.add(std::make_unique<Recorder>("flaky", log, TH_EVENT_MASK_ALL, [](EventId ev, const th_event_args& a) {
+    a.control->should_save = 1;  // must be rolled back: the callback failed
+    if (ev == TH_EVENT_LOG) throw std::runtime_error("disk full");
+  }));
+  h.add(std::make_unique<Recorder>("last", log));
+  TrainerState st;
+  TrainerControl c;
+  h.fire(TH_EVENT_LOG, st, c);
+  CHECK(log == std::vector<std::string>{"first:on_log:-----", "flaky:on_log:-----", "last:on_log:-----"});
+  CHECK_FALSE(c.should_save);
+  log.clear();
+  h.fire(TH_EVENT_STEP_END, st, c);  // flaky is no longer called
+  CHECK(log == std::vector<std::string>{"first:on_step_end:-----", "last:on_step_end:-----"});
+  const auto disabled = h.disabled();
+  REQUIRE(disabled.size() == 1);
+  CHECK(disabled[0].callback == "flaky");
+  CHECK(disabled[0].event == "on_log");
+  CHECK(disabled[0].message == "disk full");
+  const auto lines = capture.lines();
+  REQUIRE(lines.size() == 1);
+  CHECK(lines[0] == "error callback 'flaky' failed in on_log: disk full (disabled for the rest of the run)");
+}
+
+TEST_CASE("policy fail: the first error stops the run with a message naming callback and event") {
+  LogCapture capture;
+  std::vector<std::string> log;
+  CallbackHandler h(PluginErrorPolicy::fail);
+  h.add(std::make_unique<Recorder>("bad", log, TH_EVENT_MASK_ALL, [](EventId, const th_event_args&) {
+    throw 42;  // not even a std::exception
+  }));
+  h.add(std::make_unique<Recorder>("after", log));
+  TrainerState st;
+  TrainerControl c;
+  CHECK_THROWS_WITH_AS(h.fire(TH_EVENT_EVALUATE, st, c),
+                       "callback 'bad' failed in on_evaluate: unknown exception", CallbackError);
+  CHECK(log == std::vector<std::string>{"bad:on_evaluate:-----"});  // nothing after the failure
+  REQUIRE(h.disabled().size() == 1);
+  CHECK(h.disabled()[0].callback == "bad");
+  CHECK(capture.lines().size() == 1);
+}
+
+TEST_CASE("request_stop is thread-safe, sticky, and survives on_train_begin's reset") {
+  LogCapture capture;
+  std::vector<std::string> log;
+  CallbackHandler h;
+  h.add(std::make_unique<Recorder>("a", log));
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 4; ++i)
+    threads.emplace_back([&h, i] { h.request_stop("worker " + std::to_string(i)); });
+  for (auto& t : threads) t.join();
+  CHECK(h.stop_requested());
+  CHECK(h.stop_reason().rfind("worker ", 0) == 0);
+  TrainerState st;
+  TrainerControl c;
+  h.fire(TH_EVENT_TRAIN_BEGIN, st, c);
+  CHECK(log.back() == "a:on_train_begin:T----");
+  CHECK(c.should_training_stop);
+  CHECK(capture.lines().size() == 1);  // one info line for the first request only
+}
+
+TEST_CASE("duplicate and null callbacks are refused") {
+  std::vector<std::string> log;
+  CallbackHandler h;
+  h.add(std::make_unique<Recorder>("a", log));
+  CHECK_THROWS_WITH_AS(h.add(std::make_unique<Recorder>("a", log)),
+                       "callback 'a' is already in the callback list", std::invalid_argument);
+  CHECK_THROWS_AS(h.add(nullptr), std::invalid_argument);
+  CHECK(h.find("a") != nullptr);
+  CHECK(h.find("b") == nullptr);
+}
+
+namespace {
+struct Stateful final : TrainerCallback {
+  explicit Stateful(std::string n) : name_(std::move(n)) {}
+  std::string name() const override { return name_; }
+  void on_event(EventId, const th_event_args&) override { ++count; }
+  std::optional<nlohmann::json> save_state() override {
+    return nlohmann::json{{"args", {{"patience", 3}}}, {"attributes", {{"count", count}}}};
+  }
+  void load_state(const nlohmann::json& s) override { count = s.at("attributes").at("count").get<int>(); }
+  std::string name_;
+  int count = 0;
+};
+}  // namespace
+
+TEST_CASE("stateful callbacks: HF layout with TrainerControl, no growth across saves, restored on load") {
+  CallbackHandler h;
+  auto* s = new Stateful("early_stopping");
+  h.add(std::unique_ptr<TrainerCallback>(s));
+  std::vector<std::string> log;
+  h.add(std::make_unique<Recorder>("stateless", log));
+  TrainerState st;
+  TrainerControl c;
+  h.fire(TH_EVENT_STEP_END, st, c);
+  h.fire(TH_EVENT_STEP_END, st, c);
+  c.should_save = true;
+  h.save_states(st, c);
+  h.save_states(st, c);  // a second save replaces, never appends (HF PR 33875)
+  const nlohmann::json expected = {
+      {"TrainerControl",
+       {{"args",
+         {{"should_epoch_stop", false},
+          {"should_evaluate", false},
+          {"should_log", false},
+          {"should_save", true},
+          {"should_training_stop", false}}},
+        {"attributes", nlohmann::json::object()}}},
+      {"early_stopping", {{"args", {{"patience", 3}}}, {"attributes", {{"count", 2}}}}}};
+  CHECK(st.stateful_callbacks == expected);
+
+  CallbackHandler resumed;
+  auto* s2 = new Stateful("early_stopping");
+  resumed.add(std::unique_ptr<TrainerCallback>(s2));
+  TrainerControl restored;
+  resumed.load_states(st, restored);
+  CHECK(s2->count == 2);
+  CHECK(restored.should_save);
+  CHECK_FALSE(restored.should_training_stop);
+}

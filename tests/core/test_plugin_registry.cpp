@@ -1,0 +1,427 @@
+// PluginRegistry with the plugins built by tests/sdk: the plain-C plugin, the
+// two-callback pack, and every kind of refused file, each checked by message.
+#include <trainhook/callback_handler.hpp>
+#include <trainhook/plugin_registry.hpp>
+
+#include <doctest/doctest.h>
+
+#include <sys/stat.h>
+#include <unistd.h>
+#include <algorithm>
+#include <cstdlib>
+#include <fstream>
+#include <mutex>
+
+using namespace trainhook;
+namespace fs = std::filesystem;
+
+namespace {
+
+const fs::path kRoot = TRAINHOOK_TEST_PLUGIN_ROOT;
+
+// Records everything plugins ask of the host.
+struct RecordingHost final : HostServices {
+  void log(int32_t level, const std::string& callback, const std::string& message) override {
+    std::lock_guard<std::mutex> lock(mu);
+    lines.push_back(callback + "|" + std::to_string(level) + "|" + message);
+  }
+  std::string output_dir() const override { return "/runs/out"; }
+  std::string training_args_json() const override { return R"({"output_dir": "/runs/out"})"; }
+  void request_stop(const std::string& callback, const std::string& reason) override {
+    if (handler != nullptr) handler->request_stop(callback + ": " + reason);
+  }
+  std::string trainer_state_json() const override { return "{}"; }
+  std::string model_description() const override { return "mlp"; }
+  std::string run_name() const override { return "run-7"; }
+  std::string set_resume_checkpoint(const std::string&) override { return "too late"; }
+  bool logged(const std::string& line) const {
+    std::lock_guard<std::mutex> lock(mu);
+    return std::find(lines.begin(), lines.end(), line) != lines.end();
+  }
+  mutable std::mutex mu;
+  std::vector<std::string> lines;
+  CallbackHandler* handler = nullptr;
+};
+
+PluginSearchOptions only(const std::vector<fs::path>& dirs) {
+  PluginSearchOptions o;
+  o.plugin_dirs = dirs;
+  o.use_environment = false;
+  o.default_dir = kRoot / "no_default_here";
+  return o;
+}
+
+struct TempDir {
+  TempDir() {
+    std::string templ = (fs::temp_directory_path() / "th_reg_XXXXXX").string();
+    path = ::mkdtemp(templ.data());
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+  fs::path path;
+};
+
+const LibraryRecord& record_named(const PluginRegistry& r, const std::string& filename) {
+  for (const auto& rec : r.libraries())
+    if (rec.path.filename() == filename) return rec;
+  FAIL("no record for " << filename);
+  throw std::logic_error("unreachable");
+}
+
+// The single library of a refusal folder: refused, with `reason` in its message
+// and in describe() next to its path.
+void check_refused(const std::string& folder, const std::string& file, const std::string& reason) {
+  PluginRegistry r(only({kRoot / folder}));
+  REQUIRE(r.libraries().size() == 1);
+  const LibraryRecord& rec = r.libraries()[0];
+  CHECK(rec.path == kRoot / folder / file);
+  CHECK_FALSE(rec.loaded);
+  CHECK(rec.refused_reason == reason);
+  const std::string d = r.describe();
+  CHECK(d.find((kRoot / folder / file).string() + "\n  REFUSED: " + reason) != std::string::npos);
+  CHECK_FALSE(r.has("dup_cb"));
+}
+
+}  // namespace
+
+TEST_CASE("the good folder: a C plugin and a two-callback pack load with their metadata") {
+  PluginRegistry r(only({kRoot / "good"}));
+  REQUIRE(r.libraries().size() == 2);
+  const LibraryRecord& c = record_named(r, "libtrainhook_c_plugin.so");
+  CHECK(c.loaded);
+  CHECK(c.refused_reason.empty());
+  CHECK(c.plugin_name == "c_plugin");
+  CHECK(c.plugin_version == "0.3.0");
+  CHECK(c.abi_major == 1);
+  CHECK(c.abi_minor == 0);
+  REQUIRE(c.callbacks.size() == 1);
+  CHECK(c.callbacks[0].name == "c_counter");
+  CHECK(c.callbacks[0].kind == TH_KIND_INTEGRATION);
+
+  const LibraryRecord& pack = record_named(r, "libtrainhook_test_pack.so");
+  CHECK(pack.loaded);
+  CHECK(pack.plugin_name == "test_pack");
+  REQUIRE(pack.callbacks.size() == 2);
+  CHECK(pack.callbacks[0].name == "pack_recorder");
+  CHECK(pack.callbacks[0].kind == TH_KIND_CALLBACK);
+  CHECK(pack.callbacks[0].description == "records events (test pack)");
+  CHECK(pack.callbacks[1].name == "pack_reporter");
+  CHECK(pack.callbacks[1].kind == TH_KIND_INTEGRATION);
+  REQUIRE(pack.commands.size() == 1);
+  CHECK(pack.commands[0].name == "pack-hello");
+
+  CHECK(r.available(TH_KIND_INTEGRATION) == std::vector<std::string>{"c_counter", "pack_reporter"});
+  CHECK(r.available(TH_KIND_CALLBACK) == std::vector<std::string>{"pack_recorder"});
+  CHECK(r.has("pack_recorder"));
+  CHECK(r.searched_dirs() ==
+        std::vector<std::string>{(kRoot / "good").string(), (kRoot / "no_default_here").string()});
+
+  const std::string d = r.describe();
+  CHECK(d.find("plugin c_plugin 0.3.0, ABI 1.0") != std::string::npos);
+  CHECK(d.find("integration c_counter 0.3.0  - counts events (a plugin in plain C)") != std::string::npos);
+  CHECK(d.find("callback pack_recorder 2.1.0") != std::string::npos);
+  CHECK(d.find("command pack-hello  - prints hello and its arguments") != std::string::npos);
+  CHECK(d.find((kRoot / "no_default_here").string() + "  (default, missing)") != std::string::npos);
+}
+
+TEST_CASE("the C plugin through the handler: events, flags, config, log, saved state") {
+  RecordingHost host;
+  PluginRegistry r(only({kRoot / "good"}));
+  CallbackHandler h;
+  h.add(r.create("c_counter", host, R"({"k": 1})"));
+  CHECK(host.logged("c_counter|2|config={\"k\": 1}"));
+  TrainerState st;
+  TrainerControl c;
+  st.global_step = 1;
+  h.fire(TH_EVENT_STEP_END, st, c);
+  CHECK_FALSE(c.should_save);
+  st.global_step = 2;
+  h.fire(TH_EVENT_STEP_END, st, c);
+  CHECK(c.should_save);  // set by C code through th_control
+  h.save_states(st, c);
+  CHECK(st.stateful_callbacks["c_counter"] ==
+        nlohmann::json::parse(R"({"args": {}, "attributes": {"events": 2}})"));
+  h.fire(TH_EVENT_TRAIN_END, st, c);
+  CHECK(host.logged("c_counter|2|events=3"));
+
+  CallbackHandler resumed;
+  resumed.add(r.create("c_counter", host, "{}"));
+  resumed.load_states(st);
+  resumed.fire(TH_EVENT_TRAIN_END, st, c);
+  CHECK(host.logged("c_counter|2|events=3"));  // 2 restored + this one
+}
+
+TEST_CASE("the pack: masks, values, checkpoint dir, stop from a worker thread, host services") {
+  RecordingHost host;
+  PluginRegistry r(only({kRoot / "good"}));
+  CallbackHandler h;
+  host.handler = &h;
+  h.add(r.create("pack_recorder", host, R"({"stop_at_step": 2})"));
+  h.add(r.create("pack_reporter", host, R"({"stop_from_thread": true})"));
+  TrainerState st;
+  TrainerControl c;
+  h.fire(TH_EVENT_TRAIN_BEGIN, st, c);
+  CHECK(host.logged("pack_recorder|2|on_train_begin step=0"));
+  CHECK(host.logged("pack_reporter|2|output_dir=/runs/out run_name=run-7"));
+  h.fire(TH_EVENT_STEP_BEGIN, st, c);  // not overridden by the recorder: never dispatched
+  CHECK_FALSE(host.logged("pack_recorder|2|on_step_begin step=0"));
+  st.global_step = 1;
+  h.fire(TH_EVENT_STEP_END, st, c);
+  CHECK(host.logged("pack_recorder|2|on_step_end step=1"));
+
+  const char* keys[] = {"loss", "learning_rate"};
+  const double values[] = {0.5, 0.001};
+  const char* skeys[] = {"phase"};
+  const char* svalues[] = {"warmup"};
+  const th_values v{sizeof(th_values), 2, keys, values, 1, skeys, svalues};
+  EventPayload p;
+  p.values = &v;
+  h.fire(TH_EVENT_LOG, st, c, p);
+  CHECK(host.logged("pack_reporter|2|log loss=0.5 learning_rate=0.001 phase=warmup"));
+  CHECK(c.should_save);  // set by the recorder's on_log
+
+  EventPayload save;
+  save.checkpoint_dir = "/runs/out/checkpoint-1";
+  h.fire(TH_EVENT_SAVE, st, c, save);
+  CHECK(host.logged("pack_recorder|2|checkpoint=/runs/out/checkpoint-1"));
+
+  h.fire(TH_EVENT_TRAIN_END, st, c);  // joins the reporter's worker
+  CHECK(h.stop_requested());
+  CHECK(h.stop_reason() == "pack_reporter: reporter worker says stop");
+  st.global_step = 2;
+  TrainerControl fresh;
+  h.fire(TH_EVENT_STEP_END, st, fresh);
+  CHECK(fresh.should_training_stop);
+  CHECK(h.disabled().empty());
+}
+
+TEST_CASE("a plugin exception crosses the C boundary as a message and disables only that callback") {
+  RecordingHost host;
+  PluginRegistry r(only({kRoot / "good"}));
+  CallbackHandler h;
+  h.add(r.create("pack_recorder", host, R"({"throw_in": "on_log"})"));
+  h.add(r.create("c_counter", host, "{}"));
+  TrainerState st;
+  TrainerControl c;
+  h.fire(TH_EVENT_LOG, st, c);
+  CHECK_FALSE(c.should_save);  // the failing callback's flag change was rolled back
+  REQUIRE(h.disabled().size() == 1);
+  CHECK(h.disabled()[0].callback == "pack_recorder");
+  CHECK(h.disabled()[0].event == "on_log");
+  CHECK(h.disabled()[0].message == "pack_recorder was told to fail in on_log [TH_ERROR]");
+  h.fire(TH_EVENT_TRAIN_END, st, c);
+  CHECK(host.logged("c_counter|2|events=2"));  // the C plugin kept running
+}
+
+TEST_CASE("create() errors name the callback and carry the plugin's message") {
+  RecordingHost host;
+  PluginRegistry r(only({kRoot / "good"}));
+  const std::string lib = (kRoot / "good" / "libtrainhook_test_pack.so").string();
+  CHECK_THROWS_WITH_AS(r.create("pack_recorder", host, R"({"stop_at_step": 0})"),
+                       ("cannot create callback 'pack_recorder' from " + lib +
+                        ": pack_recorder: stop_at_step must be >= 1, got 0 [TH_INVALID_ARGUMENT]")
+                           .c_str(),
+                       PluginError);
+  CHECK_THROWS_WITH_AS(r.create("pack_recordr", host, "{}"),
+                       doctest::Contains("Did you mean 'pack_recorder'?"), PluginError);
+}
+
+TEST_CASE("a library stays loaded until the last callback it made is destroyed") {
+  RecordingHost host;
+  std::unique_ptr<TrainerCallback> cb;
+  {
+    PluginRegistry r(only({kRoot / "good"}));
+    cb = r.create("c_counter", host, "{}");
+  }  // the registry is gone; the callback still holds its library
+  CallbackHandler h;
+  h.add(std::move(cb));
+  TrainerState st;
+  TrainerControl c;
+  h.fire(TH_EVENT_TRAIN_END, st, c);
+  CHECK(host.logged("c_counter|2|events=1"));
+}
+
+TEST_CASE("plugin commands run with arguments and return their exit code") {
+  RecordingHost host;
+  PluginRegistry r(only({kRoot / "good"}));
+  CHECK(r.command_names() == std::vector<std::string>{"pack-hello"});
+  CHECK(r.has_command("pack-hello"));
+  CHECK(r.run_command("pack-hello", {"a", "b", "c"}, host) == 3);
+  CHECK(host.logged("pack-hello|2|hello a b c"));
+  const std::vector<std::string> fail_args = {"--fail"};
+  const std::string fail_message = "command 'pack-hello' (" +
+                                   (kRoot / "good" / "libtrainhook_test_pack.so").string() +
+                                   ") failed: pack-hello: --fail was given [status 1]";
+  CHECK_THROWS_WITH_AS(r.run_command("pack-hello", fail_args, host), fail_message.c_str(), PluginError);
+  CHECK_THROWS_WITH_AS(r.run_command("pack-helo", {}, host), doctest::Contains("Did you mean 'pack-hello'?"),
+                       PluginError);
+}
+
+TEST_CASE("report_to and callbacks resolve names, unknown names list what exists and where we looked") {
+  PluginRegistry r(only({kRoot / "good"}));
+  CHECK(r.resolve_report_to({"none"}).empty());
+  CHECK(r.resolve_report_to({}).empty());
+  CHECK(r.resolve_report_to({"all"}) == std::vector<std::string>{"c_counter", "pack_reporter"});
+  CHECK(r.resolve_report_to({"pack_reporter", "pack_reporter"}) == std::vector<std::string>{"pack_reporter"});
+  CHECK_THROWS_WITH_AS(
+      r.resolve_report_to({"c_countr"}),
+      ("report_to: unknown integration 'c_countr'. Did you mean 'c_counter'? Available: c_counter, "
+       "pack_reporter. "
+       "Searched: " +
+       (kRoot / "good").string() + " (--plugin_dir), " + (kRoot / "no_default_here").string() + " (default).")
+          .c_str(),
+      PluginError);
+  CHECK_THROWS_WITH_AS(
+      r.resolve_report_to({"pack_recorder"}),
+      "report_to: 'pack_recorder' is a callback, not an integration; enable it with --callbacks "
+      "pack_recorder",
+      PluginError);
+  const std::vector<std::string> none_and_more = {"none", "c_counter"};
+  CHECK_THROWS_WITH_AS(r.resolve_report_to(none_and_more),
+                       "report_to: 'none' cannot be combined with other names (got none, c_counter)",
+                       PluginError);
+  CHECK_NOTHROW(r.check_callbacks({"pack_recorder", "c_counter"}));
+  CHECK_THROWS_WITH_AS(r.check_callbacks({"early_stopping"}),
+                       doctest::Contains("callbacks: unknown callback 'early_stopping'. Available: "
+                                         "c_counter, pack_recorder, pack_reporter."),
+                       PluginError);
+}
+
+TEST_CASE("refused: a library without the entry symbol") {
+  check_refused("no_entry", "libtrainhook_no_entry.so",
+                "no entry symbol trainhook_plugin_v1 (not a Trainhook plugin, or built for another ABI)");
+}
+
+TEST_CASE("refused: ABI major version mismatch") {
+  check_refused("abi_major", "libtrainhook_abi_major.so",
+                "ABI major version mismatch: the plugin was built for ABI 2.0, this trainhook speaks ABI 1.0 "
+                "(rebuild the plugin against this SDK)");
+}
+
+TEST_CASE("refused: a plugin built for a newer minor version") {
+  check_refused(
+      "newer_minor", "libtrainhook_newer_minor.so",
+      "the plugin was built for ABI 1.1, newer than this trainhook's ABI 1.0 (upgrade trainhook, or "
+      "rebuild the plugin against this SDK)");
+}
+
+TEST_CASE("refused: negotiation failure reported by the plugin's entry") {
+  check_refused("abi_refuse", "libtrainhook_abi_refuse.so",
+                "ABI negotiation failed: the plugin refused this trainhook (ABI 1.0): fake plugin insists on "
+                "trainhook ABI 7.3");
+}
+
+TEST_CASE("refused: the entry returns an error") {
+  check_refused(
+      "entry_error", "libtrainhook_entry_error.so",
+      "entry trainhook_plugin_v1 returned error 1: license file /nonexistent/license.key not found");
+}
+
+TEST_CASE("refused: a text file named like a plugin is not a shared library") {
+  TempDir dir;
+  std::ofstream(dir.path / "libtrainhook_x.so") << "this is not a library\n";
+  std::ofstream(dir.path / "README.txt") << "not a candidate: ignored\n";
+  PluginRegistry r(only({dir.path}));
+  REQUIRE(r.libraries().size() == 1);
+  CHECK_FALSE(r.libraries()[0].loaded);
+  CHECK(r.libraries()[0].refused_reason.rfind("not a shared library (cannot read it as ELF: ", 0) == 0);
+  CHECK(r.describe().find((dir.path / "libtrainhook_x.so").string() + "\n  REFUSED: not a shared library") !=
+        std::string::npos);
+}
+
+TEST_CASE("refused: a stale TRAINHOOK_PLUGIN_PATH is ignored but a missing --plugin_dir is an error") {
+  CHECK_THROWS_WITH_AS(PluginRegistry(only({kRoot / "nope"})),
+                       ("--plugin_dir " + (kRoot / "nope").string() + ": no such file or folder").c_str(),
+                       PluginError);
+}
+
+TEST_CASE("duplicate callback names in two libraries: an error naming both, unless allowed") {
+  const std::string a = (kRoot / "dup" / "libtrainhook_dup_a.so").string();
+  const std::string b = (kRoot / "dup" / "libtrainhook_dup_b.so").string();
+  CHECK_THROWS_WITH_AS(
+      PluginRegistry(only({kRoot / "dup"})),
+      ("duplicate plugin names: callback 'dup_cb' is exported by both " + a + " and " + b +
+       ". Remove one of the libraries, or pass --allow_duplicate_plugins to use the first one in "
+       "search order")
+          .c_str(),
+      PluginError);
+  PluginSearchOptions o = only({kRoot / "dup"});
+  o.allow_duplicate_plugins = true;
+  PluginRegistry r(o);
+  CHECK(r.has("dup_cb"));
+  CHECK(record_named(r, "libtrainhook_dup_a.so").callbacks[0].shadowed_by.empty());
+  CHECK(record_named(r, "libtrainhook_dup_b.so").callbacks[0].shadowed_by == a);
+  CHECK(r.describe().find("[DUPLICATE: ignored, " + a + " comes first]") != std::string::npos);
+}
+
+TEST_CASE("search order: --plugin_dir, then TRAINHOOK_PLUGIN_PATH, then the default folder, each file once") {
+  ::setenv("TRAINHOOK_PLUGIN_PATH", ((kRoot / "no_entry").string() + "::/nonexistent/stale").c_str(), 1);
+  PluginSearchOptions o;
+  o.plugin_dirs = {kRoot / "good", kRoot / "good"};
+  o.default_dir = kRoot / "abi_major";
+  PluginRegistry r(o);
+  ::unsetenv("TRAINHOOK_PLUGIN_PATH");
+  CHECK(r.searched_dirs() == std::vector<std::string>{(kRoot / "good").string(), (kRoot / "good").string(),
+                                                      (kRoot / "no_entry").string(), "/nonexistent/stale",
+                                                      (kRoot / "abi_major").string()});
+  std::vector<std::string> files;
+  for (const auto& rec : r.libraries()) files.push_back(rec.path.filename().string());
+  CHECK(files == std::vector<std::string>{"libtrainhook_c_plugin.so", "libtrainhook_test_pack.so",
+                                          "libtrainhook_no_entry.so", "libtrainhook_abi_major.so"});
+}
+
+TEST_CASE("default_plugin_dir is lib/trainhook/plugins beside the executable's bin folder") {
+  // Test executables live in <build>/tests, so this is <build>/lib/trainhook/plugins.
+  const fs::path d = default_plugin_dir();
+  CHECK(d.filename() == "plugins");
+  CHECK(d.parent_path().filename() == "trainhook");
+  CHECK(d.parent_path().parent_path().parent_path() ==
+        fs::path(TRAINHOOK_TEST_PLUGIN_ROOT).parent_path().parent_path());
+}
+
+TEST_CASE("unsafe paths are refused unless allowed: world-writable folder or file, foreign owner") {
+  TempDir dir;
+  const fs::path lib = dir.path / "libtrainhook_c_plugin.so";
+  fs::copy_file(kRoot / "good" / "libtrainhook_c_plugin.so", lib);
+  ::chmod(dir.path.c_str(), 0700);
+  ::chmod(lib.c_str(), 0644);
+  {
+    PluginRegistry r(only({dir.path}));
+    CHECK(r.has("c_counter"));
+  }
+  ::chmod(dir.path.c_str(), 0777);
+  {
+    PluginRegistry r(only({dir.path}));
+    REQUIRE(r.libraries().size() == 1);
+    CHECK(r.libraries()[0].refused_reason ==
+          "unsafe plugin path: folder " + dir.path.string() +
+              " is world-writable (mode 0777); anyone could replace the plugin code (pass "
+              "--allow_unsafe_plugin_paths to load anyway)");
+    PluginSearchOptions o = only({dir.path});
+    o.allow_unsafe_plugin_paths = true;
+    PluginRegistry allowed(o);
+    CHECK(allowed.has("c_counter"));
+  }
+  ::chmod(dir.path.c_str(), 0700);
+  ::chmod(lib.c_str(), 0666);
+  {
+    PluginRegistry r(only({dir.path}));
+    CHECK(r.libraries()[0].refused_reason ==
+          "unsafe plugin path: file " + lib.string() +
+              " is world-writable (mode 0666); anyone could replace the plugin code (pass "
+              "--allow_unsafe_plugin_paths to load anyway)");
+  }
+  ::chmod(lib.c_str(), 0644);
+  // A file owned by another non-root user (needs root to arrange; otherwise
+  // the file we created is ours, which the first block already showed is fine).
+  if (::geteuid() == 0) {
+    REQUIRE(::chown(lib.c_str(), 65534, 65534) == 0);
+    PluginRegistry r(only({dir.path}));
+    const std::string reason = r.libraries()[0].refused_reason;
+    CHECK(reason.rfind("unsafe plugin path: file " + lib.string() + " is owned by ", 0) == 0);
+    CHECK(reason.find("(uid 65534), not by you (") != std::string::npos);
+    CHECK(reason.find(" or root (pass --allow_unsafe_plugin_paths to load anyway)") != std::string::npos);
+  }
+}

@@ -1,0 +1,87 @@
+/* Fake plugins that the registry must refuse, one per compile definition
+ * (tests/sdk/CMakeLists.txt builds each into its own folder):
+ *   FAKE_NO_ENTRY      exports a function, but not trainhook_plugin_v1
+ *   FAKE_ABI_MAJOR_2   answers with abi_major 2
+ *   FAKE_NEWER_MINOR   answers with abi_minor one above the host's
+ *   FAKE_ABI_REFUSE    the entry itself refuses the host (TH_ABI_MISMATCH)
+ *   FAKE_ENTRY_ERROR   the entry returns TH_ERROR with a message
+ *   FAKE_DUPLICATE     a valid plugin exporting callback "dup_cb" (built twice) */
+#include <trainhook/abi.h>
+
+#include <string.h>
+
+#ifndef FAKE_LIB_NAME
+#define FAKE_LIB_NAME "fake"
+#endif
+
+static inline void write_err(char* err, size_t err_size, const char* msg) {
+  if (err == NULL || err_size == 0) return;
+  strncpy(err, msg, err_size - 1);
+  err[err_size - 1] = '\0';
+}
+
+static th_status fake_on_event(void* self, const th_event_args* args, char* err, size_t err_size) {
+  (void)self;
+  (void)args;
+  (void)err;
+  (void)err_size;
+  return TH_OK;
+}
+static void fake_destroy(void* self) { (void)self; }
+static int fake_instance;
+static th_status fake_create(const th_host* host, const char* config_json, void** out_self, char* err,
+                             size_t err_size) {
+  (void)host;
+  (void)config_json;
+  (void)err;
+  (void)err_size;
+  *out_self = &fake_instance;
+  return TH_OK;
+}
+static const th_callback_vtable fake_vtable = {sizeof(th_callback_vtable), fake_on_event, NULL, NULL,
+                                               fake_destroy};
+static const th_callback_info fake_callbacks[] = {
+    {sizeof(th_callback_info), "dup_cb", "1.0.0", TH_KIND_CALLBACK, "a fake callback", TH_EVENT_MASK_ALL,
+     fake_create, &fake_vtable},
+};
+
+#if defined(FAKE_ABI_MAJOR_2)
+#define FAKE_MAJOR 2
+#else
+#define FAKE_MAJOR TRAINHOOK_ABI_VERSION_MAJOR
+#endif
+#if defined(FAKE_NEWER_MINOR)
+#define FAKE_MINOR (TRAINHOOK_ABI_VERSION_MINOR + 1)
+#else
+#define FAKE_MINOR TRAINHOOK_ABI_VERSION_MINOR
+#endif
+
+static const th_plugin_info fake_info = {
+    sizeof(th_plugin_info), FAKE_MAJOR, FAKE_MINOR, FAKE_LIB_NAME, "1.0.0", 1, fake_callbacks, 0, NULL};
+
+#if defined(FAKE_NO_ENTRY)
+TRAINHOOK_EXPORT int trainhook_not_the_entry(void) { return fake_info.callback_count == 1; }
+#else
+TRAINHOOK_EXPORT th_status trainhook_plugin_v1(const th_host_info* host, const th_plugin_info** out,
+                                               char* err, size_t err_size) {
+#if defined(FAKE_ABI_REFUSE)
+  (void)host;
+  (void)out;
+  (void)fake_info;
+  write_err(err, err_size, "fake plugin insists on trainhook ABI 7.3");
+  return TH_ABI_MISMATCH;
+#elif defined(FAKE_ENTRY_ERROR)
+  (void)host;
+  (void)out;
+  (void)fake_info;
+  write_err(err, err_size, "license file /nonexistent/license.key not found");
+  return TH_ERROR;
+#else
+  (void)host;
+  (void)err;
+  (void)err_size;
+  *out = &fake_info;
+  return TH_OK;
+#endif
+}
+#endif

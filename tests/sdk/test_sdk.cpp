@@ -1,0 +1,121 @@
+// The SDK headers on their own: TH_HAS_FIELD against older (smaller) structs,
+// and the C++ layer's boundary: event masks from overrides, exceptions turned
+// into status + message, the save_state buffer protocol, commands.
+#include <trainhook/plugin.hpp>
+
+#include <doctest/doctest.h>
+
+#include <string>
+
+namespace {
+
+class OnlyLog final : public trainhook::Callback {
+ public:
+  explicit OnlyLog(trainhook::Setup& s) : config(s.config_json()) {}
+  void on_log(trainhook::Event& e) override {
+    if (e.state().global_step < 0) throw trainhook::ConfigError("negative step");
+    if (e.state().global_step == 13) throw 13;
+    if (e.state().global_step == 7) throw std::runtime_error(std::string(3000, 'x'));
+    e.control().should_save = 1;
+  }
+  void on_save(trainhook::Event&) override {}
+  std::string save_state() override { return state; }
+  std::string config;
+  std::string state = R"({"args": {}, "attributes": {"n": 12345}})";
+};
+
+int echo_count(const trainhook::Host&, const std::vector<std::string>& args) {
+  if (args.empty()) throw std::runtime_error("need arguments");
+  return static_cast<int>(args.size());
+}
+
+th_event_args make_args(th_state& st, th_control& ctl, int32_t ev) {
+  th_event_args a{};
+  a.struct_size = sizeof a;
+  a.event = ev;
+  a.state = &st;
+  a.control = &ctl;
+  a.batch_index = -1;
+  return a;
+}
+
+}  // namespace
+
+TEST_CASE("TH_HAS_FIELD reads only what an older, smaller struct has") {
+  th_host h{};
+  h.struct_size = offsetof(th_host, trainer_state_json);  // an ABI 1.0-minus host without the later fields
+  CHECK(TH_HAS_FIELD(&h, th_host, request_stop));
+  CHECK_FALSE(TH_HAS_FIELD(&h, th_host, trainer_state_json));
+  CHECK_FALSE(TH_HAS_FIELD(&h, th_host, run_name));
+  const th_host* none = nullptr;
+  CHECK_FALSE(TH_HAS_FIELD(none, th_host, log));
+  trainhook::Host host(&h);
+  CHECK(host.trainer_state_json() == "{}");  // not called through a missing field
+  CHECK(host.run_name().empty());
+}
+
+TEST_CASE("callback<T> describes the class, the mask has exactly the overridden events") {
+  const th_callback_info info =
+      trainhook::callback<OnlyLog>("only_log", "1.0", trainhook::Kind::integration, "d");
+  CHECK(info.struct_size == sizeof(th_callback_info));
+  CHECK(info.event_mask == (TH_EVENT_BIT(TH_EVENT_LOG) | TH_EVENT_BIT(TH_EVENT_SAVE)));
+  CHECK(info.kind == TH_KIND_INTEGRATION);
+  CHECK(info.vtable->struct_size == sizeof(th_callback_vtable));
+}
+
+TEST_CASE("the C++ layer turns exceptions into statuses with messages") {
+  const th_callback_info info =
+      trainhook::callback<OnlyLog>("only_log", "1.0", trainhook::Kind::callback, "d");
+  char err[256] = {0};
+  void* self = nullptr;
+  REQUIRE(info.create(nullptr, nullptr, &self, err, sizeof err) == TH_OK);
+  CHECK(static_cast<OnlyLog*>(static_cast<trainhook::Callback*>(self))->config == "{}");
+  th_state st{};
+  st.struct_size = sizeof st;
+  th_control ctl{};
+  ctl.struct_size = sizeof ctl;
+  th_event_args a = make_args(st, ctl, TH_EVENT_LOG);
+  CHECK(info.vtable->on_event(self, &a, err, sizeof err) == TH_OK);
+  CHECK(ctl.should_save == 1);
+  st.global_step = -1;
+  CHECK(info.vtable->on_event(self, &a, err, sizeof err) == TH_INVALID_ARGUMENT);
+  CHECK(std::string(err) == "negative step");
+  st.global_step = 13;
+  CHECK(info.vtable->on_event(self, &a, err, sizeof err) == TH_ERROR);
+  CHECK(std::string(err) == "unknown exception");
+  st.global_step = 7;  // a message longer than the buffer is truncated, NUL-terminated
+  CHECK(info.vtable->on_event(self, &a, err, sizeof err) == TH_ERROR);
+  CHECK(std::string(err) == std::string(sizeof err - 1, 'x'));
+  a.event = 999;  // an event from a newer host is ignored
+  CHECK(info.vtable->on_event(self, &a, err, sizeof err) == TH_OK);
+  info.vtable->destroy(self);
+}
+
+TEST_CASE("save_state follows the two-call buffer protocol") {
+  const th_callback_info info =
+      trainhook::callback<OnlyLog>("only_log", "1.0", trainhook::Kind::callback, "d");
+  char err[64];
+  void* self = nullptr;
+  REQUIRE(info.create(nullptr, "{\"a\": 1}", &self, err, sizeof err) == TH_OK);
+  const std::string expected = R"({"args": {}, "attributes": {"n": 12345}})";
+  char small[8];
+  size_t needed = 0;
+  CHECK(info.vtable->save_state(self, small, sizeof small, &needed, err, sizeof err) == TH_BUFFER_TOO_SMALL);
+  CHECK(needed == expected.size() + 1);
+  std::string buf(needed, '\0');
+  CHECK(info.vtable->save_state(self, buf.data(), buf.size(), &needed, err, sizeof err) == TH_OK);
+  CHECK(std::string(buf.c_str()) == expected);
+  info.vtable->destroy(self);
+}
+
+TEST_CASE("command<Fn> passes arguments and the exit code, exceptions become errors") {
+  const th_command_info cmd = trainhook::command<&echo_count>("echo-count", "counts");
+  CHECK(cmd.struct_size == sizeof(th_command_info));
+  const char* argv[] = {"a", "b"};
+  int32_t code = -1;
+  char err[64] = {0};
+  CHECK(cmd.run(nullptr, 2, argv, &code, err, sizeof err) == TH_OK);
+  CHECK(code == 2);
+  CHECK(cmd.run(nullptr, 0, argv, &code, err, sizeof err) == TH_ERROR);
+  CHECK(std::string(err) == "need arguments");
+}
