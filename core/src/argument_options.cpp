@@ -222,14 +222,17 @@ OptionSpec field(const char* name, OptionGroup group, T Part::*member, const cha
   return s;
 }
 
+OptionSpec derived(OptionSpec s, const char* default_text) {
+  s.derived_default = default_text;
+  return s;
+}
+
 OptionSpec plugin_config_option() {
   OptionSpec s;
   s.name = "plugin_config";
   s.group = OptionGroup::Integrations;
   s.kind = ValueKind::PluginConfig;
-  s.help =
-      "Configuration of a callback: name.key=value (value read as JSON when it parses, else a string) or "
-      "name={...}; repeatable; merged over the config file's \"plugin_config\" object";
+  s.help = "A callback's setting (value: JSON if it parses, else text) or name={...}; repeatable";
   s.set = [](ParsedArguments& p, const nlohmann::json& v) {
     if (!v.is_object())
       throw ValueError("expected an object {\"<callback>\": {...}}, got " + describe_value(v));
@@ -256,7 +259,7 @@ std::vector<OptionSpec> build_table() {
   t.push_back(field("overwrite_output_dir", G::Output, &TA::overwrite_output_dir,
                     "Allow an output_dir that already holds checkpoints"));
   t.push_back(
-      field("run_name", G::Output, &TA::run_name, "Name of the run for loggers (default: output_dir)"));
+      derived(field("run_name", G::Output, &TA::run_name, "Name of the run for loggers"), "output_dir"));
   t.push_back(field("do_train", G::Output, &TA::do_train, "Train"));
   t.push_back(field("do_eval", G::Output, &TA::do_eval,
                     "Evaluate on the validation set (set when eval_strategy is not no)"));
@@ -269,8 +272,7 @@ std::vector<OptionSpec> build_table() {
   t.push_back(field("gradient_accumulation_steps", G::Training, &TA::gradient_accumulation_steps,
                     "Micro-batches whose gradients are summed before one optimizer step"));
   t.push_back(field("learning_rate", G::Training, &TA::learning_rate, "Initial learning rate"));
-  t.push_back(field("weight_decay", G::Training, &TA::weight_decay,
-                    "Weight decay (AdamW: decoupled; not applied to biases and norms)"));
+  t.push_back(field("weight_decay", G::Training, &TA::weight_decay, "Weight decay (decoupled for AdamW)"));
   t.push_back(field("adam_beta1", G::Training, &TA::adam_beta1, "AdamW beta1"));
   t.push_back(field("adam_beta2", G::Training, &TA::adam_beta2, "AdamW beta2"));
   t.push_back(field("adam_epsilon", G::Training, &TA::adam_epsilon, "AdamW epsilon"));
@@ -298,8 +300,9 @@ std::vector<OptionSpec> build_table() {
                     "Leave nan/inf losses out of the logged average"));
   t.push_back(
       field("eval_strategy", G::LogEvalSave, &TA::eval_strategy, "When to evaluate: no, steps or epoch"));
-  t.push_back(field("eval_steps", G::LogEvalSave, &TA::eval_steps,
-                    "Evaluate every N steps (eval_strategy steps; default: logging_steps); < 1 is a ratio"));
+  t.push_back(derived(field("eval_steps", G::LogEvalSave, &TA::eval_steps,
+                            "Evaluate every N steps (eval_strategy steps); < 1 is a ratio of max_steps"),
+                      "logging_steps"));
   t.push_back(field("eval_delay", G::LogEvalSave, &TA::eval_delay,
                     "Epochs or steps (per eval_strategy) to wait before the first evaluation"));
   t.push_back(field("save_strategy", G::LogEvalSave, &TA::save_strategy,
@@ -310,10 +313,12 @@ std::vector<OptionSpec> build_table() {
                     "Keep at most N checkpoints (the best one is never deleted); unset = keep all"));
   t.push_back(field("load_best_model_at_end", G::LogEvalSave, &TA::load_best_model_at_end,
                     "Load the best checkpoint when training ends (needs matching eval/save strategies)"));
-  t.push_back(field("metric_for_best_model", G::LogEvalSave, &TA::metric_for_best_model,
-                    "Metric that picks the best checkpoint (default: loss when one is needed)"));
-  t.push_back(field("greater_is_better", G::LogEvalSave, &TA::greater_is_better,
-                    "Whether a larger metric is better (default: false for names ending in loss)"));
+  t.push_back(derived(field("metric_for_best_model", G::LogEvalSave, &TA::metric_for_best_model,
+                            "Metric that picks the best checkpoint"),
+                      "loss, when load_best_model_at_end or save_strategy best"));
+  t.push_back(derived(
+      field("greater_is_better", G::LogEvalSave, &TA::greater_is_better, "Whether a larger metric is better"),
+      "false when the metric's name ends in loss, else true"));
   t.push_back(field("resume_from_checkpoint", G::LogEvalSave, &TA::resume_from_checkpoint,
                     "Checkpoint folder to resume from, or true = the latest in output_dir"));
   t.push_back(field("skip_memory_metrics", G::LogEvalSave, &TA::skip_memory_metrics,
@@ -321,7 +326,7 @@ std::vector<OptionSpec> build_table() {
   // -- Reproducibility and data loading
   t.push_back(field("seed", G::Reproducibility, &TA::seed, "Random seed set at the start of training"));
   t.push_back(
-      field("data_seed", G::Reproducibility, &TA::data_seed, "Seed of the data order (default: seed)"));
+      derived(field("data_seed", G::Reproducibility, &TA::data_seed, "Seed of the data order"), "seed"));
   t.push_back(field("full_determinism", G::Reproducibility, &TA::full_determinism,
                     "Deterministic algorithms only (identical results, maybe slower)"));
   t.push_back(field("dataloader_drop_last", G::Reproducibility, &TA::dataloader_drop_last,
@@ -362,8 +367,8 @@ std::vector<OptionSpec> build_table() {
   t.push_back(field("validation_split_percentage", G::Data, &DA::validation_split_percentage,
                     "Percent of the training data held out for validation when no validation_file"));
   t.push_back(field("block_size", G::Data, &DA::block_size, "Context length of the character LM"));
-  t.push_back(field("image_size", G::Data, &DA::image_size,
-                    "cnn: side of the square images (default: sqrt of the feature count)"));
+  t.push_back(derived(field("image_size", G::Data, &DA::image_size, "cnn: side of the square images"),
+                      "the square root of the feature count"));
   t.push_back(field("feature_scale", G::Data, &DA::feature_scale, "Features are multiplied by this"));
   return t;
 }

@@ -57,6 +57,8 @@ struct OptionSpec {
   std::function<nlohmann::json(const ParsedArguments&)> get;
   // Which struct it belongs to: training arguments go to training_args.json.
   bool is_training = true;
+  // --help's default when it is derived from other arguments ("output_dir").
+  std::string derived_default;
 };
 
 // Every option, in help order.

@@ -6,6 +6,7 @@
 #include "argument_options.hpp"
 
 #include <algorithm>
+#include <cstdint>
 
 namespace trainhook {
 namespace {
@@ -36,6 +37,9 @@ const char* type_label(ValueKind k) {
 
 std::string default_text(const nlohmann::json& v) {
   if (v.is_null()) return "unset";
+  // 500 rather than 500.0 for a whole float.
+  if (v.is_number_float() && v.get<double>() == static_cast<double>(static_cast<int64_t>(v.get<double>())))
+    return std::to_string(static_cast<int64_t>(v.get<double>()));
   if (v.is_string()) return v.get<std::string>();
   if (v.is_array()) {
     if (v.empty()) return "none given";
@@ -89,8 +93,8 @@ std::string train_help_text() {
     out += std::string("\n") + detail::group_title(group) + ":\n";
     for (const auto& o : table) {
       if (o.group != group) continue;
-      line("--" + o.name + " " + type_label(o.kind),
-           o.help + " [default: " + default_text(o.get(defaults)) + "]");
+      const std::string shown = o.derived_default.empty() ? default_text(o.get(defaults)) : o.derived_default;
+      line("--" + o.name + " " + type_label(o.kind), o.help + " [default: " + shown + "]");
     }
   }
   out +=
