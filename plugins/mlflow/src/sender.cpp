@@ -56,6 +56,12 @@ uint64_t Sender::spooled() const noexcept { return spool_ ? spool_->pending() : 
 std::string Sender::spool_path() const { return spool_ ? spool_->path().string() : std::string(); }
 
 Sender::Outcome Sender::classify(const RestResult& r, const std::string& what) {
+  if (r.http.aborted) {
+    // Stopped by us (flush timeout at train end), not refused by the server:
+    // keep the records for the spool; the request may have been stored.
+    suspect_ = true;
+    return Outcome::retry;
+  }
   switch (classification_.decide(r.http)) {
     case support::RetryDecision::success:
       return Outcome::ok;
@@ -116,6 +122,7 @@ BatchResult Sender::handle(std::vector<Record>& batch, support::WorkerContext& c
       pending_.clear();
       return result;
     }
+    if (backoff_.failures() > 0) log_(TH_LOG_INFO, "MLflow server reachable again; run set up");
     backoff_.reset();
   }
 
