@@ -1,0 +1,110 @@
+// The file_stream half of the protocol: the request body (pure) and
+// FileStreamer, which holds what is not yet acknowledged and sends it one
+// request at a time.
+//
+// POST <base>/files/<entity>/<project>/<run>/file_stream
+//   {"files": {"wandb-history.jsonl": {"offset": N, "content": [lines...]},
+//              "wandb-summary.json": {"offset": 0, "content": [summary]}},
+//    "complete": true, "exitcode": 0}
+// `offset` is the line number of the first line: the server stores lines at
+// absolute positions, so sending the same body again changes nothing. That is
+// what makes retries (and a later wandb-sync) safe: nothing is lost, nothing
+// duplicated. complete/exitcode go only in a request that carries every
+// remaining line.
+#pragma once
+
+#include <trainhook/support/http_client.hpp>
+#include <trainhook/support/retry.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace trainhook::wandb {
+
+constexpr const char* kHistoryFile = "wandb-history.jsonl";
+constexpr const char* kSummaryFile = "wandb-summary.json";
+
+struct StreamTarget {
+  std::string base_url;
+  std::string entity;
+  std::string project;
+  std::string run_id;
+  std::string url() const;  // <base>/files/<entity>/<project>/<run>/file_stream, parts URL-encoded
+};
+
+// lines[first, first+count) at history_offset; summary (if any) at summary_offset.
+std::string file_stream_body(int64_t history_offset, const std::deque<std::string>& lines, size_t count,
+                             const std::string* summary, int64_t summary_offset, std::optional<int> exitcode);
+
+// W&B's rules: 400, 401, 403, 404, 409, 410, 413, 422 and 501 are final; every
+// other failure (transport errors, 429, 5xx, other answers) is retried.
+support::RetryClassification wandb_retry_classification();
+support::RetryDecision classify(const support::HttpResponse& response);
+
+// True when the reply asks the run to stop ({"stopped": true}).
+bool reply_says_stopped(const std::string& body);
+
+enum class SendStatus { nothing_to_send, delivered, retry, fatal };
+
+struct SendResult {
+  SendStatus status = SendStatus::nothing_to_send;
+  std::chrono::milliseconds retry_in{0};  // for retry: backoff or Retry-After
+  std::string message;                    // for retry/fatal: what the server or transport said
+  size_t lines = 0;                       // history lines acknowledged by this request
+  bool stopped = false;                   // the server asked the run to stop
+};
+
+struct StreamOptions {
+  size_t max_request_bytes = 10u << 20;
+  support::RetryPolicy policy = support::RetryPolicy()
+                                    .initial_delay(std::chrono::seconds(2))
+                                    .max_delay(std::chrono::seconds(60))
+                                    .jitter(0.25);
+};
+
+// Not thread-safe: lives on one worker thread (or the wandb-sync command).
+class FileStreamer {
+ public:
+  FileStreamer(StreamTarget target, int64_t history_offset, StreamOptions options);
+
+  void add_line(std::string line) { pending_.push_back(std::move(line)); }
+  void set_summary(std::string line) {
+    summary_ = std::move(line);
+    summary_dirty_ = true;
+  }
+  void set_complete(int exitcode) {
+    complete_ = exitcode;
+    complete_acked_ = false;
+  }
+
+  bool has_work() const noexcept {
+    return !pending_.empty() || summary_dirty_ || (complete_ && !complete_acked_);
+  }
+  // One request with as much as fits (at least one line); no sleeping here.
+  SendResult send_once(support::HttpClient& http);
+
+  int64_t acked_offset() const noexcept { return offset_; }  // first line not acknowledged
+  const std::deque<std::string>& pending() const noexcept { return pending_; }
+  const std::optional<std::string>& summary() const noexcept { return summary_; }
+  bool summary_dirty() const noexcept { return summary_dirty_; }
+  std::optional<int> complete() const noexcept { return complete_; }
+  bool complete_acked() const noexcept { return complete_acked_; }
+  const StreamTarget& target() const noexcept { return target_; }
+
+ private:
+  StreamTarget target_;
+  StreamOptions options_;
+  support::Backoff backoff_;
+  int64_t offset_;
+  std::deque<std::string> pending_;
+  std::optional<std::string> summary_;
+  bool summary_dirty_ = false;
+  std::optional<int> complete_;
+  bool complete_acked_ = false;
+};
+
+}  // namespace trainhook::wandb

@@ -1,0 +1,28 @@
+// `trainhook wandb-sync [options] <dir>...`: uploads offline runs written by the
+// wandb callback (WANDB_MODE=offline, or an unreachable server) with the same
+// offsets they would have had online, so the server ends up with exactly the
+// history an online run would have produced. Re-running it is safe: it
+// continues from sync.json, and resending a line is idempotent anyway.
+//
+// <dir> is an offline-run-* folder, or a folder holding them (e.g. the
+// wandb/ folder, or WANDB_DIR itself); each is synced in name order.
+#pragma once
+
+#include <trainhook/abi.h>
+#include <trainhook/plugin.hpp>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace trainhook::wandb {
+
+// Returns the process exit code: 0 all delivered, 1 something was not, 2 usage.
+// Throws ConfigError for bad arguments or settings.
+int run_sync(const trainhook::Host& host, const std::vector<std::string>& args);
+
+// The th_command_info.run entry for "wandb-sync".
+th_status sync_command_entry(const th_host* host, int32_t argc, const char* const* argv, int32_t* exit_code,
+                             char* err, size_t err_size);
+
+}  // namespace trainhook::wandb

@@ -1,0 +1,41 @@
+// The "wandb" integration callback (report_to wandb): HF WandbCallback's
+// behaviour over our W&B-style HTTP protocol. The training thread only turns
+// logs into records and enqueues them; RunUploader does all I/O on the
+// worker thread. WANDB_MODE=disabled: the callback does nothing at all.
+#pragma once
+
+#include <http_logger/run_uploader.hpp>
+#include <http_logger/wandb_settings.hpp>
+
+#include <trainhook/plugin.hpp>
+#include <trainhook/support/worker.hpp>
+
+#include <memory>
+#include <optional>
+
+namespace trainhook::wandb {
+
+class WandbCallback final : public trainhook::Callback {
+ public:
+  explicit WandbCallback(trainhook::Setup& setup);
+  ~WandbCallback() override;
+
+  void on_train_begin(trainhook::Event& e) override;
+  void on_log(trainhook::Event& e) override;
+  void on_predict(trainhook::Event& e) override;
+  void on_train_end(trainhook::Event& e) override;
+
+ private:
+  void enqueue(Record r);
+  // Sends the end mark, waits up to finish_timeout, reports what was not delivered.
+  void finish(int exitcode);
+
+  trainhook::Host host_;
+  bool disabled_ = false;
+  std::optional<WandbSettings> settings_;
+  bool auto_resume_file_ = false;
+  std::unique_ptr<RunUploader> uploader_;
+  std::unique_ptr<support::Worker<Record>> worker_;
+};
+
+}  // namespace trainhook::wandb

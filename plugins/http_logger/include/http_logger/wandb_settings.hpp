@@ -1,0 +1,62 @@
+// The wandb integration's settings: W&B's environment variables overlaid by the
+// callback's plugin_config section (`--plugin_config wandb.project=x`), plus a
+// few tuning knobs of our own (intervals, backoff, bounds) that tests shrink.
+//
+// read_mode() is separate and cheap so that WANDB_MODE=disabled makes the
+// callback do nothing at all: no key is read, nothing else is validated.
+#pragma once
+
+#include <trainhook/support/env.hpp>
+
+#include <chrono>
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace trainhook::wandb {
+
+enum class Mode { online, offline, disabled };
+enum class Resume { none, allow, must, never, automatic };
+enum class LogModel { off, end, checkpoint };
+
+struct WandbSettings {
+  Mode mode = Mode::online;
+  std::string api_key;  // never printed or logged
+  std::string base_url = "https://api.wandb.ai";
+  std::string project = "trainhook";
+  std::string entity;  // empty: the server's default entity for the key
+  std::string run_id;  // empty: a new random id
+  Resume resume = Resume::none;
+  std::string dir;  // WANDB_DIR; the spool goes to <dir>/wandb/offline-run-*
+  LogModel log_model = LogModel::off;
+  std::vector<std::string> tags;  // WANDB_TAGS, comma-separated
+  std::string job_type;           // WANDB_JOB_TYPE
+  std::string run_group;          // WANDB_RUN_GROUP
+
+  // Tuning (plugin_config only; seconds as numbers).
+  std::chrono::milliseconds transmit_interval{15000};  // coalescing window between requests
+  std::chrono::milliseconds backoff_initial{2000};
+  std::chrono::milliseconds backoff_max{60000};
+  std::chrono::milliseconds offline_after{600000};   // unreachable this long -> spool to disk
+  std::chrono::milliseconds finish_timeout{120000};  // on_train_end waits at most this long
+  std::chrono::milliseconds request_timeout{30000};
+  size_t max_request_bytes = 10u << 20;  // history content per file_stream request (approx.)
+  size_t queue_capacity = 100000;        // records queued on the training side at most
+};
+
+// Names of the plugin_config keys we understand (for the unknown-key error).
+const std::vector<std::string>& known_config_keys();
+
+// WANDB_MODE / wandb.mode only. Accepts online, offline, disabled (and W&B's
+// older spellings run, dryrun). Throws ConfigError naming the source otherwise.
+Mode read_mode(const support::Settings& settings);
+
+// Everything. default_dir is used when WANDB_DIR is unset (the run's
+// output_dir). Throws ConfigError for unknown keys and malformed values; an
+// online run without an API key is an error that says how to fix it.
+WandbSettings read_settings(const support::Settings& settings, const std::string& default_dir);
+
+const char* to_string(Mode m);
+const char* to_string(Resume r);
+
+}  // namespace trainhook::wandb

@@ -1,0 +1,332 @@
+"""Integration scenarios of the wandb plugin against the test receiver.
+
+Each scenario starts a Receiver (wandb_receiver.py) on 127.0.0.1, runs a
+training driver that loads the built plugin (the real `trainhook train` CLI
+with --report_to wandb when --cli is given, else wandb_driver through the C
+ABI), then checks what the receiver stored: every line exactly once, in
+order, at the right offsets. The receiver is always stopped (finally).
+
+usage: run_scenarios.py --scenario NAME --driver PATH --plugin PATH [--cli PATH]
+"""
+
+import argparse
+import glob
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from wandb_receiver import Receiver  # noqa: E402
+
+KEY = "test-key-0123456789abcdef"
+N = 20  # training logs per run; an eval log every 4th, then train_* and predict
+LINES = N + N // 4 + 2
+
+
+def fail(msg):
+    raise AssertionError(msg)
+
+
+class Ctx:
+    def __init__(self, args, tmp):
+        self.args = args
+        self.tmp = tmp
+        self.runs = 0
+
+    def out_dir(self):
+        self.runs += 1
+        d = os.path.join(self.tmp, "out%d" % self.runs)
+        os.makedirs(d, exist_ok=True)
+        return d
+
+    def config(self, receiver, **extra):
+        c = {"base_url": receiver.url() if receiver else "http://127.0.0.1:9",
+             "transmit_interval": 0.05, "backoff_initial": 0.1, "backoff_max": 0.5,
+             "finish_timeout": 60, "request_timeout": 5}
+        c.update(extra)
+        return c
+
+    def train(self, config, n=N, end=True, env_extra=None, expect_rc=0, out=None):
+        out = out or self.out_dir()
+        env = dict(os.environ)
+        for k in list(env):
+            if k.startswith("WANDB_"):
+                del env[k]
+        env["WANDB_API_KEY"] = KEY
+        env.update(env_extra or {})
+        cmd = [self.args.driver, "train", self.args.plugin, json.dumps(config), out, str(n)]
+        if not end:
+            cmd.append("--no-end")
+        p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=150)
+        sys.stderr.write(p.stderr)
+        if p.returncode != expect_rc:
+            fail("driver exited %d (expected %d): %s" % (p.returncode, expect_rc, p.stderr[-2000:]))
+        if KEY in p.stdout or KEY in p.stderr:
+            fail("the API key was printed")
+        return out, p.stderr
+
+    def sync(self, receiver, *dirs, expect_rc=0):
+        env = dict(os.environ)
+        env["WANDB_API_KEY"] = KEY
+        env.pop("WANDB_BASE_URL", None)
+        cmd = [self.args.driver, "sync", self.args.plugin, "--base-url", receiver.url(),
+               "--backoff-initial", "0.1", "--backoff-max", "0.5", "--max-wait", "60"] + list(dirs)
+        p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=150)
+        sys.stderr.write(p.stderr)
+        if p.returncode != expect_rc:
+            fail("wandb-sync exited %d (expected %d): %s" % (p.returncode, expect_rc, p.stderr[-2000:]))
+        return p.stderr
+
+
+def offline_dirs(out):
+    return sorted(glob.glob(os.path.join(out, "wandb", "offline-run-*")))
+
+
+def strip_times(line):
+    d = json.loads(line)
+    d.pop("_runtime", None)
+    d.pop("_timestamp", None)
+    return d
+
+
+def check_run(store, lines=LINES, first_step=0, complete=0):
+    """Every line exactly once, in order, nothing beyond, and well formed."""
+    if store.conflicts:
+        fail("a line position was written with different texts: %r" % store.conflicts[:2])
+    hist = store.history_lines()
+    if len(hist) != lines or len(store.history) != lines:
+        fail("expected %d history lines, stored %d contiguous / %d total" % (lines, len(hist), len(store.history)))
+    steps = [json.loads(l)["_step"] for l in hist]
+    if steps != list(range(first_step, first_step + lines)):
+        fail("_step out of order: %r" % steps)
+    prev_ts = 0
+    for l in hist:
+        d = json.loads(l)
+        for k in ("_runtime", "_timestamp"):
+            if k not in d:
+                fail("line lacks %s: %s" % (k, l))
+        if d["_timestamp"] < prev_ts:
+            fail("_timestamp goes back: %s" % l)
+        prev_ts = d["_timestamp"]
+    if complete is not None and store.complete != complete:
+        fail("run not complete with exitcode %r (got %r)" % (complete, store.complete))
+    if store.after_complete:
+        fail("%d request(s) after the run completed" % store.after_complete)
+    return hist
+
+
+def check_content(hist, first_global_step=1):
+    """HF WandbCallback semantics on the driver's log sequence."""
+    train = [json.loads(l) for l in hist if "train/loss" in l]
+    evals = [json.loads(l) for l in hist if "eval/loss" in l]
+    if len(train) != N or len(evals) != N // 4:
+        fail("expected %d train and %d eval lines, got %d/%d" % (N, N // 4, len(train), len(evals)))
+    if [t["train/global_step"] for t in train] != list(range(first_global_step, first_global_step + N)):
+        fail("train/global_step wrong: %r" % [t["train/global_step"] for t in train])
+    t0 = train[0]
+    for k in ("train/grad_norm", "train/learning_rate", "train/epoch"):
+        if k not in t0:
+            fail("missing %s in %r" % (k, t0))
+    if abs(t0["train/loss"] - 1.0) > 1e-12:
+        fail("train/loss value: %r" % t0)
+    final = json.loads(hist[-2])
+    for k in ("train_runtime", "train_loss", "total_flos", "train/train_runtime", "train/train_loss"):
+        if k in final:
+            fail("summary-only key %s was logged as history: %r" % (k, final))
+    if "train/global_step" not in final or "train/epoch" not in final:
+        fail("the final log line lacks train/global_step or epoch: %r" % final)
+    pred = json.loads(hist[-1])
+    if pred.get("test/loss") != 0.75 or "train/global_step" in pred:
+        fail("predict line wrong: %r" % pred)
+
+
+def check_summary(store):
+    s = json.loads(store.summary_line())
+    for k, v in (("train_runtime", 12.5), ("train_loss", 0.25), ("total_flos", 12345),
+                 ("train_samples_per_second", 80), ("train_steps_per_second", 8), ("test/loss", 0.75)):
+        if s.get(k) != v:
+            fail("summary %s = %r, expected %r (summary %r)" % (k, s.get(k), v, s))
+    if "_step" not in s or "_runtime" not in s:
+        fail("summary lacks _step/_runtime: %r" % s)
+
+
+def check_config(store):
+    c = store.config
+    if not isinstance(c, dict) or c.get("learning_rate") != {"value": 0.001}:
+        fail("config not {k: {value: v}}: %r" % c)
+    if "hub_token" in c:
+        fail("a secret-looking training argument was sent")
+
+
+# ---- scenarios ----------------------------------------------------------------
+
+def scenario_online(ctx, rx):
+    out, _ = ctx.train(ctx.config(rx, run_id="online1", project="p1"))
+    (ent, proj, run), store = rx.only_run()
+    if (ent, proj, run) != ("test-entity", "p1", "online1"):
+        fail("run stored under %r" % ((ent, proj, run),))
+    hist = check_run(store)
+    check_content(hist)
+    check_summary(store)
+    check_config(store)
+    if store.display_name != "driver-run":
+        fail("displayName %r" % store.display_name)
+    if offline_dirs(out):
+        fail("an online run that was delivered left an offline spool")
+    if rx.auth_failures:
+        fail("auth failures")
+
+
+def scenario_retries(ctx, rx):
+    rx.faults = {1: {"status": 500}, 2: {"status": 429, "retry_after": 1}, 3: {"drop": True},
+                 4: {"store_then_drop": True}, 5: {"status": 503}, 7: {"store_then_drop": True},
+                 8: {"status": 502}}
+    rx.graphql_faults = {1: {"status": 500}}
+    # A small request bound makes the run take many requests, so the faults
+    # hit the middle of the stream too.
+    out, log = ctx.train(ctx.config(rx, run_id="retry1", max_request_bytes=800))
+    _, store = rx.only_run()
+    check_content(check_run(store))
+    check_summary(store)
+    if rx.file_stream_requests < 9:
+        fail("expected the scripted faults to be exercised, only %d requests" % rx.file_stream_requests)
+    if offline_dirs(out):
+        fail("retryable failures must not send the run offline")
+
+
+def scenario_away(ctx, rx):
+    rx.faults = {2: {"away": 10}}
+    t0 = time.time()
+    out, log = ctx.train(ctx.config(rx, run_id="away1", backoff_max=1.0, offline_after=90), n=N)
+    _, store = rx.only_run()
+    check_content(check_run(store))
+    if time.time() - t0 < 9:
+        fail("the receiver went away for 10 s but the run finished sooner; the fault did not happen")
+    if "answers again" not in log:
+        fail("no recovery message in the log")
+    if offline_dirs(out):
+        fail("a 10 s outage must not send the run offline")
+
+
+def scenario_offline_sync(ctx, rx):
+    # The same run online (reference) and offline + wandb-sync, under two ids.
+    ctx.train(ctx.config(rx, run_id="ref1"))
+    out, log = ctx.train(ctx.config(rx, run_id="off1", mode="offline"))
+    if rx.run("test-entity", "trainhook", "off1") is not None:
+        fail("offline mode contacted the server")
+    dirs = offline_dirs(out)
+    if len(dirs) != 1 or not dirs[0].endswith("-off1"):
+        fail("expected one offline-run-*-off1 folder, got %r" % dirs)
+    for f in ("run.json", "history.jsonl", "summary.json", "exit.json"):
+        if not os.path.exists(os.path.join(dirs[0], f)):
+            fail("offline run lacks " + f)
+    ctx.sync(rx, os.path.join(out, "wandb"))
+    ref = check_run(rx.run("test-entity", "trainhook", "ref1"))
+    got = check_run(rx.run("test-entity", "trainhook", "off1"))
+    if [strip_times(l) for l in ref] != [strip_times(l) for l in got]:
+        fail("offline + wandb-sync history differs from the online one")
+    check_summary(rx.run("test-entity", "trainhook", "off1"))
+    check_config(rx.run("test-entity", "trainhook", "off1"))
+    # Syncing again sends nothing new and changes nothing.
+    before = rx.file_stream_requests
+    ctx.sync(rx, dirs[0])
+    if rx.file_stream_requests != before:
+        fail("a second wandb-sync sent requests again")
+    check_run(rx.run("test-entity", "trainhook", "off1"))
+
+
+def scenario_resume(ctx, rx):
+    ctx.train(ctx.config(rx, run_id="res1"), n=N)
+    first = len(rx.run("test-entity", "trainhook", "res1").history_lines())
+    out, log = ctx.train(ctx.config(rx, run_id="res1", resume="must"), n=N)
+    store = rx.run("test-entity", "trainhook", "res1")
+    hist = check_run(store, lines=2 * first)
+    if "resuming run res1 at history line %d" % first not in log:
+        fail("no resume message: " + log[-500:])
+    # Both halves are complete runs of the driver, second continues _step.
+    check_content(hist[:first])
+    check_content(hist[first:])
+    # never on an existing run: refused, stop requested, nothing overwritten.
+    out, log = ctx.train(ctx.config(rx, run_id="res1", resume="never"), n=4)
+    if "[stop]" not in log or "already exists" not in log:
+        fail("resume=never on an existing run was not refused: " + log[-800:])
+    check_run(rx.run("test-entity", "trainhook", "res1"), lines=2 * first)
+
+
+def scenario_fatal_4xx(ctx, rx):
+    rx.faults = {1: {"status": 403}}
+    out, log = ctx.train(ctx.config(rx, run_id="deny1"))
+    if rx.file_stream_requests != 1:
+        fail("a 403 was retried: %d file_stream requests" % rx.file_stream_requests)
+    if log.count("scripted failure 403") < 1 or log.count("refused the history upload") != 1:
+        fail("the refusal was not reported exactly once with the server's message: " + log[-1500:])
+    dirs = offline_dirs(out)
+    if len(dirs) != 1:
+        fail("the refused lines were not kept in an offline spool: %r" % dirs)
+    rx.faults = {}
+    ctx.sync(rx, dirs[0])
+    store = rx.run("test-entity", "trainhook", "deny1")
+    check_content(check_run(store))
+    check_summary(store)
+
+
+def scenario_unreachable(ctx, rx):
+    # Down for longer than offline_after: the rest goes to the spool.
+    rx.faults = {2: {"away": 20}}
+    out, log = ctx.train(ctx.config(rx, run_id="gone1", offline_after=2, max_request_bytes=600))
+    dirs = offline_dirs(out)
+    if len(dirs) != 1 or "unreachable" not in log:
+        fail("an unreachable server did not send the run to the spool: %r" % dirs)
+    deadline = time.time() + 30
+    while rx._server is None and time.time() < deadline:
+        time.sleep(0.2)
+    ctx.sync(rx, dirs[0])
+    store = rx.run("test-entity", "trainhook", "gone1")
+    check_content(check_run(store))
+    check_summary(store)
+
+
+def scenario_disabled(ctx, rx):
+    env = {"WANDB_MODE": "disabled"}
+    out, log = ctx.train({"base_url": rx.url()}, env_extra=env)
+    if rx.graphql_requests or rx.file_stream_requests or os.path.exists(os.path.join(out, "wandb")):
+        fail("WANDB_MODE=disabled did something")
+
+
+def scenario_config_errors(ctx, rx):
+    out = ctx.out_dir()
+    env = dict(os.environ)
+    env = {k: v for k, v in env.items() if not k.startswith("WANDB_")}
+    for config, needle in (({"base_url": rx.url()}, "WANDB_API_KEY is not set"),
+                           ({"mode": "sometimes"}, "wandb.mode must be online, offline or disabled"),
+                           ({"projcet": "x", "mode": "offline"}, "wandb.projcet is not a wandb setting")):
+        p = subprocess.run([ctx.args.driver, "train", ctx.args.plugin, json.dumps(config), out, "1"], env=env,
+                           capture_output=True, text=True, timeout=60)
+        if p.returncode != 5 or needle not in p.stderr:
+            fail("config %r: expected a create error with %r, got rc %d: %s" % (config, needle, p.returncode,
+                                                                                p.stderr))
+
+
+SCENARIOS = {name[len("scenario_"):]: fn for name, fn in globals().items() if name.startswith("scenario_")}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--scenario", required=True, choices=sorted(SCENARIOS))
+    ap.add_argument("--driver", required=True)
+    ap.add_argument("--plugin", required=True)
+    args = ap.parse_args()
+    rx = Receiver(KEY).start()
+    try:
+        with tempfile.TemporaryDirectory(prefix="wandb-it-") as tmp:
+            SCENARIOS[args.scenario](Ctx(args, tmp), rx)
+    finally:
+        rx.stop()
+    print("scenario %s: ok" % args.scenario)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,175 @@
+// Drives the built wandb plugin through the C ABI alone, as any host would:
+// dlopen, the entry symbol, a th_host whose log goes to stderr, the
+// callback's events, and the library's "wandb-sync" command. The Python
+// scenarios (run_scenarios.py) run it against the test receiver.
+//
+//   wandb_driver train <plugin.so> <config-json> <output_dir> <log_count> [--no-end]
+//       train_begin, <log_count> training logs (an eval log every 4th),
+//       the final train_* log, on_predict metrics, train_end (unless --no-end:
+//       the callback is then destroyed without it, i.e. the run failed).
+//   wandb_driver sync <plugin.so> <args...>
+//       runs `wandb-sync <args...>` and exits with its exit code.
+#include <trainhook/abi.h>
+
+#include <dlfcn.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace {
+
+const char* kLevels[] = {"trace", "debug", "info", "warn", "error"};
+
+th_host make_host(std::string* out_dir) {
+  th_host h{};
+  h.struct_size = sizeof(th_host);
+  h.abi_major = TRAINHOOK_ABI_VERSION_MAJOR;
+  h.abi_minor = TRAINHOOK_ABI_VERSION_MINOR;
+  h.ctx = out_dir;
+  h.log = [](void*, int32_t level, const char* m) {
+    std::fprintf(stderr, "[%s] %s\n", level >= 0 && level <= 4 ? kLevels[level] : "?", m);
+  };
+  h.output_dir = [](void* c) { return static_cast<std::string*>(c)->c_str(); };
+  h.training_args_json = [](void*) {
+    return R"({"output_dir":"out","learning_rate":0.001,"num_train_epochs":2,"hub_token":"do-not-send","report_to":["wandb"]})";
+  };
+  h.request_stop = [](void*, const char* reason) { std::fprintf(stderr, "[stop] %s\n", reason); };
+  h.trainer_state_json = [](void*) { return "{}"; };
+  h.model_description = [](void*) { return "tiny mlp"; };
+  h.set_resume_checkpoint = [](void*, const char*, char* err, size_t n) -> th_status {
+    std::snprintf(err, n, "not supported by the driver");
+    return TH_INVALID_ARGUMENT;
+  };
+  h.run_name = [](void*) { return "driver-run"; };
+  return h;
+}
+
+const th_plugin_info* load(const char* path) {
+  void* lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (lib == nullptr) {
+    std::fprintf(stderr, "driver: cannot load %s: %s\n", path, dlerror());
+    std::exit(3);
+  }
+  auto entry = reinterpret_cast<th_plugin_entry_fn>(dlsym(lib, TRAINHOOK_ENTRY_SYMBOL));
+  if (entry == nullptr) {
+    std::fprintf(stderr, "driver: %s has no %s\n", path, TRAINHOOK_ENTRY_SYMBOL);
+    std::exit(3);
+  }
+  th_host_info hi{sizeof(th_host_info), TRAINHOOK_ABI_VERSION_MAJOR, TRAINHOOK_ABI_VERSION_MINOR, "driver"};
+  const th_plugin_info* info = nullptr;
+  char err[512] = {0};
+  if (entry(&hi, &info, err, sizeof err) != TH_OK) {
+    std::fprintf(stderr, "driver: entry failed: %s\n", err);
+    std::exit(3);
+  }
+  return info;
+}
+
+struct Fire {
+  const th_callback_info* cb;
+  void* self;
+  th_state state{};
+  th_control control{};
+
+  void operator()(int32_t event, const std::vector<std::pair<std::string, double>>& values = {}) {
+    if ((cb->event_mask & TH_EVENT_BIT(event)) == 0) return;
+    std::vector<const char*> keys;
+    std::vector<double> nums;
+    for (const auto& [k, v] : values) {
+      keys.push_back(k.c_str());
+      nums.push_back(v);
+    }
+    th_values tv{
+        sizeof(th_values), static_cast<uint32_t>(keys.size()), keys.data(), nums.data(), 0, nullptr, nullptr};
+    th_event_args a{};
+    a.struct_size = sizeof a;
+    a.event = event;
+    a.state = &state;
+    a.control = &control;
+    a.values = (event == TH_EVENT_LOG || event == TH_EVENT_PREDICT) ? &tv : nullptr;
+    a.batch_index = -1;
+    a.batch_count = -1;
+    char err[1024] = {0};
+    if (cb->vtable->on_event(self, &a, err, sizeof err) != TH_OK) {
+      std::fprintf(stderr, "driver: event %d failed: %s\n", event, err);
+      std::exit(4);
+    }
+  }
+};
+
+int train(const char* plugin, const char* config, std::string out_dir, int count, bool end) {
+  const th_plugin_info* info = load(plugin);
+  const th_callback_info* cb = nullptr;
+  for (uint32_t i = 0; i < info->callback_count; ++i)
+    if (std::strcmp(info->callbacks[i].name, "wandb") == 0) cb = &info->callbacks[i];
+  if (cb == nullptr) {
+    std::fprintf(stderr, "driver: no wandb callback\n");
+    return 3;
+  }
+  th_host host = make_host(&out_dir);
+  void* self = nullptr;
+  char err[1024] = {0};
+  if (cb->create(&host, config, &self, err, sizeof err) != TH_OK) {
+    std::fprintf(stderr, "driver: create failed: %s\n", err);
+    return 5;
+  }
+  Fire fire{cb, self};
+  fire.state.struct_size = sizeof(th_state);
+  fire.state.is_world_process_zero = 1;
+  fire.state.is_local_process_zero = 1;
+  fire.state.max_steps = count;
+  fire.state.world_size = 1;
+  fire.control.struct_size = sizeof(th_control);
+  fire(TH_EVENT_TRAIN_BEGIN);
+  for (int i = 1; i <= count; ++i) {
+    fire.state.global_step = i;
+    fire.state.epoch = i / 10.0;
+    fire(TH_EVENT_LOG,
+         {{"loss", 1.0 / i}, {"grad_norm", 0.5 + i}, {"learning_rate", 1e-3}, {"epoch", i / 10.0}});
+    if (i % 4 == 0) fire(TH_EVENT_LOG, {{"eval_loss", 2.0 / i}, {"eval_runtime", 0.25}, {"epoch", i / 10.0}});
+  }
+  fire(TH_EVENT_LOG, {{"train_runtime", 12.5},
+                      {"train_samples_per_second", 80.0},
+                      {"train_steps_per_second", 8.0},
+                      {"total_flos", 12345.0},
+                      {"train_loss", 0.25},
+                      {"epoch", count / 10.0}});
+  fire(TH_EVENT_PREDICT, {{"test_loss", 0.75}});
+  if (end) fire(TH_EVENT_TRAIN_END);
+  cb->vtable->destroy(self);
+  return 0;
+}
+
+int sync(const char* plugin, int argc, char** argv) {
+  const th_plugin_info* info = load(plugin);
+  for (uint32_t i = 0; i < info->command_count; ++i) {
+    if (std::strcmp(info->commands[i].name, "wandb-sync") != 0) continue;
+    std::string out_dir = ".";
+    th_host host = make_host(&out_dir);
+    int32_t code = 0;
+    char err[2048] = {0};
+    if (info->commands[i].run(&host, argc, argv, &code, err, sizeof err) != TH_OK) {
+      std::fprintf(stderr, "driver: wandb-sync failed: %s\n", err);
+      return 2;
+    }
+    return code;
+  }
+  std::fprintf(stderr, "driver: no wandb-sync command\n");
+  return 3;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc >= 7 - 1 && std::strcmp(argv[1], "train") == 0)
+    return train(argv[2], argv[3], argv[4], std::atoi(argv[5]),
+                 !(argc > 6 && std::strcmp(argv[6], "--no-end") == 0));
+  if (argc >= 3 && std::strcmp(argv[1], "sync") == 0) return sync(argv[2], argc - 3, argv + 3);
+  std::fprintf(stderr,
+               "usage: wandb_driver train <plugin> <config> <out> <n> [--no-end] | sync <plugin> args...\n");
+  return 2;
+}
