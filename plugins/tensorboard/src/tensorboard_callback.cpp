@@ -41,7 +41,11 @@ TensorBoardCallback::TensorBoardCallback(trainhook::Setup& setup)
 
 TensorBoardCallback::~TensorBoardCallback() {
   // Destroyed without on_train_end: the run did not finish.
-  if (writer_) finish(SessionStatus::failure);
+  try {
+    if (writer_) finish(SessionStatus::failure);
+  } catch (...) {
+    // Nothing may leave a destructor; the file holds what was written so far.
+  }
 }
 
 void TensorBoardCallback::open(const th_state& state) {
@@ -69,6 +73,7 @@ void TensorBoardCallback::open(const th_state& state) {
 void TensorBoardCallback::on_train_begin(trainhook::Event& e) {
   if (!e.is_world_process_zero()) return;
   const th_state& state = e.state();
+  last_step_ = state.global_step;
   if (!writer_) open(state);
   const double now = now_secs();
   const std::string args = host_.training_args_json();
@@ -100,6 +105,7 @@ void TensorBoardCallback::on_log(trainhook::Event& e) {
   const trainhook::Values logs = e.values();
   if (logs.empty()) return;
   if (!writer_) open(e.state());
+  last_step_ = e.state().global_step;
   // Everything the ABI carries is a number or a string, which HF writes as a
   // scalar or a text; HF's "other types are skipped with a warning" has no
   // counterpart here. NaN and infinities are scalars, as in HF.
@@ -114,12 +120,14 @@ void TensorBoardCallback::on_log(trainhook::Event& e) {
 
 void TensorBoardCallback::on_train_end(trainhook::Event& e) {
   if (!e.is_world_process_zero()) return;
+  last_step_ = e.state().global_step;
   if (writer_) finish(SessionStatus::success);
 }
 
 void TensorBoardCallback::finish(SessionStatus status) {
   const bool session = session_started_;
   const std::vector<HParam> hparams = hparams_;
+  const int64_t step = last_step_;
   const WriterStats stats = writer_->finish([&](const std::vector<std::string>& scalar_tags) {
     std::vector<std::string> events;
     if (!session) return events;
@@ -130,11 +138,11 @@ void TensorBoardCallback::finish(SessionStatus status) {
     const std::string experiment = experiment_content(hparams, scalar_tags, now);
     const std::string end = session_end_content(status, now);
     events.emplace_back();
-    encode_summary_event(events.back(), now, 0, [&](ProtoWriter& summary) {
+    encode_summary_event(events.back(), now, step, [&](ProtoWriter& summary) {
       write_hparams_value(summary, kExperimentTag, experiment);
     });
     events.emplace_back();
-    encode_summary_event(events.back(), now, 0,
+    encode_summary_event(events.back(), now, step,
                          [&](ProtoWriter& summary) { write_hparams_value(summary, kSessionEndTag, end); });
     return events;
   });

@@ -39,6 +39,7 @@ class TensorBoardCallback final : public trainhook::Callback {
   std::unique_ptr<EventWriter> writer_;
   std::vector<HParam> hparams_;
   bool session_started_ = false;
+  int64_t last_step_ = 0;  // global_step of the last event seen, for the closing hparams events
 };
 
 }  // namespace trainhook::tensorboard
