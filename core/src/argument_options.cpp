@@ -179,6 +179,11 @@ struct Kind<std::optional<T>> {
   }
 };
 
+template <class T>
+struct is_optional : std::false_type {};
+template <class T>
+struct is_optional<std::optional<T>> : std::true_type {};
+
 template <class Part>
 Part& part(ParsedArguments& p);
 template <>
@@ -215,6 +220,11 @@ OptionSpec field(const char* name, OptionGroup group, T Part::*member, const cha
   s.kind = Kind<T>::value;
   s.help = help;
   s.set = [member](ParsedArguments& p, const nlohmann::json& v) {
+    // null for a field that cannot be unset means "not set" (HF's JSON dumps
+    // write e.g. "warmup_ratio": null): the value below stays.
+    if constexpr (!is_optional<T>::value) {
+      if (v.is_null()) return;
+    }
     part<Part>(p).*member = Kind<T>::convert(v);
   };
   s.get = [member](const ParsedArguments& p) { return as_json(part<Part>(p).*member); };
@@ -278,7 +288,8 @@ std::vector<OptionSpec> build_table() {
   t.push_back(field("adam_epsilon", G::Training, &TA::adam_epsilon, "AdamW epsilon"));
   t.push_back(field("max_grad_norm", G::Training, &TA::max_grad_norm,
                     "Clip the gradients' global norm to this (0 = no clipping)"));
-  t.push_back(field("optim", G::Training, &TA::optim, "Optimizer: adamw_torch (alias adamw) or sgd"));
+  t.push_back(field("optim", G::Training, &TA::optim,
+                    "Optimizer: adamw_torch (aliases adamw, adamw_torch_fused) or sgd"));
   t.push_back(field("num_train_epochs", G::Training, &TA::num_train_epochs,
                     "Epochs to train (fractional allowed); ignored when max_steps > 0"));
   t.push_back(field("max_steps", G::Training, &TA::max_steps,

@@ -95,7 +95,9 @@ void validate(TrainingArguments& a) {
     fail("--adam_beta2: expected a value in [0, 1), got " + number(a.adam_beta2));
   check_at_least("adam_epsilon", a.adam_epsilon, 0);
   check_at_least("max_grad_norm", a.max_grad_norm, 0, " (0 = no clipping)");
-  if (a.optim == "adamw") a.optim = "adamw_torch";  // our alias; HF's name is adamw_torch
+  // Aliases: "adamw" is ours; HF's default on torch >= 2.8 is the fused kernel
+  // of the same algorithm.
+  if (a.optim == "adamw" || a.optim == "adamw_torch_fused") a.optim = "adamw_torch";
   check_choice("optim", a.optim, {"adamw_torch", "sgd"});
   if (a.max_steps == 0 || a.max_steps < -1)
     fail("--max_steps: expected a positive step count, or -1 to train num_train_epochs, got " +

@@ -41,15 +41,16 @@ const std::vector<UnsupportedArgument> kTable = {
     {"torch_empty_cache_steps", false, kAlwaysWarn, "there is no device cache to empty on the CPU"},
     {"tpu_num_cores", false, "none", "TPUs are not supported"},
     {"tpu_metrics_debug", true, kOff, "TPUs are not supported"},
-    {"debug", false, "none,", "HF debug features (underflow_overflow, tpu_metrics_debug) are not supported"},
+    {"debug", false, "none,,[]",
+     "HF debug features (underflow_overflow, tpu_metrics_debug) are not supported"},
     // -- distributed back ends
     {"deepspeed", false, "none,", "DeepSpeed is not supported"},
     {"fsdp", false, "none,,false,[]", kFsdp},
-    {"fsdp_config", false, "none,,{}", kFsdp},
+    {"fsdp_config", false, kAlwaysWarn, "only used with fsdp, which is not supported"},
     {"fsdp_min_num_params", false, kAlwaysWarn, "only used with fsdp, which is not supported"},
     {"fsdp_transformer_layer_cls_to_wrap", false, kAlwaysWarn, "only used with fsdp, which is not supported"},
     {"sharded_ddp", false, "none,,false,[]", "FairScale sharded DDP is not supported"},
-    {"accelerator_config", false, "none,{}", "trainhook does not use Accelerate"},
+    {"accelerator_config", false, kAlwaysWarn, "trainhook does not use Accelerate"},
     {"parallelism_config", false, "none,{}", "tensor/context parallelism is not supported"},
     {"dispatch_batches", false, kAlwaysWarn, "trainhook does not use Accelerate"},
     {"split_batches", false, kAlwaysWarn, "trainhook does not use Accelerate"},
@@ -119,7 +120,7 @@ const std::vector<UnsupportedArgument> kTable = {
     {"train_sampling_strategy", false, "random", "only random sampling is supported"},
     {"ignore_data_skip", true, kOff, "a resumed run always continues the data order where it stopped"},
     // -- logging and checkpoints
-    {"logging_dir", false, "none",
+    {"logging_dir", false, kAlwaysWarn,
      "HF deprecated logging_dir; set TENSORBOARD_LOGGING_DIR to choose the TensorBoard folder"},
     {"log_level", false, kAlwaysWarn, "trainhook's log level is not an argument"},
     {"log_level_replica", false, kAlwaysWarn, "trainhook's log level is not an argument"},
@@ -128,13 +129,15 @@ const std::vector<UnsupportedArgument> kTable = {
      "checkpoints always hold optimizer, scheduler and RNG state so resume is exact"},
     {"restore_callback_states_from_checkpoint", true, kAlwaysWarn,
      "stateful callbacks are always restored on resume"},
+    {"enable_jit_checkpoint", true, kOff, "checkpointing on SIGTERM is not supported"},
+    {"use_cache", true, kAlwaysWarn, "the built-in models keep no key/value cache"},
     {"ray_scope", false, kAlwaysWarn, "hyperparameter search is not supported"},
     {"project", false, kAlwaysWarn, "the trackio integration is not available"},
     {"trackio_space_id", false, kAlwaysWarn, "the trackio integration is not available"},
     // -- renamed by HF
-    {"evaluation_strategy", false, kAlwaysError, "HF renamed it: use --eval_strategy"},
-    {"per_gpu_train_batch_size", false, kAlwaysError, "HF renamed it: use --per_device_train_batch_size"},
-    {"per_gpu_eval_batch_size", false, kAlwaysError, "HF renamed it: use --per_device_eval_batch_size"},
+    {"evaluation_strategy", false, "none", "HF renamed it: use --eval_strategy"},
+    {"per_gpu_train_batch_size", false, "none", "HF renamed it: use --per_device_train_batch_size"},
+    {"per_gpu_eval_batch_size", false, "none", "HF renamed it: use --per_device_eval_batch_size"},
 };
 
 std::string lower(std::string s) {

@@ -419,8 +419,54 @@ TEST_CASE("unsupported Hugging Face arguments: errors with the reason, harmless 
   e = error_of({"--config", write_file(dir / "hf2.yaml", "seed: 1\nbf16: true\n")});
   CHECK(contains(e, "hf2.yaml:2: key 'bf16'"));
   CHECK(contains(e, "mixed precision"));
-  e = error_of({"--config", write_file(dir / "hf3.json", R"({"logging_dir": "tb"})")});
-  CHECK(contains(e, "TENSORBOARD_LOGGING_DIR"));
+  p = parse({"--config", write_file(dir / "hf3.json", R"({"logging_dir": "tb"})")});
+  REQUIRE(p.warnings.size() == 1);
+  CHECK(contains(p.warnings[0], "TENSORBOARD_LOGGING_DIR"));
+}
+
+TEST_CASE("a Hugging Face training_args.json dump is accepted, its unsupported defaults only warn") {
+  // Keys and default values as HF v5's TrainingArguments.to_dict() writes them.
+  const fs::path dir = scratch_dir();
+  const std::string dump = write_file(dir / "hf_training_args.json", R"({
+    "output_dir": "hf_out", "per_device_train_batch_size": 8, "num_train_epochs": 3.0, "max_steps": -1,
+    "learning_rate": 5e-05, "lr_scheduler_type": "linear", "lr_scheduler_kwargs": null, "warmup_steps": 0,
+    "optim": "adamw_torch_fused", "optim_args": null, "weight_decay": 0.0, "adam_beta1": 0.9,
+    "adam_beta2": 0.999, "adam_epsilon": 1e-08, "optim_target_modules": null, "gradient_accumulation_steps": 1,
+    "average_tokens_across_devices": true, "max_grad_norm": 1.0, "label_smoothing_factor": 0.0, "bf16": false,
+    "fp16": false, "bf16_full_eval": false, "fp16_full_eval": false, "tf32": null, "gradient_checkpointing": false,
+    "gradient_checkpointing_kwargs": null, "torch_compile": false, "torch_compile_backend": null,
+    "torch_compile_mode": null, "use_liger_kernel": false, "liger_kernel_config": null, "use_cache": false,
+    "neftune_noise_alpha": null, "torch_empty_cache_steps": null, "auto_find_batch_size": false,
+    "logging_strategy": "steps", "logging_steps": 500, "logging_first_step": false, "log_on_each_node": true,
+    "logging_nan_inf_filter": true, "include_num_input_tokens_seen": "no", "log_level": "passive",
+    "log_level_replica": "warning", "disable_tqdm": null, "report_to": [], "run_name": null,
+    "project": "huggingface", "trackio_space_id": "trackio", "eval_strategy": "no", "eval_steps": null,
+    "eval_delay": 0, "per_device_eval_batch_size": 8, "prediction_loss_only": false, "eval_on_start": false,
+    "eval_do_concat_batches": true, "eval_use_gather_object": false, "eval_accumulation_steps": null,
+    "include_for_metrics": [], "batch_eval_metrics": false, "save_only_model": false, "save_strategy": "steps",
+    "save_steps": 500, "save_on_each_node": false, "save_total_limit": null, "enable_jit_checkpoint": false,
+    "push_to_hub": false, "hub_token": "<HUB_TOKEN>", "hub_private_repo": null, "hub_model_id": null,
+    "hub_strategy": "every_save", "hub_always_push": false, "hub_revision": null, "load_best_model_at_end": false,
+    "metric_for_best_model": null, "greater_is_better": null, "ignore_data_skip": false,
+    "restore_callback_states_from_checkpoint": false, "full_determinism": false, "seed": 42, "data_seed": null,
+    "use_cpu": false, "accelerator_config": {"split_batches": false, "dispatch_batches": null},
+    "parallelism_config": null, "dataloader_drop_last": false, "dataloader_num_workers": 0,
+    "dataloader_pin_memory": true, "dataloader_persistent_workers": false, "dataloader_prefetch_factor": null,
+    "remove_unused_columns": true, "label_names": null, "train_sampling_strategy": "random",
+    "length_column_name": "length", "ddp_find_unused_parameters": null, "ddp_bucket_cap_mb": null,
+    "ddp_broadcast_buffers": null, "ddp_backend": null, "ddp_timeout": 1800, "fsdp": [],
+    "fsdp_config": {"min_num_params": 0, "xla": false}, "deepspeed": null, "debug": [],
+    "skip_memory_metrics": true, "do_train": false, "do_eval": false, "do_predict": false,
+    "resume_from_checkpoint": null, "warmup_ratio": null, "logging_dir": null, "local_rank": -1})");
+  const auto p = parse({"--config", dump});
+  CHECK(p.training.output_dir == "hf_out");
+  CHECK(p.training.optim == "adamw_torch");  // the fused kernel of the same algorithm
+  CHECK(p.training.warmup_ratio == 0.0);     // null = not set
+  CHECK_FALSE(p.training.disable_tqdm);
+  CHECK(p.training.report_to == std::vector<std::string>{"none"});
+  CHECK(p.warnings.size() > 20);  // every unsupported key is reported, none silently dropped
+  for (const auto& w : p.warnings) CHECK_MESSAGE(contains(w, "ignored"), w);
+  for (const auto& w : p.warnings) CHECK_FALSE(contains(w, "<HUB_TOKEN>"));
 }
 
 TEST_CASE("validation: strategies and enumerations name the flag and suggest") {

@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# Integration test of the arguments through the real CLI: --help, error exits
+# with the closest name / file:line, unsupported HF arguments, <program>.args
+# next to the program, and a short run whose checkpoint's training_args.json
+# carries the values from a YAML --config merged with flags.
+# usage: cli_arguments_test.sh <path to bin/trainhook>
+set -euo pipefail
+
+TRAINHOOK=${1:?usage: cli_arguments_test.sh <bin/trainhook>}
+WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT
+
+fail() {
+  echo "FAIL: $*" >&2
+  exit 1
+}
+
+# expect_error <exit code> <text expected on stderr> <args...>
+expect_error() {
+  local code=$1 text=$2
+  shift 2
+  local rc=0
+  "$TRAINHOOK" train "$@" >"$WORK/out" 2>"$WORK/err" || rc=$?
+  [[ $rc == "$code" ]] || fail "trainhook train $* exited $rc, expected $code; stderr: $(cat "$WORK/err")"
+  grep -qF -- "$text" "$WORK/err" || fail "trainhook train $*: stderr lacks '$text': $(cat "$WORK/err")"
+}
+
+# --help: every group, with defaults.
+"$TRAINHOOK" train --help >"$WORK/help"
+for group in "Output:" "Training:" "Logging, evaluation and saving:" "Reproducibility and data loading:" \
+  "Integrations and plugins:" "Model:" "Data:"; do
+  grep -qxF "$group" "$WORK/help" || fail "--help lacks the group '$group'"
+done
+grep -qF -- "--learning_rate FLOAT" "$WORK/help" || fail "--help lacks --learning_rate"
+grep -qF "[default: 5e-05]" "$WORK/help" || fail "--help lacks the learning_rate default"
+
+# Errors: exit code 2, the flag named, the closest name.
+expect_error 2 "did you mean 'learning_rate'" --lerning_rate 0.1
+expect_error 2 "--eval_strategy: expected one of no, steps, epoch, got 'step'" --eval_strategy step
+expect_error 2 "mixed precision is not supported" --fp16
+printf 'seed: 1\nlerning_rate: 0.1\n' >"$WORK/typo.yaml"
+expect_error 2 "typo.yaml:2: unknown key 'lerning_rate' (did you mean 'learning_rate'?)" --config "$WORK/typo.yaml"
+
+# <program>.args next to the program (reached through a symlink named trainhook).
+mkdir -p "$WORK/bin"
+ln -s "$(readlink -f "$TRAINHOOK")" "$WORK/bin/trainhook"
+printf '# site defaults\n--sed 3\n' >"$WORK/bin/trainhook.args"
+rc=0
+"$WORK/bin/trainhook" train --do_train >"$WORK/out" 2>"$WORK/err" || rc=$?
+[[ $rc == 2 ]] || fail "a bad <program>.args should exit 2, got $rc"
+grep -qF "trainhook.args:2" "$WORK/err" || fail "the error should name trainhook.args:2: $(cat "$WORK/err")"
+rm "$WORK/bin/trainhook.args"
+
+# A short run: YAML config + flags -> the checkpoint's training_args.json.
+python3 - "$WORK/train.csv" <<'EOF'
+import random, sys
+random.seed(0)
+with open(sys.argv[1], "w") as f:
+    for _ in range(64):
+        x, y = random.random(), random.random()
+        f.write(f"{x:.4f},{y:.4f},{int(x + y > 1)}\n")
+EOF
+cat >"$WORK/train.yaml" <<EOF
+# a YAML config
+output_dir: $WORK/out
+learning_rate: 0.01
+per_device_train_batch_size: 16
+max_steps: 2
+save_strategy: steps
+save_steps: 2
+logging_steps: 1
+report_to: none
+seed: 5
+plugin_config:
+  early_stopping:
+    patience: 2
+    threshold: 0.5
+EOF
+"$TRAINHOOK" train --config "$WORK/train.yaml" --do_train --train_file "$WORK/train.csv" --seed 9 \
+  --plugin_config early_stopping.patience=4 --disable_tqdm >"$WORK/run.out" 2>&1 ||
+  fail "the short run failed: $(cat "$WORK/run.out")"
+ARGS_JSON="$WORK/out/checkpoint-2/training_args.json"
+[[ -f $ARGS_JSON ]] || fail "no $ARGS_JSON; output_dir has: $(ls -R "$WORK/out")"
+python3 - "$ARGS_JSON" <<'EOF'
+import json, sys
+a = json.load(open(sys.argv[1]))
+def check(cond, what):
+    if not cond:
+        sys.exit(f"FAIL: training_args.json: {what}: {json.dumps(a, indent=1)}")
+check(a["learning_rate"] == 0.01, "learning_rate from the YAML file")
+check(a["per_device_train_batch_size"] == 16, "per_device_train_batch_size from the YAML file")
+check(a["seed"] == 9, "seed: the flag wins over the file")
+check(a["plugin_config"]["early_stopping"] == {"patience": 4, "threshold": 0.5}, "plugin_config merged, flag wins")
+check(a["run_name"] == a["output_dir"], "run_name defaults to output_dir")
+check(a["eval_steps"] is None and a["save_total_limit"] is None, "unset optionals are null")
+for key in ("output_dir", "num_train_epochs", "lr_scheduler_type", "warmup_steps", "eval_strategy",
+            "save_strategy", "load_best_model_at_end", "metric_for_best_model", "greater_is_better",
+            "report_to", "callbacks", "plugin_error_policy"):
+    check(key in a, f"the HF key {key}")
+EOF
+echo "cli arguments: all checks passed"
