@@ -149,6 +149,9 @@ TEST_CASE("flyte callback: configuration errors name the key or variable") {
   Instance s3(host, "{\"checkpoint_path\": \"s3://bucket/p\"}");
   CHECK(s3.status == TH_INVALID_ARGUMENT);
   CHECK(s3.error.find("AWS_ACCESS_KEY_ID") != std::string::npos);
+  Instance s3prev(host, "{\"prev_checkpoint\": \"s3://bucket/p\"}");  // checked at creation, not at restore
+  CHECK(s3prev.status == TH_INVALID_ARGUMENT);
+  CHECK(s3prev.error.find("AWS_ACCESS_KEY_ID") != std::string::npos);
 }
 
 TEST_CASE("flyte callback: locations from the environment; unset templates mean none") {

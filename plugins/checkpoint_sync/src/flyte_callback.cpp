@@ -33,8 +33,10 @@ FlyteCallback::FlyteCallback(trainhook::Setup& setup)
   };
   staging_root_ = fs::path(host_.output_dir()) / ".trainhook-upload-staging";
   queue_ = std::make_unique<UploadQueue>(log_);
+  // Both stores are made now so a bad location or missing credentials fail
+  // the run at start, not after the first save.
+  if (options_.previous) prev_ = make_store(*options_.previous, options_, nullptr);
   if (options_.destination) {
-    // Created now so missing credentials fail the run at start, not at the first save.
     dest_ = make_store(*options_.destination, options_, &queue_->cancellation());
     log_(Level::info, "checkpoints will be uploaded to " + dest_->describe());
   } else {
@@ -52,15 +54,21 @@ FlyteCallback::~FlyteCallback() {
 }
 
 void FlyteCallback::on_init_end(trainhook::Event& e) {
-  if (!options_.previous) return;
-  if (!e.state().is_local_process_zero) return;
+  if (!prev_ || !e.state().is_local_process_zero) return;
   const auto args = nlohmann::json::parse(host_.training_args_json(), nullptr, false);
   const fs::path output_dir = host_.output_dir();
-  Cancellation never;  // restore runs before training; nothing cancels it
-  auto prev = make_store(*options_.previous, options_, &never);
+  const Cancellation never;                              // restore runs before training; nothing cancels it
+  const std::unique_ptr<Store> prev = std::move(prev_);  // used once, here
   log_(Level::info, "restoring from the previous attempt at " + prev->describe());
-  const RestoreResult r =
-      restore_checkpoints(*prev, output_dir, options_.restore_all, options_.retry, never, log_);
+  RestoreResult r;
+  try {
+    r = restore_checkpoints(*prev, output_dir, options_.restore_all, options_.retry, never, log_);
+  } catch (const std::exception& ex) {
+    // Keep the callback alive: this attempt's own checkpoints still get uploaded.
+    log_(Level::error,
+         "cannot restore from " + prev->describe() + ": " + ex.what() + "; training starts from scratch");
+    return;
+  }
   if (!r.resume_from) {
     log_(Level::warn, "no complete checkpoint in " + prev->describe() +
                           (r.skipped.empty() ? std::string(" (it is empty)")

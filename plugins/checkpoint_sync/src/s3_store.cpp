@@ -87,7 +87,14 @@ std::vector<ObjectInfo> S3Store::list(const std::string& key_prefix) {
       const auto key = s3xml::first(block, "Key");
       const auto size = s3xml::first(block, "Size");
       if (!key || !size || key->compare(0, root.size(), root) != 0) continue;
-      out.push_back({key->substr(root.size()), std::stoull(*size)});
+      uint64_t bytes = 0;
+      try {
+        bytes = std::stoull(*size);
+      } catch (const std::exception&) {
+        throw StoreError("listing " + describe() + ": object '" + *key + "' has a bad <Size> '" + *size + "'",
+                         false);
+      }
+      out.push_back({key->substr(root.size()), bytes});
     }
     const auto truncated = s3xml::first(r.body, "IsTruncated");
     const auto next = s3xml::first(r.body, "NextContinuationToken");

@@ -37,6 +37,7 @@ class FlyteCallback final : public trainhook::Callback {
   Logger log_;
   std::filesystem::path staging_root_;
   std::unique_ptr<UploadQueue> queue_;  // its worker is joined in the destructor, before dest_ goes
+  std::unique_ptr<Store> prev_;         // the previous attempt; used (and released) in on_init_end
   std::unique_ptr<Store> dest_;         // used only by the queue's worker thread; null = no destination
   bool reported_ = false;
 };
