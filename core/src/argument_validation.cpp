@@ -40,12 +40,13 @@ void check_at_least(const char* flag, double value, double minimum, const char* 
          number(value));
 }
 
-// HF: an interval > 1 must be a whole number of steps; (0, 1) is a ratio.
-void check_interval(const char* flag, double value) {
+// HF: an interval in (0, 1) is a ratio of max_steps; above 1 it must be a
+// whole number of steps when its strategy counts steps (HF checks only then).
+void check_interval(const char* flag, double value, bool counts_steps) {
   if (value < 0)
     fail(std::string("--") + flag + ": expected a step count (>= 1) or a ratio in (0, 1), got " +
          number(value));
-  if (value > 1 && value != std::floor(value))
+  if (counts_steps && value > 1 && value != std::floor(value))
     fail(std::string("--") + flag +
          ": must be a whole number when bigger than 1 (a ratio of max_steps when below 1), got " +
          number(value));
@@ -110,26 +111,27 @@ void validate(TrainingArguments& a) {
                {"linear", "cosine", "constant", "constant_with_warmup"});
   if (a.warmup_ratio < 0 || a.warmup_ratio > 1)
     fail("--warmup_ratio: expected a value in [0, 1], got " + number(a.warmup_ratio));
-  check_interval("warmup_steps", a.warmup_steps);
+  check_interval("warmup_steps", a.warmup_steps, true);
 
   // -- logging / evaluation / saving
   check_choice("logging_strategy", a.logging_strategy, {"no", "steps", "epoch"});
   check_choice("eval_strategy", a.eval_strategy, {"no", "steps", "epoch"});
   check_choice("save_strategy", a.save_strategy, {"no", "steps", "epoch", "best"});
-  check_interval("logging_steps", a.logging_steps);
+  check_interval("logging_steps", a.logging_steps, a.logging_strategy == "steps");
   if (a.logging_strategy == "steps" && a.logging_steps == 0)
     fail("--logging_strategy steps requires a non-zero --logging_steps");
   if (a.eval_strategy != "no") a.do_eval = true;
-  if (a.eval_steps) check_interval("eval_steps", *a.eval_steps);
+  if (a.eval_steps) check_interval("eval_steps", *a.eval_steps, a.eval_strategy == "steps");
   if (a.eval_strategy == "steps" && (!a.eval_steps || *a.eval_steps == 0)) {
     if (a.logging_steps > 0) {
+      check_interval("logging_steps (the default of --eval_steps)", a.logging_steps, true);
       a.eval_steps = a.logging_steps;
     } else {
       fail("--eval_strategy steps requires a non-zero --eval_steps or --logging_steps");
     }
   }
   check_at_least("eval_delay", a.eval_delay, 0);
-  check_interval("save_steps", a.save_steps);
+  check_interval("save_steps", a.save_steps, a.save_strategy == "steps");
   if (a.save_strategy == "steps" && a.save_steps == 0)
     fail("--save_strategy steps requires a non-zero --save_steps");
   if (a.save_total_limit && *a.save_total_limit < 1)
@@ -153,7 +155,7 @@ void validate(TrainingArguments& a) {
             number(save) + ", --eval_steps " + number(eval));
       // Ratios: compare in millionths so 0.2 / 0.1 is not spoilt by rounding.
       const auto scaled = [](double v) { return static_cast<int64_t>(std::llround(v * 1000000.0)); };
-      const bool multiple = save < 1 ? scaled(save) % scaled(eval) == 0
+      const bool multiple = save < 1 ? scaled(eval) > 0 && scaled(save) % scaled(eval) == 0
                                      : static_cast<int64_t>(save) % static_cast<int64_t>(eval) == 0;
       if (!multiple)
         fail(

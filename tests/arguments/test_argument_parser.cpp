@@ -513,6 +513,9 @@ TEST_CASE("validation: ranges of numbers") {
       {{"--eval_strategy", "steps", "--eval_steps", "7.5"}, "--eval_steps: must be a whole number"},
       {{"--eval_strategy", "steps", "--logging_strategy", "no", "--logging_steps", "0"},
        "--eval_strategy steps requires a non-zero --eval_steps or --logging_steps"},
+      {{"--eval_strategy", "steps", "--logging_strategy", "epoch", "--logging_steps", "2.5"},
+       "--logging_steps (the default of --eval_steps): must be a whole number"},
+      {{"--eval_steps", "-1"}, "--eval_steps: expected a step count"},
       {{"--eval_delay", "-1"}, "--eval_delay: expected a value >= 0"},
       {{"--save_steps", "0"}, "--save_strategy steps requires a non-zero --save_steps"},
       {{"--save_steps", "-3"}, "--save_steps: expected a step count"},
@@ -593,6 +596,14 @@ TEST_CASE("validation: derived defaults (eval_steps, do_eval, run_name, resume s
   CHECK_FALSE(p.training.save_total_limit.has_value());  // none unsets an optional
   p = parse({"--logging_steps", "0.05", "--save_steps", "0.5", "--warmup_steps", "0.1"});
   CHECK(p.training.logging_steps == doctest::Approx(0.05));
+  // As HF: a fractional count above 1 only matters when its strategy counts steps.
+  p = parse({"--logging_strategy", "epoch", "--logging_steps", "2.5", "--save_strategy", "no", "--save_steps",
+             "7.5"});
+  CHECK(p.training.save_steps == doctest::Approx(7.5));
+  // Tiny ratios do not divide by zero in the multiple check.
+  CHECK(contains(error_of({"--load_best_model_at_end", "--eval_strategy", "steps", "--eval_steps", "1e-9",
+                           "--save_steps", "0.5"}),
+                 "multiple of --eval_steps"));
 
   // validate() directly, as the C++ API's users call it.
   TrainingArguments a;
