@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstring>
 #include <exception>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,9 @@ void usage(std::FILE* out) {
                "commands:\n"
                "  train     train, evaluate and predict (trainhook train --help)\n"
                "  plugins   list the plugin libraries found and why any was refused\n");
+  // Commands added by plugin libraries (th_command_info).
+  for (const auto& [name, description] : trainhook::cli::plugin_command_list())
+    std::fprintf(out, "  %-9s %s (plugin)\n", name.c_str(), description.c_str());
 }
 }  // namespace
 
@@ -31,7 +35,14 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "trainhook %s: error: %s\n", command.c_str(), e.what());
     return 1;
   }
-  std::fprintf(stderr, "trainhook: unknown command '%s'\n", command.c_str());
-  usage(stderr);
-  return 2;
+  // Anything else may be a command that a plugin library exports.
+  try {
+    return trainhook::cli::run_plugin_command(command, args, {"train", "plugins"});
+  } catch (const std::invalid_argument& e) {
+    std::fprintf(stderr, "trainhook: %s\n", e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "trainhook %s: error: %s\n", command.c_str(), e.what());
+    return 1;
+  }
 }

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace trainhook::cli {
@@ -12,5 +13,14 @@ namespace trainhook::cli {
 int train_command(const std::vector<std::string>& args, const std::string& program_path);
 // trainhook plugins [--plugin_dir D]... : list every plugin library found, and refusals.
 int plugins_command(const std::vector<std::string>& args, const std::string& program_path);
+
+// Commands exported by plugin libraries (th_command_info): name and description,
+// for `trainhook --help`; empty when the plugin folders cannot be read.
+std::vector<std::pair<std::string, std::string>> plugin_command_list();
+// trainhook <plugin-command> args... : runs it and returns its exit code. Throws
+// std::invalid_argument for an unknown command (naming the closest of
+// builtin_commands and plugin commands), PluginError when the command fails.
+int run_plugin_command(const std::string& command, const std::vector<std::string>& args,
+                       const std::vector<std::string>& builtin_commands);
 
 }  // namespace trainhook::cli
