@@ -67,6 +67,7 @@ class Receiver:
         self.auth_failures = 0
         self.bad_requests = []
         self.stopped_runs = set()   # answer {"stopped": true} for these run ids
+        self.away_events = 0        # how many times the receiver went away
         self.port = None
         self._server = None
         self._thread = None
@@ -110,6 +111,9 @@ class Receiver:
         return "http://127.0.0.1:%d" % self.port
 
     def _go_away(self, seconds):
+        with self.lock:
+            self.away_events += 1
+
         def run():
             server = self._server
             self._server = None
@@ -122,6 +126,9 @@ class Receiver:
         threading.Thread(target=run, daemon=True).start()
 
     # ---- helpers ----------------------------------------------------------
+    def is_up(self):
+        return self._server is not None
+
     def run(self, entity, project, run_id):
         with self.lock:
             return self.runs.get((entity, project, run_id))
@@ -223,6 +230,7 @@ class Receiver:
             with self.lock:
                 store = self.runs.setdefault((entity, project, name), RunStore())
                 store.upserts += 1
+                store.complete = None  # running again (a resumed run)
                 store.config = config
                 store.display_name = v.get("displayName")
                 count = len(store.history_lines())
