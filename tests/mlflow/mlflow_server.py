@@ -118,6 +118,10 @@ class TcpProxy:
     def go_down(self):
         ls, self.listener = self.listener, None
         if ls:
+            try:
+                ls.shutdown(socket.SHUT_RDWR)  # wakes the thread blocked in accept()
+            except OSError:
+                pass
             ls.close()
         with self.lock:
             for c in self.conns:
