@@ -309,6 +309,101 @@ def scenario_config_errors(ctx, rx):
                                                                                 p.stderr))
 
 
+# ---- through the real CLI (trainhook train --report_to wandb, trainhook wandb-sync)
+
+def cli_env():
+    env = {k: v for k, v in os.environ.items() if not k.startswith("WANDB_")}
+    env["WANDB_API_KEY"] = KEY
+    return env
+
+
+def cli(ctx, args, env=None):
+    cmd = [ctx.args.cli] + args
+    p = subprocess.run(cmd, env=env or cli_env(), capture_output=True, text=True, timeout=150)
+    sys.stderr.write(p.stdout[-3000:] + p.stderr[-3000:])
+    if p.returncode != 0:
+        fail("%s exited %d" % (" ".join(args[:2]), p.returncode))
+    if KEY in p.stdout or KEY in p.stderr:
+        fail("the API key was printed")
+    return p.stdout + p.stderr
+
+
+def cli_train(ctx, rx, out, *plugin_config):
+    data = os.path.join(ctx.tmp, "train.csv")
+    if not os.path.exists(data):
+        import random
+        rnd = random.Random(11)
+        with open(data, "w") as f:
+            for _ in range(128):
+                a, b = rnd.uniform(-1, 1), rnd.uniform(-1, 1)
+                f.write("%.4f,%.4f,%d\n" % (a, b, int(a + b > 0)))
+    args = ["train", "--train_file", data, "--validation_file", data, "--do_train", "--output_dir", out,
+            "--per_device_train_batch_size", "16", "--max_steps", "12", "--logging_steps", "2",
+            "--eval_strategy", "steps", "--eval_steps", "4", "--disable_tqdm", "true", "--seed", "3",
+            "--hidden_size", "16", "--run_name", "cli-run", "--report_to", "wandb"]
+    if ctx.args.plugin_dir:
+        args += ["--plugin_dir", ctx.args.plugin_dir]
+    for kv in ("base_url=" + rx.url(), "transmit_interval=0.05", "backoff_initial=0.1", "backoff_max=0.5") + \
+            plugin_config:
+        args += ["--plugin_config", "wandb." + kv]
+    return cli(ctx, args)
+
+
+def scenario_cli(ctx, rx):
+    # 1. Online, with faults: the server's history equals the trainer's log_history.
+    rx.faults = {1: {"status": 503}, 2: {"drop": True}}
+    out = os.path.join(ctx.tmp, "online")
+    cli_train(ctx, rx, out, "run_id=cli1", "max_request_bytes=400")
+    with open(os.path.join(out, "trainer_state.json")) as f:
+        log_history = json.load(f)["log_history"]
+    store = rx.run("test-entity", "trainhook", "cli1")
+    hist = check_run(store, lines=len(log_history))
+    for entry, line in zip(log_history, hist):
+        d = json.loads(line)
+        if d["train/global_step"] != entry["step"]:
+            fail("train/global_step %r != log_history step %r" % (d["train/global_step"], entry["step"]))
+        for k, v in entry.items():
+            if k == "step":
+                continue
+            if k in ("train_runtime", "train_samples_per_second", "train_steps_per_second", "train_loss",
+                     "total_flos"):
+                if k in d or "train/" + k in d:
+                    fail("summary-only key %s in history" % k)
+                continue
+            key = k.replace("eval_", "eval/", 1) if k.startswith("eval_") else "train/" + k
+            if key not in d or abs(d[key] - v) > 1e-9 * max(1.0, abs(v)):
+                fail("log_history %s=%r but history line has %r" % (k, v, d.get(key)))
+    summary = json.loads(store.summary_line())
+    for k in ("train_runtime", "train_loss", "total_flos", "train_samples_per_second"):
+        if k not in summary:
+            fail("summary lacks %s: %r" % (k, summary))
+    if store.display_name != "cli-run" or store.config.get("max_steps") != {"value": 12}:
+        fail("run metadata: %r %r" % (store.display_name, store.config))
+    if offline_dirs(out):
+        fail("online CLI run left a spool")
+    # 2. Offline, then `trainhook wandb-sync`: same lines at the same offsets.
+    rx.faults = {}
+    out2 = os.path.join(ctx.tmp, "offline")
+    cli_train(ctx, rx, out2, "run_id=cli2", "mode=offline")
+    if rx.run("test-entity", "trainhook", "cli2") is not None:
+        fail("offline mode contacted the server")
+    # Plugin commands find their library on TRAINHOOK_PLUGIN_PATH and the default folder.
+    env = cli_env()
+    if ctx.args.plugin_dir:
+        env["TRAINHOOK_PLUGIN_PATH"] = ctx.args.plugin_dir
+    log = cli(ctx, ["wandb-sync", "--base-url", rx.url(), os.path.join(out2, "wandb")], env=env)
+    got = check_run(rx.run("test-entity", "trainhook", "cli2"), lines=len(log_history))
+    timing = ("_runtime", "_timestamp", "eval/runtime", "eval/samples_per_second", "eval/steps_per_second")
+
+    def shape(line):
+        d = json.loads(line)
+        return sorted(k for k in d if k not in timing), d["_step"], d["train/global_step"]
+    if [shape(l) for l in hist] != [shape(l) for l in got]:
+        fail("offline + wandb-sync history differs from the online one")
+    if "history lines" not in log:
+        fail("wandb-sync said nothing: " + log)
+
+
 SCENARIOS = {name[len("scenario_"):]: fn for name, fn in globals().items() if name.startswith("scenario_")}
 
 
@@ -317,6 +412,8 @@ def main():
     ap.add_argument("--scenario", required=True, choices=sorted(SCENARIOS))
     ap.add_argument("--driver", required=True)
     ap.add_argument("--plugin", required=True)
+    ap.add_argument("--cli", help="the trainhook binary (scenario cli)")
+    ap.add_argument("--plugin_dir", help="extra plugin folder for the CLI")
     args = ap.parse_args()
     rx = Receiver(KEY).start()
     try:
