@@ -1,0 +1,119 @@
+// Embedding the Trainer in your own program: a user-defined LibTorch module,
+// an in-memory dataset, compute_metrics and a C++ callback that watches the
+// run. Trains a small network to classify points of two interleaved spirals.
+//
+// usage: embed_trainer <output_dir>
+#include <trainhook/data/tensor_dataset.hpp>
+#include <trainhook/models/model.hpp>
+#include <trainhook/trainer.hpp>
+#include <trainhook/trainer/eval_prediction.hpp>
+
+#include <torch/torch.h>
+
+#include <ATen/CPUGeneratorImpl.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+
+namespace {
+
+// The user's own module: any torch::nn::Module works.
+struct SpiralNetImpl : torch::nn::Module {
+  SpiralNetImpl()
+      : fc1(register_module("fc1", torch::nn::Linear(2, 64))),
+        fc2(register_module("fc2", torch::nn::Linear(64, 64))),
+        out(register_module("out", torch::nn::Linear(64, 2))) {}
+  torch::Tensor forward(const torch::Tensor& x) {
+    return out->forward(torch::tanh(fc2->forward(torch::tanh(fc1->forward(x)))));
+  }
+  torch::nn::Linear fc1, fc2, out;
+};
+TORCH_MODULE(SpiralNet);
+
+// Two spirals, `n` points each, with a little noise.
+std::shared_ptr<trainhook::TensorDataset> spirals(int64_t n, uint64_t seed) {
+  auto gen = at::make_generator<at::CPUGeneratorImpl>(seed);
+  auto t = torch::rand({n}, gen) * 3 * M_PI + 0.5;
+  auto noise = [&] { return torch::randn({n}, gen) * 0.1; };
+  auto a = torch::stack({t * torch::cos(t) / 10 + noise(), t * torch::sin(t) / 10 + noise()}, 1);
+  auto b = torch::stack({-t * torch::cos(t) / 10 + noise(), -t * torch::sin(t) / 10 + noise()}, 1);
+  auto labels = torch::cat({torch::zeros({n}, torch::kLong), torch::ones({n}, torch::kLong)});
+  return std::make_shared<trainhook::TensorDataset>(torch::cat({a, b}).to(torch::kFloat), labels);
+}
+
+// A user callback: reports each evaluation and remembers the best accuracy.
+class Watcher final : public trainhook::TrainerCallback {
+ public:
+  explicit Watcher(double* best) : best_(best) {}
+  std::string name() const override { return "watcher"; }
+  uint64_t event_mask() const override {
+    return TH_EVENT_BIT(TH_EVENT_EVALUATE) | TH_EVENT_BIT(TH_EVENT_TRAIN_END);
+  }
+  void on_event(trainhook::EventId event, const th_event_args& args) override {
+    if (event == TH_EVENT_TRAIN_END) {
+      std::printf("watcher: training ended at step %lld\n", static_cast<long long>(args.state->global_step));
+      return;
+    }
+    for (uint32_t i = 0; i < args.values->count; ++i) {
+      if (std::string(args.values->keys[i]) != "eval_accuracy") continue;
+      *best_ = std::max(*best_, args.values->values[i]);
+      std::printf("watcher: step %lld eval_accuracy %.3f\n", static_cast<long long>(args.state->global_step),
+                  args.values->values[i]);
+    }
+  }
+
+ private:
+  double* best_;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    std::fprintf(stderr, "usage: %s <output_dir>\n", argv[0]);
+    return 2;
+  }
+  try {
+    torch::manual_seed(0);
+    auto model = trainhook::make_model(
+        SpiralNet(),
+        [](const torch::Tensor& logits, const torch::Tensor& labels) {
+          return torch::nn::functional::cross_entropy(logits, labels);
+        },
+        "two-spirals MLP");
+
+    trainhook::TrainingArguments args;
+    args.output_dir = argv[1];
+    args.num_train_epochs = 40;
+    args.per_device_train_batch_size = 32;
+    args.learning_rate = 1e-2;
+    args.eval_strategy = "epoch";
+    args.logging_strategy = "epoch";
+    args.save_strategy = "no";
+    args.disable_tqdm = true;
+
+    double best = 0;
+    trainhook::TrainerOptions options;
+    options.use_plugins = false;  // a self-contained program: only its own callback
+    options.compute_metrics = trainhook::accuracy_metrics;
+    options.callbacks.push_back(std::make_unique<Watcher>(&best));
+
+    trainhook::Trainer trainer(model, args, spirals(400, 1), spirals(100, 2), std::move(options));
+    const auto result = trainer.train();
+    trainer.log_metrics("train", result.metrics);
+    const auto prediction = trainer.predict(spirals(100, 3));
+    trainer.log_metrics("test", prediction.metrics);
+    const double test_accuracy = prediction.metrics.at("test_accuracy");
+    std::printf("best eval accuracy %.3f, test accuracy %.3f\n", best, test_accuracy);
+    if (test_accuracy < 0.9) {
+      std::fprintf(stderr, "embed_trainer: test accuracy %.3f is below 0.9\n", test_accuracy);
+      return 1;
+    }
+    return 0;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "embed_trainer: error: %s\n", e.what());
+    return 1;
+  }
+}

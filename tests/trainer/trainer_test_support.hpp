@@ -1,0 +1,132 @@
+// Helpers shared by the LibTorch trainer tests: a tiny classifier, synthetic
+// data, a recording callback and a temporary output folder.
+#pragma once
+
+#include <trainhook/callback_handler.hpp>
+#include <trainhook/data/tensor_dataset.hpp>
+#include <trainhook/models/model.hpp>
+#include <trainhook/trainer.hpp>
+
+#include <torch/torch.h>
+
+#include <ATen/CPUGeneratorImpl.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace trainhook::test {
+
+// A two-layer classifier with optional dropout (so RNG state matters).
+inline std::shared_ptr<Model> tiny_model(int64_t seed, double dropout = 0.0, int64_t in = 4,
+                                         int64_t classes = 3) {
+  torch::manual_seed(static_cast<uint64_t>(seed));
+  torch::nn::Sequential net(torch::nn::Linear(in, 16), torch::nn::ReLU(), torch::nn::Dropout(dropout),
+                            torch::nn::Linear(16, classes));
+  return make_model(net, [](const torch::Tensor& out, const torch::Tensor& labels) {
+    return torch::nn::functional::cross_entropy(out, labels);
+  });
+}
+
+// n samples of `in` features; the label is a function of the features.
+inline std::shared_ptr<TensorDataset> synthetic_data(int64_t n, int64_t seed = 7, int64_t in = 4) {
+  auto gen = at::make_generator<at::CPUGeneratorImpl>(static_cast<uint64_t>(seed));
+  auto x = torch::randn({n, in}, gen);
+  auto y = (x.select(1, 0) > 0).to(torch::kLong) + (x.select(1, 1) > 0.5).to(torch::kLong);
+  return std::make_shared<TensorDataset>(x, y);
+}
+
+inline std::vector<torch::Tensor> parameters_of(Model& m) {
+  std::vector<torch::Tensor> out;
+  for (const auto& p : m.module().parameters()) out.push_back(p.detach().clone());
+  return out;
+}
+
+struct Recorded {
+  std::string event;
+  int64_t step;
+};
+
+// Records every event with the global step; optionally stops training at a step.
+class RecordingCallback final : public TrainerCallback {
+ public:
+  explicit RecordingCallback(std::vector<Recorded>* out, int64_t stop_at = -1)
+      : out_(out), stop_at_(stop_at) {}
+  std::string name() const override { return "recorder"; }
+  void on_event(EventId event, const th_event_args& args) override {
+    out_->push_back({event_name(event), args.state->global_step});
+    if (event == TH_EVENT_STEP_END && args.state->global_step == stop_at_)
+      args.control->should_training_stop = 1;
+  }
+
+ private:
+  std::vector<Recorded>* out_;
+  int64_t stop_at_;
+};
+
+// A stateful callback: counts step ends; its count survives checkpoints.
+class CountingCallback final : public TrainerCallback {
+ public:
+  explicit CountingCallback(int64_t* observed_after_load = nullptr) : observed_(observed_after_load) {}
+  std::string name() const override { return "StepCounter"; }
+  uint64_t event_mask() const override { return TH_EVENT_BIT(TH_EVENT_STEP_END); }
+  void on_event(EventId, const th_event_args&) override { ++count_; }
+  std::optional<nlohmann::json> save_state() override {
+    return nlohmann::json{{"args", nlohmann::json::object()}, {"attributes", {{"count", count_}}}};
+  }
+  void load_state(const nlohmann::json& state) override {
+    count_ = state.at("attributes").at("count").get<int64_t>();
+    if (observed_ != nullptr) *observed_ = count_;
+  }
+  int64_t count() const { return count_; }
+
+ private:
+  int64_t count_ = 0;
+  int64_t* observed_;
+};
+
+// A fresh folder under the system temp dir, removed at the end of the test.
+class TempDir {
+ public:
+  explicit TempDir(const std::string& tag) {
+    static std::atomic<int> counter{0};
+    path_ = std::filesystem::temp_directory_path() /
+            ("trainhook-" + tag + "-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
+    std::filesystem::remove_all(path_);
+    std::filesystem::create_directories(path_);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  const std::filesystem::path& path() const { return path_; }
+  std::string str() const { return path_.string(); }
+
+ private:
+  std::filesystem::path path_;
+};
+
+// Arguments for small, fast, plugin-free runs.
+inline TrainingArguments small_args(const std::string& output_dir) {
+  TrainingArguments a;
+  a.output_dir = output_dir;
+  a.per_device_train_batch_size = 4;
+  a.per_device_eval_batch_size = 8;
+  a.learning_rate = 1e-2;
+  a.logging_steps = 1000;
+  a.save_strategy = "no";
+  a.report_to = {"none"};
+  a.disable_tqdm = true;
+  return a;
+}
+
+inline TrainerOptions plugin_free(std::vector<std::unique_ptr<TrainerCallback>> callbacks = {}) {
+  TrainerOptions o;
+  o.use_plugins = false;
+  o.callbacks = std::move(callbacks);
+  return o;
+}
+
+}  // namespace trainhook::test
