@@ -190,7 +190,7 @@ support::BatchResult RunUploader::connect(support::WorkerContext& ctx) {
     unbuilt_.clear();
   } catch (const std::exception& e) {
     log(TH_LOG_ERROR, std::string("wandb: ") + e.what());
-    go_offline(e.what());
+    go_offline("the run could not be started on the server (reported above)");
   }
   return {};
 }
@@ -227,7 +227,7 @@ support::BatchResult RunUploader::stream(support::WorkerContext& ctx) {
       return on_failure("file_stream: " + r.message, r.retry_in);
     case SendStatus::fatal:
       log(TH_LOG_ERROR, "wandb: the server refused the history upload (not retried): " + r.message);
-      go_offline("the server refused the upload: " + r.message);
+      go_offline("the server refused the upload (reported above)");
       return {};
   }
   return {};
