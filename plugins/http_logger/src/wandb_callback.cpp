@@ -45,6 +45,8 @@ WandbCallback::WandbCallback(trainhook::Setup& setup) : host_(setup.host()) {
     return;
   }
   settings_ = read_settings(s, host_.output_dir());
+  if (settings_->log_model != LogModel::off)
+    host_.warn("wandb: WANDB_LOG_MODEL is not supported yet by this plugin; model files are not uploaded");
 }
 
 WandbCallback::~WandbCallback() {
