@@ -253,6 +253,10 @@ TEST_CASE("a missing metric warns and does not count") {
   // The next real non-improvement stops (patience 1): the misses did not count either way.
   CHECK(p.evaluate(1.0));
   CHECK(p.host.count_logs(TH_LOG_INFO, "stopping training") == 1);
+  // An evaluation after training (the CLI's final evaluate) still counts, as in HF, but announces nothing.
+  p.cb->fire(TH_EVENT_TRAIN_END, p.run);
+  CHECK(p.evaluate(1.0));
+  CHECK(p.host.count_logs(TH_LOG_INFO, "stopping training") == 1);
 }
 
 TEST_CASE("NaN never improves") { CHECK(stops_at({1.0, std::nan("")}, "{}", false) == 2); }

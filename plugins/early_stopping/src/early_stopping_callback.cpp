@@ -69,7 +69,12 @@ void EarlyStoppingCallback::read_arguments(bool strict) {
   configured_ = true;
 }
 
-void EarlyStoppingCallback::on_train_begin(trainhook::Event&) { read_arguments(/*strict=*/true); }
+void EarlyStoppingCallback::on_train_begin(trainhook::Event&) {
+  read_arguments(/*strict=*/true);
+  training_ = true;
+}
+
+void EarlyStoppingCallback::on_train_end(trainhook::Event&) { training_ = false; }
 
 void EarlyStoppingCallback::check_metric_value(const th_state& state, double value) {
   const bool has_best = state.has_best_metric != 0;
@@ -98,12 +103,14 @@ void EarlyStoppingCallback::on_evaluate(trainhook::Event& e) {
   }
   check_metric_value(e.state(), *value);
   if (counter_ >= options_.patience()) {
-    e.control().should_training_stop = 1;
-    host_.info("stopping training at step " + std::to_string(e.state().global_step) + ": " + metric_ + " = " +
-               format_number(*value) + " did not improve on the best (" +
-               (e.state().has_best_metric ? format_number(e.state().best_metric) : std::string("none")) +
-               ") by more than " + format_number(options_.threshold()) + " for " + std::to_string(counter_) +
-               " evaluation(s) (patience " + std::to_string(options_.patience()) + ")");
+    e.control().should_training_stop = 1;  // as HF, also for an evaluation after training
+    if (training_)
+      host_.info("stopping training at step " + std::to_string(e.state().global_step) + ": " + metric_ +
+                 " = " + format_number(*value) + " did not improve on the best (" +
+                 (e.state().has_best_metric ? format_number(e.state().best_metric) : std::string("none")) +
+                 ") by more than " + format_number(options_.threshold()) + " for " +
+                 std::to_string(counter_) + " evaluation(s) (patience " +
+                 std::to_string(options_.patience()) + ")");
   }
 }
 

@@ -23,6 +23,7 @@ class EarlyStoppingCallback final : public trainhook::Callback {
 
   void on_train_begin(trainhook::Event& e) override;
   void on_evaluate(trainhook::Event& e) override;
+  void on_train_end(trainhook::Event& e) override;
   std::string save_state() override;
   void load_state(const std::string& state_json) override;
 
@@ -42,6 +43,7 @@ class EarlyStoppingCallback final : public trainhook::Callback {
   bool greater_is_better_ = true;
   int64_t counter_ = 0;
   bool warned_missing_ = false;
+  bool training_ = false;  // between train begin and end: only then is a stop worth announcing
 };
 
 }  // namespace trainhook::early_stopping
