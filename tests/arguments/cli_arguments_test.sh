@@ -20,7 +20,7 @@ expect_error() {
   local code=$1 text=$2
   shift 2
   local rc=0
-  "$TRAINHOOK" train "$@" >"$WORK/out" 2>"$WORK/err" || rc=$?
+  "$TRAINHOOK" train "$@" >"$WORK/stdout" 2>"$WORK/err" || rc=$?
   [[ $rc == "$code" ]] || fail "trainhook train $* exited $rc, expected $code; stderr: $(cat "$WORK/err")"
   grep -qF -- "$text" "$WORK/err" || fail "trainhook train $*: stderr lacks '$text': $(cat "$WORK/err")"
 }
@@ -46,7 +46,7 @@ mkdir -p "$WORK/bin"
 ln -s "$(readlink -f "$TRAINHOOK")" "$WORK/bin/trainhook"
 printf '# site defaults\n--sed 3\n' >"$WORK/bin/trainhook.args"
 rc=0
-"$WORK/bin/trainhook" train --do_train >"$WORK/out" 2>"$WORK/err" || rc=$?
+"$WORK/bin/trainhook" train --do_train >"$WORK/stdout" 2>"$WORK/err" || rc=$?
 [[ $rc == 2 ]] || fail "a bad <program>.args should exit 2, got $rc"
 grep -qF "trainhook.args:2" "$WORK/err" || fail "the error should name trainhook.args:2: $(cat "$WORK/err")"
 rm "$WORK/bin/trainhook.args"
