@@ -425,3 +425,18 @@ TEST_CASE("unsafe paths are refused unless allowed: world-writable folder or fil
     CHECK(reason.find(" or root (pass --allow_unsafe_plugin_paths to load anyway)") != std::string::npos);
   }
 }
+
+TEST_CASE("a stripped plugin (no .symtab) is still recognised through its dynamic symbols") {
+  if (std::system("command -v strip >/dev/null 2>&1") != 0) {
+    MESSAGE("strip is not installed: skipped");
+    return;
+  }
+  TempDir dir;
+  const fs::path lib = dir.path / "libtrainhook_c_plugin.so";
+  fs::copy_file(kRoot / "good" / "libtrainhook_c_plugin.so", lib);
+  REQUIRE(std::system(("strip --strip-all '" + lib.string() + "'").c_str()) == 0);
+  PluginRegistry r(only({dir.path}));
+  REQUIRE(r.libraries().size() == 1);
+  CHECK(r.libraries()[0].refused_reason == "");
+  CHECK(r.has("c_counter"));
+}
