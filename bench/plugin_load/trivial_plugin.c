@@ -1,0 +1,85 @@
+/* The smallest useful plugin, for bench_plugin_load: one callback that accepts
+ * every event and does nothing. Its callback name comes from its own file name
+ * (libtrainhook_<name>.so -> "<name>"), so one build copied to 100 file names
+ * gives 100 libraries with 100 distinct callbacks, as 100 real plugins would.
+ * Plain C against abi.h only. */
+#define _GNU_SOURCE
+#include <trainhook/abi.h>
+
+#include <dlfcn.h>
+#include <stdio.h>
+#include <string.h>
+
+static char g_name[64];
+
+static th_status on_event(void* self, const th_event_args* args, char* err, size_t err_size) {
+  (void)self;
+  (void)args;
+  (void)err;
+  (void)err_size;
+  return TH_OK;
+}
+
+static void destroy(void* self) { (void)self; }
+
+static const th_callback_vtable g_vtable = {sizeof(th_callback_vtable), on_event, NULL, NULL, destroy};
+
+static int g_instance; /* instances carry no state; any non-NULL handle will do */
+
+static th_status create(const th_host* host, const char* config_json, void** out_self, char* err,
+                        size_t err_size) {
+  (void)host;
+  (void)config_json;
+  (void)err;
+  (void)err_size;
+  *out_self = &g_instance;
+  return TH_OK;
+}
+
+static th_callback_info g_callback;
+static th_plugin_info g_plugin;
+
+/* "<dir>/libtrainhook_trivial_007.so" -> "trivial_007"; 0 when the file name
+ * does not have that shape or the name does not fit. */
+static int name_from_file(const char* path) {
+  const char* base = strrchr(path, '/');
+  base = base ? base + 1 : path;
+  const char* prefix = "libtrainhook_";
+  const size_t plen = strlen(prefix), blen = strlen(base);
+  if (blen <= plen + 3 || strncmp(base, prefix, plen) != 0 || strcmp(base + blen - 3, ".so") != 0) return 0;
+  const size_t n = blen - plen - 3;
+  if (n >= sizeof g_name) return 0;
+  memcpy(g_name, base + plen, n);
+  g_name[n] = '\0';
+  return 1;
+}
+
+TRAINHOOK_EXPORT th_status trainhook_plugin_v1(const th_host_info* host, const th_plugin_info** out,
+                                               char* err, size_t err_size) {
+  (void)host;
+  Dl_info info = {0};
+  if (!dladdr((const void*)g_name, &info) || !info.dli_fname || !name_from_file(info.dli_fname)) {
+    snprintf(err, err_size, "trivial bench plugin: file name must be libtrainhook_<name>.so, got '%s'",
+             info.dli_fname ? info.dli_fname : "?");
+    return TH_ERROR;
+  }
+  g_callback.struct_size = sizeof g_callback;
+  g_callback.name = g_name;
+  g_callback.version = "1.0.0";
+  g_callback.kind = TH_KIND_CALLBACK;
+  g_callback.description = "does nothing (plugin load benchmark)";
+  g_callback.event_mask = TH_EVENT_MASK_ALL;
+  g_callback.create = create;
+  g_callback.vtable = &g_vtable;
+  g_plugin.struct_size = sizeof g_plugin;
+  g_plugin.abi_major = TRAINHOOK_ABI_VERSION_MAJOR;
+  g_plugin.abi_minor = TRAINHOOK_ABI_VERSION_MINOR;
+  g_plugin.name = g_name;
+  g_plugin.version = "1.0.0";
+  g_plugin.callback_count = 1;
+  g_plugin.callbacks = &g_callback;
+  g_plugin.command_count = 0;
+  g_plugin.commands = NULL;
+  *out = &g_plugin;
+  return TH_OK;
+}

@@ -1,0 +1,386 @@
+"""Runs every benchmark of a build once and prints ONE table: figure, value,
+target, pass/miss. Also writes it as JSON (<build>/bench/results.json) so runs
+can be compared between commits. Called by scripts/bench after the build.
+
+Each benchmark is a program of its own (bench/<name>/); this file only starts
+the peers they need (peers.py), runs them with bounded time, reads what they
+report (their --json files, Google Benchmark's JSON, or their printed lines)
+and judges each figure against its target. A benchmark that fails or times out
+gives an "error" row (its log is in <build>/bench/logs/) and exit status 1; a
+figure that misses its target is reported, not an error.
+"""
+import argparse
+import datetime
+import json
+import os
+import platform
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from peers import Peers  # noqa: E402
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+
+# Plugin settings shared by the runs through every plugin: the wandb plugin
+# sends every 0.5 s (its 15 s default would send nothing during a short run),
+# and the train-end waits are bounded so a slow peer cannot stall the suite.
+PLUGIN_CONFIG = {
+    "wandb": {"transmit_interval": 0.5, "finish_timeout": 30},
+    "mlflow": {"flush_timeout": 30},
+    "flyte": {"wait_timeout": 60},
+}
+# The 1 M-metric run logs far faster than a real server ingests: its drain is
+# cut short on purpose (what is left is spooled to disk, as in production).
+RSS_PLUGIN_CONFIG = {
+    "wandb": {"transmit_interval": 0.5, "finish_timeout": 10},
+    "mlflow": {"flush_timeout": 10},
+    "flyte": {"wait_timeout": 30},
+}
+
+
+class Figure:
+    def __init__(self, name, value, unit, target=None, op="<=", source="", note=""):
+        self.name, self.value, self.unit, self.target, self.op = name, value, unit, target, op
+        self.source, self.note = source, note
+
+    @property
+    def result(self):
+        if self.value is None:
+            return "error"
+        if self.target is None:
+            return "info"
+        ok = self.value <= self.target if self.op == "<=" else self.value >= self.target
+        return "pass" if ok else "MISS"
+
+    def as_json(self):
+        return {"figure": self.name, "value": self.value, "unit": self.unit,
+                "target": None if self.target is None else f"{self.op} {self.target:g}",
+                "result": self.result, "source": self.source, "note": self.note}
+
+
+class Suite:
+    def __init__(self, build, out_dir, quick):
+        self.build = build
+        self.out = out_dir
+        self.logs = os.path.join(out_dir, "logs")
+        self.quick = quick
+        self.figures = []
+        self.raw = {}
+        self.errors = []
+        os.makedirs(self.logs, exist_ok=True)
+
+    def exe(self, *parts):
+        path = os.path.join(self.build, *parts)
+        return path if os.access(path, os.X_OK) else None
+
+    def run(self, name, cmd, env=None, timeout=240):
+        """Runs one benchmark; its output goes to logs/<name>.log. Returns the
+        output text, or None (and records the error) when it failed."""
+        log = os.path.join(self.logs, name + ".log")
+        print(f"-- {name}: {' '.join(os.path.basename(c) if i == 0 else c for i, c in enumerate(cmd))}",
+              flush=True)
+        t0 = time.time()
+        try:
+            p = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                               timeout=timeout, cwd=tempfile.gettempdir())
+            text, rc = p.stdout, p.returncode
+        except subprocess.TimeoutExpired as e:
+            text = (e.stdout.decode(errors="replace") if isinstance(e.stdout, bytes) else e.stdout) or ""
+            text, rc = text + f"\n[scripts/bench: killed after {timeout} s]\n", "timeout"
+        with open(log, "w") as f:
+            f.write(text)
+        print(f"   {time.time() - t0:.0f} s, log {os.path.relpath(log, ROOT)}", flush=True)
+        if rc != 0:
+            tail = "\n".join(text.strip().splitlines()[-5:])
+            self.errors.append(f"{name} failed ({rc}); see {log}:\n{tail}")
+            return None
+        return text
+
+    def missing(self, name, what):
+        self.errors.append(f"{name}: {what}")
+        self.figures.append(Figure(name, None, "", source=name, note=what))
+
+    # ---- the benchmarks -----------------------------------------------------------
+    def trainer_overhead(self):
+        exe = self.exe("bench", "bench_trainer_overhead")
+        if not exe:
+            return self.missing("trainer overhead", "bench_trainer_overhead is not built (needs LibTorch)")
+        repeats, steps = ("3", "200") if self.quick else ("7", "400")
+        text = self.run("trainer_overhead", [exe, repeats, steps], env=self.clean_env())
+        num = r"([0-9.]+)"
+        raw = _search(text, r"raw LibTorch loop\s+" + num + r" us")
+        plain = _search(text, r"trainer, no plugins\s+" + num + r" us")
+        prog = _search(text, r"trainer, progress plugin\s+" + num + r" us")
+        src = "bench/trainer_overhead (MLP, interleaved medians)"
+        self.raw["trainer_overhead"] = {"raw_us": raw, "trainer_us": plain, "progress_us": prog}
+        if text is not None and (raw is None or plain is None):
+            self.errors.append("trainer_overhead: its output no longer has the 'raw LibTorch loop' and "
+                               "'trainer, no plugins' lines this suite reads")
+        self.figures += [
+            Figure("step time, raw LibTorch loop (MLP)", raw, "us"),
+            Figure("trainer, no plugins / raw loop", _ratio(plain, raw), "x", 1.02, source=src),
+            Figure("trainer, progress / trainer, no plugins", _ratio(prog, plain), "x", 1.01, source=src,
+                   note="" if prog is not None or text is None else "no progress plugin found"),
+        ]
+
+    def all_plugins(self, peers):
+        exe = self.exe("bin", "bench_all_plugins")
+        if not exe:
+            return self.missing("all plugins / none", "bench_all_plugins is not built (needs LibTorch)")
+        models = ["mlp"] if self.quick else ["mlp", "cnn"]
+        for model in models:
+            out = os.path.join(self.out, f"all_plugins_{model}.json")
+            _remove(out)
+            args = [exe, "--model", model, "--repeats", "3" if self.quick else "5", "--steps",
+                    "200" if self.quick else "300", "--save_steps", "50",
+                    "--plugin_config", json.dumps(PLUGIN_CONFIG), "--json", out]
+            self.run(f"all_plugins_{model}", args, env=peers.env(), timeout=300)
+            r = _load(out)
+            self.raw[f"all_plugins_{model}"] = r
+            label = "MLP" if model == "mlp" else "CNN"
+            note = ""
+            if r:
+                note = (f"{', '.join(r['integrations'])} + progress; log every step; "
+                        f"train-end drain {r['all_train_end_ms']:.0f} ms vs {r['none_train_end_ms']:.0f} ms")
+            self.figures.append(Figure(f"trainer, all plugins / no plugins ({label})", r and r["ratio"], "x",
+                                       1.03, source="bench/all_plugins", note=note))
+
+    def dispatch(self):
+        exe = self.exe("bin", "bench_dispatch")
+        if not exe:
+            return self.missing("callback dispatch", "bench_dispatch is not built (needs Google Benchmark)")
+        out = os.path.join(self.out, "dispatch.json")
+        _remove(out)
+        self.run("dispatch", [exe, f"--benchmark_out={out}", "--benchmark_out_format=json"], env=self.clean_env())
+        r = _load(out)
+        ns = {}
+        for b in (r or {}).get("benchmarks", []):
+            if b.get("run_type", "iteration") == "iteration":
+                ns[b["name"]] = b["cpu_time"] * {"ns": 1, "us": 1e3, "ms": 1e6}[b.get("time_unit", "ns")]
+        self.raw["dispatch_ns"] = ns
+        one = ns.get("BM_Fire/1")
+        marginal = (ns["BM_Fire/4"] - ns["BM_Fire/0"]) / 4 if "BM_Fire/4" in ns and "BM_Fire/0" in ns else None
+        src = "bench/dispatch (Google Benchmark, CPU time)"
+        self.figures += [
+            Figure("dispatch: one event to one plugin callback", one, "ns", 50, source=src),
+            Figure("dispatch: per extra plugin callback ((4 cb - 0 cb) / 4)", marginal, "ns", 50, source=src),
+        ]
+
+    def plugin_load(self):
+        exe = self.exe("bin", "bench_plugin_load")
+        if not exe:
+            return self.missing("plugin load", "bench_plugin_load is not built")
+        out = os.path.join(self.out, "plugin_load.json")
+        _remove(out)
+        self.run("plugin_load", [exe, "--repeats", "5", "--json", out], env=self.clean_env())
+        r = _load(out)
+        self.raw["plugin_load"] = r
+        src = "bench/plugin_load (fresh process, median)"
+        cpu = lambda k: f"{r[k]['cpu_ms']:.1f} ms CPU" if r else ""  # noqa: E731
+        self.figures += [
+            Figure(f"load all plugins found ({r['all']['loaded']} libraries)" if r else "load all plugins found",
+                   r and r["all"]["ms"], "ms", source=src, note=cpu("all")),
+            Figure("load 100 trivial plugins", r and r["trivial_ms_per_100"], "ms", 100, source=src,
+                   note=cpu("trivial") + " (wall time is judged; CPU time shows the cost without the machine's load)"),
+        ]
+
+    def peak_rss(self, peers):
+        exe = self.exe("bin", "bench_peak_rss")
+        if not exe:
+            return self.missing("peak RSS", "bench_peak_rss is not built")
+        out = os.path.join(self.out, "peak_rss.json")
+        _remove(out)
+        metrics = "200000" if self.quick else "1000000"
+        self.run("peak_rss", [exe, "--metrics", metrics, "--short_metrics", "20000",
+                              "--plugin_config", json.dumps(RSS_PLUGIN_CONFIG), "--json", out],
+                 env=peers.env(), timeout=300)
+        r = _load(out)
+        self.raw["peak_rss"] = r
+        note = ""
+        if r:
+            note = (f"{r['long']['metrics']} vs {r['short']['metrics']} metrics through "
+                    f"{', '.join(r['long']['callbacks'])}: {r['long']['peak_rss_kb'] / 1024:.1f} vs "
+                    f"{r['short']['peak_rss_kb'] / 1024:.1f} MiB")
+        self.figures.append(Figure(f"peak RSS, {int(metrics) // 1000}k metrics / 20k metrics",
+                                   r and r["ratio"], "x", 1.05, source="bench/peak_rss", note=note))
+
+    def tensorboard(self):
+        exe = self.exe("bin", "bench_tensorboard")
+        if not exe:
+            return self.missing("tensorboard", "bench_tensorboard is not built")
+        text = self.run("tensorboard", [exe, "1000000", "1000"], env=self.clean_env())
+        e2e = _search(text, r"end to end:\s+([0-9.]+) M scalars/s")
+        ratio = _search(text, r"on/off = ([0-9.]+)")
+        src = "bench/tensorboard"
+        self.raw["tensorboard"] = {"end_to_end_M_scalars_per_s": e2e, "on_off": ratio}
+        self.figures += [
+            Figure("tensorboard: scalars to disk, end to end", e2e, "M/s", 1, op=">=", source=src),
+            Figure("tensorboard: step time with / without (1 ms steps)", ratio, "x", 1.01, source=src),
+        ]
+
+    def mlflow(self):
+        driver = self.exe("tests", "mlflow_driver")
+        plugin = os.path.join(self.build, "lib", "trainhook", "plugins", "libtrainhook_mlflow.so")
+        if not driver or not os.path.exists(plugin):
+            return self.missing("mlflow", "mlflow_driver (a test target) or the mlflow plugin is not built")
+        steps = "150" if self.quick else "300"
+        text = self.run("mlflow", [sys.executable, os.path.join(ROOT, "bench", "mlflow", "bench_mlflow.py"),
+                                   "--driver", driver, "--plugin", plugin, "--steps", steps],
+                        env=self.clean_env(), timeout=300)
+        ratio = _search(text, r"step-time ratio mlflow/none: ([0-9.]+)")
+        self.raw["mlflow"] = {"ratio": ratio}
+        self.figures.append(Figure("mlflow every step via 100 ms proxy / none (simulated loop)", ratio, "x",
+                                   1.01, source="bench/mlflow"))
+
+    def clean_env(self):
+        env = dict(os.environ)
+        env.pop("TRAINHOOK_PLUGIN_PATH", None)
+        return env
+
+
+def _search(text, pattern):
+    m = re.search(pattern, text or "")
+    return float(m.group(1)) if m else None
+
+
+def _ratio(a, b):
+    return a / b if a is not None and b else None
+
+
+def _load(path):
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return None
+
+
+def _remove(path):
+    try:
+        os.remove(path)
+    except OSError:
+        pass
+
+
+def _fmt(v, unit):
+    if v is None:
+        return "-"
+    if unit == "x":
+        return f"{v:.3f}"
+    return f"{v:.3g} {unit}" if abs(v) < 100 else f"{v:.0f} {unit}"
+
+
+def machine():
+    cpu = platform.processor()
+    try:
+        with open("/proc/cpuinfo") as f:
+            cpu = next((l.split(":", 1)[1].strip() for l in f if l.startswith("model name")), cpu)
+    except OSError:
+        pass
+    return {"cpu": cpu, "cores": os.cpu_count(), "kernel": platform.release()}
+
+
+def commit():
+    try:
+        return subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True,
+                              text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return None
+
+
+def print_table(figures):
+    rows = [("figure", "value", "target", "result")]
+    rows += [(f.name, _fmt(f.value, f.unit), "" if f.target is None else f"{f.op} {f.target:g}", f.result)
+             for f in figures]
+    w = [max(len(r[i]) for r in rows) for i in range(4)]
+    line = "+".join("-" * (x + 2) for x in w)
+    print(line)
+    for i, r in enumerate(rows):
+        print(" " + " | ".join(c.ljust(w[j]) if j in (0, 2, 3) else c.rjust(w[j]) for j, c in enumerate(r)))
+        if i == 0:
+            print(line)
+    print(line)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--build", default=os.path.join(ROOT, "build"), help="the build folder (default build/)")
+    ap.add_argument("--quick", action="store_true", help="fewer repeats and steps (a smoke run, ~2 min)")
+    ap.add_argument("--only", default="", help="comma-separated subset: trainer_overhead, all_plugins, "
+                    "dispatch, plugin_load, peak_rss, tensorboard, mlflow")
+    opts = ap.parse_args()
+    build = os.path.abspath(opts.build)
+    out_dir = os.path.join(build, "bench")
+    suite = Suite(build, out_dir, opts.quick)
+    only = set(filter(None, opts.only.split(",")))
+    known = {"trainer_overhead", "all_plugins", "dispatch", "plugin_load", "peak_rss", "tensorboard", "mlflow"}
+    if only - known:
+        ap.error(f"--only: unknown {', '.join(sorted(only - known))} (expected some of {', '.join(sorted(known))})")
+    want = lambda n: not only or n in only  # noqa: E731
+
+    started = time.time()
+    load_before = os.getloadavg()
+    work = tempfile.mkdtemp(prefix="trainhook-bench-")
+    try:
+        # Without peers first: nothing else of ours runs beside them.
+        if want("dispatch"):
+            suite.dispatch()
+        if want("plugin_load"):
+            suite.plugin_load()
+        if want("trainer_overhead"):
+            suite.trainer_overhead()
+        if want("tensorboard"):
+            suite.tensorboard()
+        if want("all_plugins") or want("peak_rss"):
+            with Peers(work) as peers:
+                if want("all_plugins"):
+                    suite.all_plugins(peers)
+                if want("peak_rss"):
+                    suite.peak_rss(peers)
+        if want("mlflow"):
+            suite.mlflow()  # starts its own server and proxy
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+    result = {
+        "when": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "commit": commit(),
+        "machine": machine(),
+        "load_average_before": [round(x, 2) for x in load_before],
+        "load_average_after": [round(x, 2) for x in os.getloadavg()],
+        "quick": opts.quick,
+        "duration_s": round(time.time() - started, 1),
+        "figures": [f.as_json() for f in suite.figures],
+        "raw": suite.raw,
+        "errors": suite.errors,
+    }
+    with open(os.path.join(out_dir, "results.json"), "w") as f:
+        json.dump(result, f, indent=2)
+        f.write("\n")
+
+    print()
+    print(f"Trainhook benchmarks, commit {result['commit']}, {result['when']}, "
+          f"{result['machine']['cpu']} x{result['machine']['cores']}, "
+          f"load average {result['load_average_before'][0]:.1f} -> {result['load_average_after'][0]:.1f}, "
+          f"{result['duration_s']:.0f} s")
+    print_table(suite.figures)
+    for f in suite.figures:
+        if f.note:
+            print(f"  {f.name}: {f.note}")
+    print(f"JSON: {os.path.relpath(os.path.join(out_dir, 'results.json'), ROOT)}; logs: "
+          f"{os.path.relpath(suite.logs, ROOT)}/")
+    misses = [f.name for f in suite.figures if f.result == "MISS"]
+    if misses:
+        print(f"{len(misses)} figure(s) missed their target: {'; '.join(misses)}")
+    for e in suite.errors:
+        print(f"ERROR: {e}", file=sys.stderr)
+    return 1 if suite.errors else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
