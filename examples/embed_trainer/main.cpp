@@ -1,6 +1,6 @@
 // Embedding the Trainer in your own program: a user-defined LibTorch module,
 // an in-memory dataset, compute_metrics and a C++ callback that watches the
-// run. Trains a small network to classify points of two interleaved spirals.
+// run. Trains a small network to classify points of two concentric rings.
 //
 // usage: embed_trainer <output_dir>
 #include <trainhook/data/tensor_dataset.hpp>
@@ -20,8 +20,8 @@
 namespace {
 
 // The user's own module: any torch::nn::Module works.
-struct SpiralNetImpl : torch::nn::Module {
-  SpiralNetImpl()
+struct RingNetImpl : torch::nn::Module {
+  RingNetImpl()
       : fc1(register_module("fc1", torch::nn::Linear(2, 64))),
         fc2(register_module("fc2", torch::nn::Linear(64, 64))),
         out(register_module("out", torch::nn::Linear(64, 2))) {}
@@ -30,17 +30,19 @@ struct SpiralNetImpl : torch::nn::Module {
   }
   torch::nn::Linear fc1, fc2, out;
 };
-TORCH_MODULE(SpiralNet);
+TORCH_MODULE(RingNet);
 
-// Two spirals, `n` points each, with a little noise.
-std::shared_ptr<trainhook::TensorDataset> spirals(int64_t n, uint64_t seed) {
+// Two noisy concentric rings (radius 0.3 and 0.8), `n` points each.
+std::shared_ptr<trainhook::TensorDataset> rings(int64_t n, uint64_t seed) {
   auto gen = at::make_generator<at::CPUGeneratorImpl>(seed);
-  auto t = torch::rand({n}, gen) * 3 * M_PI + 0.5;
-  auto noise = [&] { return torch::randn({n}, gen) * 0.1; };
-  auto a = torch::stack({t * torch::cos(t) / 10 + noise(), t * torch::sin(t) / 10 + noise()}, 1);
-  auto b = torch::stack({-t * torch::cos(t) / 10 + noise(), -t * torch::sin(t) / 10 + noise()}, 1);
+  auto ring = [&](double radius) {
+    auto angle = torch::rand({n}, gen) * 2 * M_PI;
+    auto r = radius + torch::randn({n}, gen) * 0.05;
+    return torch::stack({r * torch::cos(angle), r * torch::sin(angle)}, 1);
+  };
   auto labels = torch::cat({torch::zeros({n}, torch::kLong), torch::ones({n}, torch::kLong)});
-  return std::make_shared<trainhook::TensorDataset>(torch::cat({a, b}).to(torch::kFloat), labels);
+  return std::make_shared<trainhook::TensorDataset>(torch::cat({ring(0.3), ring(0.8)}).to(torch::kFloat),
+                                                    labels);
 }
 
 // A user callback: reports each evaluation and remembers the best accuracy.
@@ -78,11 +80,11 @@ int main(int argc, char** argv) {
   try {
     torch::manual_seed(0);
     auto model = trainhook::make_model(
-        SpiralNet(),
+        RingNet(),
         [](const torch::Tensor& logits, const torch::Tensor& labels) {
           return torch::nn::functional::cross_entropy(logits, labels);
         },
-        "two-spirals MLP");
+        "two-rings MLP");
 
     trainhook::TrainingArguments args;
     args.output_dir = argv[1];
@@ -100,10 +102,10 @@ int main(int argc, char** argv) {
     options.compute_metrics = trainhook::accuracy_metrics;
     options.callbacks.push_back(std::make_unique<Watcher>(&best));
 
-    trainhook::Trainer trainer(model, args, spirals(400, 1), spirals(100, 2), std::move(options));
+    trainhook::Trainer trainer(model, args, rings(400, 1), rings(100, 2), std::move(options));
     const auto result = trainer.train();
     trainer.log_metrics("train", result.metrics);
-    const auto prediction = trainer.predict(spirals(100, 3));
+    const auto prediction = trainer.predict(rings(100, 3));
     trainer.log_metrics("test", prediction.metrics);
     const double test_accuracy = prediction.metrics.at("test_accuracy");
     std::printf("best eval accuracy %.3f, test accuracy %.3f\n", best, test_accuracy);
