@@ -328,7 +328,7 @@ def cli(ctx, args, env=None):
     return p.stdout + p.stderr
 
 
-def cli_train(ctx, rx, out, *plugin_config):
+def cli_train(ctx, rx, out, *plugin_config, extra_args=()):
     data = os.path.join(ctx.tmp, "train.csv")
     if not os.path.exists(data):
         import random
@@ -340,7 +340,7 @@ def cli_train(ctx, rx, out, *plugin_config):
     args = ["train", "--train_file", data, "--validation_file", data, "--do_train", "--output_dir", out,
             "--per_device_train_batch_size", "16", "--max_steps", "12", "--logging_steps", "2",
             "--eval_strategy", "steps", "--eval_steps", "4", "--disable_tqdm", "true", "--seed", "3",
-            "--hidden_size", "16", "--run_name", "cli-run", "--report_to", "wandb"]
+            "--hidden_size", "16", "--run_name", "cli-run", "--report_to", "wandb"] + list(extra_args)
     if ctx.args.plugin_dir:
         args += ["--plugin_dir", ctx.args.plugin_dir]
     for kv in ("base_url=" + rx.url(), "transmit_interval=0.05", "backoff_initial=0.1", "backoff_max=0.5") + \
@@ -349,11 +349,45 @@ def cli_train(ctx, rx, out, *plugin_config):
     return cli(ctx, args)
 
 
+def folder_files(d):
+    """{relative path: bytes} of every file under d."""
+    out = {}
+    for root, _, files in os.walk(d):
+        for name in files:
+            full = os.path.join(root, name)
+            with open(full, "rb") as f:
+                out[os.path.relpath(full, d).replace(os.sep, "/")] = f.read()
+    return out
+
+
+def check_artifacts(store, expected):
+    """expected: {artifact name: folder}; every file's bytes arrived, nothing else."""
+    want = {}
+    for name, d in expected.items():
+        files = folder_files(d)
+        if not files:
+            fail("nothing to compare: %s is empty" % d)
+        for rel, data in files.items():
+            want[(name, rel)] = data
+    if set(store.artifacts) != set(want):
+        fail("artifact files: missing %r, unexpected %r" % (sorted(set(want) - set(store.artifacts))[:5],
+                                                           sorted(set(store.artifacts) - set(want))[:5]))
+    for key, data in want.items():
+        if store.artifacts[key] != data:
+            fail("artifact file %s/%s: %d bytes arrived, %d on disk, or different bytes" %
+                 (key[0], key[1], len(store.artifacts[key]), len(data)))
+    return len(want)
+
+
 def scenario_cli(ctx, rx):
-    # 1. Online, with faults: the server's history equals the trainer's log_history.
+    # 1. Online, with faults: the server's history equals the trainer's log_history;
+    #    WANDB_LOG_MODEL=checkpoint uploads every checkpoint folder (one PUT
+    #    answered 500 and one dropped: retried, nothing lost).
     rx.faults = {1: {"status": 503}, 2: {"drop": True}}
+    rx.put_faults = {1: {"status": 500}, 3: {"drop": True}, 5: {"store_then_drop": True}}
     out = os.path.join(ctx.tmp, "online")
-    cli_train(ctx, rx, out, "run_id=cli1", "max_request_bytes=400")
+    cli_train(ctx, rx, out, "run_id=cli1", "max_request_bytes=400", "log_model=checkpoint",
+              extra_args=("--save_steps", "4"))
     with open(os.path.join(out, "trainer_state.json")) as f:
         log_history = json.load(f)["log_history"]
     store = rx.run("test-entity", "trainhook", "cli1")
@@ -381,6 +415,14 @@ def scenario_cli(ctx, rx):
         fail("run metadata: %r %r" % (store.display_name, store.config))
     if offline_dirs(out):
         fail("online CLI run left a spool")
+    ckpts = sorted(d for d in os.listdir(out) if d.startswith("checkpoint-"))
+    if ckpts != ["checkpoint-12", "checkpoint-4", "checkpoint-8"]:
+        fail("expected checkpoints 4, 8, 12, got %r" % ckpts)
+    n = check_artifacts(store, {c: os.path.join(out, c) for c in ckpts})
+    if store.artifact_puts < n + 1 or rx.put_requests < n + 3:
+        fail("the scripted PUT faults were not exercised (%d stored, %d requests for %d files)" %
+             (store.artifact_puts, rx.put_requests, n))
+    rx.put_faults = {}
     # 2. Offline, then `trainhook wandb-sync`: same lines at the same offsets.
     rx.faults = {}
     out2 = os.path.join(ctx.tmp, "offline")
@@ -402,6 +444,12 @@ def scenario_cli(ctx, rx):
         fail("offline + wandb-sync history differs from the online one")
     if "history lines" not in log:
         fail("wandb-sync said nothing: " + log)
+    # 3. WANDB_LOG_MODEL=end: only the model the run ends with (its last checkpoint).
+    out3 = os.path.join(ctx.tmp, "end")
+    cli_train(ctx, rx, out3, "run_id=cli3", "log_model=end", extra_args=("--save_steps", "4"))
+    store3 = rx.run("test-entity", "trainhook", "cli3")
+    check_run(store3, lines=len(log_history))
+    check_artifacts(store3, {"model": os.path.join(out3, "checkpoint-12")})
 
 
 SCENARIOS = {name[len("scenario_"):]: fn for name, fn in globals().items() if name.startswith("scenario_")}

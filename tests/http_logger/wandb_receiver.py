@@ -3,11 +3,14 @@
 Listens on 127.0.0.1 (a free port), checks `Authorization: Basic
 base64("api:" + key)` on every request, answers the two GraphQL calls
 (RunResumeStatus, UpsertBucket) and stores file_stream lines *by offset*, as
-the real service does, so that a resent request changes nothing. It records
+the real service does, so that a resent request changes nothing. Model files
+(WANDB_LOG_MODEL) arrive as `PUT /files/<entity>/<project>/<run>/artifacts/
+<name>/<relative path>` and are stored per run as {(name, path): bytes}. It records
 what would reveal a client bug: a line position written twice with different
 text, lines beyond a gap, requests after the run completed.
 
-Faults are scripted per file_stream request number (1-based):
+Faults are scripted per file_stream request number (1-based), and the same
+way per artifact PUT number in `put_faults` (status, drop, store_then_drop):
   {"status": 500}                    answer 500 without storing
   {"status": 429, "retry_after": 1}  answer 429 with Retry-After
   {"status": 403}                    a final refusal
@@ -26,6 +29,7 @@ import json
 import socket
 import threading
 import time
+import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 HISTORY = "wandb-history.jsonl"
@@ -42,6 +46,8 @@ class RunStore:
         self.config = None
         self.upserts = 0
         self.display_name = None
+        self.artifacts = {}    # (artifact name, relative path) -> bytes
+        self.artifact_puts = 0  # PUTs that stored a file (a resent file counts again)
 
     def history_lines(self):
         """Lines from offset 0 while contiguous."""
@@ -61,6 +67,8 @@ class Receiver:
         self.lock = threading.Lock()
         self.runs = {}              # (entity, project, run) -> RunStore
         self.faults = {}            # file_stream request number -> fault
+        self.put_faults = {}        # artifact PUT number -> fault
+        self.put_requests = 0
         self.graphql_faults = {}    # graphql request number -> fault
         self.file_stream_requests = 0
         self.graphql_requests = 0
@@ -87,6 +95,9 @@ class Receiver:
 
             def do_POST(self):
                 receiver._handle(self)
+
+            def do_PUT(self):
+                receiver._handle_put(self)
 
         class Server(ThreadingHTTPServer):
             allow_reuse_address = True
@@ -196,6 +207,42 @@ class Receiver:
             self._file_stream(h, parts[1], parts[2], parts[3], body)
             return
         self._reply(h, 404, {"error": "no such endpoint " + h.path})
+
+    def _handle_put(self, h):
+        length = h.headers.get("Content-Length")
+        if length is None:
+            with self.lock:
+                self.bad_requests.append("PUT without Content-Length: " + h.path)
+            self._reply(h, 411, {"error": "Content-Length required"})
+            return
+        raw = h.rfile.read(int(length))
+        expected = "Basic " + base64.b64encode(("api:" + self.api_key).encode()).decode()
+        if h.headers.get("Authorization") != expected:
+            with self.lock:
+                self.auth_failures += 1
+            self._reply(h, 401, {"error": "invalid api key"})
+            return
+        parts = [urllib.parse.unquote(p) for p in h.path.strip("/").split("/")]
+        if len(parts) < 7 or parts[0] != "files" or parts[4] != "artifacts":
+            self._reply(h, 404, {"error": "no such endpoint " + h.path})
+            return
+        entity, project, run_id, name, rel = parts[1], parts[2], parts[3], parts[5], "/".join(parts[6:])
+        with self.lock:
+            self.put_requests += 1
+            fault = self.put_faults.get(self.put_requests)
+        if fault and not fault.get("store_then_drop") and self._fault_reply(h, fault):
+            return
+        with self.lock:
+            store = self.runs.get((entity, project, run_id))
+            if store is None:
+                self._reply(h, 404, {"error": "run %s/%s/%s not found" % (entity, project, run_id)})
+                return
+            store.artifacts[(name, rel)] = raw
+            store.artifact_puts += 1
+        if fault and fault.get("store_then_drop"):
+            self._drop(h)
+            return
+        self._reply(h, 200, {"size": len(raw)})
 
     def _graphql(self, h, body):
         with self.lock:

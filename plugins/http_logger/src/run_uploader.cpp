@@ -39,7 +39,8 @@ RunUploader::RunUploader(WandbSettings settings, RunSpec spec, double start_time
       spec_(std::move(spec)),
       start_time_(start_time),
       hooks_(std::move(hooks)),
-      connect_backoff_(policy_of(settings_)) {
+      connect_backoff_(policy_of(settings_)),
+      uploads_(policy_of(settings_)) {
   if (settings_.mode == Mode::offline) go_offline("WANDB_MODE=offline");
 }
 
@@ -83,6 +84,14 @@ void RunUploader::absorb(Record& r) {
   if (r.kind == Record::Kind::start) return;
   if (r.kind == Record::Kind::finish) {
     finish_ = r.exitcode;
+    return;
+  }
+  if (r.kind == Record::Kind::upload) {
+    if (phase_ == Phase::offline)
+      log(TH_LOG_WARN, "wandb: offline, so '" + r.artifact.name + "' (" + r.artifact.dir.string() +
+                           ") is not uploaded (WANDB_LOG_MODEL); the files stay on disk");
+    else
+      uploads_.add(std::move(r.artifact));
     return;
   }
   if (phase_ == Phase::connecting)
@@ -200,10 +209,14 @@ support::BatchResult RunUploader::stream(support::WorkerContext& ctx) {
     streamer_->set_summary(summary_.line());
     summary_changed_ = false;
   }
-  if (finish_ && !streamer_->complete()) streamer_->set_complete(*finish_);
-  if (!streamer_->has_work()) return {};
+  // The end-of-run mark goes last, after every model file.
+  if (finish_ && !uploads_.has_work() && !streamer_->complete()) streamer_->set_complete(*finish_);
   const auto now = clock_type::now();
-  if (!finish_ && now < next_send_)
+  const bool history_due = streamer_->has_work() && (finish_ || now >= next_send_);
+  // Files go up while no history request is due (the transmit interval's idle time).
+  if (!history_due && uploads_.has_work()) return upload_step(ctx);
+  if (!streamer_->has_work()) return {};
+  if (!history_due)
     return support::BatchResult::again_in(std::chrono::duration_cast<milliseconds>(next_send_ - now) +
                                           milliseconds(1));
   SendResult r = streamer_->send_once(http(&ctx));
@@ -220,8 +233,7 @@ support::BatchResult RunUploader::stream(support::WorkerContext& ctx) {
         stop_requested_ = true;
         hooks_.request_stop("wandb: the run was stopped from the server");
       }
-      if (!streamer_->has_work()) return support::BatchResult{r.lines, 0, milliseconds(-1)};
-      return support::BatchResult::again_in(finish_ ? milliseconds(0) : settings_.transmit_interval, r.lines);
+      return still_busy(r.lines);
     case SendStatus::retry:
       if (ctx.stopping()) return support::BatchResult::again_in(r.retry_in);
       return on_failure("file_stream: " + r.message, r.retry_in);
@@ -231,6 +243,44 @@ support::BatchResult RunUploader::stream(support::WorkerContext& ctx) {
       return {};
   }
   return {};
+}
+
+support::BatchResult RunUploader::still_busy(uint64_t delivered) const {
+  if (uploads_.has_work() || (finish_ && streamer_->has_work()))
+    return support::BatchResult::again_in(milliseconds(0), delivered);
+  if (!streamer_->has_work()) return support::BatchResult{delivered, 0, milliseconds(-1)};
+  const auto now = clock_type::now();
+  const milliseconds wait = next_send_ > now
+                                ? std::chrono::duration_cast<milliseconds>(next_send_ - now) + milliseconds(1)
+                                : milliseconds(0);
+  return support::BatchResult::again_in(wait, delivered);
+}
+
+support::BatchResult RunUploader::upload_step(support::WorkerContext& ctx) {
+  UploadResult u = uploads_.upload_once(http(&ctx), streamer_->target());
+  switch (u.status) {
+    case UploadStatus::nothing_to_send:
+      break;
+    case UploadStatus::uploaded:
+      failing_since_.reset();
+      if (warned_this_streak_) log(TH_LOG_INFO, "wandb: the server answers again; uploads resumed");
+      warned_this_streak_ = false;
+      if (!u.finished.empty())
+        log(TH_LOG_INFO, "wandb: uploaded '" + u.finished + "' (WANDB_LOG_MODEL=" +
+                             (settings_.log_model == LogModel::end ? "end" : "checkpoint") + ")");
+      break;
+    case UploadStatus::skipped:
+      log(TH_LOG_WARN, "wandb: " + u.message);
+      break;
+    case UploadStatus::retry:
+      if (ctx.stopping()) return support::BatchResult::again_in(u.retry_in);
+      return on_failure(u.message, u.retry_in);
+    case UploadStatus::fatal:
+      log(TH_LOG_ERROR, "wandb: the server refused a model file (not retried): " + u.message);
+      break;
+  }
+  if (finish_ && !uploads_.has_work() && !streamer_->complete()) streamer_->set_complete(*finish_);
+  return still_busy(0);
 }
 
 void RunUploader::go_offline(const std::string& reason) {
@@ -248,6 +298,12 @@ void RunUploader::go_offline(const std::string& reason) {
   if (streamer_) {
     spool_->append(std::vector<std::string>(streamer_->pending().begin(), streamer_->pending().end()));
     streamer_.reset();
+  }
+  if (uploads_.has_work()) {
+    std::string names;
+    for (const auto& d : uploads_.pending_description()) names += (names.empty() ? "" : ", ") + d;
+    log(TH_LOG_WARN, "wandb: model folders not uploaded (WANDB_LOG_MODEL; the files stay on disk): " + names);
+    uploads_ = ModelUploader(policy_of(settings_));
   }
   if (was == Phase::connecting) {
     for (const auto& rec : unbuilt_) build_line(rec);
@@ -271,12 +327,15 @@ std::string RunUploader::finalize(std::vector<Record> leftovers) {
       summary_changed_ = false;
     }
     if (phase_ == Phase::streaming && finish_ && !streamer_->complete()) streamer_->set_complete(*finish_);
-    if (phase_ == Phase::streaming && !streamer_->has_work()) return "";
+    if (phase_ == Phase::streaming && !streamer_->has_work() && !uploads_.has_work()) return "";
     std::string undelivered;
     if (phase_ == Phase::streaming)
       undelivered = std::to_string(streamer_->pending().size()) + " history line(s)" +
                     (streamer_->summary_dirty() ? ", the summary" : "") +
-                    (streamer_->complete() && !streamer_->complete_acked() ? ", the end-of-run mark" : "");
+                    (streamer_->complete() && !streamer_->complete_acked() ? ", the end-of-run mark" : "") +
+                    (uploads_.has_work()
+                         ? ", " + std::to_string(uploads_.pending_description().size()) + " model folder(s)"
+                         : std::string());
     else if (phase_ == Phase::connecting)
       undelivered = "the run (" + std::to_string(unbuilt_.size()) + " history line(s))";
     if (phase_ != Phase::offline)

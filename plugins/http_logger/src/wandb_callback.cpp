@@ -5,8 +5,10 @@
 #include <http_logger/run_id.hpp>
 
 #include <unistd.h>
+#include <nlohmann/json.hpp>
 
 #include <chrono>
+#include <filesystem>
 #include <string>
 #include <utility>
 #include <vector>
@@ -45,8 +47,9 @@ WandbCallback::WandbCallback(trainhook::Setup& setup) : host_(setup.host()) {
     return;
   }
   settings_ = read_settings(s, host_.output_dir());
-  if (settings_->log_model != LogModel::off)
-    host_.warn("wandb: WANDB_LOG_MODEL is not supported yet by this plugin; model files are not uploaded");
+  if (settings_->log_model != LogModel::off && settings_->mode == Mode::offline)
+    host_.warn(
+        "wandb: WANDB_LOG_MODEL uploads need the server; in offline mode model files are not uploaded");
 }
 
 WandbCallback::~WandbCallback() {
@@ -108,7 +111,7 @@ void WandbCallback::on_train_begin(trainhook::Event& e) {
   worker_ = std::make_unique<support::Worker<Record>>(
       [up](std::vector<Record>& batch, support::WorkerContext& ctx) { return up->handle(batch, ctx); }, wo);
   // Connect now (in the background) rather than at the first log.
-  enqueue(Record{Record::Kind::start, LogRecord{}, 0});
+  enqueue(Record{Record::Kind::start, LogRecord{}, 0, {}});
 }
 
 void WandbCallback::enqueue(Record r) {
@@ -117,16 +120,47 @@ void WandbCallback::enqueue(Record r) {
 
 void WandbCallback::on_log(trainhook::Event& e) {
   if (!worker_ || !e.is_world_process_zero()) return;
-  enqueue(Record{Record::Kind::log, record_of(e.values(), e.state().global_step), 0});
+  enqueue(Record{Record::Kind::log, record_of(e.values(), e.state().global_step), 0, {}});
 }
 
 void WandbCallback::on_predict(trainhook::Event& e) {
   if (!worker_ || !e.is_world_process_zero() || e.values().empty()) return;
-  enqueue(Record{Record::Kind::log, record_of(e.values(), std::nullopt), 0});
+  enqueue(Record{Record::Kind::log, record_of(e.values(), std::nullopt), 0, {}});
+}
+
+void WandbCallback::on_save(trainhook::Event& e) {
+  if (!worker_ || !e.is_world_process_zero() || e.checkpoint_dir().empty()) return;
+  last_checkpoint_ = std::string(e.checkpoint_dir());
+  if (settings_->log_model != LogModel::checkpoint) return;
+  Record r;
+  r.kind = Record::Kind::upload;
+  r.artifact = ArtifactUpload{std::filesystem::path(last_checkpoint_).filename().string(), last_checkpoint_};
+  enqueue(std::move(r));
 }
 
 void WandbCallback::on_train_end(trainhook::Event& e) {
   if (!worker_ || !e.is_world_process_zero()) return;
+  if (settings_->log_model == LogModel::end) {
+    std::string dir = last_checkpoint_;
+    const auto state = nlohmann::json::parse(host_.trainer_state_json(), nullptr, false);
+    const auto args = nlohmann::json::parse(host_.training_args_json(), nullptr, false);
+    const bool loaded_best = args.is_object() && args.contains("load_best_model_at_end") &&
+                             args["load_best_model_at_end"].is_boolean() &&
+                             args["load_best_model_at_end"].get<bool>();
+    if (loaded_best && state.is_object() && state.contains("best_model_checkpoint") &&
+        state["best_model_checkpoint"].is_string())
+      dir = state["best_model_checkpoint"].get<std::string>();
+    if (dir.empty()) {
+      host_.warn(
+          "wandb: WANDB_LOG_MODEL=end but no checkpoint was saved during training "
+          "(save_strategy no?), so there is no model folder to upload");
+    } else {
+      Record r;
+      r.kind = Record::Kind::upload;
+      r.artifact = ArtifactUpload{"model", dir};
+      enqueue(std::move(r));
+    }
+  }
   finish(0);
 }
 

@@ -9,11 +9,17 @@
 // a server unreachable for longer than offline_after switches to offline: the
 // undelivered lines and everything after go to the offline spool instead,
 // for `trainhook wandb-sync`. WANDB_MODE=offline starts there.
+//
+// WANDB_LOG_MODEL: upload records queue folders on a ModelUploader; while
+// streaming, one file is PUT per handler call whenever no history request is
+// due, and the end-of-run mark is sent only after the last file. Offline, the
+// folders are not uploaded (reported; the files stay on disk).
 #pragma once
 
 #include <http_logger/file_stream.hpp>
 #include <http_logger/graphql.hpp>
 #include <http_logger/history_line.hpp>
+#include <http_logger/model_upload.hpp>
 #include <http_logger/offline_run.hpp>
 #include <http_logger/wandb_settings.hpp>
 
@@ -30,10 +36,11 @@
 namespace trainhook::wandb {
 
 struct Record {
-  enum class Kind { start, log, finish };  // start: connect now, carries nothing
+  enum class Kind { start, log, finish, upload };  // start: connect now, carries nothing
   Kind kind = Kind::log;
-  LogRecord log;     // Kind::log
-  int exitcode = 0;  // Kind::finish
+  LogRecord log;            // Kind::log
+  int exitcode = 0;         // Kind::finish
+  ArtifactUpload artifact;  // Kind::upload: a folder to upload (WANDB_LOG_MODEL)
 };
 
 // How the uploader talks back (to the host's logger, the trainer's stop).
@@ -69,6 +76,8 @@ class RunUploader {
   void build_line(const LogRecord& rec);
   support::BatchResult connect(support::WorkerContext& ctx);
   support::BatchResult stream(support::WorkerContext& ctx);
+  support::BatchResult upload_step(support::WorkerContext& ctx);
+  support::BatchResult still_busy(uint64_t delivered) const;  // what is left after one request
   support::BatchResult on_failure(const std::string& what, std::chrono::milliseconds retry_in);
   void go_offline(const std::string& reason);
   void spool_pending();
@@ -95,6 +104,7 @@ class RunUploader {
   std::optional<int> finish_;
 
   std::unique_ptr<FileStreamer> streamer_;
+  ModelUploader uploads_;
   std::unique_ptr<OfflineRunWriter> spool_;
   std::string offline_reason_;
   int64_t delivered_ = 0;

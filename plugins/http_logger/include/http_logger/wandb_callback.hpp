@@ -2,6 +2,12 @@
 // behaviour over our W&B-style HTTP protocol. The training thread only turns
 // logs into records and enqueues them; RunUploader does all I/O on the
 // worker thread. WANDB_MODE=disabled: the callback does nothing at all.
+//
+// WANDB_LOG_MODEL (HF semantics, our files endpoint): "checkpoint" queues every
+// saved checkpoint folder for upload at on_save; "end" queues, at train end,
+// the model the run ends with: the best checkpoint when load_best_model_at_end
+// loaded it, else the last checkpoint saved (the plugin cannot save the model
+// itself, and the trainer writes output_dir's model only after train end).
 #pragma once
 
 #include <http_logger/run_uploader.hpp>
@@ -23,6 +29,7 @@ class WandbCallback final : public trainhook::Callback {
   void on_train_begin(trainhook::Event& e) override;
   void on_log(trainhook::Event& e) override;
   void on_predict(trainhook::Event& e) override;
+  void on_save(trainhook::Event& e) override;
   void on_train_end(trainhook::Event& e) override;
 
  private:
@@ -34,6 +41,7 @@ class WandbCallback final : public trainhook::Callback {
   bool disabled_ = false;
   std::optional<WandbSettings> settings_;
   bool auto_resume_file_ = false;
+  std::string last_checkpoint_;  // the latest on_save folder (WANDB_LOG_MODEL=end uploads it)
   std::unique_ptr<RunUploader> uploader_;
   std::unique_ptr<support::Worker<Record>> worker_;
 };
