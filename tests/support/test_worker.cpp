@@ -3,6 +3,8 @@
 
 #include <atomic>
 #include <mutex>
+#include <stdexcept>
+#include <thread>
 #include <vector>
 
 using namespace trainhook::support;
@@ -121,4 +123,80 @@ TEST_CASE("a throwing handler fails its batch but the worker keeps going") {
   REQUIRE(w.flush(60s));
   CHECK(w.stats().failed == 1);
   CHECK(w.stats().delivered == 1);
+}
+
+// ---- opt-in batched wake-ups (WorkerOptions::wake_at / wake_interval) ------
+
+TEST_CASE("wake_at: enqueues below the mark do not wake the thread, reaching it hands over one batch") {
+  std::mutex mu;
+  std::vector<size_t> sizes;
+  WorkerOptions opts;
+  opts.wake_at = 5;
+  opts.wake_interval = 600s;  // the timer never fires during this test
+  Worker<int> w(
+      [&](std::vector<int>& batch, WorkerContext&) {
+        std::lock_guard<std::mutex> lock(mu);
+        sizes.push_back(batch.size());
+        return BatchResult{batch.size(), 0};
+      },
+      opts);
+  for (int i = 0; i < 4; ++i) w.enqueue(i);
+  std::this_thread::sleep_for(200ms);  // a woken thread would have taken them by now
+  CHECK(w.stats().queued == 4);
+  w.enqueue(4);
+  for (int i = 0; i < 60000 && w.stats().delivered < 5; ++i) std::this_thread::sleep_for(1ms);
+  CHECK(w.stats().delivered == 5);
+  w.stop();
+  std::lock_guard<std::mutex> lock(mu);
+  REQUIRE(sizes.size() == 1);
+  CHECK(sizes[0] == 5);
+}
+
+TEST_CASE("wake_at: below the mark, the timer picks the items up") {
+  WorkerOptions opts;
+  opts.wake_at = 1000;
+  opts.wake_interval = 20ms;
+  Worker<int> w([](std::vector<int>& batch, WorkerContext&) { return BatchResult{batch.size(), 0}; }, opts);
+  for (int i = 0; i < 3; ++i) w.enqueue(i);
+  // No flush: only the timer can hand them over.
+  for (int i = 0; i < 60000 && w.stats().delivered < 3; ++i) std::this_thread::sleep_for(1ms);
+  CHECK(w.stats().delivered == 3);
+  CHECK(w.stats().queued == 0);
+}
+
+TEST_CASE("wake_at: flush wakes the thread at once instead of waiting for the timer") {
+  WorkerOptions opts;
+  opts.wake_at = 1000;
+  opts.wake_interval = 600s;
+  std::vector<int> seen;
+  Worker<int> w(
+      [&](std::vector<int>& batch, WorkerContext&) {
+        seen.insert(seen.end(), batch.begin(), batch.end());
+        return BatchResult{batch.size(), 0};
+      },
+      opts);
+  for (int i = 0; i < 10; ++i) w.enqueue(i);
+  // Far below wake_interval: only the flush's wake-up can drain in time.
+  REQUIRE(w.flush(60s));
+  CHECK(w.stop().empty());
+  CHECK(seen == std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9});
+}
+
+TEST_CASE("wake_at: stop returns what the sleeping thread never took, a zero interval is refused") {
+  WorkerOptions opts;
+  opts.wake_at = 1000;
+  opts.wake_interval = 600s;
+  Worker<int> w([](std::vector<int>& batch, WorkerContext&) { return BatchResult{batch.size(), 0}; }, opts);
+  for (int i = 0; i < 3; ++i) w.enqueue(i);
+  CHECK(w.stop() == std::vector<int>{0, 1, 2});
+
+  WorkerOptions bad;
+  bad.wake_at = 10;
+  bad.wake_interval = 0ms;
+  CHECK_THROWS_AS(Worker<int>(
+                      [](std::vector<int>& b, WorkerContext&) {
+                        return BatchResult{b.size(), 0};
+                      },
+                      bad),
+                  std::invalid_argument);
 }

@@ -5,6 +5,14 @@
 // Coalescing: while the handler is busy (e.g. an HTTP request in flight), new
 // items accumulate; the next call receives all of them (up to max_batch).
 //
+// Wake-ups: by default every enqueue wakes the thread (lowest latency). With
+// WorkerOptions::wake_at > 0 (opt-in) an enqueue wakes it only when the queue
+// reaches wake_at items (or max_batch during a backlog); otherwise the thread
+// comes by on its own every wake_interval and takes what is queued. For
+// producers that enqueue many small items per training step (event writers)
+// this makes an enqueue a lock and a move instead of a thread wake-up per
+// item. flush() and stop() still wake the thread at once.
+//
 // Backlog: a handler that could not finish (server down) keeps the items it
 // was given in its own state and returns BatchResult::again_in(d); the worker
 // calls it again after d even when nothing new arrives, or earlier when a full
@@ -24,6 +32,7 @@
 #include <deque>
 #include <functional>
 #include <mutex>
+#include <stdexcept>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -33,6 +42,10 @@ namespace trainhook::support {
 struct WorkerOptions {
   size_t capacity = 100000;  // items queued at most; enqueue() refuses beyond
   size_t max_batch = 1000;   // items per handler call at most
+  // 0: wake the thread at every enqueue. > 0: wake it at this many queued
+  // items, else after at most wake_interval (see above). E.g. capacity / 2.
+  size_t wake_at = 0;
+  std::chrono::milliseconds wake_interval{200};  // used when wake_at > 0; must be > 0
 };
 
 struct BatchResult {
@@ -90,6 +103,8 @@ class Worker {
   explicit Worker(Handler handler, WorkerOptions options = {})
       : handler_(std::move(handler)), options_(options) {
     options_.max_batch = std::max<size_t>(1, options_.max_batch);
+    if (options_.wake_at > 0 && options_.wake_interval.count() <= 0)
+      throw std::invalid_argument("WorkerOptions::wake_interval must be > 0 when wake_at is set");
     thread_ = std::thread([this] { run(); });
   }
   ~Worker() { stop(); }
@@ -99,6 +114,7 @@ class Worker {
   // Never blocks on I/O. False (and counted as dropped) when the queue is full
   // or the worker is stopped.
   bool enqueue(T item) {
+    bool wake = true;
     {
       std::lock_guard<std::mutex> lock(mu_);
       if (stopped_ || queue_.size() >= options_.capacity) {
@@ -107,8 +123,12 @@ class Worker {
       }
       queue_.push_back(std::move(item));
       ++stats_.enqueued;
+      // Opt-in batched wake-ups: only when a threshold is crossed (the
+      // thread's wait predicates see any later size, so one notify suffices).
+      if (options_.wake_at > 0)
+        wake = queue_.size() == options_.wake_at || queue_.size() == options_.max_batch;
     }
-    wake_.notify_one();
+    if (wake) wake_.notify_one();
     return true;
   }
 
@@ -116,7 +136,11 @@ class Worker {
   // no backlog, or the timeout passed. True when drained.
   bool flush(std::chrono::milliseconds timeout) {
     std::unique_lock<std::mutex> lock(mu_);
-    return idle_.wait_for(lock, timeout, [&] { return drained_locked(); });
+    ++flushing_;  // with wake_at: the thread takes what is queued now, not at its timer
+    wake_.notify_one();
+    const bool drained = idle_.wait_for(lock, timeout, [&] { return drained_locked(); });
+    --flushing_;
+    return drained;
   }
 
   // Stops the thread: interrupts the handler's waits and requests, joins, and
@@ -160,8 +184,13 @@ class Worker {
         };
         if (backlog_) {
           wake_.wait_until(lock, next_call, ready);
-        } else {
+        } else if (options_.wake_at == 0) {
           wake_.wait(lock, ready);
+        } else {
+          // Batched wake-ups: the mark, a flush, or the timer (then whatever is queued).
+          wake_.wait_for(lock, options_.wake_interval, [&] {
+            return stopped_ || queue_.size() >= options_.wake_at || (flushing_ > 0 && !queue_.empty());
+          });
         }
         if (stopped_) break;
         if (!ready()) continue;
@@ -207,6 +236,7 @@ class Worker {
   WorkerStats stats_;
   bool busy_ = false;
   bool backlog_ = false;
+  int flushing_ = 0;  // callers waiting in flush()
   bool stopped_ = false;
   std::thread thread_;
 };
