@@ -1,6 +1,5 @@
 // The flyte callback through its C ABI (the same adapter the plugin library
 // exports), against a local-folder destination.
-#include "fake_host.hpp"
 #include "test_files.hpp"
 
 #include <checkpoint_sync/deck.hpp>
@@ -8,10 +7,14 @@
 #include <checkpoint_sync/manifest.hpp>
 
 #include <doctest/doctest.h>
+#include <plugin_driver.hpp>
 
 #include <cstdlib>
 #include <thread>
 
+using testkit::FakeHost;
+using testkit::Instance;
+using testkit::Run;
 using trainhook::checkpoint_sync::FlyteCallback;
 using trainhook::checkpoint_sync::kManifestName;
 namespace fs = std::filesystem;
@@ -23,20 +26,6 @@ const th_callback_info& info() {
       trainhook::callback<FlyteCallback>("flyte", "1.0.0", trainhook::Kind::integration, "test");
   return i;
 }
-
-struct Instance {
-  void* self = nullptr;
-  std::string error;
-  th_status status;
-  Instance(FakeHost& host, const std::string& config) {
-    char err[1024] = {0};
-    status = info().create(&host.table, config.c_str(), &self, err, sizeof err);
-    error = err;
-  }
-  ~Instance() {
-    if (self != nullptr) info().vtable->destroy(self);
-  }
-};
 
 void expect_same_tree(const fs::path& a, const fs::path& b) {
   size_t n = 0;
@@ -56,7 +45,7 @@ const char* kState = R"({"global_step": 2, "log_history": [{"loss": 1.5, "epoch"
 }  // namespace
 
 TEST_CASE(
-    "flyte callback: saves are uploaded with manifests; deck written and uploaded; a second attempt "
+    "flyte callback: saves are uploaded with manifests, deck written and uploaded, a second attempt "
     "resumes") {
   cs_test::TempDir tmp("th_cs_flyte");
   const fs::path dest1 = tmp.path / "attempt1";
@@ -64,18 +53,18 @@ TEST_CASE(
     FakeHost host;
     host.output_dir = (tmp.path / "out1").string();
     host.state_json = kState;
-    Instance cb(host, "{\"checkpoint_path\": \"file://" + dest1.string() +
-                          "\", \"prev_checkpoint\": \"{{ .prev }}\"}");
-    REQUIRE_MESSAGE(cb.status == TH_OK, cb.error);
-    EventFirer f(&info(), cb.self);
-    CHECK(f.fire(TH_EVENT_INIT_END) == TH_OK);
+    Instance cb(
+        info(), host,
+        "{\"checkpoint_path\": \"file://" + dest1.string() + "\", \"prev_checkpoint\": \"{{ .prev }}\"}");
+    Run run;
+    CHECK_NOTHROW(cb.fire(TH_EVENT_INIT_END, run));
     CHECK(host.resume_checkpoint.empty());
     for (int step : {1, 2}) {
       const auto dir = cs_test::make_checkpoint(host.output_dir, step);
-      f.state.global_step = step;
-      CHECK(f.fire(TH_EVENT_SAVE, dir.c_str()) == TH_OK);
+      run.state.global_step = step;
+      CHECK_NOTHROW(cb.save(run, dir));
     }
-    CHECK(f.fire(TH_EVENT_TRAIN_END) == TH_OK);
+    CHECK_NOTHROW(cb.fire(TH_EVENT_TRAIN_END, run));
     INFO(host.all_logs());
     CHECK(host.logged("uploaded to " + dest1.string() + ": checkpoint-1, checkpoint-2, log_history.html"));
     CHECK_FALSE(host.logged("not uploaded"));
@@ -94,16 +83,16 @@ TEST_CASE(
   const fs::path dest2 = tmp.path / "attempt2";
   FakeHost host;
   host.output_dir = (tmp.path / "out2").string();
-  Instance cb(host, "{\"checkpoint_path\": \"" + dest2.string() + "\", \"prev_checkpoint\": \"" +
-                        dest1.string() + "\", \"deck\": false}");
-  REQUIRE_MESSAGE(cb.status == TH_OK, cb.error);
-  EventFirer f(&info(), cb.self);
-  CHECK(f.fire(TH_EVENT_INIT_END) == TH_OK);
+  Instance cb(info(), host,
+              "{\"checkpoint_path\": \"" + dest2.string() + "\", \"prev_checkpoint\": \"" + dest1.string() +
+                  "\", \"deck\": false}");
+  Run run;
+  CHECK_NOTHROW(cb.fire(TH_EVENT_INIT_END, run));
   INFO(host.all_logs());
   CHECK(host.resume_checkpoint == (fs::path(host.output_dir) / "checkpoint-2").string());
   CHECK(host.logged("restored checkpoint-2 from " + dest1.string()));
   expect_same_tree(dest1 / "checkpoint-2", fs::path(host.output_dir) / "checkpoint-2");
-  CHECK(f.fire(TH_EVENT_TRAIN_END) == TH_OK);
+  CHECK_NOTHROW(cb.fire(TH_EVENT_TRAIN_END, run));
   CHECK(host.logged("uploaded to " + dest2.string() + ": checkpoint-2"));
   expect_same_tree(dest1 / "checkpoint-2", dest2 / "checkpoint-2");
   CHECK_FALSE(fs::exists(fs::path(host.output_dir) / "log_history.html"));
@@ -114,19 +103,18 @@ TEST_CASE("flyte callback: a destination that fails for a while mid-upload loses
   const fs::path dest = tmp.path / "dest";
   FakeHost host;
   host.output_dir = (tmp.path / "out").string();
-  Instance cb(host, "{\"checkpoint_path\": \"" + dest.string() + "\", \"deck\": \"false\"}");
-  REQUIRE_MESSAGE(cb.status == TH_OK, cb.error);
-  EventFirer f(&info(), cb.self);
+  Instance cb(info(), host, "{\"checkpoint_path\": \"" + dest.string() + "\", \"deck\": \"false\"}");
+  Run run;
   // The destination is blocked (a file where its folder should be) until the
   // second checkpoint has been saved.
   cs_test::write(dest, "blocked");
   const auto c1 = cs_test::make_checkpoint(host.output_dir, 1);
-  CHECK(f.fire(TH_EVENT_SAVE, c1.c_str()) == TH_OK);
+  CHECK_NOTHROW(cb.save(run, c1));
   const auto c2 = cs_test::make_checkpoint(host.output_dir, 2);
-  CHECK(f.fire(TH_EVENT_SAVE, c2.c_str()) == TH_OK);
+  CHECK_NOTHROW(cb.save(run, c2));
   std::this_thread::sleep_for(std::chrono::seconds(2));
   fs::remove(dest);
-  CHECK(f.fire(TH_EVENT_TRAIN_END) == TH_OK);
+  CHECK_NOTHROW(cb.fire(TH_EVENT_TRAIN_END, run));
   INFO(host.all_logs());
   CHECK(host.logged("retrying in"));
   CHECK(host.logged("uploaded to " + dest.string() + ": checkpoint-1, checkpoint-2"));
@@ -137,44 +125,44 @@ TEST_CASE("flyte callback: a destination that fails for a while mid-upload loses
 TEST_CASE("flyte callback: configuration errors name the key or variable") {
   FakeHost host;
   host.output_dir = "/tmp";
-  Instance unknown(host, "{\"checkpoint-path\": \"/x\"}");
+  const auto unknown = testkit::create_error(info(), host, "{\"checkpoint-path\": \"/x\"}");
   CHECK(unknown.status == TH_INVALID_ARGUMENT);
-  CHECK(unknown.error.find("plugin_config flyte.checkpoint-path is not a setting") != std::string::npos);
-  Instance part(host, "{\"part_size\": 1000}");
+  CHECK(std::string(unknown.what()).find("plugin_config flyte.checkpoint-path is not a setting") !=
+        std::string::npos);
+  const auto part = testkit::create_error(info(), host, "{\"part_size\": 1000}");
   CHECK(part.status == TH_INVALID_ARGUMENT);
-  CHECK(part.error.find("flyte.part_size") != std::string::npos);
-  Instance scheme(host, "{\"prev_checkpoint\": \"gs://b/p\"}");
-  CHECK(scheme.error.find("plugin_config flyte.prev_checkpoint") != std::string::npos);
+  CHECK(std::string(part.what()).find("flyte.part_size") != std::string::npos);
+  const auto scheme = testkit::create_error(info(), host, "{\"prev_checkpoint\": \"gs://b/p\"}");
+  CHECK(std::string(scheme.what()).find("plugin_config flyte.prev_checkpoint") != std::string::npos);
   ::unsetenv("AWS_ACCESS_KEY_ID");
-  Instance s3(host, "{\"checkpoint_path\": \"s3://bucket/p\"}");
+  const auto s3 = testkit::create_error(info(), host, "{\"checkpoint_path\": \"s3://bucket/p\"}");
   CHECK(s3.status == TH_INVALID_ARGUMENT);
-  CHECK(s3.error.find("AWS_ACCESS_KEY_ID") != std::string::npos);
-  Instance s3prev(host, "{\"prev_checkpoint\": \"s3://bucket/p\"}");  // checked at creation, not at restore
+  CHECK(std::string(s3.what()).find("AWS_ACCESS_KEY_ID") != std::string::npos);
+  const auto s3prev = testkit::create_error(
+      info(), host, "{\"prev_checkpoint\": \"s3://bucket/p\"}");  // checked at creation, not at restore
   CHECK(s3prev.status == TH_INVALID_ARGUMENT);
-  CHECK(s3prev.error.find("AWS_ACCESS_KEY_ID") != std::string::npos);
+  CHECK(std::string(s3prev.what()).find("AWS_ACCESS_KEY_ID") != std::string::npos);
 }
 
-TEST_CASE("flyte callback: locations from the environment; unset templates mean none") {
+TEST_CASE("flyte callback: locations from the environment, unset templates mean none") {
   cs_test::TempDir tmp("th_cs_flyte_env");
   ::setenv("TRAINHOOK_CHECKPOINT_DEST", (tmp.path / "env-dest").c_str(), 1);
   ::setenv("TRAINHOOK_PREV_CHECKPOINT", "\"\"", 1);
   {
     FakeHost host;
     host.output_dir = (tmp.path / "out").string();
-    Instance cb(host, "{}");
-    REQUIRE_MESSAGE(cb.status == TH_OK, cb.error);
-    EventFirer f(&info(), cb.self);
+    Instance cb(info(), host, "{}");
+    Run run;
     const auto c = cs_test::make_checkpoint(host.output_dir, 3);
-    CHECK(f.fire(TH_EVENT_SAVE, c.c_str()) == TH_OK);
-    CHECK(f.fire(TH_EVENT_TRAIN_END) == TH_OK);
+    CHECK_NOTHROW(cb.save(run, c));
+    CHECK_NOTHROW(cb.fire(TH_EVENT_TRAIN_END, run));
     CHECK(fs::exists(tmp.path / "env-dest" / "checkpoint-3" / kManifestName));
   }
   {
     FakeHost host;
     host.output_dir = (tmp.path / "out2").string();
-    Instance cb(host,
+    Instance cb(info(), host,
                 "{\"checkpoint_path\": \"{{ .checkpointOutputPrefix }}\"}");  // config wins over the env
-    REQUIRE_MESSAGE(cb.status == TH_OK, cb.error);
     CHECK(host.logged("checkpoints stay local"));
   }
   ::unsetenv("TRAINHOOK_CHECKPOINT_DEST");

@@ -20,7 +20,7 @@ void upload(Store& s, const fs::path& dir, const fs::path& scratch) {
 }
 }  // namespace
 
-TEST_CASE("restore: the newest complete checkpoint wins; partial and corrupt ones are skipped") {
+TEST_CASE("restore: the newest complete checkpoint wins, partial and corrupt ones are skipped") {
   cs_test::TempDir tmp("th_cs_restore");
   LocalFolderStore prev(tmp.path / "prev");
   for (int step : {10, 20, 30, 40})

@@ -182,7 +182,7 @@ TEST_CASE("s3 store: a 200 answer carrying <Error> fails the multipart upload, w
   fs::remove(file);
 }
 
-TEST_CASE("s3 store: 503 is retried; 403 fails at once, not retryable, without the secret in the message") {
+TEST_CASE("s3 store: 503 is retried, 403 fails at once, not retryable, without the secret in the message") {
   int calls = 0;
   CaptureServer server([&](const CapturedRequest& r) {
     ++calls;

@@ -75,7 +75,7 @@ TEST_CASE("upload queue: a newer checkpoint replaces the waiting one, never the 
   CHECK(cap.has("uploads are behind training: checkpoint-2 is skipped"));
 }
 
-TEST_CASE("upload queue: failures are reported; shutdown cancels a retrying job") {
+TEST_CASE("upload queue: failures are reported, shutdown cancels a retrying job") {
   Capture cap;
   UploadQueue q(cap.logger());
   q.enqueue(

@@ -1,7 +1,7 @@
 // The early_stopping plugin through the C ABI: configuration, the train-begin
 // checks, HF's counting rule (patience, threshold, greater_is_better, eval_
 // prefix, missing metric) and its saved state.
-#include <abi_driver.hpp>
+#include <plugin_driver.hpp>
 
 #include <doctest/doctest.h>
 
@@ -11,17 +11,17 @@
 #include <string>
 #include <vector>
 
-using abi_driver::CallError;
-using abi_driver::FakeHost;
-using abi_driver::Instance;
-using abi_driver::Library;
-using abi_driver::Run;
-using abi_driver::Values;
+using testkit::CallError;
+using testkit::FakeHost;
+using testkit::Instance;
+using testkit::Library;
+using testkit::Run;
+using testkit::Values;
 
 namespace {
 
 Library& library() {
-  static Library lib(abi_driver::plugin_path("early_stopping"));
+  static Library lib(testkit::plugin_path("early_stopping"));
   return lib;
 }
 const th_callback_info& info() { return library().callback("early_stopping"); }
@@ -134,7 +134,7 @@ TEST_CASE("configuration errors name the key and what was expected") {
 }
 
 TEST_CASE(
-    "train begin: errors without metric_for_best_model or with eval_strategy no; warns without load_best") {
+    "train begin: errors without metric_for_best_model or with eval_strategy no, warns without load_best") {
   auto begin = [](const std::string& args_json, FakeHost& host) {
     host.args_json = args_json;
     Instance cb(info(), host);

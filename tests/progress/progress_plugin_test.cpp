@@ -1,7 +1,7 @@
-// The progress library through the C ABI (abi_driver.hpp): its two callbacks,
+// The progress library through the C ABI (tests/testkit/plugin_driver.hpp): its two callbacks,
 // their options, what they print on stdout/stderr (captured with dup2), and
 // that only the world-zero process prints.
-#include <abi_driver.hpp>
+#include <plugin_driver.hpp>
 #include <fd_capture.hpp>
 
 #include <doctest/doctest.h>
@@ -10,17 +10,17 @@
 
 #include <string>
 
-using abi_driver::CallError;
-using abi_driver::FakeHost;
-using abi_driver::Instance;
-using abi_driver::Library;
-using abi_driver::Run;
-using abi_driver::Values;
+using testkit::CallError;
+using testkit::FakeHost;
+using testkit::Instance;
+using testkit::Library;
+using testkit::Run;
+using testkit::Values;
 
 namespace {
 
 Library& library() {
-  static Library lib(abi_driver::plugin_path("progress"));
+  static Library lib(testkit::plugin_path("progress"));
   return lib;
 }
 

@@ -8,7 +8,7 @@
 using trainhook::tensorboard::BoundedQueue;
 using namespace std::chrono_literals;
 
-TEST_CASE("try_push refuses when full; pop_all takes everything in order") {
+TEST_CASE("try_push refuses when full, pop_all takes everything in order") {
   BoundedQueue<int> q(3);
   CHECK(q.try_push(1));
   CHECK(q.try_push(2));

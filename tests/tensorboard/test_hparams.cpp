@@ -17,7 +17,7 @@ double as_double(uint64_t bits) {
 }
 }  // namespace
 
-TEST_CASE("hparams_from_json keeps numbers, strings, booleans; dumps arrays; skips null") {
+TEST_CASE("hparams_from_json keeps numbers, strings, booleans, dumps arrays, skips null") {
   const auto hp = hparams_from_json(
       R"({"learning_rate": 0.001, "output_dir": "out", "fp16": false, "report_to": ["tensorboard"], "seed": 42,
           "run_name": null})");

@@ -20,7 +20,7 @@ TEST_CASE("event_file_name has the torch/TensorBoard shape") {
   CHECK_FALSE(host_name().empty());
 }
 
-TEST_CASE("resolve_log_dir: config, then environment, then output_dir/runs/<name>; trials in a subfolder") {
+TEST_CASE("resolve_log_dir: config, then environment, then output_dir/runs/<name>, trials in a subfolder") {
   setenv("TZ", "UTC", 1);
   tzset();
   LogDirInputs in;

@@ -1,7 +1,7 @@
-// A small test driver for plugin libraries through the C ABI alone (dlopen,
-// the entry symbol, th_host, the vtable), so the plugins are tested exactly as
-// any host would load them, independently of the core. Used by the
-// early_stopping and progress tests.
+// The plugin tests' shared driver: plugin libraries through the C ABI alone
+// (dlopen, the entry symbol, a fake th_host, the vtable), so plugins are tested
+// exactly as any host would load them, independently of the core. Used by the
+// early_stopping, progress, checkpoint_sync and tensorboard tests and drivers.
 #pragma once
 
 #include <trainhook/abi.h>
@@ -10,14 +10,14 @@
 
 #include <cstdio>
 #include <cstdlib>
-#include <map>
+#include <initializer_list>
 #include <mutex>
 #include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
 
-namespace abi_driver {
+namespace testkit {
 
 // <build>/lib/trainhook/plugins/libtrainhook_<name>.so; the build dir comes from
 // TRAINHOOK_BUILD_DIR (set by CTest).
@@ -28,12 +28,18 @@ inline std::string plugin_path(const std::string& library) {
   return std::string(build) + "/lib/trainhook/plugins/libtrainhook_" + library + ".so";
 }
 
-// A th_host whose services are plain members; logs are recorded.
+// A th_host whose services are plain members. Logs, stop requests and the
+// resume checkpoint a plugin asks for are recorded (logs also echoed to stderr
+// with echo_prefix when that is set, for drivers run by scripts).
 class FakeHost {
  public:
   std::string args_json = "{}";
-  std::string out_dir = ".";
+  std::string output_dir = ".";
   std::string state_json = "{}";
+  std::string model_description;
+  std::string run_name = "test-run";
+  std::string echo_prefix;
+  std::string resume_checkpoint;  // what set_resume_checkpoint received
   std::vector<std::pair<int32_t, std::string>> logs;
   std::vector<std::string> stop_reasons;
 
@@ -45,9 +51,10 @@ class FakeHost {
     table_.log = [](void* c, int32_t level, const char* m) {
       auto* h = static_cast<FakeHost*>(c);
       std::lock_guard<std::mutex> lock(h->mu_);
+      if (!h->echo_prefix.empty()) std::fprintf(stderr, "[%s %d] %s\n", h->echo_prefix.c_str(), level, m);
       h->logs.emplace_back(level, m);
     };
-    table_.output_dir = [](void* c) { return static_cast<FakeHost*>(c)->out_dir.c_str(); };
+    table_.output_dir = [](void* c) { return static_cast<FakeHost*>(c)->output_dir.c_str(); };
     table_.training_args_json = [](void* c) { return static_cast<FakeHost*>(c)->args_json.c_str(); };
     table_.request_stop = [](void* c, const char* r) {
       auto* h = static_cast<FakeHost*>(c);
@@ -55,12 +62,12 @@ class FakeHost {
       h->stop_reasons.emplace_back(r);
     };
     table_.trainer_state_json = [](void* c) { return static_cast<FakeHost*>(c)->state_json.c_str(); };
-    table_.model_description = [](void*) { return ""; };
-    table_.set_resume_checkpoint = [](void*, const char*, char* err, size_t n) -> th_status {
-      std::snprintf(err, n, "not supported by the test host");
-      return TH_INVALID_ARGUMENT;
+    table_.model_description = [](void* c) { return static_cast<FakeHost*>(c)->model_description.c_str(); };
+    table_.set_resume_checkpoint = [](void* c, const char* path, char*, size_t) -> th_status {
+      static_cast<FakeHost*>(c)->resume_checkpoint = path;
+      return TH_OK;
     };
-    table_.run_name = [](void*) { return "test-run"; };
+    table_.run_name = [](void* c) { return static_cast<FakeHost*>(c)->run_name.c_str(); };
   }
   FakeHost(const FakeHost&) = delete;
   FakeHost& operator=(const FakeHost&) = delete;
@@ -73,6 +80,22 @@ class FakeHost {
     for (const auto& [level, message] : logs)
       if (level >= min_level && message.find(needle) != std::string::npos) ++n;
     return n;
+  }
+  // A log message at exactly `level` containing `needle`.
+  bool has(int32_t level, const std::string& needle) {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const auto& [l, message] : logs)
+      if (l == level && message.find(needle) != std::string::npos) return true;
+    return false;
+  }
+  // A log message at any level containing `needle`.
+  bool logged(const std::string& needle) { return count_logs(TH_LOG_TRACE, needle) > 0; }
+  // Every log line as "<level> <message>\n", for failure messages.
+  std::string all_logs() {
+    std::lock_guard<std::mutex> lock(mu_);
+    std::string s;
+    for (const auto& [level, message] : logs) s += std::to_string(level) + " " + message + "\n";
+    return s;
   }
 
  private:
@@ -183,9 +206,10 @@ class Instance {
 
   // Fires an event if the callback's mask asks for it (as a host does).
   void fire(int32_t event, Run& run, const th_values* values = nullptr, int64_t batch_index = -1,
-            int64_t batch_count = -1, int32_t prediction_kind = 0) {
+            int64_t batch_count = -1, int32_t prediction_kind = 0, const char* checkpoint_dir = nullptr) {
     if ((info_.event_mask & TH_EVENT_BIT(event)) == 0) return;
     th_event_args a{};
+    a.checkpoint_dir = checkpoint_dir;
     a.struct_size = sizeof a;
     a.event = event;
     a.state = &run.state;
@@ -197,6 +221,10 @@ class Instance {
     char err[1024] = {0};
     const th_status st = info_.vtable->on_event(self_, &a, err, sizeof err);
     if (st != TH_OK) throw CallError(st, err);
+  }
+  // on_save for a checkpoint folder the test wrote.
+  void save(Run& run, const std::string& checkpoint_dir) {
+    fire(TH_EVENT_SAVE, run, nullptr, -1, -1, 0, checkpoint_dir.c_str());
   }
   // The two-call save_state protocol: ask for the size, then fetch.
   std::string save_state() {
@@ -224,4 +252,15 @@ class Instance {
   void* self_ = nullptr;
 };
 
-}  // namespace abi_driver
+// The error creating a callback with `config_json` fails with (status TH_OK
+// and an empty message when creation succeeds).
+inline CallError create_error(const th_callback_info& info, FakeHost& host, const std::string& config_json) {
+  try {
+    Instance created(info, host, config_json);
+  } catch (const CallError& e) {
+    return e;
+  }
+  return CallError(TH_OK, "");
+}
+
+}  // namespace testkit
