@@ -1,8 +1,8 @@
 // S3Store against an in-process HTTP listener: the SigV4 Authorization header
 // libcurl sends is recomputed independently (sigv4_check), and the request
 // sequences (listing, PUT, multipart, 200-with-<Error>, retries) are checked.
-#include "capture_server.hpp"
 #include "sigv4_check.hpp"
+#include "test_http_server.hpp"  // tests/support: the shared scripted HTTP server
 
 #include <checkpoint_sync/s3_store.hpp>
 #include <checkpoint_sync/sha256.hpp>
@@ -14,13 +14,29 @@
 #include <regex>
 
 using namespace trainhook::checkpoint_sync;
+using trainhook::testing::TestHttpServer;
+using trainhook::testing::TestReply;
+using trainhook::testing::TestRequest;
 namespace fs = std::filesystem;
 
 namespace {
 
+std::string path_of(const TestRequest& r) { return r.target.substr(0, r.target.find('?')); }
+std::string query_of(const TestRequest& r) {
+  const auto q = r.target.find('?');
+  return q == std::string::npos ? "" : r.target.substr(q + 1);
+}
+TestReply reply(int status, std::vector<std::pair<std::string, std::string>> headers, std::string body) {
+  TestReply out;
+  out.status = status;
+  out.headers = std::move(headers);
+  out.body = std::move(body);
+  return out;
+}
+
 const char* kSecret = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY";
 
-S3Config config_for(const CaptureServer& server, std::string token = "") {
+S3Config config_for(const TestHttpServer& server, std::string token = "") {
   S3Config c;
   c.endpoint = server.url();
   c.region = "eu-west-3";
@@ -52,7 +68,7 @@ std::string file_bytes(const fs::path& p) {
 }
 
 // Checks one captured request's Authorization header by recomputing it.
-void check_signature(const CapturedRequest& r) {
+void check_signature(const TestRequest& r) {
   INFO(r.method << " " << r.target);
   REQUIRE(r.headers.count("authorization"));
   const std::string auth = r.headers.at("authorization");
@@ -67,8 +83,8 @@ void check_signature(const CapturedRequest& r) {
   CHECK(signed_headers.find("x-amz-date") != std::string::npos);
   CHECK(signed_headers.find("x-amz-content-sha256") != std::string::npos);
   REQUIRE(r.headers.count("x-amz-content-sha256"));
-  sigv4_check::Request req{r.method, r.path(), r.query(), r.headers};
-  CHECK(sigv4_check::canonical_query(r.query()) == r.query());  // we send queries already canonical
+  sigv4_check::Request req{r.method, path_of(r), query_of(r), r.headers};
+  CHECK(sigv4_check::canonical_query(query_of(r)) == query_of(r));  // we send queries already canonical
   CHECK(sigv4_check::signature(req, signed_headers, kSecret, m[2], "eu-west-3", "s3") == std::string(m[5]));
   for (const auto& [name, value] : r.headers) CHECK(value.find(kSecret) == std::string::npos);
 }
@@ -76,7 +92,7 @@ void check_signature(const CapturedRequest& r) {
 }  // namespace
 
 TEST_CASE("s3 store: a PUT is signed with SigV4 over x-amz-content-sha256 and the session token") {
-  CaptureServer server([](const CapturedRequest&) { return CannedResponse{200, {{"ETag", "\"abc\""}}, ""}; });
+  TestHttpServer server([](const TestRequest&) { return reply(200, {{"ETag", "\"abc\""}}, ""); });
   S3Store store(config_for(server, "SESSIONTOKEN/xyz=="), "my-bucket", "runs/attempt 1");
   const auto file = write_file("th_cs_put.bin", 1000);
   store.put_file(file, "checkpoint-5/model.pt");
@@ -92,18 +108,16 @@ TEST_CASE("s3 store: a PUT is signed with SigV4 over x-amz-content-sha256 and th
 }
 
 TEST_CASE("s3 store: listing follows continuation tokens and strips the prefix") {
-  CaptureServer server([](const CapturedRequest& r) {
-    if (r.query().find("continuation-token=") == std::string::npos)
-      return CannedResponse{200,
-                            {},
-                            "<ListBucketResult><IsTruncated>true</IsTruncated>"
-                            "<Contents><Key>p/checkpoint-1/a&amp;b.bin</Key><Size>3</Size></Contents>"
-                            "<NextContinuationToken>tok/1+=</NextContinuationToken></ListBucketResult>"};
-    return CannedResponse{200,
-                          {},
-                          "<ListBucketResult><IsTruncated>false</IsTruncated>"
-                          "<Contents><Key>p/checkpoint-2/x</Key><Size>12</Size></Contents>"
-                          "</ListBucketResult>"};
+  TestHttpServer server([](const TestRequest& r) {
+    if (query_of(r).find("continuation-token=") == std::string::npos)
+      return reply(200, {},
+                   "<ListBucketResult><IsTruncated>true</IsTruncated>"
+                   "<Contents><Key>p/checkpoint-1/a&amp;b.bin</Key><Size>3</Size></Contents>"
+                   "<NextContinuationToken>tok/1+=</NextContinuationToken></ListBucketResult>");
+    return reply(200, {},
+                 "<ListBucketResult><IsTruncated>false</IsTruncated>"
+                 "<Contents><Key>p/checkpoint-2/x</Key><Size>12</Size></Contents>"
+                 "</ListBucketResult>");
   });
   S3Store store(config_for(server), "b", "p");
   const auto objects = store.list("");
@@ -120,16 +134,14 @@ TEST_CASE("s3 store: listing follows continuation tokens and strips the prefix")
 
 TEST_CASE("s3 store: a large file goes as a multipart upload streamed in >= 5 MiB parts") {
   int part_no = 0;
-  CaptureServer server([&](const CapturedRequest& r) {
-    if (r.method == "POST" && r.query() == "uploads=")
-      return CannedResponse{200,
-                            {},
-                            "<InitiateMultipartUploadResult><UploadId>up/1+x</UploadId>"
-                            "</InitiateMultipartUploadResult>"};
-    if (r.method == "PUT")
-      return CannedResponse{200, {{"ETag", "\"etag" + std::to_string(++part_no) + "\""}}, ""};
-    return CannedResponse{
-        200, {}, "<CompleteMultipartUploadResult><ETag>\"x-3\"</ETag></CompleteMultipartUploadResult>"};
+  TestHttpServer server([&](const TestRequest& r) {
+    if (r.method == "POST" && query_of(r) == "uploads=")
+      return reply(200, {},
+                   "<InitiateMultipartUploadResult><UploadId>up/1+x</UploadId>"
+                   "</InitiateMultipartUploadResult>");
+    if (r.method == "PUT") return reply(200, {{"ETag", "\"etag" + std::to_string(++part_no) + "\""}}, "");
+    return reply(200, {},
+                 "<CompleteMultipartUploadResult><ETag>\"x-3\"</ETag></CompleteMultipartUploadResult>");
   });
   S3Store store(config_for(server), "b", "");
   const size_t size = (12u << 20) + 123;
@@ -157,13 +169,13 @@ TEST_CASE("s3 store: a large file goes as a multipart upload streamed in >= 5 Mi
 }
 
 TEST_CASE("s3 store: a 200 answer carrying <Error> fails the multipart upload, which is aborted") {
-  CaptureServer server([](const CapturedRequest& r) {
-    if (r.method == "POST" && r.query() == "uploads=")
-      return CannedResponse{
-          200, {}, "<InitiateMultipartUploadResult><UploadId>U</UploadId></InitiateMultipartUploadResult>"};
-    if (r.method == "PUT") return CannedResponse{200, {{"ETag", "\"e\""}}, ""};
-    if (r.method == "DELETE") return CannedResponse{204, {}, ""};
-    return CannedResponse{200, {}, "<Error><Code>InternalError</Code><Message>try again</Message></Error>"};
+  TestHttpServer server([](const TestRequest& r) {
+    if (r.method == "POST" && query_of(r) == "uploads=")
+      return reply(200, {},
+                   "<InitiateMultipartUploadResult><UploadId>U</UploadId></InitiateMultipartUploadResult>");
+    if (r.method == "PUT") return reply(200, {{"ETag", "\"e\""}}, "");
+    if (r.method == "DELETE") return reply(204, {}, "");
+    return reply(200, {}, "<Error><Code>InternalError</Code><Message>try again</Message></Error>");
   });
   S3Store store(config_for(server), "b", "");
   fast_retries(store);
@@ -184,12 +196,12 @@ TEST_CASE("s3 store: a 200 answer carrying <Error> fails the multipart upload, w
 
 TEST_CASE("s3 store: 503 is retried, 403 fails at once, not retryable, without the secret in the message") {
   int calls = 0;
-  CaptureServer server([&](const CapturedRequest& r) {
+  TestHttpServer server([&](const TestRequest& r) {
     ++calls;
     if (r.target.find("denied") != std::string::npos)
-      return CannedResponse{403, {}, "<Error><Code>AccessDenied</Code><Message>no</Message></Error>"};
-    if (calls == 1) return CannedResponse{503, {}, "<Error><Code>SlowDown</Code></Error>"};
-    return CannedResponse{200, {}, "hello"};
+      return reply(403, {}, "<Error><Code>AccessDenied</Code><Message>no</Message></Error>");
+    if (calls == 1) return reply(503, {}, "<Error><Code>SlowDown</Code></Error>");
+    return reply(200, {}, "hello");
   });
   S3Store store(config_for(server), "b", "pre");
   fast_retries(store);
