@@ -1,8 +1,11 @@
 #include <doctest/doctest.h>
 #include <trainhook/support/log_keys.hpp>
 
+#include <string>
+
 using trainhook::support::rewrite_log_key;
 using trainhook::support::sanitize_key;
+using trainhook::support::split_log_key;
 
 TEST_CASE("rewrite_log_key groups by phase like HF rewrite_logs") {
   CHECK(rewrite_log_key("eval_loss") == "eval/loss");
@@ -19,4 +22,16 @@ TEST_CASE("sanitize_key replaces characters outside the allowed set") {
   CHECK(sanitize_key("a+b=c", "_-. :/") == "a_b_c");
   CHECK(sanitize_key("Zz09", "") == "Zz09");
   CHECK(sanitize_key("é", "_") == "__");  // two UTF-8 bytes
+}
+
+TEST_CASE("split_log_key gives the same mapping as prefix and a view into the key") {
+  const std::string key = "eval_loss";
+  auto p = split_log_key(key);
+  CHECK(p.prefix == "eval/");
+  CHECK(p.name == "loss");
+  CHECK(p.name.data() == key.data() + 5);  // no copy
+  for (const char* k : {"eval_loss", "test_f1", "loss", "evaluation", "eval_", "test", ""}) {
+    auto q = split_log_key(k);
+    CHECK(std::string(q.prefix).append(q.name) == rewrite_log_key(k));
+  }
 }

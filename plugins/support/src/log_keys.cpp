@@ -4,12 +4,17 @@
 
 namespace trainhook::support {
 
-std::string rewrite_log_key(std::string_view key) {
+LogKeyParts split_log_key(std::string_view key) noexcept {
   constexpr std::string_view eval = "eval_";
   constexpr std::string_view test = "test_";
-  if (key.substr(0, eval.size()) == eval) return "eval/" + std::string(key.substr(eval.size()));
-  if (key.substr(0, test.size()) == test) return "test/" + std::string(key.substr(test.size()));
-  return "train/" + std::string(key);
+  if (key.substr(0, eval.size()) == eval) return {"eval/", key.substr(eval.size())};
+  if (key.substr(0, test.size()) == test) return {"test/", key.substr(test.size())};
+  return {"train/", key};
+}
+
+std::string rewrite_log_key(std::string_view key) {
+  const LogKeyParts parts = split_log_key(key);
+  return std::string(parts.prefix).append(parts.name);
 }
 
 std::string sanitize_key(std::string_view key, std::string_view allowed_extra) {
