@@ -85,12 +85,19 @@ class MlflowServer:
         with urllib.request.urlopen(url, timeout=30) as r:
             return json.loads(r.read() or b"{}").get("files", [])
 
+    def download(self, path):
+        """The bytes of one artifact file, through the server's artifact proxy."""
+        url = f"{self.url}/api/2.0/mlflow-artifacts/artifacts/{urllib.parse.quote(path)}"
+        with urllib.request.urlopen(url, timeout=60) as r:
+            return r.read()
+
 
 class TcpProxy:
     """A TCP forwarder on 127.0.0.1 in front of a server.
 
     delay: seconds added before forwarding each chunk the client sends (one
     chunk per HTTP request on a kept-alive connection), for the benchmark.
+    requests: how many HTTP requests went through (chunks that start a request).
     go_down(): closes every connection and refuses new ones; go_up(port):
     accepts again, forwarding to `port` (the restarted server).
     """
@@ -104,6 +111,7 @@ class TcpProxy:
         self.lock = threading.Lock()
         self.listener = None
         self.stopped = False
+        self.requests = 0
         self.go_up(upstream_port)
 
     def go_up(self, upstream_port):
@@ -159,6 +167,9 @@ class TcpProxy:
                     if not data:
                         raise OSError("closed")
                     if s is client:
+                        if data.split(b" ", 1)[0] in (b"GET", b"POST", b"PUT", b"DELETE", b"PATCH", b"HEAD"):
+                            with self.lock:
+                                self.requests += 1
                         if self.delay:
                             time.sleep(self.delay)
                         up.sendall(data)

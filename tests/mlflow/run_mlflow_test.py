@@ -1,15 +1,22 @@
 """Integration tests of the mlflow plugin against a real `mlflow server`.
 
-  run_mlflow_test.py integration --driver D --plugin P
+  run_mlflow_test.py integration --driver D --plugin P [--cli TRAINHOOK]
   run_mlflow_test.py fault       --driver D --plugin P
+  run_mlflow_test.py cli         --driver D --plugin P --cli TRAINHOOK
 
-The plugin runs inside mlflow_driver (C ABI, like the trainer loads it); what
-it produced is read back through MLflow's REST API. The server is always
-stopped (finally). Exit code 0 = pass; every failed check is printed.
+The plugin runs inside mlflow_driver (C ABI, like the trainer loads it) and,
+with --cli, inside the real `trainhook train --report_to mlflow`; what it
+produced is read back through MLflow's REST API and compared with the
+trainer's own trainer_state.json / training_args.json / checkpoint folders.
+One mlflow server per script run (it takes long to start on a loaded
+machine), shared by the scenarios; it is always stopped (finally). Exit code
+0 = pass; every failed check is printed.
 """
 import argparse
 import json
+import math
 import os
+import random
 import shutil
 import subprocess
 import sys
@@ -58,104 +65,223 @@ def steps_of(server, run_id, key):
     return sorted((m["step"], m["value"]) for m in server.history(run_id, key))
 
 
-def integration(opts, work):
-    server = MlflowServer(os.path.join(work, "server")).start()
-    try:
-        uri = server.url
-        # --- clear errors --------------------------------------------------------
-        rc, err, _ = drive(opts, os.path.join(work, "e1"), clean_env(), "--steps", "1")
-        check(rc == 3 and "MLFLOW_TRACKING_URI" in err, "missing MLFLOW_TRACKING_URI is a clear error")
-        rc, err, _ = drive(opts, os.path.join(work, "e2"), clean_env(MLFLOW_TRACKING_URI=uri, MLFLOW_TAGS="{bad"),
-                           "--steps", "1")
-        check(rc == 3 and "MLFLOW_TAGS" in err, "bad MLFLOW_TAGS JSON is a clear error")
-        rc, err, _ = drive(opts, os.path.join(work, "e3"), clean_env(DISABLE_MLFLOW_INTEGRATION="true"), "--steps", "2")
-        check(rc == 0 and "DISABLE_MLFLOW_INTEGRATION" in err, "DISABLE_MLFLOW_INTEGRATION turns the plugin off")
+def integration(opts, work, server):
+    uri = server.url
+    # --- clear errors --------------------------------------------------------
+    rc, err, _ = drive(opts, os.path.join(work, "e1"), clean_env(), "--steps", "1")
+    check(rc == 3 and "MLFLOW_TRACKING_URI" in err, "missing MLFLOW_TRACKING_URI is a clear error")
+    rc, err, _ = drive(opts, os.path.join(work, "e2"), clean_env(MLFLOW_TRACKING_URI=uri, MLFLOW_TAGS="{bad"),
+                       "--steps", "1")
+    check(rc == 3 and "MLFLOW_TAGS" in err, "bad MLFLOW_TAGS JSON is a clear error")
+    rc, err, _ = drive(opts, os.path.join(work, "e3"), clean_env(DISABLE_MLFLOW_INTEGRATION="true"), "--steps", "2")
+    check(rc == 0 and "DISABLE_MLFLOW_INTEGRATION" in err, "DISABLE_MLFLOW_INTEGRATION turns the plugin off")
 
-        # --- a full run ------------------------------------------------------------
-        args = {"output_dir": "x", "learning_rate": 0.001, "fp16": True, "hub_token": "hf_secret",
-                "lr_scheduler_kwargs": {"power": 2.0}, "long_note": "y" * 7000, "seed": 42}
-        env = clean_env(MLFLOW_TRACKING_URI=uri, MLFLOW_EXPERIMENT_NAME="th-integration",
-                        MLFLOW_TAGS=json.dumps({"team": "nlp", "stage": 2}), MLFLOW_FLATTEN_PARAMS="1",
-                        HF_MLFLOW_LOG_ARTIFACTS="YES")
-        out = os.path.join(work, "run1")
-        rc, err, summary = drive(opts, out, env, "--steps", "30", "--save_every", "10", "--eval_every", "10",
-                                 "--args", json.dumps(args), "--run_name", "first-run")
-        check(rc == 0, f"driver run succeeded (rc={rc})")
-        check("long_note" in err and "exceed" in err, "the over-long param is named in a warning")
-        runs = server.runs("th-integration")
-        check(len(runs) == 1, "one run in the experiment")
-        run = runs[0]
-        info, data = run["info"], run["data"]
-        run_id = info["run_id"]
-        params = {p["key"]: p["value"] for p in data.get("params", [])}
-        tags = {t["key"]: t["value"] for t in data.get("tags", [])}
-        check(info["status"] == "FINISHED" and int(info.get("end_time", 0)) > 0, "run FINISHED with an end_time")
-        check(info.get("run_name") == "first-run" and tags.get("mlflow.runName") == "first-run", "run name")
-        check(params.get("learning_rate") == "0.001" and params.get("fp16") == "True", "params as HF renders them")
-        check(params.get("lr_scheduler_kwargs.power") == "2.0", "params flattened")
-        check("hub_token" not in params and "long_note" not in params, "secret and over-long params not sent")
-        check(tags.get("team") == "nlp" and tags.get("stage") == "2", "MLFLOW_TAGS set")
-        check(tags.get("mlflow.source.name") == "trainhook" and "mlflow.user" in tags, "system tags")
-        loss = steps_of(server, run_id, "loss")
-        check(loss == [(s, 1.0 / s) for s in range(1, 31)], "every loss value at its step, once")
-        gn = steps_of(server, run_id, "grad_norm")
-        check(gn == [(s, 0.5 + s) for s in range(1, 31)], "every grad_norm value, once")
-        ev = steps_of(server, run_id, "eval_loss")
-        check(ev == [(s, 2.0 / s) for s in (10, 20, 30)], "eval metrics at their steps")
-        check(server.history(run_id, "note") == [], "text values are not logged as metrics")
-        apath = info["artifact_uri"].split("mlflow-artifacts:", 1)[1].lstrip("/")
-        for step in (10, 20, 30):
-            files = {f["path"]: f for f in server.artifacts(f"{apath}/checkpoint-{step}")}
-            ok = ("model.bin" in files and int(files["model.bin"].get("file_size", -1)) == 4096 + step
-                  and "trainer_state.json" in files and "sub" in files)
-            check(ok, f"checkpoint-{step} uploaded (model.bin size, sub folder)")
-        sub = [f["path"] for f in server.artifacts(f"{apath}/checkpoint-10/sub")]
-        check(sub == ["extra.txt"], "nested checkpoint files uploaded")
+    # --- a full run ------------------------------------------------------------
+    args = {"output_dir": "x", "learning_rate": 0.001, "fp16": True, "hub_token": "hf_secret",
+            "lr_scheduler_kwargs": {"power": 2.0}, "long_note": "y" * 7000, "seed": 42}
+    env = clean_env(MLFLOW_TRACKING_URI=uri, MLFLOW_EXPERIMENT_NAME="th-integration",
+                    MLFLOW_TAGS=json.dumps({"team": "nlp", "stage": 2}), MLFLOW_FLATTEN_PARAMS="1",
+                    HF_MLFLOW_LOG_ARTIFACTS="YES")
+    out = os.path.join(work, "run1")
+    rc, err, summary = drive(opts, out, env, "--steps", "30", "--save_every", "10", "--eval_every", "10",
+                             "--args", json.dumps(args), "--run_name", "first-run")
+    check(rc == 0, f"driver run succeeded (rc={rc})")
+    check("long_note" in err and "exceed" in err, "the over-long param is named in a warning")
+    runs = server.runs("th-integration")
+    check(len(runs) == 1, "one run in the experiment")
+    run = runs[0]
+    info, data = run["info"], run["data"]
+    run_id = info["run_id"]
+    params = {p["key"]: p["value"] for p in data.get("params", [])}
+    tags = {t["key"]: t["value"] for t in data.get("tags", [])}
+    check(info["status"] == "FINISHED" and int(info.get("end_time", 0)) > 0, "run FINISHED with an end_time")
+    check(info.get("run_name") == "first-run" and tags.get("mlflow.runName") == "first-run", "run name")
+    check(params.get("learning_rate") == "0.001" and params.get("fp16") == "True", "params as HF renders them")
+    check(params.get("lr_scheduler_kwargs.power") == "2.0", "params flattened")
+    check("hub_token" not in params and "long_note" not in params, "secret and over-long params not sent")
+    check(tags.get("team") == "nlp" and tags.get("stage") == "2", "MLFLOW_TAGS set")
+    check(tags.get("mlflow.source.name") == "trainhook" and "mlflow.user" in tags, "system tags")
+    loss = steps_of(server, run_id, "loss")
+    check(loss == [(s, 1.0 / s) for s in range(1, 31)], "every loss value at its step, once")
+    gn = steps_of(server, run_id, "grad_norm")
+    check(gn == [(s, 0.5 + s) for s in range(1, 31)], "every grad_norm value, once")
+    ev = steps_of(server, run_id, "eval_loss")
+    check(ev == [(s, 2.0 / s) for s in (10, 20, 30)], "eval metrics at their steps")
+    check(server.history(run_id, "note") == [], "text values are not logged as metrics")
+    apath = info["artifact_uri"].split("mlflow-artifacts:", 1)[1].lstrip("/")
+    for step in (10, 20, 30):
+        files = {f["path"]: f for f in server.artifacts(f"{apath}/checkpoint-{step}")}
+        ok = ("model.bin" in files and int(files["model.bin"].get("file_size", -1)) == 4096 + step
+              and "trainer_state.json" in files and "sub" in files)
+        check(ok, f"checkpoint-{step} uploaded (model.bin size, sub folder)")
+    sub = [f["path"] for f in server.artifacts(f"{apath}/checkpoint-10/sub")]
+    check(sub == ["extra.txt"], "nested checkpoint files uploaded")
 
-        # --- resume the run ----------------------------------------------------------
-        env_resume = clean_env(MLFLOW_TRACKING_URI=uri, MLFLOW_RUN_ID=run_id)
-        rc, err, _ = drive(opts, os.path.join(work, "run1b"), env_resume, "--steps", "5", "--first_step", "31",
-                           "--args", json.dumps(args | {"learning_rate": 0.5}))
-        check(rc == 0, "resumed run succeeded")
-        check("learning_rate" in err and "different values" in err, "changed param on resume is reported")
-        r = server.get("runs/get", run_id=run_id)["run"]
-        check(r["info"]["status"] == "FINISHED", "resumed run FINISHED again")
-        loss = steps_of(server, run_id, "loss")
-        check([s for s, _ in loss] == list(range(1, 36)), "resumed run continues the metric history")
-        params = {p["key"]: p["value"] for p in r["data"]["params"]}
-        check(params.get("learning_rate") == "0.001", "param kept its first value")
+    # --- resume the run ----------------------------------------------------------
+    env_resume = clean_env(MLFLOW_TRACKING_URI=uri, MLFLOW_RUN_ID=run_id)
+    rc, err, _ = drive(opts, os.path.join(work, "run1b"), env_resume, "--steps", "5", "--first_step", "31",
+                       "--args", json.dumps(args | {"learning_rate": 0.5}))
+    check(rc == 0, "resumed run succeeded")
+    check("learning_rate" in err and "different values" in err, "changed param on resume is reported")
+    r = server.get("runs/get", run_id=run_id)["run"]
+    check(r["info"]["status"] == "FINISHED", "resumed run FINISHED again")
+    loss = steps_of(server, run_id, "loss")
+    check([s for s, _ in loss] == list(range(1, 36)), "resumed run continues the metric history")
+    params = {p["key"]: p["value"] for p in r["data"]["params"]}
+    check(params.get("learning_rate") == "0.001", "param kept its first value")
 
-        # --- nested run --------------------------------------------------------------
-        env_nested = clean_env(MLFLOW_TRACKING_URI=uri, MLFLOW_EXPERIMENT_NAME="th-integration",
-                               MLFLOW_NESTED_RUN="1", MLFLOW_PARENT_RUN_ID=run_id)
-        rc, err, _ = drive(opts, os.path.join(work, "nested"), env_nested, "--steps", "3", "--run_name", "child")
-        check(rc == 0, "nested run succeeded")
-        child = [x for x in server.runs("th-integration") if x["info"]["run_id"] != run_id]
-        ctags = {t["key"]: t["value"] for t in child[0]["data"]["tags"]} if child else {}
-        check(len(child) == 1 and ctags.get("mlflow.parentRunId") == run_id, "nested run has mlflow.parentRunId")
+    # --- nested run --------------------------------------------------------------
+    env_nested = clean_env(MLFLOW_TRACKING_URI=uri, MLFLOW_EXPERIMENT_NAME="th-integration",
+                           MLFLOW_NESTED_RUN="1", MLFLOW_PARENT_RUN_ID=run_id)
+    rc, err, _ = drive(opts, os.path.join(work, "nested"), env_nested, "--steps", "3", "--run_name", "child")
+    check(rc == 0, "nested run succeeded")
+    child = [x for x in server.runs("th-integration") if x["info"]["run_id"] != run_id]
+    ctags = {t["key"]: t["value"] for t in child[0]["data"]["tags"]} if child else {}
+    check(len(child) == 1 and ctags.get("mlflow.parentRunId") == run_id, "nested run has mlflow.parentRunId")
 
-        # --- failed training ----------------------------------------------------------
-        env_fail = clean_env(MLFLOW_TRACKING_URI=uri, MLFLOW_EXPERIMENT_NAME="th-failed")
-        rc, _, _ = drive(opts, os.path.join(work, "failed"), env_fail, "--steps", "3", "--no_train_end")
-        runs = server.runs("th-failed")
-        check(rc == 0 and len(runs) == 1 and runs[0]["info"]["status"] == "FAILED", "run without train end is FAILED")
+    # --- failed training ----------------------------------------------------------
+    env_fail = clean_env(MLFLOW_TRACKING_URI=uri, MLFLOW_EXPERIMENT_NAME="th-failed")
+    rc, _, _ = drive(opts, os.path.join(work, "failed"), env_fail, "--steps", "3", "--no_train_end")
+    runs = server.runs("th-failed")
+    check(rc == 0 and len(runs) == 1 and runs[0]["info"]["status"] == "FAILED", "run without train end is FAILED")
 
-        # --- config keys instead of env; concurrent experiment creation --------------
-        cfg = json.dumps({"tracking_uri": uri, "experiment_name": "th-race"})
-        results = []
+    # --- config keys instead of env; concurrent experiment creation --------------
+    cfg = json.dumps({"tracking_uri": uri, "experiment_name": "th-race"})
+    results = []
 
-        def worker(i):
-            results.append(drive(opts, os.path.join(work, f"race{i}"), clean_env(), "--steps", "2", "--config", cfg))
+    def worker(i):
+        results.append(drive(opts, os.path.join(work, f"race{i}"), clean_env(), "--steps", "2", "--config", cfg))
 
-        threads = [threading.Thread(target=worker, args=(i,)) for i in range(3)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-        check(all(r[0] == 0 for r in results), "three concurrent runs succeeded (config keys, no env)")
-        check(len(server.runs("th-race")) == 3, "concurrent experiment creation: one experiment, three runs")
-    finally:
-        server.stop()
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    check(all(r[0] == 0 for r in results), "three concurrent runs succeeded (config keys, no env)")
+    check(len(server.runs("th-race")) == 3, "concurrent experiment creation: one experiment, three runs")
+
+
+# ---- through the real CLI: trainhook train --report_to mlflow -------------------
+
+def _param_text(v):
+    """What the plugin sends for a training argument (HF: str() of the value)."""
+    if isinstance(v, str):
+        return v
+    if isinstance(v, bool):
+        return "True" if v else "False"
+    if v is None:
+        return "None"
+    return None  # numbers/lists: compared by value below
+
+
+def _same_number(a, b):
+    return a == b or (math.isnan(a) and math.isnan(b)) or abs(a - b) <= 1e-9 * max(abs(a), abs(b))
+
+
+def cli(opts, work, server):
+    """`trainhook train --report_to mlflow` (the plugin found in the CLI's default
+    plugin folder) against the real server; everything the trainer recorded
+    must be on the server: run name and status, the training arguments as
+    params, every log_history value at its step exactly once, every
+    checkpoint file byte for byte."""
+    data = os.path.join(work, "cli_train.csv")
+    rnd = random.Random(11)
+    with open(data, "w") as f:
+        for _ in range(128):
+            a, b = rnd.uniform(-1, 1), rnd.uniform(-1, 1)
+            f.write("%.4f,%.4f,%d\n" % (a, b, int(a + b > 0)))
+    out = os.path.join(work, "cli_out")
+    env = clean_env(MLFLOW_TRACKING_URI=server.url, MLFLOW_EXPERIMENT_NAME="th-cli", HF_MLFLOW_LOG_ARTIFACTS="1")
+    args = [opts.cli, "train", "--train_file", data, "--validation_file", data, "--do_train", "--output_dir", out,
+            "--per_device_train_batch_size", "16", "--max_steps", "12", "--logging_steps", "2",
+            "--eval_strategy", "steps", "--eval_steps", "4", "--save_steps", "4", "--disable_tqdm", "true",
+            "--seed", "3", "--hidden_size", "16", "--learning_rate", "0.003", "--run_name", "cli-mlflow-run",
+            "--report_to", "mlflow"]
+    p = subprocess.run(args, env=env, capture_output=True, text=True, timeout=300)
+    print(p.stderr[-2500:], flush=True)
+    check(p.returncode == 0, f"trainhook train --report_to mlflow succeeded (rc={p.returncode})")
+    check("FINISHED" in p.stderr + p.stdout and "not delivered" not in p.stderr,
+          "the plugin reported the run FINISHED with everything delivered")
+    if p.returncode != 0:
+        return
+    with open(os.path.join(out, "trainer_state.json")) as f:
+        log_history = json.load(f)["log_history"]
+    with open(os.path.join(out, "training_args.json")) as f:
+        training_args = json.load(f)
+
+    runs = server.runs("th-cli")
+    check(len(runs) == 1, f"one run in the experiment ({len(runs)})")
+    if not runs:
+        return
+    info, data_ = runs[0]["info"], runs[0]["data"]
+    run_id = info["run_id"]
+    tags = {t["key"]: t["value"] for t in data_.get("tags", [])}
+    params = {p_["key"]: p_["value"] for p_ in data_.get("params", [])}
+    check(info.get("run_name") == "cli-mlflow-run" and tags.get("mlflow.runName") == "cli-mlflow-run",
+          "run name is the trainer's --run_name")
+    check(info["status"] == "FINISHED" and int(info.get("end_time") or 0) >= int(info["start_time"]),
+          f"run FINISHED with an end_time ({info['status']}, start {info['start_time']}, end {info.get('end_time')})")
+
+    # Params: every training argument the trainer wrote, with its value.
+    wrong = []
+    for k, v in training_args.items():
+        got = params.get(k)
+        want = _param_text(v)
+        if got is None:
+            wrong.append(f"{k} missing")
+        elif want is not None:
+            if got != want:
+                wrong.append(f"{k}={got!r}, expected {want!r}")
+        elif isinstance(v, (int, float)):
+            if not _same_number(float(got), float(v)):
+                wrong.append(f"{k}={got!r}, expected {v!r}")
+        elif json.loads(got) != v:
+            wrong.append(f"{k}={got!r}, expected {v!r}")
+    check(not wrong and len(params) == len(training_args),
+          f"params = training_args.json ({len(params)} vs {len(training_args)}) {wrong[:5]}")
+    check(params.get("learning_rate") == "0.003" and params.get("max_steps") == "12"
+          and params.get("report_to") == '["mlflow"]', "learning_rate, max_steps, report_to params")
+
+    # Metrics: every numeric value of every log_history entry, at its step, once
+    # (a key logged twice at one step, like epoch with an eval, is there twice).
+    expected = {}
+    for entry in log_history:
+        for k, v in entry.items():
+            if k != "step" and isinstance(v, (int, float)) and not isinstance(v, bool):
+                expected.setdefault(k, []).append((entry["step"], float(v)))
+    check("loss" in expected and "eval_loss" in expected and "train_runtime" in expected,
+          f"log_history has training, eval and final logs ({sorted(expected)})")
+    for key, want in sorted(expected.items()):
+        got = sorted((m["step"], float(m["value"])) for m in server.history(run_id, key))
+        want = sorted(want)
+        ok = len(got) == len(want) and all(gs == ws and _same_number(gv, wv)
+                                           for (gs, gv), (ws, wv) in zip(got, want))
+        check(ok, f"metric {key}: {len(want)} value(s) at steps {[s for s, _ in want]} exactly once"
+                  + ("" if ok else f" (server has {got})"))
+    latest = {m["key"] for m in data_.get("metrics", [])}
+    check(latest == set(expected), f"no metric beyond log_history ({sorted(latest - set(expected))})")
+
+    # Artifacts: every file of every checkpoint folder, byte for byte.
+    apath = info["artifact_uri"].split("mlflow-artifacts:", 1)[1].lstrip("/")
+    ckpts = sorted(d for d in os.listdir(out) if d.startswith("checkpoint-"))
+    check(ckpts == ["checkpoint-12", "checkpoint-4", "checkpoint-8"], f"three checkpoints saved ({ckpts})")
+    for ck in ckpts:
+        local = {}
+        for root, _, files in os.walk(os.path.join(out, ck)):
+            for name in files:
+                full = os.path.join(root, name)
+                local[os.path.relpath(full, os.path.join(out, ck)).replace(os.sep, "/")] = full
+        bad = []
+        for rel, full in sorted(local.items()):
+            try:
+                remote = server.download(f"{apath}/{ck}/{rel}")
+            except Exception as e:  # noqa: BLE001 - reported as a failed check
+                bad.append(f"{rel}: {e}")
+                continue
+            with open(full, "rb") as f:
+                if remote != f.read():
+                    bad.append(f"{rel}: bytes differ")
+        check(bool(local) and not bad, f"{ck}: all {len(local)} files uploaded byte for byte {bad[:3]}")
 
 
 def fault(opts, work):
@@ -258,14 +384,27 @@ def fault(opts, work):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("mode", choices=["integration", "fault"])
+    ap.add_argument("mode", choices=["integration", "fault", "cli"])
     ap.add_argument("--driver", required=True)
     ap.add_argument("--plugin", required=True)
+    ap.add_argument("--cli", help="the trainhook binary: adds the CLI scenario (mode integration) / runs it (mode cli)")
     ap.add_argument("--keep", action="store_true", help="keep the work folder")
     opts = ap.parse_args()
+    if opts.mode == "cli" and not opts.cli:
+        ap.error("mode cli needs --cli")
     work = tempfile.mkdtemp(prefix=f"th_mlflow_{opts.mode}_")
     try:
-        (integration if opts.mode == "integration" else fault)(opts, work)
+        if opts.mode == "fault":
+            fault(opts, work)  # its own two servers on one store
+        else:
+            server = MlflowServer(os.path.join(work, "server")).start()
+            try:
+                if opts.mode == "integration":
+                    integration(opts, work, server)
+                if opts.cli:
+                    cli(opts, work, server)
+            finally:
+                server.stop()
     finally:
         if not opts.keep:
             shutil.rmtree(work, ignore_errors=True)

@@ -10,6 +10,7 @@
 #include <trainhook/support/env.hpp>
 #include <trainhook/support/worker.hpp>
 
+#include <algorithm>
 #include <filesystem>
 #include <memory>
 #include <set>
@@ -47,6 +48,7 @@ class MlflowCallback final : public Callback {
   void on_train_begin(Event& e) override {
     if (config_.disabled || worker_ || !e.is_world_process_zero()) return;
     RunPlan plan;
+    plan.start_time_ms = now_ms();
     plan.run_name = !config_.run_name.empty() ? config_.run_name : host_.run_name();
     if (config_.run_id.empty()) {
       if (!plan.run_name.empty()) plan.tags["mlflow.runName"] = plan.run_name;
@@ -88,7 +90,12 @@ class MlflowCallback final : public Callback {
 
   void on_log(Event& e) override {
     if (!worker_) return;
-    const int64_t ts = now_ms();
+    // Strictly increasing per log: MLflow keeps one row per (key, timestamp,
+    // step, value), so two logs of one value at one step within the same
+    // millisecond (epoch in a training log and the eval log after it) would
+    // otherwise collapse into one row.
+    const int64_t ts = std::max(now_ms(), last_log_ms_ + 1);
+    last_log_ms_ = ts;
     const int64_t step = e.state().global_step;
     Values v = e.values();
     for (uint32_t i = 0; i < v.size(); ++i)
@@ -154,6 +161,7 @@ class MlflowCallback final : public Callback {
   std::unique_ptr<Sender> sender_;
   std::unique_ptr<support::Worker<Record>> worker_;  // destroyed before sender_ (declared after)
   std::set<std::string> warned_string_keys_;
+  int64_t last_log_ms_ = 0;  // timestamp of the previous on_log's metrics
 };
 
 }  // namespace

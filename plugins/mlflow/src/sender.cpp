@@ -400,7 +400,8 @@ Sender::Outcome Sender::setup(support::WorkerContext&) {
   } else if (run_id_.empty()) {
     std::string experiment_id;
     if (Outcome o = resolve_experiment(experiment_id); o != Outcome::ok) return o;
-    RestResult c = rest_->create_run(experiment_id, plan_.run_name, now_ms(), plan_.tags);
+    RestResult c = rest_->create_run(experiment_id, plan_.run_name,
+                                     plan_.start_time_ms > 0 ? plan_.start_time_ms : now_ms(), plan_.tags);
     if (Outcome o = classify(c, "creating a run in experiment " + experiment_id); o != Outcome::ok) return o;
     run_id_ = c.json["run"]["info"]["run_id"].get<std::string>();
     artifact_uri = c.json["run"]["info"].value("artifact_uri", "");

@@ -40,6 +40,9 @@ struct RunPlan {
   std::string run_name;
   std::map<std::string, std::string> tags;  // system tags + MLFLOW_TAGS (+ parent)
   std::vector<std::pair<std::string, std::string>> params;
+  // The run's start_time: train begin on the training thread, not the moment
+  // the worker reaches the server (a short run may end before that).
+  int64_t start_time_ms = 0;
 };
 
 class Sender {
