@@ -64,8 +64,9 @@ class Figure:
 
 
 class Suite:
-    def __init__(self, build, out_dir, quick):
+    def __init__(self, build, out_dir, quick, threads):
         self.build = build
+        self.threads = threads
         self.out = out_dir
         self.logs = os.path.join(out_dir, "logs")
         self.quick = quick
@@ -110,7 +111,7 @@ class Suite:
         exe = self.exe("bench", "bench_trainer_overhead")
         if not exe:
             return self.missing("trainer overhead", "bench_trainer_overhead is not built (needs LibTorch)")
-        repeats, steps = ("3", "200") if self.quick else ("7", "400")
+        repeats, steps = ("3", "200") if self.quick else ("5", "300")
         text = self.run("trainer_overhead", [exe, repeats, steps], env=self.clean_env())
         num = r"([0-9.]+)"
         raw = _search(text, r"raw LibTorch loop\s+" + num + r" us")
@@ -137,9 +138,9 @@ class Suite:
             out = os.path.join(self.out, f"all_plugins_{model}.json")
             _remove(out)
             args = [exe, "--model", model, "--repeats", "3" if self.quick else "5", "--steps",
-                    "200" if self.quick else "300", "--save_steps", "50",
+                    "100" if self.quick else "200", "--save_steps", "50",
                     "--plugin_config", json.dumps(PLUGIN_CONFIG), "--json", out]
-            self.run(f"all_plugins_{model}", args, env=peers.env(), timeout=300)
+            self.run(f"all_plugins_{model}", args, env=self.clean_env(peers.env()), timeout=300)
             r = _load(out)
             self.raw[f"all_plugins_{model}"] = r
             label = "MLP" if model == "mlp" else "CNN"
@@ -198,14 +199,15 @@ class Suite:
         metrics = "200000" if self.quick else "1000000"
         self.run("peak_rss", [exe, "--metrics", metrics, "--short_metrics", "20000",
                               "--plugin_config", json.dumps(RSS_PLUGIN_CONFIG), "--json", out],
-                 env=peers.env(), timeout=300)
+                 env=self.clean_env(peers.env()), timeout=300)
         r = _load(out)
         self.raw["peak_rss"] = r
         note = ""
         if r:
-            note = (f"{r['long']['metrics']} vs {r['short']['metrics']} metrics through "
-                    f"{', '.join(r['long']['callbacks'])}: {r['long']['peak_rss_kb'] / 1024:.1f} vs "
-                    f"{r['short']['peak_rss_kb'] / 1024:.1f} MiB")
+            note = (f"through {', '.join(r['long']['callbacks'])}: peak "
+                    + ", ".join(f"{r[k]['peak_rss_kb'] / 1024:.1f} MiB at {r[k]['metrics'] // 1000}k"
+                                for k in ("short", "half", "long"))
+                    + " metrics (long/half " + f"{r['half_ratio']:.2f}: ~1 means a bound was reached)")
         self.figures.append(Figure(f"peak RSS, {int(metrics) // 1000}k metrics / 20k metrics",
                                    r and r["ratio"], "x", 1.05, source="bench/peak_rss", note=note))
 
@@ -237,9 +239,11 @@ class Suite:
         self.figures.append(Figure("mlflow every step via 100 ms proxy / none (simulated loop)", ratio, "x",
                                    1.01, source="bench/mlflow"))
 
-    def clean_env(self):
-        env = dict(os.environ)
+    def clean_env(self, base=None):
+        env = dict(base or os.environ)
         env.pop("TRAINHOOK_PLUGIN_PATH", None)
+        if self.threads:
+            env["OMP_NUM_THREADS"] = env["MKL_NUM_THREADS"] = str(self.threads)
         return env
 
 
@@ -311,12 +315,16 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--build", default=os.path.join(ROOT, "build"), help="the build folder (default build/)")
     ap.add_argument("--quick", action="store_true", help="fewer repeats and steps (a smoke run, ~2 min)")
+    ap.add_argument("--threads", type=int, default=int(os.environ.get("TRAINHOOK_BENCH_THREADS", "1")),
+                    help="LibTorch threads (OMP_NUM_THREADS) of the benchmarks; default 1, or "
+                    "TRAINHOOK_BENCH_THREADS; 0 leaves LibTorch's default. One thread keeps step times "
+                    "stable on a shared machine, where spinning OpenMP workers mostly measure the load")
     ap.add_argument("--only", default="", help="comma-separated subset: trainer_overhead, all_plugins, "
                     "dispatch, plugin_load, peak_rss, tensorboard, mlflow")
     opts = ap.parse_args()
     build = os.path.abspath(opts.build)
     out_dir = os.path.join(build, "bench")
-    suite = Suite(build, out_dir, opts.quick)
+    suite = Suite(build, out_dir, opts.quick, opts.threads)
     only = set(filter(None, opts.only.split(",")))
     known = {"trainer_overhead", "all_plugins", "dispatch", "plugin_load", "peak_rss", "tensorboard", "mlflow"}
     if only - known:
@@ -354,6 +362,7 @@ def main():
         "load_average_before": [round(x, 2) for x in load_before],
         "load_average_after": [round(x, 2) for x in os.getloadavg()],
         "quick": opts.quick,
+        "torch_threads": opts.threads or "default",
         "duration_s": round(time.time() - started, 1),
         "figures": [f.as_json() for f in suite.figures],
         "raw": suite.raw,
@@ -367,7 +376,7 @@ def main():
     print(f"Trainhook benchmarks, commit {result['commit']}, {result['when']}, "
           f"{result['machine']['cpu']} x{result['machine']['cores']}, "
           f"load average {result['load_average_before'][0]:.1f} -> {result['load_average_after'][0]:.1f}, "
-          f"{result['duration_s']:.0f} s")
+          f"LibTorch threads {result['torch_threads']}, {result['duration_s']:.0f} s")
     print_table(suite.figures)
     for f in suite.figures:
         if f.note:

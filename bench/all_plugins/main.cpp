@@ -1,0 +1,269 @@
+// The Trainer with every plugin that exists vs the Trainer with no plugins, in
+// one process, interleaved (none, all, all, none, ...), median step times.
+// Target: all/none <= 1.03.
+//
+//   none  use_plugins = false: DefaultFlowCallback only
+//   all   report_to = all integrations found (tensorboard, mlflow, wandb,
+//         flyte, ...) plus the progress bar, as a user gets by default
+//
+// Both configurations do the same work apart from the plugins: log every step
+// (logging_steps = 1) and save a checkpoint every --save_steps steps, so the
+// flyte plugin's uploads overlap training and the checkpoint writing, which is
+// the trainer's own cost, is in both. The timed window is from on_train_begin
+// to the last on_step_end (setup and the train-end drain of the plugins'
+// queues are outside it; the drain is reported separately).
+//
+// The peers (mlflow server, W&B-style receiver) come from the environment
+// (MLFLOW_TRACKING_URI, WANDB_BASE_URL, WANDB_API_KEY...); scripts/bench starts
+// them. The workload is bench/trainer_overhead's: MLP 64-256-256-10 (or a small
+// CNN on 8x8 images), batch 64, AdamW, linear schedule, clipping, fixed seeds.
+//
+// usage: bench_all_plugins [--model mlp|cnn] [--repeats 5] [--steps 300]
+//          [--save_steps 50] [--report_to all|a,b] [--plugin_config JSON] [--json FILE]
+#include <trainhook/data/tensor_dataset.hpp>
+#include <trainhook/models/cnn.hpp>
+#include <trainhook/models/mlp.hpp>
+#include <trainhook/plugin_registry.hpp>
+#include <trainhook/trainer.hpp>
+
+#include <spdlog/spdlog.h>
+#include <torch/torch.h>
+
+#include <unistd.h>
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+constexpr int64_t kFeatures = 64, kClasses = 10, kHidden = 256, kBatch = 64, kSamples = 4096;
+constexpr double kTargetRatio = 1.03;
+
+struct Options {
+  std::string model = "mlp";
+  int repeats = 5;
+  int64_t steps = 300;
+  int64_t save_steps = 50;
+  std::string report_to = "all";
+  nlohmann::json plugin_config = nlohmann::json::object();
+  std::string json_file;
+  std::vector<std::string> integrations;  // report_to resolved once
+};
+
+std::shared_ptr<trainhook::Model> make_model(const std::string& kind) {
+  torch::manual_seed(1);
+  if (kind == "cnn")
+    return std::make_shared<trainhook::CnnModel>(trainhook::CnnOptions{8, kClasses, 32, 128, 0.0});
+  return std::make_shared<trainhook::MlpModel>(trainhook::MlpOptions{kFeatures, kClasses, kHidden, 2, 0.0});
+}
+
+// Train-begin -> last step-end (the loop), and last step-end -> train-end
+// (the final log, and every callback's on_train_end: the plugins' drain).
+class Stopwatch final : public trainhook::TrainerCallback {
+ public:
+  Stopwatch(double* loop_s, double* end_s) : loop_s_(loop_s), end_s_(end_s) {}
+  std::string name() const override { return "stopwatch"; }
+  uint64_t event_mask() const override {
+    return TH_EVENT_BIT(TH_EVENT_TRAIN_BEGIN) | TH_EVENT_BIT(TH_EVENT_STEP_END) |
+           TH_EVENT_BIT(TH_EVENT_TRAIN_END);
+  }
+  void on_event(trainhook::EventId event, const th_event_args&) override {
+    const auto now = Clock::now();
+    if (event == TH_EVENT_TRAIN_BEGIN) {
+      start_ = last_step_ = now;
+    } else if (event == TH_EVENT_STEP_END) {
+      last_step_ = now;
+    } else {
+      *loop_s_ = std::chrono::duration<double>(last_step_ - start_).count();
+      *end_s_ = std::chrono::duration<double>(now - last_step_).count();
+    }
+  }
+
+ private:
+  double* loop_s_;
+  double* end_s_;
+  Clock::time_point start_, last_step_;
+};
+
+struct RunTime {
+  double step_s = 0;  // per step, inside the loop
+  double end_s = 0;   // last step to train end
+};
+
+std::vector<std::string> split(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  std::string item;
+  while (std::getline(ss, item, ','))
+    if (!item.empty()) out.push_back(item);
+  return out;
+}
+
+RunTime run(const Options& o, const std::shared_ptr<trainhook::TensorDataset>& data, bool plugins,
+            const fs::path& out) {
+  trainhook::TrainingArguments a;
+  a.output_dir = out.string();
+  a.max_steps = o.steps;
+  a.per_device_train_batch_size = kBatch;
+  a.learning_rate = 1e-3;
+  a.logging_steps = 1;
+  a.save_strategy = "steps";
+  a.save_steps = static_cast<double>(o.save_steps);
+  a.save_total_limit = 2;
+  a.report_to = plugins && !o.integrations.empty() ? o.integrations : std::vector<std::string>{"none"};
+  a.disable_tqdm = !plugins;
+  if (plugins) {
+    a.plugin_config = o.plugin_config;
+    // Each run uploads to its own destination (unless the caller chose one).
+    const bool flyte =
+        std::find(o.integrations.begin(), o.integrations.end(), "flyte") != o.integrations.end();
+    if (flyte && !a.plugin_config["flyte"].contains("checkpoint_path") &&
+        !std::getenv("TRAINHOOK_CHECKPOINT_DEST"))
+      a.plugin_config["flyte"]["checkpoint_path"] = (out / "flyte-dest").string();
+  }
+  double loop_s = 0, end_s = 0;
+  trainhook::TrainerOptions options;
+  options.use_plugins = plugins;
+  options.callbacks.push_back(std::make_unique<Stopwatch>(&loop_s, &end_s));
+  {
+    trainhook::Trainer trainer(make_model(o.model), a, data, nullptr, std::move(options));
+    trainer.train();
+    for (const auto& d : trainer.callback_handler().disabled())
+      throw std::runtime_error("plugin " + d.callback + " was disabled at " + d.event + ": " + d.message);
+  }
+  // The loop covers steps 1..N after train begin: N step ends, N-1 intervals
+  // after the first step's end, so divide the whole window by N.
+  return {loop_s / static_cast<double>(o.steps), end_s};
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+int bench(Options o) {
+  spdlog::set_level(spdlog::level::warn);
+  {
+    // What "all" means on this machine, resolved once so every run uses the
+    // same list (and the output says which plugins were measured).
+    trainhook::PluginRegistry registry{trainhook::PluginSearchOptions{}};
+    o.integrations = registry.resolve_report_to(split(o.report_to));
+    std::string list;
+    for (const auto& n : o.integrations) list += (list.empty() ? "" : ", ") + n;
+    std::fprintf(stderr, "bench_all_plugins: integrations: %s; progress plugin: %s\n",
+                 list.empty() ? "(none found)" : list.c_str(), registry.has("progress") ? "yes" : "no");
+  }
+  char tmpl[] = "/tmp/trainhook-bench-all-XXXXXX";
+  if (!mkdtemp(tmpl)) throw std::runtime_error("mkdtemp failed");
+  const fs::path work = tmpl;
+  torch::manual_seed(0);
+  auto data = std::make_shared<trainhook::TensorDataset>(
+      torch::rand({kSamples, kFeatures}), torch::randint(0, kClasses, {kSamples}, torch::kLong));
+  std::vector<double> none, all, none_end, all_end, paired;
+  int n = 0;
+  auto next_dir = [&] { return work / ("run-" + std::to_string(n++)); };
+  try {
+    run(o, data, false, next_dir());  // warm-up (allocator, kernels, page cache)
+    run(o, data, true, next_dir());
+    for (int r = 0; r < o.repeats; ++r) {
+      // Alternate the order so a drift of the machine's load favours neither.
+      RunTime tn, ta;
+      if (r % 2 == 0) {
+        tn = run(o, data, false, next_dir());
+        ta = run(o, data, true, next_dir());
+      } else {
+        ta = run(o, data, true, next_dir());
+        tn = run(o, data, false, next_dir());
+      }
+      none.push_back(tn.step_s);
+      all.push_back(ta.step_s);
+      none_end.push_back(tn.end_s);
+      all_end.push_back(ta.end_s);
+      paired.push_back(ta.step_s / tn.step_s);
+    }
+  } catch (...) {
+    std::error_code ec;
+    fs::remove_all(work, ec);
+    throw;
+  }
+  std::error_code ec;
+  fs::remove_all(work, ec);
+  const double ratio = median(all) / median(none);
+  std::printf(
+      "\n%s, batch %lld, %lld steps, log every step, save every %lld steps, %d interleaved repeats:\n",
+      o.model == "cnn" ? "CNN 8x8" : "MLP 64-256-256-10", static_cast<long long>(kBatch),
+      static_cast<long long>(o.steps), static_cast<long long>(o.save_steps), o.repeats);
+  std::printf("  trainer, no plugins     %8.1f us/step   train end %6.1f ms\n", median(none) * 1e6,
+              median(none_end) * 1e3);
+  std::printf("  trainer, all plugins    %8.1f us/step   train end %6.1f ms (plugins drain their queues)\n",
+              median(all) * 1e6, median(all_end) * 1e3);
+  std::printf("  ratio all/none: %.3f (median of paired ratios %.3f), target <= %.2f: %s\n", ratio,
+              median(paired), kTargetRatio, ratio <= kTargetRatio ? "ok" : "ABOVE TARGET");
+  if (!o.json_file.empty()) {
+    const nlohmann::json j = {{"model", o.model},
+                              {"steps", o.steps},
+                              {"repeats", o.repeats},
+                              {"save_steps", o.save_steps},
+                              {"none_step_us", median(none) * 1e6},
+                              {"all_step_us", median(all) * 1e6},
+                              {"none_train_end_ms", median(none_end) * 1e3},
+                              {"all_train_end_ms", median(all_end) * 1e3},
+                              {"ratio", ratio},
+                              {"paired_ratio_median", median(paired)},
+                              {"integrations", o.integrations},
+                              {"target", kTargetRatio}};
+    std::ofstream(o.json_file) << j.dump(2) << "\n";
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o;
+  try {
+    for (int i = 1; i < argc; ++i) {
+      const std::string a = argv[i];
+      auto value = [&]() -> std::string {
+        if (i + 1 >= argc) throw std::invalid_argument(a + " needs a value");
+        return argv[++i];
+      };
+      if (a == "--model")
+        o.model = value();
+      else if (a == "--repeats")
+        o.repeats = std::stoi(value());
+      else if (a == "--steps")
+        o.steps = std::stoll(value());
+      else if (a == "--save_steps")
+        o.save_steps = std::stoll(value());
+      else if (a == "--report_to")
+        o.report_to = value();
+      else if (a == "--plugin_config")
+        o.plugin_config = nlohmann::json::parse(value());
+      else if (a == "--json")
+        o.json_file = value();
+      else
+        throw std::invalid_argument("unknown argument '" + a +
+                                    "' (expected --model, --repeats, --steps, --save_steps, --report_to, "
+                                    "--plugin_config, --json)");
+    }
+    if (o.model != "mlp" && o.model != "cnn")
+      throw std::invalid_argument("--model must be mlp or cnn, got '" + o.model + "'");
+    if (o.repeats < 1 || o.steps < 2 || o.save_steps < 1)
+      throw std::invalid_argument("--repeats must be >= 1, --steps >= 2, --save_steps >= 1");
+    if (!o.plugin_config.is_object())
+      throw std::invalid_argument("--plugin_config must be a JSON object like {\"wandb\": {...}}");
+    return bench(o);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "bench_all_plugins: %s\n", e.what());
+    return 2;
+  }
+}
