@@ -73,7 +73,7 @@ TrainingArguments non_default() {
 
 }  // namespace
 
-TEST_CASE("to_json writes every field with the HF names; unset optionals are null") {
+TEST_CASE("to_json writes every field with the HF names, unset optionals are null") {
   const nlohmann::json j = trainhook::to_json(TrainingArguments{});
   const std::set<std::string> expected = {"output_dir",
                                           "overwrite_output_dir",

@@ -15,7 +15,7 @@ using namespace trainhook;
 using namespace trainhook::test;
 namespace fs = std::filesystem;
 
-TEST_CASE("CSV files load as float features and class labels; classes come from the training file") {
+TEST_CASE("CSV files load as float features and class labels, classes come from the training file") {
   TempDir dir("data-csv");
   std::ofstream(dir.path() / "train.csv") << "0,1,2,3,0\n4,5,6,7,1\n8,9,10,11,2\n1,1,1,1,2\n";
   std::ofstream(dir.path() / "valid.csv") << "0,1,2,3,1\n";
@@ -65,7 +65,7 @@ TEST_CASE("text files become next-character blocks over the training vocabulary"
   CHECK_THROWS_WITH_AS(load_data(d, 1), doctest::Contains("unknown data format"), std::runtime_error);
 }
 
-TEST_CASE("each epoch has its own order; shards split it without overlap") {
+TEST_CASE("each epoch has its own order, shards split it without overlap") {
   SamplerOptions o;
   o.batch_size = 4;
   o.seed = 3;

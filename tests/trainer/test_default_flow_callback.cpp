@@ -57,7 +57,7 @@ TEST_CASE("the last step stops training and saves under the steps save strategy 
   CHECK((c.should_training_stop == 1 && c.should_save == 0));
 }
 
-TEST_CASE("epoch strategies act at epoch end; eval_delay holds evaluation back") {
+TEST_CASE("epoch strategies act at epoch end, eval_delay holds evaluation back") {
   TrainingArguments args;
   args.logging_strategy = "epoch";
   args.eval_strategy = "epoch";
@@ -72,7 +72,7 @@ TEST_CASE("epoch strategies act at epoch end; eval_delay holds evaluation back")
   CHECK(c.should_evaluate == 1);
 }
 
-TEST_CASE("logging_first_step logs step 1; eval_delay counts steps under the steps strategy") {
+TEST_CASE("logging_first_step logs step 1, eval_delay counts steps under the steps strategy") {
   TrainingArguments args;
   args.logging_first_step = true;
   args.logging_strategy = "no";

@@ -261,7 +261,7 @@ TEST_CASE("full determinism: one seed gives identical runs, another seed differs
   CHECK(any_differs);
 }
 
-TEST_CASE("evaluate logs prefixed metrics then fires on_evaluate; predict fires on_predict without a log") {
+TEST_CASE("evaluate logs prefixed metrics then fires on_evaluate, predict fires on_predict without a log") {
   TempDir dir("loop-eval");
   auto args = small_args(dir.str());
   std::vector<Recorded> events;

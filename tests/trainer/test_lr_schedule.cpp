@@ -24,7 +24,7 @@ TEST_CASE("cosine: warmup, then half a cosine period to 0") {
   CHECK(lr_factor(SchedulerType::cosine, 4, 2, 12) == doctest::Approx(0.5 * (1 + std::cos(M_PI * 0.2))));
 }
 
-TEST_CASE("constant ignores warmup; constant_with_warmup warms up then stays") {
+TEST_CASE("constant ignores warmup, constant_with_warmup warms up then stays") {
   for (int64_t s : {0, 1, 5, 100}) CHECK(lr_factor(SchedulerType::constant, s, 10, 50) == 1.0);
   CHECK(lr_factor(SchedulerType::constant_with_warmup, 0, 10, 50) == 0.0);
   CHECK(lr_factor(SchedulerType::constant_with_warmup, 5, 10, 50) == doctest::Approx(0.5));
