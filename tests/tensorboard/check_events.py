@@ -63,6 +63,16 @@ def expected_from_trainer_output(output_dir):
                 scalars.append({"key": k, "step": step, "value": v})
             elif isinstance(v, str):
                 texts.append({"key": k, "step": step, "value": v})
+    # The CLI's evaluation after training (as HF's example scripts) is logged at
+    # the final global_step but saved only to eval_results.json, which adds
+    # eval_samples after the log, as HF's scripts do.
+    eval_file = os.path.join(output_dir, "eval_results.json")
+    if os.path.exists(eval_file):
+        with open(eval_file) as f:
+            final_eval = json.load(f)
+        for k, v in final_eval.items():
+            if k != "eval_samples" and isinstance(v, (int, float)) and not isinstance(v, bool):
+                scalars.append({"key": k, "step": state["global_step"], "value": v})
     return {"scalars": scalars, "texts": texts, "args": args}
 
 
@@ -95,11 +105,14 @@ def main():
         if not re.fullmatch(r"(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)\d\d_\d\d-\d\d-\d\d_.+",
                             os.path.basename(logdir)):
             fail("run folder name %r is not <Mon><DD>_<HH>-<MM>-<SS>_<host>" % os.path.basename(logdir))
-    files = glob.glob(os.path.join(logdir, "*tfevents*"))
-    if len(files) != 1:
-        fail("expected one event file in %s, found %s" % (logdir, files))
-    if not re.fullmatch(r"events\.out\.tfevents\.\d{10}\..+\.\d+\.\d+", os.path.basename(files[0])):
-        fail("event file name %r has not the TensorBoard shape" % os.path.basename(files[0]))
+    # A run has one file per writer: as HF's TensorBoardCallback, an evaluation
+    # after train end (the CLI's --do_eval) opens a second file in the same folder.
+    files = sorted(glob.glob(os.path.join(logdir, "*tfevents*")))
+    if not files:
+        fail("expected an event file in %s, found none" % logdir)
+    for f in files:
+        if not re.fullmatch(r"events\.out\.tfevents\.\d{10}\..+\.\d+\.\d+", os.path.basename(f)):
+            fail("event file name %r has not the TensorBoard shape" % os.path.basename(f))
 
     # ---- legacy EventAccumulator --------------------------------------------
     acc = event_accumulator.EventAccumulator(logdir, size_guidance={"scalars": 0, "tensors": 0})

@@ -210,6 +210,9 @@ Metrics Trainer::Impl::evaluate(const std::shared_ptr<TensorDataset>& dataset_in
   const double steps = std::ceil(n / static_cast<double>(args.per_device_eval_batch_size));
   add_speed_metrics(output.metrics, prefix, seconds_since(start), n, steps);
   log(output.metrics);
+  // HF's log() adds "epoch" to the dict it is given, so evaluate's metrics (seen
+  // by on_evaluate and saved to eval_results.json) carry it too.
+  output.metrics["epoch"] = state.epoch;
   ValuesView view(output.metrics);
   EventPayload payload;
   payload.values = view.get();
