@@ -34,6 +34,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -65,11 +66,26 @@ std::shared_ptr<trainhook::Model> make_model(const std::string& kind) {
   return std::make_shared<trainhook::MlpModel>(trainhook::MlpOptions{kFeatures, kClasses, kHidden, 2, 0.0});
 }
 
+double cpu_s(clockid_t clock) {
+  timespec ts{};
+  clock_gettime(clock, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
 // Train-begin -> last step-end (the loop), and last step-end -> train-end
 // (the final log, and every callback's on_train_end: the plugins' drain).
+// Besides wall time it takes the CPU time of the training thread (these
+// events are fired on it) and of the whole process (plugin workers included):
+// on a shared machine they tell the cost of the plugins apart from the wait
+// for a core.
+struct RunTime {
+  double loop_s = 0, end_s = 0;
+  double thread_cpu_s = 0, process_cpu_s = 0;
+};
+
 class Stopwatch final : public trainhook::TrainerCallback {
  public:
-  Stopwatch(double* loop_s, double* end_s) : loop_s_(loop_s), end_s_(end_s) {}
+  explicit Stopwatch(RunTime* out) : out_(out) {}
   std::string name() const override { return "stopwatch"; }
   uint64_t event_mask() const override {
     return TH_EVENT_BIT(TH_EVENT_TRAIN_BEGIN) | TH_EVENT_BIT(TH_EVENT_STEP_END) |
@@ -77,25 +93,25 @@ class Stopwatch final : public trainhook::TrainerCallback {
   }
   void on_event(trainhook::EventId event, const th_event_args&) override {
     const auto now = Clock::now();
+    const double thread = cpu_s(CLOCK_THREAD_CPUTIME_ID), process = cpu_s(CLOCK_PROCESS_CPUTIME_ID);
     if (event == TH_EVENT_TRAIN_BEGIN) {
       start_ = last_step_ = now;
+      thread0_ = thread;
+      process0_ = process;
     } else if (event == TH_EVENT_STEP_END) {
       last_step_ = now;
+      out_->thread_cpu_s = thread - thread0_;
+      out_->process_cpu_s = process - process0_;
     } else {
-      *loop_s_ = std::chrono::duration<double>(last_step_ - start_).count();
-      *end_s_ = std::chrono::duration<double>(now - last_step_).count();
+      out_->loop_s = std::chrono::duration<double>(last_step_ - start_).count();
+      out_->end_s = std::chrono::duration<double>(now - last_step_).count();
     }
   }
 
  private:
-  double* loop_s_;
-  double* end_s_;
+  RunTime* out_;
   Clock::time_point start_, last_step_;
-};
-
-struct RunTime {
-  double step_s = 0;  // per step, inside the loop
-  double end_s = 0;   // last step to train end
+  double thread0_ = 0, process0_ = 0;
 };
 
 std::vector<std::string> split(const std::string& s) {
@@ -129,19 +145,22 @@ RunTime run(const Options& o, const std::shared_ptr<trainhook::TensorDataset>& d
         !std::getenv("TRAINHOOK_CHECKPOINT_DEST"))
       a.plugin_config["flyte"]["checkpoint_path"] = (out / "flyte-dest").string();
   }
-  double loop_s = 0, end_s = 0;
+  RunTime t;
   trainhook::TrainerOptions options;
   options.use_plugins = plugins;
-  options.callbacks.push_back(std::make_unique<Stopwatch>(&loop_s, &end_s));
+  options.callbacks.push_back(std::make_unique<Stopwatch>(&t));
   {
     trainhook::Trainer trainer(make_model(o.model), a, data, nullptr, std::move(options));
     trainer.train();
     for (const auto& d : trainer.callback_handler().disabled())
       throw std::runtime_error("plugin " + d.callback + " was disabled at " + d.event + ": " + d.message);
   }
-  // The loop covers steps 1..N after train begin: N step ends, N-1 intervals
-  // after the first step's end, so divide the whole window by N.
-  return {loop_s / static_cast<double>(o.steps), end_s};
+  // Per step: the window holds all N steps after train begin.
+  const double n = static_cast<double>(o.steps);
+  t.loop_s /= n;
+  t.thread_cpu_s /= n;
+  t.process_cpu_s /= n;
+  return t;
 }
 
 double median(std::vector<double> v) {
@@ -167,7 +186,7 @@ int bench(Options o) {
   torch::manual_seed(0);
   auto data = std::make_shared<trainhook::TensorDataset>(
       torch::rand({kSamples, kFeatures}), torch::randint(0, kClasses, {kSamples}, torch::kLong));
-  std::vector<double> none, all, none_end, all_end, paired;
+  std::vector<double> none, all, none_end, all_end, paired, none_thread, all_thread, none_proc, all_proc;
   int n = 0;
   auto next_dir = [&] { return work / ("run-" + std::to_string(n++)); };
   try {
@@ -183,11 +202,15 @@ int bench(Options o) {
         ta = run(o, data, true, next_dir());
         tn = run(o, data, false, next_dir());
       }
-      none.push_back(tn.step_s);
-      all.push_back(ta.step_s);
+      none.push_back(tn.loop_s);
+      all.push_back(ta.loop_s);
       none_end.push_back(tn.end_s);
       all_end.push_back(ta.end_s);
-      paired.push_back(ta.step_s / tn.step_s);
+      paired.push_back(ta.loop_s / tn.loop_s);
+      none_thread.push_back(tn.thread_cpu_s);
+      all_thread.push_back(ta.thread_cpu_s);
+      none_proc.push_back(tn.process_cpu_s);
+      all_proc.push_back(ta.process_cpu_s);
     }
   } catch (...) {
     std::error_code ec;
@@ -207,6 +230,11 @@ int bench(Options o) {
               median(all) * 1e6, median(all_end) * 1e3);
   std::printf("  ratio all/none: %.3f (median of paired ratios %.3f), target <= %.2f: %s\n", ratio,
               median(paired), kTargetRatio, ratio <= kTargetRatio ? "ok" : "ABOVE TARGET");
+  const double thread_ratio = median(all_thread) / median(none_thread);
+  std::printf(
+      "  CPU per step, training thread: %.1f vs %.1f us (ratio %.3f); whole process: %.1f vs %.1f us\n",
+      median(all_thread) * 1e6, median(none_thread) * 1e6, thread_ratio, median(all_proc) * 1e6,
+      median(none_proc) * 1e6);
   if (!o.json_file.empty()) {
     const nlohmann::json j = {{"model", o.model},
                               {"steps", o.steps},
@@ -217,6 +245,11 @@ int bench(Options o) {
                               {"none_train_end_ms", median(none_end) * 1e3},
                               {"all_train_end_ms", median(all_end) * 1e3},
                               {"ratio", ratio},
+                              {"none_thread_cpu_us", median(none_thread) * 1e6},
+                              {"all_thread_cpu_us", median(all_thread) * 1e6},
+                              {"thread_cpu_ratio", thread_ratio},
+                              {"none_process_cpu_us", median(none_proc) * 1e6},
+                              {"all_process_cpu_us", median(all_proc) * 1e6},
                               {"paired_ratio_median", median(paired)},
                               {"integrations", o.integrations},
                               {"target", kTargetRatio}};

@@ -150,6 +150,13 @@ class Suite:
                         f"train-end drain {r['all_train_end_ms']:.0f} ms vs {r['none_train_end_ms']:.0f} ms")
             self.figures.append(Figure(f"trainer, all plugins / no plugins ({label})", r and r["ratio"], "x",
                                        1.03, source="bench/all_plugins", note=note))
+            # What the plugins cost in CPU, apart from waiting for a core: on
+            # the training thread (should stay ~1) and in all threads together.
+            self.figures.append(Figure(f"  same, CPU of the training thread ({label})",
+                                       r and r.get("thread_cpu_ratio"), "x", source="bench/all_plugins"))
+            self.figures.append(Figure(f"  plugins' CPU per step, all threads ({label})",
+                                       r and r["all_process_cpu_us"] - r["none_process_cpu_us"], "us",
+                                       source="bench/all_plugins"))
 
     def dispatch(self):
         exe = self.exe("bin", "bench_dispatch")
