@@ -158,3 +158,44 @@ TEST_CASE("EventWriter names the file when it cannot create it") {
       EventWriter("/nonexistent-folder/events.out.tfevents.x", 10, std::chrono::milliseconds(5), {}),
       doctest::Contains("/nonexistent-folder/events.out.tfevents.x"), std::runtime_error);
 }
+
+TEST_CASE("tags follow HF rewrite_logs (support::split_log_key), texts included") {
+  const auto dir = temp_dir("tags");
+  const auto path = dir / "events.out.tfevents.5.h.1.0";
+  EventWriter w(path, 100, std::chrono::milliseconds(5), {});
+  LogRecord r(1.0, 1);
+  for (const char* key : {"eval_loss", "test_f1", "loss", "eval", "evaluation", "eval_", "EVAL_x"})
+    r.add_scalar(key, 1.0);
+  r.add_text("test_note", "t");
+  CHECK(w.log(std::move(r)));
+  CHECK(w.finish().error.empty());
+  const auto events = tbtest::read_events(path.string());
+  REQUIRE(events.size() == 2);
+  std::vector<std::string> tags;
+  for (const auto& v : events[1].values) tags.push_back(v.tag);
+  CHECK(tags == std::vector<std::string>{"eval/loss", "test/f1", "train/loss", "train/eval",
+                                         "train/evaluation", "eval/", "train/EVAL_x", "test/note"});
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("finish writes everything queued even when the worker's timer has not come by") {
+  const auto dir = temp_dir("finish");
+  const auto path = dir / "events.out.tfevents.6.h.1.0";
+  // An hour-long interval and a queue far from half full: only finish() can
+  // get these records to the file.
+  EventWriter w(path, 100000, std::chrono::hours(1), {});
+  for (int step = 1; step <= 50; ++step) {
+    LogRecord r(1.0, step);
+    r.add_scalar("loss", step);
+    CHECK(w.log(std::move(r)));
+  }
+  const auto stats = w.finish();
+  CHECK(stats.events_written == 50);
+  CHECK(stats.scalars_written == 50);
+  CHECK(stats.dropped_records == 0);
+  const auto events = tbtest::read_events(path.string());
+  REQUIRE(events.size() == 51);
+  for (int step = 1; step <= 50; ++step) CHECK(events[static_cast<size_t>(step)].step == step);
+  CHECK_FALSE(w.log(LogRecord(2.0, 51)));  // refused after finish
+  std::filesystem::remove_all(dir);
+}

@@ -2,7 +2,7 @@
 
 #include <tensorboard/event_builder.hpp>
 
-#include <tensorboard/rewrite_logs.hpp>
+#include <trainhook/support/log_keys.hpp>
 
 #include <algorithm>
 #include <chrono>
@@ -11,6 +11,9 @@
 
 namespace trainhook::tensorboard {
 namespace {
+
+using support::LogKeyParts;
+using support::split_log_key;
 
 uint32_t end_offset(const std::string& blob) {
   if (blob.size() > std::numeric_limits<uint32_t>::max())
@@ -39,33 +42,42 @@ void LogRecord::add_text(std::string_view key, std::string_view text) {
 
 EventWriter::EventWriter(std::filesystem::path file, size_t queue_capacity,
                          std::chrono::milliseconds flush_interval, Warn warn)
-    : file_(std::move(file)),
-      queue_(queue_capacity),
-      flush_interval_(flush_interval),
-      warn_(std::move(warn)) {
+    : file_(std::move(file)), warn_(std::move(warn)) {
   stats_.file = file_.path();
   std::string event;
   encode_file_version_event(event, now_secs());
   std::string record;
   append_record(record, event);
   if (!file_.append(record)) throw std::runtime_error(file_.error());
-  worker_ = std::thread([this] { run(); });
+  // Batched wake-ups: the thread takes everything queued (one write(2)) when
+  // the queue is half full or every flush interval, so an enqueue never wakes it
+  // per record. Nothing is retried here: a write error is final (see append).
+  support::WorkerOptions opts;
+  opts.capacity = std::max<size_t>(1, queue_capacity);
+  opts.max_batch = opts.capacity;
+  opts.wake_at = std::max<size_t>(1, opts.capacity / 2);
+  opts.wake_interval = std::max(flush_interval, std::chrono::milliseconds(1));
+  worker_.emplace(
+      [this](std::vector<Item>& batch, support::WorkerContext&) {
+        write_batch(batch);
+        support::BatchResult r;
+        r.delivered = batch.size();
+        return r;
+      },
+      opts);
 }
 
 EventWriter::~EventWriter() { finish(); }
 
 bool EventWriter::log(LogRecord&& record) {
   const size_t scalars = record.scalar_count();
-  if (queue_.try_push(Item(std::move(record)))) return true;
-  dropped_records_.fetch_add(1, std::memory_order_relaxed);
+  if (worker_->enqueue(Item(std::move(record)))) return true;
   dropped_scalars_.fetch_add(scalars, std::memory_order_relaxed);
   return false;
 }
 
 bool EventWriter::write_event(std::string event_payload) {
-  if (queue_.try_push(Item(std::move(event_payload)))) return true;
-  dropped_records_.fetch_add(1, std::memory_order_relaxed);
-  return false;
+  return worker_->enqueue(Item(std::move(event_payload)));
 }
 
 void EventWriter::encode(const Item& item) {
@@ -77,11 +89,11 @@ void EventWriter::encode(const Item& item) {
   event_.clear();
   encode_summary_event(event_, rec.wall_time(), rec.step(), [&](ProtoWriter& summary) {
     for (size_t i = 0; i < rec.scalar_count(); ++i) {
-      const RewrittenKey tag = rewrite_log_key(rec.scalar_key(i));
+      const LogKeyParts tag = split_log_key(rec.scalar_key(i));
       write_scalar_value(summary, tag.prefix, tag.name, static_cast<float>(rec.scalar_value(i)));
     }
     for (size_t i = 0; i < rec.text_count(); ++i) {
-      const RewrittenKey tag = rewrite_log_key(rec.text_key(i));
+      const LogKeyParts tag = split_log_key(rec.text_key(i));
       write_text_value(summary, tag.prefix, tag.name, rec.text(i));
     }
   });
@@ -96,7 +108,7 @@ void EventWriter::track_tags(const LogRecord& rec) {
   if (rec.scalar_keys() == last_keys_) return;
   last_keys_ = rec.scalar_keys();
   for (size_t i = 0; i < rec.scalar_count(); ++i) {
-    const RewrittenKey k = rewrite_log_key(rec.scalar_key(i));
+    const LogKeyParts k = split_log_key(rec.scalar_key(i));
     tag_.assign(k.prefix.data(), k.prefix.size()).append(k.name.data(), k.name.size());
     if (seen_tags_.insert(tag_).second) scalar_tags_.push_back(tag_);
   }
@@ -110,16 +122,6 @@ void EventWriter::write_batch(const std::vector<Item>& batch) {
     if (const auto* rec = std::get_if<LogRecord>(&item)) scalars += rec->scalar_count();
   }
   if (append(records_, batch.size())) stats_.scalars_written += scalars;
-}
-
-void EventWriter::run() {
-  std::vector<Item> batch;
-  for (;;) {
-    batch.clear();
-    const bool open = queue_.pop_all(batch, flush_interval_);
-    if (!batch.empty()) write_batch(batch);
-    if (!open) break;
-  }
 }
 
 bool EventWriter::append(const std::string& records, uint64_t record_count) {
@@ -141,8 +143,12 @@ bool EventWriter::append(const std::string& records, uint64_t record_count) {
 WriterStats EventWriter::finish(const FinalEvents& final_events) {
   if (finished_) return stats_;
   finished_ = true;
-  queue_.close();  // the worker drains what is queued, then ends
-  if (worker_.joinable()) worker_.join();
+  // stop() wakes the thread at once, lets a batch in progress finish, joins,
+  // and hands back what it had not taken; the thread has ended, so this thread
+  // writes the rest (in order, after everything written before).
+  std::vector<Item> rest = worker_->stop();
+  if (!rest.empty()) write_batch(rest);
+  const support::WorkerStats ws = worker_->stats();
   if (final_events) {
     std::vector<std::string> tags = scalar_tags_;
     std::sort(tags.begin(), tags.end());
@@ -153,7 +159,7 @@ WriterStats EventWriter::finish(const FinalEvents& final_events) {
   }
   if (!file_.close() && stats_.error.empty()) stats_.error = file_.error();
   stats_.bytes = file_.size();
-  stats_.dropped_records = dropped_records_.load();
+  stats_.dropped_records = ws.dropped;
   stats_.dropped_scalars = dropped_scalars_.load();
   return stats_;
 }

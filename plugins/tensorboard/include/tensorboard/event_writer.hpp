@@ -2,28 +2,31 @@
 // logged values (never blocking: a full queue drops the record and counts it);
 // one worker thread encodes them as Events and appends them to the file.
 //
-// Flushing: the worker takes what is queued every flush interval (default 1 s,
-// at most a few seconds), or sooner when the queue is half full, encodes it and
-// appends it with one write(2). So records reach the OS (and a live
-// TensorBoard) within one interval, a crash of the process loses at most that
-// interval, and the training thread never makes a system call. The file is
-// fsync'ed when the writer finishes.
+// Flushing: the worker (support::Worker in its batched wake mode) takes what
+// is queued every flush interval (default 1 s, at most a few seconds), or
+// sooner when the queue is half full, encodes it and appends it with one
+// write(2). So records reach the OS (and a live TensorBoard) within one
+// interval, a crash of the process loses at most that interval, and the
+// training thread never makes a system call per record (an enqueue is a lock
+// and a move; only the half-full mark wakes the thread). The file is fsync'ed
+// when the writer finishes.
 //
-// Ownership: the writer owns its thread and file; finish() (or the destructor)
-// drains the queue, joins the thread and closes the file.
+// Ownership: the writer owns its worker and file; finish() (or the destructor)
+// stops the worker, writes what it had not taken yet and closes the file.
 #pragma once
 
-#include <tensorboard/bounded_queue.hpp>
 #include <tensorboard/record_writer.hpp>
+
+#include <trainhook/support/worker.hpp>
 
 #include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
-#include <thread>
 #include <unordered_set>
 #include <variant>
 #include <vector>
@@ -105,7 +108,7 @@ class EventWriter {
   EventWriter& operator=(const EventWriter&) = delete;
 
   // Training thread, never blocks. Values are written as scalars and texts
-  // under rewrite_log_key() tags. False when the queue was full (counted).
+  // under support::split_log_key() tags (HF rewrite_logs). False when the queue was full (counted).
   bool log(LogRecord&& record);
   // Queues a ready Event payload (texts, hparams). False when the queue was full (counted).
   bool write_event(std::string event_payload);
@@ -118,19 +121,15 @@ class EventWriter {
 
  private:
   using Item = std::variant<LogRecord, std::string>;
-  void run();
   void write_batch(const std::vector<Item>& batch);
   void encode(const Item& item);
   void track_tags(const LogRecord& record);
   bool append(const std::string& records, uint64_t record_count);
 
   EventFile file_;
-  BoundedQueue<Item> queue_;
-  std::chrono::milliseconds flush_interval_;
   Warn warn_;
   bool finished_ = false;
-  std::atomic<uint64_t> dropped_records_{0};
-  std::atomic<uint64_t> dropped_scalars_{0};
+  std::atomic<uint64_t> dropped_scalars_{0};  // the worker counts dropped records
   // Worker-owned until it is joined.
   WriterStats stats_;
   std::string event_;  // reused encoding buffers
@@ -139,7 +138,9 @@ class EventWriter {
   std::string last_keys_;  // scalar keys of the last record whose tags were tracked
   std::unordered_set<std::string> seen_tags_;
   std::vector<std::string> scalar_tags_;  // in first-seen order
-  std::thread worker_;                    // last: started once everything above exists
+  // Last: started once everything above exists (and the file_version record
+  // is written), destroyed first.
+  std::optional<support::Worker<Item>> worker_;
 };
 
 }  // namespace trainhook::tensorboard
