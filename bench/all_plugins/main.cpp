@@ -269,14 +269,27 @@ int main(int argc, char** argv) {
         if (i + 1 >= argc) throw std::invalid_argument(a + " needs a value");
         return argv[++i];
       };
+      auto number = [&]() -> long long {
+        const std::string v = value();
+        size_t used = 0;
+        long long n = 0;
+        try {
+          n = std::stoll(v, &used);
+        } catch (const std::exception&) {
+          used = 0;
+        }
+        if (used == 0 || used != v.size())
+          throw std::invalid_argument(a + " must be a whole number, got '" + v + "'");
+        return n;
+      };
       if (a == "--model")
         o.model = value();
       else if (a == "--repeats")
-        o.repeats = std::stoi(value());
+        o.repeats = static_cast<int>(number());
       else if (a == "--steps")
-        o.steps = std::stoll(value());
+        o.steps = number();
       else if (a == "--save_steps")
-        o.save_steps = std::stoll(value());
+        o.save_steps = number();
       else if (a == "--report_to")
         o.report_to = value();
       else if (a == "--plugin_config")

@@ -255,7 +255,12 @@ int main(int argc, char** argv) {
       auto count = [&]() {
         const std::string v = value();
         size_t used = 0;
-        const long long n = std::stoll(v, &used);
+        long long n = -1;
+        try {
+          n = std::stoll(v, &used);
+        } catch (const std::exception&) {
+          used = 0;
+        }
         if (used != v.size() || n < 0)
           throw std::invalid_argument(a + " must be a whole number >= 0, got '" + v + "'");
         return static_cast<int64_t>(n);

@@ -169,11 +169,24 @@ int main(int argc, char** argv) {
         if (i + 1 >= argc) throw std::invalid_argument(a + " needs a value");
         return argv[++i];
       };
+      auto number = [&]() -> long long {
+        const std::string v = value();
+        size_t used = 0;
+        long long n = 0;
+        try {
+          n = std::stoll(v, &used);
+        } catch (const std::exception&) {
+          used = 0;
+        }
+        if (used == 0 || used != v.size())
+          throw std::invalid_argument(a + " must be a whole number, got '" + v + "'");
+        return n;
+      };
       if (a == "--child") return child(value());
       if (a == "--copies")
-        copies = std::stoi(value());
+        copies = static_cast<int>(number());
       else if (a == "--repeats")
-        repeats = std::stoi(value());
+        repeats = static_cast<int>(number());
       else if (a == "--json")
         json_file = value();
       else
