@@ -1,5 +1,5 @@
-// Trainer::train(): HF's _inner_training_loop, event for event (see
-// /work/shared/REFERENCE.md §1 and transformers trainer.py).
+// Trainer::train(): HF's _inner_training_loop, event for event (the event
+// order of the Hugging Face Trainer, transformers trainer.py).
 #include "trainer_impl.hpp"
 
 #include <trainhook/checkpoint_dirs.hpp>

@@ -1,5 +1,7 @@
 #include <checkpoint_sync/s3_xml.hpp>
 
+#include <checkpoint_sync/deck.hpp>
+
 #include <cstdlib>
 
 namespace trainhook::checkpoint_sync::s3xml {
@@ -85,28 +87,9 @@ std::string decode_entities(std::string_view t) {
   return out;
 }
 
-std::string escape(std::string_view t) {
-  std::string out;
-  for (char c : t) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
+// The deck's HTML escaping covers XML's five entities (&#39; is valid XML), so
+// one escaper serves both.
+std::string escape(std::string_view t) { return html_escape(std::string(t)); }
 
 std::optional<std::string> error_of(std::string_view xml) {
   if (xml.find("<Error>") == std::string_view::npos) return std::nullopt;
