@@ -36,11 +36,7 @@ double lr_factor(SchedulerType type, int64_t step, int64_t warmup_steps, int64_t
 }
 
 int64_t warmup_steps_for(const TrainingArguments& args, int64_t max_steps) {
-  if (args.warmup_steps > 0) {
-    if (args.warmup_steps < 1) return static_cast<int64_t>(std::ceil(args.warmup_steps * max_steps));
-    return static_cast<int64_t>(args.warmup_steps);
-  }
-  return static_cast<int64_t>(std::ceil(static_cast<double>(max_steps) * args.warmup_ratio));
+  return resolve_warmup_steps(args, max_steps);
 }
 
 LrScheduler::LrScheduler(SchedulerType type, double base_lr, int64_t warmup_steps, int64_t total_steps)

@@ -19,12 +19,6 @@ namespace fs = std::filesystem;
 namespace trainhook {
 namespace {
 
-// HF: a *_steps value below 1 is a ratio of max_steps, rounded up.
-int64_t steps_of(double value, int64_t max_steps) {
-  if (value < 1) return static_cast<int64_t>(std::ceil(static_cast<double>(max_steps) * value));
-  return static_cast<int64_t>(value);
-}
-
 bool truthy(const std::string& s) { return s == "true" || s == "True" || s == "TRUE" || s == "1"; }
 
 }  // namespace
@@ -114,9 +108,9 @@ TrainOutput Trainer::Impl::train(std::optional<std::string> resume_arg) {
   }
   state.max_steps = max_steps;
   state.num_train_epochs = static_cast<double>(num_epochs);
-  state.logging_steps = steps_of(args.logging_steps, max_steps);
-  state.eval_steps = steps_of(args.eval_steps.value_or(args.logging_steps), max_steps);
-  state.save_steps = steps_of(args.save_steps, max_steps);
+  state.logging_steps = resolve_steps(args.logging_steps, max_steps);
+  state.eval_steps = resolve_steps(args.eval_steps.value_or(args.logging_steps), max_steps);
+  state.save_steps = resolve_steps(args.save_steps, max_steps);
   state.train_batch_size = args.per_device_train_batch_size;
   state.steps_in_epoch = updates_per_epoch;
   state.process_index = args.process_index;
