@@ -132,7 +132,7 @@ int child(const Options& o) {
   for (const auto& k : key_text) keys.push_back(k.c_str());
   std::vector<double> values(keys.size());
   th_values logs{};
-  logs.struct_size = sizeof logs;
+  logs.struct_size = TH_VALUES_STRUCT_SIZE;
   logs.count = static_cast<uint32_t>(keys.size());
   logs.keys = keys.data();
   logs.values = values.data();

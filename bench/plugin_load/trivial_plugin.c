@@ -22,7 +22,7 @@ static th_status on_event(void* self, const th_event_args* args, char* err, size
 
 static void destroy(void* self) { (void)self; }
 
-static const th_callback_vtable g_vtable = {sizeof(th_callback_vtable), on_event, NULL, NULL, destroy};
+static const th_callback_vtable g_vtable = {TH_CALLBACK_VTABLE_STRUCT_SIZE, on_event, NULL, NULL, destroy};
 
 static int g_instance; /* instances carry no state; any non-NULL handle will do */
 
@@ -37,6 +37,7 @@ static th_status create(const th_host* host, const char* config_json, void** out
 }
 
 static th_callback_info g_callback;
+static const th_callback_info* g_callback_ptrs[1] = {&g_callback};
 static th_plugin_info g_plugin;
 
 /* "<dir>/libtrainhook_trivial_007.so" -> "trivial_007"; 0 when the file name
@@ -54,8 +55,8 @@ static int name_from_file(const char* path) {
   return 1;
 }
 
-TRAINHOOK_EXPORT th_status trainhook_plugin_v1(const th_host_info* host, const th_plugin_info** out,
-                                               char* err, size_t err_size) {
+TRAINHOOK_EXPORT th_status TRAINHOOK_ENTRY_NAME(const th_host_info* host, const th_plugin_info** out,
+                                                char* err, size_t err_size) {
   (void)host;
   Dl_info info = {0};
   if (!dladdr((const void*)g_name, &info) || !info.dli_fname || !name_from_file(info.dli_fname)) {
@@ -63,7 +64,7 @@ TRAINHOOK_EXPORT th_status trainhook_plugin_v1(const th_host_info* host, const t
              info.dli_fname ? info.dli_fname : "?");
     return TH_ERROR;
   }
-  g_callback.struct_size = sizeof g_callback;
+  g_callback.struct_size = TH_CALLBACK_INFO_STRUCT_SIZE;
   g_callback.name = g_name;
   g_callback.version = "1.0.0";
   g_callback.kind = TH_KIND_CALLBACK;
@@ -71,13 +72,13 @@ TRAINHOOK_EXPORT th_status trainhook_plugin_v1(const th_host_info* host, const t
   g_callback.event_mask = TH_EVENT_MASK_ALL;
   g_callback.create = create;
   g_callback.vtable = &g_vtable;
-  g_plugin.struct_size = sizeof g_plugin;
+  g_plugin.struct_size = TH_PLUGIN_INFO_STRUCT_SIZE;
   g_plugin.abi_major = TRAINHOOK_ABI_VERSION_MAJOR;
   g_plugin.abi_minor = TRAINHOOK_ABI_VERSION_MINOR;
   g_plugin.name = g_name;
   g_plugin.version = "1.0.0";
   g_plugin.callback_count = 1;
-  g_plugin.callbacks = &g_callback;
+  g_plugin.callbacks = g_callback_ptrs;
   g_plugin.command_count = 0;
   g_plugin.commands = NULL;
   *out = &g_plugin;

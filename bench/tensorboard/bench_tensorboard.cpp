@@ -36,7 +36,7 @@ struct BenchHost {
   std::string output_dir;
   th_host table{};
   explicit BenchHost(std::string dir) : output_dir(std::move(dir)) {
-    table.struct_size = sizeof(th_host);
+    table.struct_size = TH_HOST_STRUCT_SIZE;
     table.abi_major = TRAINHOOK_ABI_VERSION_MAJOR;
     table.abi_minor = TRAINHOOK_ABI_VERSION_MINOR;
     table.ctx = this;
@@ -58,14 +58,14 @@ class Driver {
       std::fprintf(stderr, "create: %s\n", err);
       std::exit(1);
     }
-    state_.struct_size = sizeof state_;
+    state_.struct_size = TH_STATE_STRUCT_SIZE;
     state_.is_world_process_zero = 1;
-    control_.struct_size = sizeof control_;
+    control_.struct_size = TH_CONTROL_STRUCT_SIZE;
   }
   ~Driver() { info_.vtable->destroy(self_); }
   void fire(int32_t event, const th_values* values = nullptr) {
     th_event_args a{};
-    a.struct_size = sizeof a;
+    a.struct_size = TH_EVENT_ARGS_STRUCT_SIZE;
     a.event = event;
     a.state = &state_;
     a.control = &control_;
@@ -138,7 +138,7 @@ int main(int argc, char** argv) {
     BenchHost host((dir / "e2e").string());
     Driver d(host, R"({"queue_size": 1000000})");
     d.fire(TH_EVENT_TRAIN_BEGIN);
-    th_values v{sizeof(th_values), per_log, keys, values, 0, nullptr, nullptr};
+    th_values v{TH_VALUES_STRUCT_SIZE, per_log, keys, values, 0, nullptr, nullptr};
     const auto t0 = Clock::now();
     const double p0 = cpu_secs(CLOCK_PROCESS_CPUTIME_ID);
     const double c0 = cpu_secs(CLOCK_THREAD_CPUTIME_ID);
@@ -170,7 +170,7 @@ int main(int argc, char** argv) {
     const int work_us = 1000;
     double in_log = 0;  // wall seconds the training thread spent inside on_log
     auto loop = [&](Driver* d) {
-      th_values v{sizeof(th_values), 4, keys, values, 0, nullptr, nullptr};
+      th_values v{TH_VALUES_STRUCT_SIZE, 4, keys, values, 0, nullptr, nullptr};
       if (d) d->fire(TH_EVENT_TRAIN_BEGIN);
       const auto t0 = Clock::now();
       for (int step = 1; step <= steps; ++step) {

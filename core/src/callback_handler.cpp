@@ -1,4 +1,4 @@
-// HF CallbackHandler semantics over TrainerCallback. The hot path (fire) copies
+// HF CallbackHandler semantics over detail::InternalCallback. The hot path (fire) copies
 // state/control into the C structs once per event and then only makes one
 // virtual call per interested callback; no allocation unless a callback fails.
 #include <trainhook/callback_handler.hpp>
@@ -55,7 +55,9 @@ CallbackHandler::~CallbackHandler() {
   while (!callbacks_.empty()) callbacks_.pop_back();
 }
 
-void CallbackHandler::add(std::unique_ptr<TrainerCallback> cb) {
+void CallbackHandler::add(NamedCallback cb) { add(detail::adapt(std::move(cb))); }
+
+void CallbackHandler::add(std::unique_ptr<detail::InternalCallback> cb) {
   if (!cb) throw std::invalid_argument("CallbackHandler::add: null callback");
   if (find(cb->name()) != nullptr)
     throw std::invalid_argument("callback '" + cb->name() + "' is already in the callback list");
@@ -64,7 +66,7 @@ void CallbackHandler::add(std::unique_ptr<TrainerCallback> cb) {
   callbacks_.push_back(std::move(cb));
 }
 
-TrainerCallback* CallbackHandler::find(const std::string& name) const noexcept {
+detail::InternalCallback* CallbackHandler::find(const std::string& name) const noexcept {
   for (const auto& cb : callbacks_)
     if (cb->name() == name) return cb.get();
   return nullptr;
@@ -135,12 +137,12 @@ void CallbackHandler::fire(EventId event, const TrainerState& state, TrainerCont
   // A stop request is sticky: it survives on_train_begin's reset.
   if (stop_requested_.load(std::memory_order_relaxed)) control.should_training_stop = true;
 
-  th_state c_state;
+  th_state c_state{};
   to_c(state, c_state);
-  th_control c_control;
+  th_control c_control{};
   to_c(control, c_control);
-  th_event_args args;
-  args.struct_size = sizeof(th_event_args);
+  th_event_args args{};
+  args.struct_size = TH_EVENT_ARGS_STRUCT_SIZE;
   args.event = event;
   args.state = &c_state;
   args.control = &c_control;
@@ -159,11 +161,11 @@ void CallbackHandler::fire(EventId event, const TrainerState& state, TrainerCont
       continue;
     } catch (const std::exception& e) {
       c_control = before;  // a failing callback's partial flag changes are dropped
-      c_control.struct_size = sizeof(th_control);
+      c_control.struct_size = TH_CONTROL_STRUCT_SIZE;
       failed(i, event_name(event), e.what());
     } catch (...) {
       c_control = before;
-      c_control.struct_size = sizeof(th_control);
+      c_control.struct_size = TH_CONTROL_STRUCT_SIZE;
       failed(i, event_name(event), "unknown exception");
     }
   }

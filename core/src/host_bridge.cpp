@@ -9,7 +9,7 @@ HostBridge* self_of(void* ctx) { return static_cast<HostBridge*>(ctx); }
 }  // namespace
 
 HostBridge::HostBridge(HostServices& host, std::string who) : host_(host), who_(std::move(who)), table_{} {
-  table_.struct_size = sizeof table_;
+  table_.struct_size = TH_HOST_STRUCT_SIZE;
   table_.abi_major = TRAINHOOK_ABI_VERSION_MAJOR;
   table_.abi_minor = TRAINHOOK_ABI_VERSION_MINOR;
   table_.ctx = this;

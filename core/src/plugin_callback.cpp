@@ -28,13 +28,9 @@ const char* status_name(th_status s) {
   }
 }
 
-// Copies the plugin's th_callback_info, reading only the fields its struct has.
-th_callback_info copy_info(const th_callback_info& in) {
-  th_callback_info out{};
-  std::memcpy(&out, &in, std::min<size_t>(in.struct_size, sizeof out));
-  out.struct_size = sizeof out;
-  return out;
-}
+// Copies the registry's th_callback_info (already a host-owned copy, see
+// PluginLibrary), reading only the fields its struct has.
+th_callback_info copy_info(const th_callback_info& in) { return abi_copy(in, TH_CALLBACK_INFO_STRUCT_SIZE); }
 
 }  // namespace
 

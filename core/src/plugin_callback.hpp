@@ -1,5 +1,5 @@
 // Wraps one instance of a plugin's C callback (th_callback_info + vtable) as a
-// TrainerCallback, and gives it its own th_host table built on HostServices.
+// detail::InternalCallback, and gives it its own th_host table built on HostServices.
 //
 // Ownership and lifetime: the object owns the plugin instance (destroyed first
 // in ~PluginCallback), then its th_host table, then its reference to the
@@ -17,7 +17,7 @@
 
 namespace trainhook::detail {
 
-class PluginCallback final : public TrainerCallback {
+class PluginCallback final : public InternalCallback {
  public:
   // Throws PluginError with the plugin's message when create() fails.
   PluginCallback(std::shared_ptr<const PluginLibrary> library, const th_callback_info& info,

@@ -63,32 +63,40 @@ bool is_candidate_file(const fs::path& p) {
          name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
-// Validates the static information a library returned; "" when usable.
-std::string check_plugin_info(const th_plugin_info* info) {
-  if (info == nullptr) return "entry " TRAINHOOK_ENTRY_SYMBOL " returned TH_OK but no plugin information";
-  if (!TH_HAS_FIELD(info, th_plugin_info, callbacks))
-    return "th_plugin_info.struct_size is " + std::to_string(info->struct_size) +
-           ", smaller than ABI 1.0's " +
-           std::to_string(offsetof(th_plugin_info, callbacks) + sizeof(info->callbacks));
+// Copies the static information a library returned into `lib` (host-owned,
+// zeroed structs; see PluginLibrary) and validates it; "" when usable. The
+// plugin's arrays are arrays of pointers, so each element is read through its
+// own pointer and only up to its own struct_size.
+std::string copy_plugin_info(const th_plugin_info* raw, detail::PluginLibrary& lib) {
+  if (raw == nullptr) return "entry " TRAINHOOK_ENTRY_SYMBOL " returned TH_OK but no plugin information";
+  if (!TH_HAS_FIELD(raw, th_plugin_info, callbacks))
+    return "th_plugin_info.struct_size is " + std::to_string(raw->struct_size) + ", smaller than ABI 1.0's " +
+           std::to_string(TH_STRUCT_SIZE(th_plugin_info, callbacks));
+  const th_plugin_info info = detail::abi_copy(*raw, TH_PLUGIN_INFO_STRUCT_SIZE);
   const std::string host_abi =
       std::to_string(TRAINHOOK_ABI_VERSION_MAJOR) + "." + std::to_string(TRAINHOOK_ABI_VERSION_MINOR);
-  const std::string plugin_abi = std::to_string(info->abi_major) + "." + std::to_string(info->abi_minor);
-  if (info->abi_major != TRAINHOOK_ABI_VERSION_MAJOR)
+  const std::string plugin_abi = std::to_string(info.abi_major) + "." + std::to_string(info.abi_minor);
+  if (info.abi_major != TRAINHOOK_ABI_VERSION_MAJOR)
     return "ABI major version mismatch: the plugin was built for ABI " + plugin_abi +
            ", this trainhook speaks ABI " + host_abi + " (rebuild the plugin against this SDK)";
-  if (info->abi_minor > TRAINHOOK_ABI_VERSION_MINOR)
+  if (info.abi_minor > TRAINHOOK_ABI_VERSION_MINOR)
     return "the plugin was built for ABI " + plugin_abi + ", newer than this trainhook's ABI " + host_abi +
            " (upgrade trainhook, or rebuild the plugin against this SDK)";
-  if (!valid_name(info->name, true)) return "plugin name " + quoted(info->name) + " is not [a-z0-9_-]+";
-  if (info->version == nullptr) return "plugin " + quoted(info->name) + " has no version";
-  if (info->callback_count > 0 && info->callbacks == nullptr)
-    return "callback_count is " + std::to_string(info->callback_count) + " but callbacks is NULL";
+  if (!valid_name(info.name, true)) return "plugin name " + quoted(info.name) + " is not [a-z0-9_-]+";
+  if (info.version == nullptr) return "plugin " + quoted(info.name) + " has no version";
+  if (info.callback_count > 0 && info.callbacks == nullptr)
+    return "callback_count is " + std::to_string(info.callback_count) + " but callbacks is NULL";
+  lib.callbacks.assign(info.callback_count, th_callback_info{});
+  lib.vtables.assign(info.callback_count, th_callback_vtable{});
   std::set<std::string> names;
-  for (uint32_t i = 0; i < info->callback_count; ++i) {
-    const th_callback_info& cb = info->callbacks[i];
-    const std::string which = "callback #" + std::to_string(i) + " " + quoted(cb.name);
-    if (!TH_HAS_FIELD(&cb, th_callback_info, vtable))
-      return which + ": th_callback_info.struct_size " + std::to_string(cb.struct_size) + " is too small";
+  for (uint32_t i = 0; i < info.callback_count; ++i) {
+    if (info.callbacks[i] == nullptr) return "callback #" + std::to_string(i) + " is NULL";
+    const th_callback_info& in = *info.callbacks[i];
+    const std::string which = "callback #" + std::to_string(i) + " " +
+                              quoted(TH_HAS_FIELD(&in, th_callback_info, name) ? in.name : nullptr);
+    if (!TH_HAS_FIELD(&in, th_callback_info, vtable))
+      return which + ": th_callback_info.struct_size " + std::to_string(in.struct_size) + " is too small";
+    th_callback_info& cb = lib.callbacks[i] = detail::abi_copy(in, TH_CALLBACK_INFO_STRUCT_SIZE);
     if (!valid_name(cb.name, false)) return which + ": name is not [a-z0-9_]+";
     if (!names.insert(cb.name).second) return which + ": the library exports this name twice";
     if (cb.version == nullptr) return which + ": no version";
@@ -98,20 +106,33 @@ std::string check_plugin_info(const th_plugin_info* info) {
     if (!TH_HAS_FIELD(cb.vtable, th_callback_vtable, destroy) || cb.vtable->on_event == nullptr ||
         cb.vtable->destroy == nullptr)
       return which + ": vtable is missing, too small, or lacks on_event/destroy";
+    lib.vtables[i] = detail::abi_copy(*cb.vtable, TH_CALLBACK_VTABLE_STRUCT_SIZE);
+    cb.vtable = &lib.vtables[i];
   }
-  if (TH_HAS_FIELD(info, th_plugin_info, commands) && info->command_count > 0) {
-    if (info->commands == nullptr)
-      return "command_count is " + std::to_string(info->command_count) + " but commands is NULL";
-    std::set<std::string> commands;
-    for (uint32_t i = 0; i < info->command_count; ++i) {
-      const th_command_info& c = info->commands[i];
-      const std::string which = "command #" + std::to_string(i) + " " + quoted(c.name);
-      if (!TH_HAS_FIELD(&c, th_command_info, run) || c.run == nullptr)
-        return which + ": run is NULL or missing";
-      if (!valid_name(c.name, true)) return which + ": name is not [a-z0-9-]+";
-      if (!commands.insert(c.name).second) return which + ": the library exports this name twice";
-    }
+  const uint32_t command_count =
+      TH_HAS_FIELD(&info, th_plugin_info, commands) && info.commands != nullptr ? info.command_count : 0;
+  if (TH_HAS_FIELD(&info, th_plugin_info, commands) && info.command_count > 0 && info.commands == nullptr)
+    return "command_count is " + std::to_string(info.command_count) + " but commands is NULL";
+  lib.commands.assign(command_count, th_command_info{});
+  std::set<std::string> commands;
+  for (uint32_t i = 0; i < command_count; ++i) {
+    if (info.commands[i] == nullptr) return "command #" + std::to_string(i) + " is NULL";
+    const th_command_info& in = *info.commands[i];
+    const std::string which = "command #" + std::to_string(i) + " " +
+                              quoted(TH_HAS_FIELD(&in, th_command_info, name) ? in.name : nullptr);
+    if (!TH_HAS_FIELD(&in, th_command_info, run) || in.run == nullptr)
+      return which + ": run is NULL or missing";
+    const th_command_info& c = lib.commands[i] = detail::abi_copy(in, TH_COMMAND_INFO_STRUCT_SIZE);
+    if (!valid_name(c.name, true)) return which + ": name is not [a-z0-9-]+";
+    if (!commands.insert(c.name).second) return which + ": the library exports this name twice";
   }
+  for (const auto& cb : lib.callbacks) lib.callback_ptrs.push_back(&cb);
+  for (const auto& c : lib.commands) lib.command_ptrs.push_back(&c);
+  lib.info_copy = info;
+  lib.info_copy.callbacks = lib.callback_ptrs.data();
+  lib.info_copy.command_count = command_count;
+  lib.info_copy.commands = lib.command_ptrs.data();
+  lib.info = &lib.info_copy;
   return {};
 }
 
@@ -251,7 +272,7 @@ std::shared_ptr<const PluginLibrary> PluginRegistry::Impl::load(const fs::path& 
     return nullptr;
   }
   auto entry = lib->library.get<std::remove_pointer_t<th_plugin_entry_fn>>(TRAINHOOK_ENTRY_SYMBOL);
-  const th_host_info host{sizeof(th_host_info), TRAINHOOK_ABI_VERSION_MAJOR, TRAINHOOK_ABI_VERSION_MINOR,
+  const th_host_info host{TH_HOST_INFO_STRUCT_SIZE, TRAINHOOK_ABI_VERSION_MAJOR, TRAINHOOK_ABI_VERSION_MINOR,
                           TRAINHOOK_VERSION};
   char err[kErrSize];
   err[0] = '\0';
@@ -268,7 +289,7 @@ std::shared_ptr<const PluginLibrary> PluginRegistry::Impl::load(const fs::path& 
             : "entry " TRAINHOOK_ENTRY_SYMBOL " returned error " + std::to_string(st) + ": " + msg;
     return nullptr;
   }
-  if (std::string problem = check_plugin_info(info); !problem.empty()) {
+  if (std::string problem = copy_plugin_info(info, *lib); !problem.empty()) {
     rec.refused_reason = problem;
     if (info != nullptr && TH_HAS_FIELD(info, th_plugin_info, abi_minor)) {
       rec.abi_major = info->abi_major;
@@ -276,19 +297,19 @@ std::shared_ptr<const PluginLibrary> PluginRegistry::Impl::load(const fs::path& 
     }
     return nullptr;
   }
-  lib->info = info;
+  info = lib->info;
   rec.loaded = true;
   rec.plugin_name = info->name;
   rec.plugin_version = info->version;
   rec.abi_major = info->abi_major;
   rec.abi_minor = info->abi_minor;
   for (uint32_t i = 0; i < info->callback_count; ++i) {
-    const th_callback_info& cb = info->callbacks[i];
+    const th_callback_info& cb = *info->callbacks[i];
     rec.callbacks.push_back(
         {cb.name, cb.version, cb.kind, cb.description != nullptr ? cb.description : "", {}});
   }
   for (uint32_t i = 0; i < command_count(info); ++i) {
-    const th_command_info& c = info->commands[i];
+    const th_command_info& c = *info->commands[i];
     rec.commands.push_back({c.name, c.description != nullptr ? c.description : "", {}});
   }
   return lib;
@@ -302,7 +323,7 @@ void PluginRegistry::Impl::resolve_duplicates(
     if (!rec.loaded) continue;
     const auto& lib = loaded[lib_index++];
     for (uint32_t i = 0; i < lib->info->callback_count; ++i) {
-      const th_callback_info* cb = &lib->info->callbacks[i];
+      const th_callback_info* cb = lib->info->callbacks[i];
       const auto* first = find(cb->name);
       if (first == nullptr) {
         callbacks.push_back({cb->name, {lib, cb}});
@@ -313,7 +334,7 @@ void PluginRegistry::Impl::resolve_duplicates(
                         first->library->path.string() + " and " + rec.path.string());
     }
     for (uint32_t i = 0; i < command_count(lib->info); ++i) {
-      const th_command_info* c = &lib->info->commands[i];
+      const th_command_info* c = lib->info->commands[i];
       auto it =
           std::find_if(commands.begin(), commands.end(), [&](const auto& e) { return e.first == c->name; });
       if (it == commands.end()) {
@@ -418,7 +439,7 @@ void PluginRegistry::check_callbacks(const std::vector<std::string>& names) cons
       throw PluginError("callbacks: " + impl_->unknown_name_message("callback", name, all));
 }
 
-std::unique_ptr<TrainerCallback> PluginRegistry::create(const std::string& callback_name, HostServices& host,
+std::unique_ptr<detail::InternalCallback> PluginRegistry::create(const std::string& callback_name, HostServices& host,
                                                         const std::string& config_json) const {
   const auto* e = impl_->find(callback_name);
   if (e == nullptr) {

@@ -5,7 +5,8 @@
 namespace trainhook {
 
 void to_c(const TrainerState& s, th_state& out) noexcept {
-  out.struct_size = sizeof(th_state);
+  out = th_state{};  // zeroed: padding and any field added later read as 0
+  out.struct_size = TH_STATE_STRUCT_SIZE;
   out.is_local_process_zero = s.is_local_process_zero ? 1 : 0;
   out.epoch = s.epoch;
   out.global_step = s.global_step;
@@ -30,7 +31,8 @@ void to_c(const TrainerState& s, th_state& out) noexcept {
 }
 
 void to_c(const TrainerControl& c, th_control& out) noexcept {
-  out.struct_size = sizeof(th_control);
+  out = th_control{};
+  out.struct_size = TH_CONTROL_STRUCT_SIZE;
   out.should_training_stop = c.should_training_stop ? 1 : 0;
   out.should_epoch_stop = c.should_epoch_stop ? 1 : 0;
   out.should_save = c.should_save ? 1 : 0;

@@ -33,7 +33,7 @@ std::string flags(const TrainerControl& c) {
 }
 
 // Records "<name>:<event>:<flags seen>" and runs an optional action.
-struct Recorder final : TrainerCallback {
+struct Recorder final : trainhook::detail::InternalCallback {
   using Action = std::function<void(EventId, const th_event_args&)>;
   Recorder(std::string n, std::vector<std::string>& log, uint64_t mask = TH_EVENT_MASK_ALL, Action a = {})
       : name_(std::move(n)), log_(log), mask_(mask), action_(std::move(a)) {}
@@ -259,10 +259,10 @@ TEST_CASE("the event payload and the state reach callbacks unchanged") {
   const double values[] = {0.25, 5e-5};
   const char* skeys[] = {"note"};
   const char* svalues[] = {"hi"};
-  th_values v{sizeof(th_values), 2, keys, values, 1, skeys, svalues};
+  th_values v{TH_VALUES_STRUCT_SIZE, 2, keys, values, 1, skeys, svalues};
   bool checked = false;
   h.add(std::make_unique<Recorder>("a", log, TH_EVENT_MASK_ALL, [&](EventId, const th_event_args& a) {
-    CHECK(a.struct_size == sizeof(th_event_args));
+    CHECK(a.struct_size == TH_EVENT_ARGS_STRUCT_SIZE);
     CHECK(a.event == TH_EVENT_PREDICTION_STEP);
     CHECK(a.values == &v);
     CHECK(std::string(a.checkpoint_dir) == "out/checkpoint-7");
@@ -371,7 +371,7 @@ TEST_CASE("duplicate and null callbacks are refused") {
 }
 
 namespace {
-struct Stateful final : TrainerCallback {
+struct Stateful final : trainhook::detail::InternalCallback {
   explicit Stateful(std::string n) : name_(std::move(n)) {}
   std::string name() const override { return name_; }
   void on_event(EventId, const th_event_args&) override { ++count; }
@@ -387,7 +387,7 @@ struct Stateful final : TrainerCallback {
 TEST_CASE("stateful callbacks: HF layout with TrainerControl, no growth across saves, restored on load") {
   CallbackHandler h;
   auto* s = new Stateful("early_stopping");
-  h.add(std::unique_ptr<TrainerCallback>(s));
+  h.add(std::unique_ptr<trainhook::detail::InternalCallback>(s));
   std::vector<std::string> log;
   h.add(std::make_unique<Recorder>("stateless", log));
   TrainerState st;
@@ -411,10 +411,86 @@ TEST_CASE("stateful callbacks: HF layout with TrainerControl, no growth across s
 
   CallbackHandler resumed;
   auto* s2 = new Stateful("early_stopping");
-  resumed.add(std::unique_ptr<TrainerCallback>(s2));
+  resumed.add(std::unique_ptr<trainhook::detail::InternalCallback>(s2));
   TrainerControl restored;
   resumed.load_states(st, restored);
   CHECK(s2->count == 2);
   CHECK(restored.should_save);
   CHECK_FALSE(restored.should_training_stop);
+}
+
+namespace {
+// An embedder's callback: the SDK's trainhook::Callback, as a plugin author writes it.
+class Typed final : public trainhook::Callback {
+ public:
+  explicit Typed(std::vector<std::string>* seen) : seen_(seen) {}
+  void on_step_end(trainhook::Event& e) override {
+    seen_->push_back("step_end:" + std::to_string(e.state().global_step));
+    if (e.state().global_step == 2) e.control().should_save = 1;
+  }
+  void on_log(trainhook::Event& e) override {
+    seen_->push_back("log:" + std::to_string(*e.values().find("loss")) + ":" +
+                     std::string(e.values().string_value(0)));
+  }
+  void on_save(trainhook::Event& e) override {
+    if (e.checkpoint_dir() == "bad") throw std::runtime_error("cannot save there");
+  }
+  std::string save_state() override {
+    return R"({"args": {}, "attributes": {"n": )" + std::to_string(n) + "}}";
+  }
+  void load_state(const std::string& json) override { n = nlohmann::json::parse(json)["attributes"]["n"]; }
+  int n = 7;
+
+ private:
+  std::vector<std::string>* seen_;
+};
+}  // namespace
+
+TEST_CASE("an embedder's trainhook::Callback: typed events, mask from overrides, flags, state, errors") {
+  std::vector<std::string> seen;
+  NamedCallback nc = make_callback<Typed>("typed", &seen);
+  CHECK(nc.event_mask ==
+        (TH_EVENT_BIT(TH_EVENT_STEP_END) | TH_EVENT_BIT(TH_EVENT_LOG) | TH_EVENT_BIT(TH_EVENT_SAVE)));
+  auto* typed = static_cast<Typed*>(nc.callback.get());
+  CallbackHandler h;
+  h.add(std::move(nc));
+  std::vector<std::string> log;
+  h.add(std::make_unique<Recorder>("after", log));
+  TrainerState st;
+  TrainerControl c;
+  st.global_step = 1;
+  h.fire(TH_EVENT_STEP_END, st, c);
+  h.fire(TH_EVENT_EPOCH_END, st, c);  // not overridden: never dispatched
+  st.global_step = 2;
+  h.fire(TH_EVENT_STEP_END, st, c);
+  CHECK(c.should_save);
+  CHECK(log.back() == "after:on_step_end:--S--");  // the next callback sees what Typed set
+  const char* keys[] = {"loss"};
+  const double values[] = {0.5};
+  const char* skeys[] = {"note"};
+  const char* svalues[] = {"hi"};
+  const th_values v{TH_VALUES_STRUCT_SIZE, 1, keys, values, 1, skeys, svalues};
+  EventPayload p;
+  p.values = &v;
+  h.fire(TH_EVENT_LOG, st, c, p);
+  CHECK(seen == std::vector<std::string>{"step_end:1", "step_end:2", "log:0.500000:hi"});
+
+  h.save_states(st, c);
+  CHECK(st.stateful_callbacks["typed"] == nlohmann::json::parse(R"({"args": {}, "attributes": {"n": 7}})"));
+  st.stateful_callbacks["typed"]["attributes"]["n"] = 11;
+  h.load_states(st);
+  CHECK(typed->n == 11);
+
+  EventPayload bad;
+  bad.checkpoint_dir = "bad";
+  h.fire(TH_EVENT_SAVE, st, c, bad);  // default policy: disabled with the message, training goes on
+  const auto d = h.disabled();
+  REQUIRE(d.size() == 1);
+  CHECK(d[0].callback == "typed");
+  CHECK(d[0].event == "on_save");
+  CHECK(d[0].message == "cannot save there");
+
+  CallbackHandler h2;
+  CHECK_THROWS_WITH_AS(h2.add(NamedCallback{"empty", nullptr}), "C++ callback 'empty' is null",
+                       std::invalid_argument);
 }

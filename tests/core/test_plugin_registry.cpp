@@ -175,7 +175,7 @@ TEST_CASE("the pack: masks, values, checkpoint dir, stop from a worker thread, h
   const double values[] = {0.5, 0.001};
   const char* skeys[] = {"phase"};
   const char* svalues[] = {"warmup"};
-  const th_values v{sizeof(th_values), 2, keys, values, 1, skeys, svalues};
+  const th_values v{TH_VALUES_STRUCT_SIZE, 2, keys, values, 1, skeys, svalues};
   EventPayload p;
   p.values = &v;
   h.fire(TH_EVENT_LOG, st, c, p);
@@ -230,7 +230,7 @@ TEST_CASE("create() errors name the callback and carry the plugin's message") {
 
 TEST_CASE("a library stays loaded until the last callback it made is destroyed") {
   RecordingHost host;
-  std::unique_ptr<TrainerCallback> cb;
+  std::unique_ptr<trainhook::detail::InternalCallback> cb;
   {
     PluginRegistry r(only({kRoot / "good"}));
     cb = r.create("c_counter", host, "{}");
@@ -305,6 +305,59 @@ TEST_CASE("refused: a plugin built for a newer minor version") {
       "newer_minor", "libtrainhook_newer_minor.so",
       "the plugin was built for ABI 1.1, newer than this trainhook's ABI 1.0 (upgrade trainhook, or "
       "rebuild the plugin against this SDK)");
+}
+
+TEST_CASE(
+    "a plugin built against a smaller (older) header loads and works; nothing past struct_size is read") {
+  // layout_plugins.c: th_plugin_info ends at `callbacks`, callback infos sit in
+  // larger memory blocks, and every byte past each struct_size is 0xA5 poison.
+  RecordingHost host;
+  PluginRegistry r(only({kRoot / "smaller"}));
+  REQUIRE(r.libraries().size() == 1);
+  const LibraryRecord& rec = r.libraries()[0];
+  INFO(rec.refused_reason);
+  REQUIRE(rec.loaded);
+  CHECK(rec.plugin_name == "small_layout");
+  CHECK(rec.abi_minor == 0);
+  REQUIRE(rec.callbacks.size() == 2);  // read through the pointer array, not with the host's stride
+  CHECK(rec.callbacks[0].name == "small_a");
+  CHECK(rec.callbacks[1].name == "small_b");
+  CHECK(rec.commands.empty());  // the poison where command_count/commands would be is not read
+  CHECK(r.command_names().empty());
+
+  CallbackHandler h;
+  h.add(r.create("small_a", host, "{}"));
+  h.add(r.create("small_b", host, "{}"));
+  TrainerState st;
+  TrainerControl c;
+  st.global_step = 1;
+  h.fire(TH_EVENT_STEP_END, st, c);
+  CHECK_FALSE(c.should_save);
+  st.global_step = 2;
+  h.fire(TH_EVENT_STEP_END, st, c);
+  CHECK(c.should_save);
+  h.fire(TH_EVENT_TRAIN_END, st, c);
+  CHECK(host.logged("small_a|2|events=3 saves=1"));
+  CHECK(host.logged("small_b|2|events=3 saves=1"));
+  CHECK(h.disabled().empty());
+}
+
+TEST_CASE("refused: a plugin built against a larger (newer minor) header, with a message naming the file") {
+  PluginRegistry r(only({kRoot / "larger"}));
+  REQUIRE(r.libraries().size() == 1);
+  const LibraryRecord& rec = r.libraries()[0];
+  CHECK(rec.path == kRoot / "larger" / "libtrainhook_large_layout.so");
+  CHECK_FALSE(rec.loaded);
+  CHECK(rec.refused_reason ==
+        "the plugin was built for ABI 1.1, newer than this trainhook's ABI 1.0 (upgrade trainhook, or "
+        "rebuild the plugin against this SDK)");
+  CHECK(r.describe().find((kRoot / "larger" / "libtrainhook_large_layout.so").string() + "\n  REFUSED: ") !=
+        std::string::npos);
+  CHECK_FALSE(r.has("large_cb"));
+  // Asking for it by the library's name points at the refused file and why.
+  const std::string refused = (kRoot / "larger" / "libtrainhook_large_layout.so").string() +
+                              " was found but refused: the plugin was built for ABI 1.1";
+  CHECK_THROWS_WITH_AS(r.check_callbacks({"large_layout"}), doctest::Contains(refused.c_str()), PluginError);
 }
 
 TEST_CASE("refused: negotiation failure reported by the plugin's entry") {

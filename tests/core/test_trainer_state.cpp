@@ -203,7 +203,7 @@ TEST_CASE("the C mirror carries every field and borrows strings from the state")
   TrainerState s = sample_state();
   th_state c{};
   to_c(s, c);
-  CHECK(c.struct_size == sizeof(th_state));
+  CHECK(c.struct_size == TH_STATE_STRUCT_SIZE);
   CHECK(c.global_step == 20);
   CHECK(c.max_steps == 30);
   CHECK(c.logging_steps == 5);
@@ -232,7 +232,7 @@ TEST_CASE("the C mirror carries every field and borrows strings from the state")
   ctl.should_evaluate = true;
   th_control cc{};
   to_c(ctl, cc);
-  CHECK(cc.struct_size == sizeof(th_control));
+  CHECK(cc.struct_size == TH_CONTROL_STRUCT_SIZE);
   CHECK(cc.should_evaluate == 1);
   CHECK(cc.should_log == 0);
   cc.should_log = 7;  // any non-zero is true

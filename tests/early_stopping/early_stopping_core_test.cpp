@@ -60,7 +60,7 @@ bool evaluate(CallbackHandler& handler, TrainerState& state, TrainerControl& con
   state.global_step += 5;
   const char* keys[] = {"eval_loss"};
   const double values[] = {eval_loss};
-  th_values v{sizeof(th_values), 1, keys, values, 0, nullptr, nullptr};
+  th_values v{TH_VALUES_STRUCT_SIZE, 1, keys, values, 0, nullptr, nullptr};
   EventPayload payload;
   payload.values = &v;
   handler.fire(TH_EVENT_EVALUATE, state, control, payload);

@@ -26,7 +26,7 @@ const char* kLevels[] = {"trace", "debug", "info", "warn", "error"};
 
 th_host make_host(std::string* out_dir) {
   th_host h{};
-  h.struct_size = sizeof(th_host);
+  h.struct_size = TH_HOST_STRUCT_SIZE;
   h.abi_major = TRAINHOOK_ABI_VERSION_MAJOR;
   h.abi_minor = TRAINHOOK_ABI_VERSION_MINOR;
   h.ctx = out_dir;
@@ -59,7 +59,7 @@ const th_plugin_info* load(const char* path) {
     std::fprintf(stderr, "driver: %s has no %s\n", path, TRAINHOOK_ENTRY_SYMBOL);
     std::exit(3);
   }
-  th_host_info hi{sizeof(th_host_info), TRAINHOOK_ABI_VERSION_MAJOR, TRAINHOOK_ABI_VERSION_MINOR, "driver"};
+  th_host_info hi{TH_HOST_INFO_STRUCT_SIZE, TRAINHOOK_ABI_VERSION_MAJOR, TRAINHOOK_ABI_VERSION_MINOR, "driver"};
   const th_plugin_info* info = nullptr;
   char err[512] = {0};
   if (entry(&hi, &info, err, sizeof err) != TH_OK) {
@@ -84,9 +84,9 @@ struct Fire {
       nums.push_back(v);
     }
     th_values tv{
-        sizeof(th_values), static_cast<uint32_t>(keys.size()), keys.data(), nums.data(), 0, nullptr, nullptr};
+        TH_VALUES_STRUCT_SIZE, static_cast<uint32_t>(keys.size()), keys.data(), nums.data(), 0, nullptr, nullptr};
     th_event_args a{};
-    a.struct_size = sizeof a;
+    a.struct_size = TH_EVENT_ARGS_STRUCT_SIZE;
     a.event = event;
     a.state = &state;
     a.control = &control;
@@ -105,7 +105,7 @@ int train(const char* plugin, const char* config, std::string out_dir, int count
   const th_plugin_info* info = load(plugin);
   const th_callback_info* cb = nullptr;
   for (uint32_t i = 0; i < info->callback_count; ++i)
-    if (std::strcmp(info->callbacks[i].name, "wandb") == 0) cb = &info->callbacks[i];
+    if (std::strcmp(info->callbacks[i]->name, "wandb") == 0) cb = info->callbacks[i];
   if (cb == nullptr) {
     std::fprintf(stderr, "driver: no wandb callback\n");
     return 3;
@@ -118,12 +118,12 @@ int train(const char* plugin, const char* config, std::string out_dir, int count
     return 5;
   }
   Fire fire{cb, self};
-  fire.state.struct_size = sizeof(th_state);
+  fire.state.struct_size = TH_STATE_STRUCT_SIZE;
   fire.state.is_world_process_zero = 1;
   fire.state.is_local_process_zero = 1;
   fire.state.max_steps = count;
   fire.state.world_size = 1;
-  fire.control.struct_size = sizeof(th_control);
+  fire.control.struct_size = TH_CONTROL_STRUCT_SIZE;
   fire(TH_EVENT_TRAIN_BEGIN);
   for (int i = 1; i <= count; ++i) {
     fire.state.global_step = i;
@@ -147,12 +147,12 @@ int train(const char* plugin, const char* config, std::string out_dir, int count
 int sync(const char* plugin, int argc, char** argv) {
   const th_plugin_info* info = load(plugin);
   for (uint32_t i = 0; i < info->command_count; ++i) {
-    if (std::strcmp(info->commands[i].name, "wandb-sync") != 0) continue;
+    if (std::strcmp(info->commands[i]->name, "wandb-sync") != 0) continue;
     std::string out_dir = ".";
     th_host host = make_host(&out_dir);
     int32_t code = 0;
     char err[2048] = {0};
-    if (info->commands[i].run(&host, argc, argv, &code, err, sizeof err) != TH_OK) {
+    if (info->commands[i]->run(&host, argc, argv, &code, err, sizeof err) != TH_OK) {
       std::fprintf(stderr, "driver: wandb-sync failed: %s\n", err);
       return 2;
     }

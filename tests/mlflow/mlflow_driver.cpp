@@ -117,7 +117,7 @@ int main(int argc, char** argv) {
   void* self = nullptr;
   const th_callback_vtable* vt = nullptr;
   th_host host{};
-  host.struct_size = sizeof host;
+  host.struct_size = TH_HOST_STRUCT_SIZE;
   host.abi_major = TRAINHOOK_ABI_VERSION_MAJOR;
   host.abi_minor = TRAINHOOK_ABI_VERSION_MINOR;
   host.log = host_log;
@@ -134,12 +134,12 @@ int main(int argc, char** argv) {
     if (lib == nullptr) return fail(std::string("dlopen: ") + dlerror());
     auto entry = reinterpret_cast<th_plugin_entry_fn>(dlsym(lib, TRAINHOOK_ENTRY_SYMBOL));
     if (entry == nullptr) return fail("no entry symbol in " + o.plugin);
-    th_host_info hi{sizeof(th_host_info), TRAINHOOK_ABI_VERSION_MAJOR, TRAINHOOK_ABI_VERSION_MINOR, "driver"};
+    th_host_info hi{TH_HOST_INFO_STRUCT_SIZE, TRAINHOOK_ABI_VERSION_MAJOR, TRAINHOOK_ABI_VERSION_MINOR, "driver"};
     const th_plugin_info* info = nullptr;
     if (entry(&hi, &info, err, sizeof err) != TH_OK) return fail(err);
     const th_callback_info* cb = nullptr;
     for (uint32_t i = 0; i < info->callback_count; ++i)
-      if (o.callback == info->callbacks[i].name) cb = &info->callbacks[i];
+      if (o.callback == info->callbacks[i]->name) cb = info->callbacks[i];
     if (cb == nullptr) return fail("no callback " + o.callback);
     if (cb->create(&host, o.config.c_str(), &self, err, sizeof err) != TH_OK) {
       std::cerr << "create failed: " << err << "\n";
@@ -149,18 +149,18 @@ int main(int argc, char** argv) {
   }
 
   th_state st{};
-  st.struct_size = sizeof st;
+  st.struct_size = TH_STATE_STRUCT_SIZE;
   st.is_local_process_zero = 1;
   st.is_world_process_zero = 1;
   st.max_steps = o.steps;
   st.world_size = 1;
   th_control ctl{};
-  ctl.struct_size = sizeof ctl;
+  ctl.struct_size = TH_CONTROL_STRUCT_SIZE;
   std::vector<double> callback_us;
   auto fire = [&](int32_t ev, const th_values* values = nullptr, const char* ckpt = nullptr) {
     if (vt == nullptr) return;
     th_event_args a{};
-    a.struct_size = sizeof a;
+    a.struct_size = TH_EVENT_ARGS_STRUCT_SIZE;
     a.event = ev;
     a.state = &st;
     a.control = &ctl;
@@ -189,12 +189,12 @@ int main(int argc, char** argv) {
     double vals[] = {1.0 / s, 0.001 * (o.steps - s + 1) / o.steps, 0.5 + s, st.epoch};
     const char* skeys[] = {"note"};
     const char* svals[] = {"text values are not metrics"};
-    th_values v{sizeof(th_values), 4, keys, vals, 1, skeys, svals};
+    th_values v{TH_VALUES_STRUCT_SIZE, 4, keys, vals, 1, skeys, svals};
     fire(TH_EVENT_LOG, &v);
     if (o.eval_every > 0 && s % o.eval_every == 0) {
       const char* ek[] = {"eval_loss", "eval_accuracy"};
       double ev[] = {2.0 / s, s / 100.0};
-      th_values em{sizeof(th_values), 2, ek, ev, 0, nullptr, nullptr};
+      th_values em{TH_VALUES_STRUCT_SIZE, 2, ek, ev, 0, nullptr, nullptr};
       fire(TH_EVENT_LOG, &em);
       fire(TH_EVENT_EVALUATE, &em);
     }

@@ -44,7 +44,7 @@ TEST_CASE("format_logs prints the dict like HF's ProgressCallback") {
   const char* skeys[] = {"note", "long"};
   const std::string long_value(150, 'x');
   const char* svalues[] = {"it's fine", long_value.c_str()};
-  th_values v{sizeof(th_values), 5, keys, values, 2, skeys, svalues};
+  th_values v{TH_VALUES_STRUCT_SIZE, 5, keys, values, 2, skeys, svalues};
 
   CHECK(format_logs(&v, LogFormatOptions{}) ==
         "{'loss': 0.6931, 'grad_norm': 1.5, 'learning_rate': 5e-05, 'epoch': 0.33, 'note': 'it\\'s fine', "

@@ -38,10 +38,10 @@ static th_status fake_create(const th_host* host, const char* config_json, void*
   *out_self = &fake_instance;
   return TH_OK;
 }
-static const th_callback_vtable fake_vtable = {sizeof(th_callback_vtable), fake_on_event, NULL, NULL,
+static const th_callback_vtable fake_vtable = {TH_CALLBACK_VTABLE_STRUCT_SIZE, fake_on_event, NULL, NULL,
                                                fake_destroy};
 static const th_callback_info fake_callbacks[] = {
-    {sizeof(th_callback_info), "dup_cb", "1.0.0", TH_KIND_CALLBACK, "a fake callback", TH_EVENT_MASK_ALL,
+    {TH_CALLBACK_INFO_STRUCT_SIZE, "dup_cb", "1.0.0", TH_KIND_CALLBACK, "a fake callback", TH_EVENT_MASK_ALL,
      fake_create, &fake_vtable},
 };
 
@@ -56,14 +56,17 @@ static const th_callback_info fake_callbacks[] = {
 #define FAKE_MINOR TRAINHOOK_ABI_VERSION_MINOR
 #endif
 
+static const th_callback_info* const fake_callback_ptrs[] = {&fake_callbacks[0]};
+
 static const th_plugin_info fake_info = {
-    sizeof(th_plugin_info), FAKE_MAJOR, FAKE_MINOR, FAKE_LIB_NAME, "1.0.0", 1, fake_callbacks, 0, NULL};
+    TH_PLUGIN_INFO_STRUCT_SIZE, FAKE_MAJOR, FAKE_MINOR, FAKE_LIB_NAME, "1.0.0", 1,
+    fake_callback_ptrs,         0,          NULL};
 
 #if defined(FAKE_NO_ENTRY)
 TRAINHOOK_EXPORT int trainhook_not_the_entry(void) { return fake_info.callback_count == 1; }
 #else
-TRAINHOOK_EXPORT th_status trainhook_plugin_v1(const th_host_info* host, const th_plugin_info** out,
-                                               char* err, size_t err_size) {
+TRAINHOOK_EXPORT th_status TRAINHOOK_ENTRY_NAME(const th_host_info* host, const th_plugin_info** out,
+                                                char* err, size_t err_size) {
 #if defined(FAKE_ABI_REFUSE)
   (void)host;
   (void)out;

@@ -89,26 +89,28 @@ static th_status c_create(const th_host* host, const char* config_json, void** o
   return TH_OK;
 }
 
-static const th_callback_vtable c_vtable = {sizeof(th_callback_vtable), c_on_event, c_save_state,
+static const th_callback_vtable c_vtable = {TH_CALLBACK_VTABLE_STRUCT_SIZE, c_on_event, c_save_state,
                                             c_load_state, c_destroy};
 
 static const th_callback_info c_callbacks[] = {
-    {sizeof(th_callback_info), "c_counter", "0.3.0", TH_KIND_INTEGRATION,
+    {TH_CALLBACK_INFO_STRUCT_SIZE, "c_counter", "0.3.0", TH_KIND_INTEGRATION,
      "counts events (a plugin in plain C)", TH_EVENT_MASK_ALL, c_create, &c_vtable},
 };
 
-static const th_plugin_info c_info = {sizeof(th_plugin_info),
+static const th_callback_info* const c_callback_ptrs[] = {&c_callbacks[0]};
+
+static const th_plugin_info c_info = {TH_PLUGIN_INFO_STRUCT_SIZE,
                                       TRAINHOOK_ABI_VERSION_MAJOR,
                                       TRAINHOOK_ABI_VERSION_MINOR,
                                       "c_plugin",
                                       "0.3.0",
                                       1,
-                                      c_callbacks,
+                                      c_callback_ptrs,
                                       0,
                                       NULL};
 
-TRAINHOOK_EXPORT th_status trainhook_plugin_v1(const th_host_info* host, const th_plugin_info** out,
-                                               char* err, size_t err_size) {
+TRAINHOOK_EXPORT th_status TRAINHOOK_ENTRY_NAME(const th_host_info* host, const th_plugin_info** out,
+                                                char* err, size_t err_size) {
   if (host == NULL || host->abi_major != TRAINHOOK_ABI_VERSION_MAJOR) {
     write_err(err, err_size, "c_plugin needs trainhook ABI 1");
     return TH_ABI_MISMATCH;

@@ -5,6 +5,7 @@
 
 #include <doctest/doctest.h>
 
+#include <cstddef>
 #include <string>
 
 namespace {
@@ -31,7 +32,7 @@ int echo_count(const trainhook::Host&, const std::vector<std::string>& args) {
 
 th_event_args make_args(th_state& st, th_control& ctl, int32_t ev) {
   th_event_args a{};
-  a.struct_size = sizeof a;
+  a.struct_size = TH_EVENT_ARGS_STRUCT_SIZE;
   a.event = ev;
   a.state = &st;
   a.control = &ctl;
@@ -57,10 +58,10 @@ TEST_CASE("TH_HAS_FIELD reads only what an older, smaller struct has") {
 TEST_CASE("callback<T> describes the class, the mask has exactly the overridden events") {
   const th_callback_info info =
       trainhook::callback<OnlyLog>("only_log", "1.0", trainhook::Kind::integration, "d");
-  CHECK(info.struct_size == sizeof(th_callback_info));
+  CHECK(info.struct_size == TH_CALLBACK_INFO_STRUCT_SIZE);
   CHECK(info.event_mask == (TH_EVENT_BIT(TH_EVENT_LOG) | TH_EVENT_BIT(TH_EVENT_SAVE)));
   CHECK(info.kind == TH_KIND_INTEGRATION);
-  CHECK(info.vtable->struct_size == sizeof(th_callback_vtable));
+  CHECK(info.vtable->struct_size == TH_CALLBACK_VTABLE_STRUCT_SIZE);
 }
 
 TEST_CASE("the C++ layer turns exceptions into statuses with messages") {
@@ -71,9 +72,9 @@ TEST_CASE("the C++ layer turns exceptions into statuses with messages") {
   REQUIRE(info.create(nullptr, nullptr, &self, err, sizeof err) == TH_OK);
   CHECK(static_cast<OnlyLog*>(static_cast<trainhook::Callback*>(self))->config == "{}");
   th_state st{};
-  st.struct_size = sizeof st;
+  st.struct_size = TH_STATE_STRUCT_SIZE;
   th_control ctl{};
-  ctl.struct_size = sizeof ctl;
+  ctl.struct_size = TH_CONTROL_STRUCT_SIZE;
   th_event_args a = make_args(st, ctl, TH_EVENT_LOG);
   CHECK(info.vtable->on_event(self, &a, err, sizeof err) == TH_OK);
   CHECK(ctl.should_save == 1);
@@ -110,7 +111,7 @@ TEST_CASE("save_state follows the two-call buffer protocol") {
 
 TEST_CASE("command<Fn> passes arguments and the exit code, exceptions become errors") {
   const th_command_info cmd = trainhook::command<&echo_count>("echo-count", "counts");
-  CHECK(cmd.struct_size == sizeof(th_command_info));
+  CHECK(cmd.struct_size == TH_COMMAND_INFO_STRUCT_SIZE);
   const char* argv[] = {"a", "b"};
   int32_t code = -1;
   char err[64] = {0};
@@ -118,4 +119,59 @@ TEST_CASE("command<Fn> passes arguments and the exit code, exceptions become err
   CHECK(code == 2);
   CHECK(cmd.run(nullptr, 0, argv, &code, err, sizeof err) == TH_ERROR);
   CHECK(std::string(err) == "need arguments");
+}
+
+// th_event_args as a 1.1 header might declare it: one int32 appended. It lands
+// in 1.0's tail padding, so a 1.0 writer that set struct_size = sizeof() would
+// make a 1.1 reader believe `appended` was written. The *_STRUCT_SIZE constants
+// end at the last field and do not.
+struct EventArgs11 {
+  uint32_t struct_size;
+  int32_t event;
+  const th_state* state;
+  th_control* control;
+  const th_values* values;
+  const char* checkpoint_dir;
+  int64_t batch_index;
+  int64_t batch_count;
+  int32_t prediction_kind;
+  int32_t appended;
+};
+
+TEST_CASE("struct size constants end at the last field, so TH_HAS_FIELD never claims tail padding") {
+  static_assert(offsetof(EventArgs11, prediction_kind) == offsetof(th_event_args, prediction_kind));
+  CHECK(TH_EVENT_ARGS_STRUCT_SIZE == offsetof(th_event_args, prediction_kind) + sizeof(int32_t));
+  REQUIRE(sizeof(th_event_args) > TH_EVENT_ARGS_STRUCT_SIZE);  // this layout has tail padding
+  EventArgs11 a{};
+  a.struct_size = static_cast<uint32_t>(sizeof(th_event_args));  // the old, wrong rule
+  CHECK(TH_HAS_FIELD(&a, EventArgs11, appended));
+  a.struct_size = TH_EVENT_ARGS_STRUCT_SIZE;  // the rule of abi.h
+  CHECK(TH_HAS_FIELD(&a, EventArgs11, prediction_kind));
+  CHECK_FALSE(TH_HAS_FIELD(&a, EventArgs11, appended));
+
+  CHECK(TH_STATE_STRUCT_SIZE == offsetof(th_state, steps_in_epoch) + sizeof(int64_t));
+  CHECK(TH_CONTROL_STRUCT_SIZE == offsetof(th_control, should_log) + sizeof(int32_t));
+  CHECK(TH_VALUES_STRUCT_SIZE == offsetof(th_values, string_values) + sizeof(void*));
+  CHECK(TH_HOST_STRUCT_SIZE == offsetof(th_host, run_name) + sizeof(void*));
+  CHECK(TH_PLUGIN_INFO_STRUCT_SIZE == offsetof(th_plugin_info, commands) + sizeof(void*));
+  CHECK(TH_HOST_INFO_STRUCT_SIZE == offsetof(th_host_info, host_version) + sizeof(void*));
+  CHECK(std::string(TRAINHOOK_ENTRY_SYMBOL) == "trainhook_plugin_v1");
+}
+
+namespace {
+int count_args(const trainhook::Host&, const std::vector<std::string>& args) {
+  if (!args.empty() && args[0] == "bad") throw trainhook::ConfigError("bad argument 'bad'");
+  return static_cast<int>(args.size()) + 40;
+}
+}  // namespace
+
+TEST_CASE("run_command: the public helper for a library's own th_command_info.run") {
+  const char* argv[] = {"x", nullptr};
+  int32_t code = -1;
+  char err[64] = {0};
+  CHECK(trainhook::run_command(&count_args, nullptr, 2, argv, &code, err, sizeof err) == TH_OK);
+  CHECK(code == 42);
+  const char* bad[] = {"bad"};
+  CHECK(trainhook::run_command(&count_args, nullptr, 1, bad, &code, err, sizeof err) == TH_INVALID_ARGUMENT);
+  CHECK(std::string(err) == "bad argument 'bad'");
 }

@@ -44,7 +44,7 @@ class FakeHost {
   std::vector<std::string> stop_reasons;
 
   FakeHost() {
-    table_.struct_size = sizeof(th_host);
+    table_.struct_size = TH_HOST_STRUCT_SIZE;
     table_.abi_major = TRAINHOOK_ABI_VERSION_MAJOR;
     table_.abi_minor = TRAINHOOK_ABI_VERSION_MINOR;
     table_.ctx = this;
@@ -111,7 +111,7 @@ class Library {
     if (handle_ == nullptr) throw std::runtime_error("dlopen " + path + ": " + ::dlerror());
     auto entry = reinterpret_cast<th_plugin_entry_fn>(::dlsym(handle_, TRAINHOOK_ENTRY_SYMBOL));
     if (entry == nullptr) throw std::runtime_error(path + " has no " + TRAINHOOK_ENTRY_SYMBOL);
-    th_host_info host{sizeof(th_host_info), TRAINHOOK_ABI_VERSION_MAJOR, TRAINHOOK_ABI_VERSION_MINOR, "test"};
+    th_host_info host{TH_HOST_INFO_STRUCT_SIZE, TRAINHOOK_ABI_VERSION_MAJOR, TRAINHOOK_ABI_VERSION_MINOR, "test"};
     char err[512] = {0};
     if (entry(&host, &info_, err, sizeof err) != TH_OK) throw std::runtime_error(path + ": " + err);
   }
@@ -124,7 +124,7 @@ class Library {
   const th_plugin_info& info() const noexcept { return *info_; }
   const th_callback_info& callback(const std::string& name) const {
     for (uint32_t i = 0; i < info_->callback_count; ++i)
-      if (name == info_->callbacks[i].name) return info_->callbacks[i];
+      if (name == info_->callbacks[i]->name) return *info_->callbacks[i];
     throw std::runtime_error("no callback " + name);
   }
 
@@ -157,7 +157,7 @@ class Values {
     for (const auto& k : keys_) kp_.push_back(k.c_str());
     for (const auto& k : skeys_) skp_.push_back(k.c_str());
     for (const auto& v : svalues_) svp_.push_back(v.c_str());
-    v_ = th_values{sizeof(th_values), static_cast<uint32_t>(keys_.size()),  kp_.data(),
+    v_ = th_values{TH_VALUES_STRUCT_SIZE, static_cast<uint32_t>(keys_.size()),  kp_.data(),
                    values_.data(),    static_cast<uint32_t>(skeys_.size()), skp_.data(),
                    svp_.data()};
     return &v_;
@@ -175,11 +175,11 @@ struct Run {
   th_state state{};
   th_control control{};
   Run() {
-    state.struct_size = sizeof(th_state);
+    state.struct_size = TH_STATE_STRUCT_SIZE;
     state.is_local_process_zero = 1;
     state.is_world_process_zero = 1;
     state.world_size = 1;
-    control.struct_size = sizeof(th_control);
+    control.struct_size = TH_CONTROL_STRUCT_SIZE;
   }
 };
 
@@ -210,7 +210,7 @@ class Instance {
     if ((info_.event_mask & TH_EVENT_BIT(event)) == 0) return;
     th_event_args a{};
     a.checkpoint_dir = checkpoint_dir;
-    a.struct_size = sizeof a;
+    a.struct_size = TH_EVENT_ARGS_STRUCT_SIZE;
     a.event = event;
     a.state = &run.state;
     a.control = &run.control;

@@ -10,7 +10,7 @@ namespace {
 th_control fire(DefaultFlowCallback& cb, EventId event, int64_t step, double epoch = 0,
                 int64_t max_steps = 100) {
   th_state s{};
-  s.struct_size = sizeof s;
+  s.struct_size = TH_STATE_STRUCT_SIZE;
   s.global_step = step;
   s.epoch = epoch;
   s.max_steps = max_steps;
@@ -18,9 +18,9 @@ th_control fire(DefaultFlowCallback& cb, EventId event, int64_t step, double epo
   s.eval_steps = 10;
   s.save_steps = 20;
   th_control c{};
-  c.struct_size = sizeof c;
+  c.struct_size = TH_CONTROL_STRUCT_SIZE;
   th_event_args a{};
-  a.struct_size = sizeof a;
+  a.struct_size = TH_EVENT_ARGS_STRUCT_SIZE;
   a.event = event;
   a.state = &s;
   a.control = &c;

@@ -36,9 +36,14 @@ class CallbackHandler {
   CallbackHandler(const CallbackHandler&) = delete;
   CallbackHandler& operator=(const CallbackHandler&) = delete;
 
-  void add(std::unique_ptr<TrainerCallback> cb);
-  const std::vector<std::unique_ptr<TrainerCallback>>& callbacks() const noexcept { return callbacks_; }
-  TrainerCallback* find(const std::string& name) const noexcept;
+  // A user's trainhook::Callback (see callback.hpp), through the in-process adapter.
+  void add(NamedCallback cb);
+  // The core's own callbacks and plugin adapters (internal).
+  void add(std::unique_ptr<detail::InternalCallback> cb);
+  const std::vector<std::unique_ptr<detail::InternalCallback>>& callbacks() const noexcept {
+    return callbacks_;
+  }
+  detail::InternalCallback* find(const std::string& name) const noexcept;
 
   // Fire one event. Resets the flags HF resets for that event, calls every
   // enabled callback whose mask has the event, and writes the merged flags back
@@ -70,7 +75,7 @@ class CallbackHandler {
 
  private:
   PluginErrorPolicy policy_;
-  std::vector<std::unique_ptr<TrainerCallback>> callbacks_;
+  std::vector<std::unique_ptr<detail::InternalCallback>> callbacks_;
   std::vector<char> enabled_;
   std::vector<uint64_t> masks_;  // event_mask() of each callback, read once at add()
   mutable std::mutex disabled_mu_;

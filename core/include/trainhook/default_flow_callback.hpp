@@ -10,7 +10,7 @@
 
 namespace trainhook {
 
-class DefaultFlowCallback final : public TrainerCallback {
+class DefaultFlowCallback final : public detail::InternalCallback {
  public:
   explicit DefaultFlowCallback(const TrainingArguments& args);
   std::string name() const override { return "DefaultFlowCallback"; }

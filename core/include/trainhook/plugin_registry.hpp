@@ -93,7 +93,7 @@ class PluginRegistry {
 
   // Creates an instance; `host` must outlive it. config_json is its section of
   // plugin_config ("{}" when none). Throws PluginError with the plugin's message.
-  std::unique_ptr<TrainerCallback> create(const std::string& callback_name, HostServices& host,
+  std::unique_ptr<detail::InternalCallback> create(const std::string& callback_name, HostServices& host,
                                           const std::string& config_json) const;
 
   // Human-readable listing for `trainhook plugins`.

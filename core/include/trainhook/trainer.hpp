@@ -40,8 +40,9 @@ using ComputeMetricsFn = std::function<Metrics(const EvalPrediction&)>;
 Metrics accuracy_metrics(const EvalPrediction& p);
 
 struct TrainerOptions {
-  // Extra C++ callbacks, called after the plugin `callbacks` in this order.
-  std::vector<std::unique_ptr<TrainerCallback>> callbacks;
+  // Extra C++ callbacks (trainhook::Callback, the plugin authors' class; see
+  // make_callback in callback.hpp), called after the plugin `callbacks` in this order.
+  std::vector<NamedCallback> callbacks;
   // Metrics from predictions and labels (names get the eval_/test_ prefix).
   ComputeMetricsFn compute_metrics;
   // Load report_to/`callbacks`/progress plugins. Off: only C++ callbacks run.

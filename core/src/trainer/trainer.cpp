@@ -28,7 +28,7 @@ ValuesView::ValuesView(const Metrics& m) {
     keys_.push_back(k.c_str());
     numbers_.push_back(v);
   }
-  values_.struct_size = sizeof(th_values);
+  values_.struct_size = TH_VALUES_STRUCT_SIZE;
   values_.count = static_cast<uint32_t>(keys_.size());
   values_.keys = keys_.data();
   values_.values = numbers_.data();
@@ -125,9 +125,7 @@ Trainer::Impl::Impl(std::shared_ptr<Model> model_in, TrainingArguments args_in,
     throw std::invalid_argument(
         "report_to/callbacks name plugins, but this Trainer was built with use_plugins = false");
   }
-  for (auto& cb : options.callbacks) {
-    if (cb) handler.add(std::move(cb));
-  }
+  for (auto& cb : options.callbacks) handler.add(std::move(cb));
   if (options.use_plugins) {
     const std::string progress = args.disable_tqdm ? "printer" : "progress";
     if (registry->has(progress)) {

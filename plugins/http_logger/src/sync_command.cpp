@@ -212,14 +212,4 @@ int run_sync(const trainhook::Host& host, const std::vector<std::string>& args) 
   return ok ? 0 : 1;
 }
 
-th_status sync_command_entry(const th_host* host, int32_t argc, const char* const* argv, int32_t* exit_code,
-                             char* err, size_t err_size) {
-  return trainhook::detail::guarded(err, err_size, [&] {
-    std::vector<std::string> args;
-    for (int32_t i = 0; i < argc; ++i) args.emplace_back(argv[i] != nullptr ? argv[i] : "");
-    const int code = run_sync(trainhook::Host(host), args);
-    if (exit_code != nullptr) *exit_code = code;
-  });
-}
-
 }  // namespace trainhook::wandb

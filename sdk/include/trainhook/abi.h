@@ -8,8 +8,16 @@
  *
  * Rules that keep the ABI stable for years:
  *  - Every struct that crosses starts with `uint32_t struct_size`, set by whoever
- *    fills it. Structs and tables only ever grow at the end; the reader uses
- *    TH_HAS_FIELD() before reading a field that a newer minor version added.
+ *    fills it to the TH_*_STRUCT_SIZE constant of this header: the end of the
+ *    struct's last field, NOT sizeof() (sizeof counts tail padding, which would
+ *    make TH_HAS_FIELD claim a field appended later that was never written).
+ *    Structs and tables only ever grow at the end; the reader uses TH_HAS_FIELD()
+ *    before reading a field that a newer minor version added. The host copies
+ *    what a plugin hands it into zeroed structs of its own, reading only the
+ *    bytes the plugin's struct_size covers; fields a plugin does not know are 0.
+ *  - Lists of structs cross as arrays of POINTERS (th_plugin_info.callbacks,
+ *    .commands), never as arrays of structs, so an element struct can grow
+ *    without the reader's stride (its own sizeof) going wrong.
  *  - Only C types cross: fixed-width integers, double, UTF-8 `const char*`, opaque
  *    pointers. Strings are borrowed for the duration of the call; keep a copy if
  *    you need it later. Enums cross as int32_t.
@@ -37,8 +45,13 @@ extern "C" {
 #define TRAINHOOK_ABI_VERSION_MAJOR 1
 #define TRAINHOOK_ABI_VERSION_MINOR 0
 
-/* The one symbol a plugin library exports. */
-#define TRAINHOOK_ENTRY_SYMBOL "trainhook_plugin_v1"
+/* The one symbol a plugin library exports, spelled once: TRAINHOOK_ENTRY_NAME is
+ * the identifier (used by the SDK's TRAINHOOK_PLUGIN and by C plugins to define
+ * the function), TRAINHOOK_ENTRY_SYMBOL its name as a string (the host's lookup). */
+#define TRAINHOOK_ENTRY_NAME trainhook_plugin_v1
+#define TH_STRINGIFY_(x) #x
+#define TH_STRINGIFY(x) TH_STRINGIFY_(x)
+#define TRAINHOOK_ENTRY_SYMBOL TH_STRINGIFY(TRAINHOOK_ENTRY_NAME)
 
 #if defined(_WIN32)
 #define TRAINHOOK_EXPORT __declspec(dllexport)
@@ -49,6 +62,9 @@ extern "C" {
 /* True when a struct filled by the other side is large enough to hold `field`. */
 #define TH_HAS_FIELD(ptr, type, field) \
   ((ptr) != NULL && (size_t)(ptr)->struct_size >= offsetof(type, field) + sizeof(((type*)0)->field))
+
+/* The size of `type` up to the end of its field `last` (no tail padding). */
+#define TH_STRUCT_SIZE(type, last) (offsetof(type, last) + sizeof(((type*)0)->last))
 
 /* ---- status codes --------------------------------------------------------- */
 
@@ -121,6 +137,7 @@ typedef struct th_state {
   int32_t world_size;                   /* 1 in single-process runs */
   int64_t steps_in_epoch;               /* optimizer steps per epoch */
 } th_state;
+#define TH_STATE_STRUCT_SIZE ((uint32_t)TH_STRUCT_SIZE(th_state, steps_in_epoch))
 
 /* ---- TrainerControl, in/out ----------------------------------------------- */
 /* The host resets flags as HF's CallbackHandler does before the callbacks of an
@@ -134,6 +151,7 @@ typedef struct th_control {
   int32_t should_evaluate;
   int32_t should_log;
 } th_control;
+#define TH_CONTROL_STRUCT_SIZE ((uint32_t)TH_STRUCT_SIZE(th_control, should_log))
 
 /* ---- key/value records: logs and metrics --------------------------------- */
 /* Parallel arrays, borrowed. Numeric values in (keys, values); values that are
@@ -147,6 +165,7 @@ typedef struct th_values {
   const char* const* string_keys;
   const char* const* string_values;
 } th_values;
+#define TH_VALUES_STRUCT_SIZE ((uint32_t)TH_STRUCT_SIZE(th_values, string_values))
 
 /* ---- what an event carries ------------------------------------------------ */
 typedef struct th_event_args {
@@ -160,6 +179,7 @@ typedef struct th_event_args {
   int64_t batch_count;       /* PREDICTION_STEP: batches in this pass (-1 unknown) */
   int32_t prediction_kind;   /* PREDICTION_STEP: 0 evaluate, 1 predict */
 } th_event_args;
+#define TH_EVENT_ARGS_STRUCT_SIZE ((uint32_t)TH_STRUCT_SIZE(th_event_args, prediction_kind))
 
 /* ---- host services -------------------------------------------------------- */
 /* One table per callback instance; it outlives the instance (the host destroys
@@ -191,6 +211,7 @@ typedef struct th_host {
   /* The run's name (run_name argument; never NULL). */
   const char* (*run_name)(void* ctx);
 } th_host;
+#define TH_HOST_STRUCT_SIZE ((uint32_t)TH_STRUCT_SIZE(th_host, run_name))
 
 /* ---- a callback: created per run, called per event ------------------------ */
 typedef struct th_callback_vtable {
@@ -208,6 +229,7 @@ typedef struct th_callback_vtable {
   /* Free the instance. Required; never fails. */
   void (*destroy)(void* self);
 } th_callback_vtable;
+#define TH_CALLBACK_VTABLE_STRUCT_SIZE ((uint32_t)TH_STRUCT_SIZE(th_callback_vtable, destroy))
 
 typedef struct th_callback_info {
   uint32_t struct_size;
@@ -222,6 +244,7 @@ typedef struct th_callback_info {
                       size_t err_size);
   const th_callback_vtable* vtable;
 } th_callback_info;
+#define TH_CALLBACK_INFO_STRUCT_SIZE ((uint32_t)TH_STRUCT_SIZE(th_callback_info, vtable))
 
 /* A subcommand a library adds to the CLI: `trainhook <name> args...` (e.g.
  * "wandb-sync"). Runs on the caller's thread; prints through host->log. */
@@ -234,6 +257,7 @@ typedef struct th_command_info {
   th_status (*run)(const th_host* host, int32_t argc, const char* const* argv, int32_t* exit_code,
                    char* err, size_t err_size);
 } th_command_info;
+#define TH_COMMAND_INFO_STRUCT_SIZE ((uint32_t)TH_STRUCT_SIZE(th_command_info, run))
 
 typedef struct th_plugin_info {
   uint32_t struct_size;
@@ -242,10 +266,13 @@ typedef struct th_plugin_info {
   const char* name;        /* the library's name, e.g. "tensorboard" */
   const char* version;
   uint32_t callback_count;
-  const th_callback_info* callbacks; /* array; static storage in the library */
-  uint32_t command_count;            /* CLI subcommands; 0 when none */
-  const th_command_info* commands;   /* array; static storage; may be NULL */
+  /* Arrays of POINTERS (static storage in the library): the host never strides
+   * over element structs, so th_callback_info / th_command_info may grow. */
+  const th_callback_info* const* callbacks;
+  uint32_t command_count;                  /* CLI subcommands; 0 when none */
+  const th_command_info* const* commands;  /* may be NULL when command_count is 0 */
 } th_plugin_info;
+#define TH_PLUGIN_INFO_STRUCT_SIZE ((uint32_t)TH_STRUCT_SIZE(th_plugin_info, commands))
 
 /* What the host tells the entry point about itself. */
 typedef struct th_host_info {
@@ -254,6 +281,7 @@ typedef struct th_host_info {
   uint32_t abi_minor;
   const char* host_version; /* trainhook version string */
 } th_host_info;
+#define TH_HOST_INFO_STRUCT_SIZE ((uint32_t)TH_STRUCT_SIZE(th_host_info, host_version))
 
 /* The entry point. Returns TH_OK and sets *out to static plugin information, or
  * an error (TH_ABI_MISMATCH when it cannot work with this host) with a message. */

@@ -30,6 +30,8 @@
 
 #include <trainhook/abi.h>
 
+#include <array>
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <exception>
@@ -348,7 +350,7 @@ struct Adapter {
   static void destroy(void* self) noexcept { delete static_cast<Callback*>(self); }
 
   static const th_callback_vtable* vtable() noexcept {
-    static const th_callback_vtable vt = {sizeof(th_callback_vtable), &on_event, &save_state, &load_state,
+    static const th_callback_vtable vt = {TH_CALLBACK_VTABLE_STRUCT_SIZE, &on_event, &save_state, &load_state,
                                           &destroy};
     return &vt;
   }
@@ -358,7 +360,7 @@ struct Adapter {
 template <class T>
 th_callback_info callback(const char* name, const char* version, Kind kind, const char* description) {
   th_callback_info info{};
-  info.struct_size = sizeof(th_callback_info);
+  info.struct_size = TH_CALLBACK_INFO_STRUCT_SIZE;
   info.name = name;
   info.version = version;
   info.kind = static_cast<int32_t>(kind);
@@ -373,16 +375,25 @@ th_callback_info callback(const char* name, const char* version, Kind kind, cons
 // (the message becomes the command's error).
 using CommandFn = int (*)(const Host& host, const std::vector<std::string>& args);
 
+// Runs a plugin CLI command body at the C boundary: converts argv, catches every
+// exception into (status, err) as the SDK's adapters do, stores the exit code.
+// For a library that wants its own th_command_info.run function; most use
+// trainhook::command<&fn>(...) inside TRAINHOOK_COMMANDS instead.
+inline th_status run_command(CommandFn fn, const th_host* host, int32_t argc, const char* const* argv,
+                             int32_t* exit_code, char* err, size_t err_size) noexcept {
+  return detail::guarded(err, err_size, [&] {
+    std::vector<std::string> args;
+    for (int32_t i = 0; i < argc; ++i) args.emplace_back(detail::or_empty(argv[i]));
+    const int code = fn(Host(host), args);
+    if (exit_code != nullptr) *exit_code = code;
+  });
+}
+
 template <CommandFn Fn>
 struct CommandAdapter {
   static th_status run(const th_host* host, int32_t argc, const char* const* argv, int32_t* exit_code,
                        char* err, size_t n) noexcept {
-    return detail::guarded(err, n, [&] {
-      std::vector<std::string> args;
-      for (int32_t i = 0; i < argc; ++i) args.emplace_back(detail::or_empty(argv[i]));
-      const int code = Fn(Host(host), args);
-      if (exit_code != nullptr) *exit_code = code;
-    });
+    return run_command(Fn, host, argc, argv, exit_code, err, n);
   }
 };
 
@@ -390,7 +401,7 @@ struct CommandAdapter {
 template <CommandFn Fn>
 th_command_info command(const char* name, const char* description) {
   th_command_info info{};
-  info.struct_size = sizeof(th_command_info);
+  info.struct_size = TH_COMMAND_INFO_STRUCT_SIZE;
   info.name = name;
   info.description = description;
   info.run = &CommandAdapter<Fn>::run;
@@ -407,41 +418,51 @@ inline th_status negotiate(const th_host_info* host, const th_plugin_info* info,
   *out = info;
   return TH_OK;
 }
+// The pointer table th_plugin_info.callbacks/.commands points at (see abi.h).
+template <class T, size_t N>
+std::array<const T*, N> pointers(const T (&items)[N]) noexcept {
+  std::array<const T*, N> out{};
+  for (size_t i = 0; i < N; ++i) out[i] = &items[i];
+  return out;
+}
 }  // namespace detail
 
 }  // namespace trainhook
 
 // The commands of a library without TRAINHOOK_COMMANDS: none. TRAINHOOK_COMMANDS
 // declares a better match for the call in TRAINHOOK_PLUGIN (int beats long).
-inline std::pair<const th_command_info*, uint32_t> trainhook_plugin_commands_(long) { return {nullptr, 0}; }
+inline std::pair<const th_command_info* const*, uint32_t> trainhook_plugin_commands_(long) {
+  return {nullptr, 0};
+}
 
 // Declares the library's CLI subcommands: trainhook::command<&fn>(name, description)...
-#define TRAINHOOK_COMMANDS(...)                                                            \
-  static std::pair<const th_command_info*, uint32_t> trainhook_plugin_commands_(int) {     \
-    static const th_command_info trainhook_commands_[] = {__VA_ARGS__};                    \
-    return {trainhook_commands_,                                                           \
-            static_cast<uint32_t>(sizeof(trainhook_commands_) / sizeof(th_command_info))}; \
+#define TRAINHOOK_COMMANDS(...)                                                                     \
+  static std::pair<const th_command_info* const*, uint32_t> trainhook_plugin_commands_(int) {       \
+    static const th_command_info trainhook_commands_[] = {__VA_ARGS__};                             \
+    static const auto trainhook_command_ptrs_ = trainhook::detail::pointers(trainhook_commands_);   \
+    return {trainhook_command_ptrs_.data(), static_cast<uint32_t>(trainhook_command_ptrs_.size())}; \
   }
 
-// Defines the library's entry point. Arguments: library name, library version,
-// then one trainhook::callback<T>(...) per callback the library exports.
-#define TRAINHOOK_PLUGIN(lib_name, lib_version, ...)                                      \
-  extern "C" TRAINHOOK_EXPORT th_status trainhook_plugin_v1(                              \
-      const th_host_info* host, const th_plugin_info** out, char* err, size_t err_size) { \
-    static const th_callback_info trainhook_callbacks_[] = {__VA_ARGS__};                 \
-    static const std::pair<const th_command_info*, uint32_t> trainhook_cmds_ =            \
-        trainhook_plugin_commands_(0);                                                    \
-    static const th_plugin_info trainhook_info_ = {                                       \
-        sizeof(th_plugin_info),                                                           \
-        TRAINHOOK_ABI_VERSION_MAJOR,                                                      \
-        TRAINHOOK_ABI_VERSION_MINOR,                                                      \
-        lib_name,                                                                         \
-        lib_version,                                                                      \
-        static_cast<uint32_t>(sizeof(trainhook_callbacks_) / sizeof(th_callback_info)),   \
-        trainhook_callbacks_,                                                             \
-        trainhook_cmds_.second,                                                           \
-        trainhook_cmds_.first};                                                           \
-    return trainhook::detail::negotiate(host, &trainhook_info_, out, err, err_size);      \
+// Defines the library's entry point (TRAINHOOK_ENTRY_NAME of abi.h). Arguments:
+// library name, library version, then one trainhook::callback<T>(...) per
+// callback the library exports.
+#define TRAINHOOK_PLUGIN(lib_name, lib_version, ...)                                                       \
+  extern "C" TRAINHOOK_EXPORT th_status TRAINHOOK_ENTRY_NAME(                                              \
+      const th_host_info* host, const th_plugin_info** out, char* err, size_t err_size) {                  \
+    static const th_callback_info trainhook_callbacks_[] = {__VA_ARGS__};                                  \
+    static const auto trainhook_callback_ptrs_ = trainhook::detail::pointers(trainhook_callbacks_);        \
+    static const std::pair<const th_command_info* const*, uint32_t> trainhook_cmds_ =                      \
+        trainhook_plugin_commands_(0);                                                                     \
+    static const th_plugin_info trainhook_info_ = {TH_PLUGIN_INFO_STRUCT_SIZE,                             \
+                                                   TRAINHOOK_ABI_VERSION_MAJOR,                            \
+                                                   TRAINHOOK_ABI_VERSION_MINOR,                            \
+                                                   lib_name,                                               \
+                                                   lib_version,                                            \
+                                                   static_cast<uint32_t>(trainhook_callback_ptrs_.size()), \
+                                                   trainhook_callback_ptrs_.data(),                        \
+                                                   trainhook_cmds_.second,                                 \
+                                                   trainhook_cmds_.first};                                 \
+    return trainhook::detail::negotiate(host, &trainhook_info_, out, err, err_size);                       \
   }
 
 #endif  // TRAINHOOK_PLUGIN_HPP

@@ -21,8 +21,4 @@ namespace trainhook::wandb {
 // Throws ConfigError for bad arguments or settings.
 int run_sync(const trainhook::Host& host, const std::vector<std::string>& args);
 
-// The th_command_info.run entry for "wandb-sync".
-th_status sync_command_entry(const th_host* host, int32_t argc, const char* const* argv, int32_t* exit_code,
-                             char* err, size_t err_size);
-
 }  // namespace trainhook::wandb
