@@ -83,15 +83,15 @@ struct RunTime {
   double thread_cpu_s = 0, process_cpu_s = 0;
 };
 
-class Stopwatch final : public trainhook::TrainerCallback {
+class Stopwatch final : public trainhook::Callback {
  public:
   explicit Stopwatch(RunTime* out) : out_(out) {}
-  std::string name() const override { return "stopwatch"; }
-  uint64_t event_mask() const override {
-    return TH_EVENT_BIT(TH_EVENT_TRAIN_BEGIN) | TH_EVENT_BIT(TH_EVENT_STEP_END) |
-           TH_EVENT_BIT(TH_EVENT_TRAIN_END);
-  }
-  void on_event(trainhook::EventId event, const th_event_args&) override {
+  void on_train_begin(trainhook::Event& e) override { tick(e.id()); }
+  void on_step_end(trainhook::Event& e) override { tick(e.id()); }
+  void on_train_end(trainhook::Event& e) override { tick(e.id()); }
+
+ private:
+  void tick(int32_t event) {
     const auto now = Clock::now();
     const double thread = cpu_s(CLOCK_THREAD_CPUTIME_ID), process = cpu_s(CLOCK_PROCESS_CPUTIME_ID);
     if (event == TH_EVENT_TRAIN_BEGIN) {
@@ -148,7 +148,7 @@ RunTime run(const Options& o, const std::shared_ptr<trainhook::TensorDataset>& d
   RunTime t;
   trainhook::TrainerOptions options;
   options.use_plugins = plugins;
-  options.callbacks.push_back(std::make_unique<Stopwatch>(&t));
+  options.callbacks.push_back(trainhook::make_callback<Stopwatch>("stopwatch", &t));
   {
     trainhook::Trainer trainer(make_model(o.model), a, data, nullptr, std::move(options));
     trainer.train();

@@ -81,18 +81,12 @@ double raw_loop(const trainhook::TensorDataset& data, int64_t steps) {
 
 // Times train-begin to train-end from inside the run, so setup is excluded as
 // it is for the raw loop.
-class Stopwatch final : public trainhook::TrainerCallback {
+class Stopwatch final : public trainhook::Callback {
  public:
   explicit Stopwatch(double* seconds) : seconds_(seconds) {}
-  std::string name() const override { return "stopwatch"; }
-  uint64_t event_mask() const override {
-    return TH_EVENT_BIT(TH_EVENT_TRAIN_BEGIN) | TH_EVENT_BIT(TH_EVENT_TRAIN_END);
-  }
-  void on_event(trainhook::EventId event, const th_event_args&) override {
-    if (event == TH_EVENT_TRAIN_BEGIN)
-      start_ = Clock::now();
-    else
-      *seconds_ = std::chrono::duration<double>(Clock::now() - start_).count();
+  void on_train_begin(trainhook::Event&) override { start_ = Clock::now(); }
+  void on_train_end(trainhook::Event&) override {
+    *seconds_ = std::chrono::duration<double>(Clock::now() - start_).count();
   }
 
  private:
@@ -107,7 +101,7 @@ double trainer_loop(const std::shared_ptr<trainhook::TensorDataset>& data, int64
   double seconds = 0;
   trainhook::TrainerOptions options;
   options.use_plugins = progress;
-  options.callbacks.push_back(std::make_unique<Stopwatch>(&seconds));
+  options.callbacks.push_back(trainhook::make_callback<Stopwatch>("stopwatch", &seconds));
   trainhook::Trainer trainer(make_mlp(), args, data, nullptr, std::move(options));
   trainer.train();
   // The final log and on_train_end are inside the window: subtract nothing,

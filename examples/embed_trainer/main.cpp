@@ -46,23 +46,19 @@ std::shared_ptr<trainhook::TensorDataset> rings(int64_t n, uint64_t seed) {
 }
 
 // A user callback: reports each evaluation and remembers the best accuracy.
-class Watcher final : public trainhook::TrainerCallback {
+// The same trainhook::Callback class a plugin author derives from; only the
+// events it overrides reach it.
+class Watcher final : public trainhook::Callback {
  public:
   explicit Watcher(double* best) : best_(best) {}
-  std::string name() const override { return "watcher"; }
-  uint64_t event_mask() const override {
-    return TH_EVENT_BIT(TH_EVENT_EVALUATE) | TH_EVENT_BIT(TH_EVENT_TRAIN_END);
+  void on_train_end(trainhook::Event& e) override {
+    std::printf("watcher: training ended at step %lld\n", static_cast<long long>(e.state().global_step));
   }
-  void on_event(trainhook::EventId event, const th_event_args& args) override {
-    if (event == TH_EVENT_TRAIN_END) {
-      std::printf("watcher: training ended at step %lld\n", static_cast<long long>(args.state->global_step));
-      return;
-    }
-    for (uint32_t i = 0; i < args.values->count; ++i) {
-      if (std::string(args.values->keys[i]) != "eval_accuracy") continue;
-      *best_ = std::max(*best_, args.values->values[i]);
-      std::printf("watcher: step %lld eval_accuracy %.3f\n", static_cast<long long>(args.state->global_step),
-                  args.values->values[i]);
+  void on_evaluate(trainhook::Event& e) override {
+    if (const auto acc = e.values().find("eval_accuracy")) {
+      *best_ = std::max(*best_, *acc);
+      std::printf("watcher: step %lld eval_accuracy %.3f\n", static_cast<long long>(e.state().global_step),
+                  *acc);
     }
   }
 
@@ -100,7 +96,7 @@ int main(int argc, char** argv) {
     trainhook::TrainerOptions options;
     options.use_plugins = false;  // a self-contained program: only its own callback
     options.compute_metrics = trainhook::accuracy_metrics;
-    options.callbacks.push_back(std::make_unique<Watcher>(&best));
+    options.callbacks.push_back(trainhook::make_callback<Watcher>("watcher", &best));
 
     trainhook::Trainer trainer(model, args, rings(400, 1), rings(100, 2), std::move(options));
     const auto result = trainer.train();

@@ -149,17 +149,17 @@ TEST_CASE("N steps equal N/2 steps plus a resume for N/2, bit for bit") {
   const double dropout = 0.25;  // the RNG state must be restored too
 
   auto full_model = tiny_model(21, dropout);
-  std::vector<std::unique_ptr<TrainerCallback>> full_cbs;
-  full_cbs.push_back(std::make_unique<CountingCallback>());
+  std::vector<NamedCallback> full_cbs;
+  full_cbs.push_back(counting_callback());
   Trainer full(full_model, resume_args(full_dir.str()), synthetic_data(24), nullptr,
                plugin_free(std::move(full_cbs)));
   full.train();
 
   {
     std::vector<Recorded> events;
-    std::vector<std::unique_ptr<TrainerCallback>> cbs;
-    cbs.push_back(std::make_unique<RecordingCallback>(&events, 4));  // stop after step 4 (saved)
-    cbs.push_back(std::make_unique<CountingCallback>());
+    std::vector<NamedCallback> cbs;
+    cbs.push_back(recording_callback(&events, 4));  // stop after step 4 (saved)
+    cbs.push_back(counting_callback());
     Trainer first(tiny_model(21, dropout), resume_args(half_dir.str()), synthetic_data(24), nullptr,
                   plugin_free(std::move(cbs)));
     CHECK(first.train().global_step == 4);
@@ -169,9 +169,9 @@ TEST_CASE("N steps equal N/2 steps plus a resume for N/2, bit for bit") {
   int64_t restored_count = -1;
   auto resumed_model = tiny_model(77, dropout);  // other initial weights: all must come from the checkpoint
   std::vector<Recorded> events;
-  std::vector<std::unique_ptr<TrainerCallback>> cbs;
-  cbs.push_back(std::make_unique<RecordingCallback>(&events));
-  cbs.push_back(std::make_unique<CountingCallback>(&restored_count));
+  std::vector<NamedCallback> cbs;
+  cbs.push_back(recording_callback(&events));
+  cbs.push_back(counting_callback(&restored_count));
   auto args = resume_args(half_dir.str());
   args.resume_from_checkpoint = (half_dir.path() / "checkpoint-4").string();
   Trainer second(resumed_model, args, synthetic_data(24), nullptr, plugin_free(std::move(cbs)));

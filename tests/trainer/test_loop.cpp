@@ -23,9 +23,9 @@ std::string join(const std::vector<Recorded>& events, const std::vector<std::str
   return out.str();
 }
 
-std::vector<std::unique_ptr<TrainerCallback>> recorder(std::vector<Recorded>* events, int64_t stop_at = -1) {
-  std::vector<std::unique_ptr<TrainerCallback>> cbs;
-  cbs.push_back(std::make_unique<RecordingCallback>(events, stop_at));
+std::vector<NamedCallback> recorder(std::vector<Recorded>* events, int64_t stop_at = -1) {
+  std::vector<NamedCallback> cbs;
+  cbs.push_back(recording_callback(events, stop_at));
   return cbs;
 }
 

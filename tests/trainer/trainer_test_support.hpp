@@ -49,35 +49,51 @@ struct Recorded {
   int64_t step;
 };
 
-// Records every event with the global step; optionally stops training at a step.
-class RecordingCallback final : public TrainerCallback {
+// Records every event with the global step; optionally stops training at a
+// step. A trainhook::Callback, as an embedder writes one (see make_callback).
+class RecordingCallback final : public trainhook::Callback {
  public:
   explicit RecordingCallback(std::vector<Recorded>* out, int64_t stop_at = -1)
       : out_(out), stop_at_(stop_at) {}
-  std::string name() const override { return "recorder"; }
-  void on_event(EventId event, const th_event_args& args) override {
-    out_->push_back({event_name(event), args.state->global_step});
-    if (event == TH_EVENT_STEP_END && args.state->global_step == stop_at_)
-      args.control->should_training_stop = 1;
+  void on_init_end(Event& e) override { record(e); }
+  void on_train_begin(Event& e) override { record(e); }
+  void on_train_end(Event& e) override { record(e); }
+  void on_epoch_begin(Event& e) override { record(e); }
+  void on_epoch_end(Event& e) override { record(e); }
+  void on_step_begin(Event& e) override { record(e); }
+  void on_substep_end(Event& e) override { record(e); }
+  void on_pre_optimizer_step(Event& e) override { record(e); }
+  void on_optimizer_step(Event& e) override { record(e); }
+  void on_step_end(Event& e) override {
+    record(e);
+    if (e.state().global_step == stop_at_) e.control().should_training_stop = 1;
   }
+  void on_evaluate(Event& e) override { record(e); }
+  void on_predict(Event& e) override { record(e); }
+  void on_prediction_step(Event& e) override { record(e); }
+  void on_log(Event& e) override { record(e); }
+  void on_save(Event& e) override { record(e); }
 
  private:
+  void record(const Event& e) { out_->push_back({event_name(e.id()), e.state().global_step}); }
   std::vector<Recorded>* out_;
   int64_t stop_at_;
 };
 
+inline NamedCallback recording_callback(std::vector<Recorded>* out, int64_t stop_at = -1) {
+  return make_callback<RecordingCallback>("recorder", out, stop_at);
+}
+
 // A stateful callback: counts step ends; its count survives checkpoints.
-class CountingCallback final : public TrainerCallback {
+class CountingCallback final : public trainhook::Callback {
  public:
   explicit CountingCallback(int64_t* observed_after_load = nullptr) : observed_(observed_after_load) {}
-  std::string name() const override { return "StepCounter"; }
-  uint64_t event_mask() const override { return TH_EVENT_BIT(TH_EVENT_STEP_END); }
-  void on_event(EventId, const th_event_args&) override { ++count_; }
-  std::optional<nlohmann::json> save_state() override {
-    return nlohmann::json{{"args", nlohmann::json::object()}, {"attributes", {{"count", count_}}}};
+  void on_step_end(Event&) override { ++count_; }
+  std::string save_state() override {
+    return nlohmann::json{{"args", nlohmann::json::object()}, {"attributes", {{"count", count_}}}}.dump();
   }
-  void load_state(const nlohmann::json& state) override {
-    count_ = state.at("attributes").at("count").get<int64_t>();
+  void load_state(const std::string& state) override {
+    count_ = nlohmann::json::parse(state).at("attributes").at("count").get<int64_t>();
     if (observed_ != nullptr) *observed_ = count_;
   }
   int64_t count() const { return count_; }
@@ -86,6 +102,10 @@ class CountingCallback final : public TrainerCallback {
   int64_t count_ = 0;
   int64_t* observed_;
 };
+
+inline NamedCallback counting_callback(int64_t* observed_after_load = nullptr) {
+  return make_callback<CountingCallback>("StepCounter", observed_after_load);
+}
 
 // A fresh folder under the system temp dir, removed at the end of the test.
 class TempDir {
@@ -122,7 +142,7 @@ inline TrainingArguments small_args(const std::string& output_dir) {
   return a;
 }
 
-inline TrainerOptions plugin_free(std::vector<std::unique_ptr<TrainerCallback>> callbacks = {}) {
+inline TrainerOptions plugin_free(std::vector<NamedCallback> callbacks = {}) {
   TrainerOptions o;
   o.use_plugins = false;
   o.callbacks = std::move(callbacks);
