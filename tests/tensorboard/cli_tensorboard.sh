@@ -95,7 +95,6 @@ mux.Reload()
 runs = sorted(mux.Runs())
 if len(runs) != 1 or len(folders) != 1:
     sys.exit("TensorBoard sees %d runs %s in %d folders %s, expected one" % (len(runs), runs, len(folders), folders))
-tags = mux.Runs()[runs[0]].get("tensors", []) + mux.Runs()[runs[0]].get("scalars", [])
 acc = mux.GetAccumulator(runs[0])
 def steps(tag):
     try:
