@@ -4,6 +4,9 @@
 
 #include "argument_options.hpp"
 
+#include <trainhook/secret_keys.hpp>
+#include <trainhook/secret_masking.hpp>
+
 #include <cctype>
 #include <cstdio>
 
@@ -207,9 +210,10 @@ const UnsupportedArgument* find_unsupported(const std::string& name) {
 
 UnsupportedVerdict judge_unsupported(const UnsupportedArgument& arg, const nlohmann::json& value,
                                      const std::string& where) {
-  const std::string shown = lower(std::string(arg.name)).find("token") != std::string::npos
-                                ? std::string("<hidden>")
-                                : describe_value(value);
+  // Credentials (the one rule, sdk secret_keys.hpp) are never echoed; values
+  // inside objects are masked the way training_args.json masks them.
+  const std::string shown =
+      is_secret_key(arg.name) ? secret_placeholder(arg.name) : describe_value(mask_secrets(value));
   UnsupportedVerdict verdict;
   const bool harmless =
       arg.harmless_values == kAlwaysWarn ||

@@ -74,6 +74,7 @@ class Receiver:
         self.graphql_requests = 0
         self.auth_failures = 0
         self.bad_requests = []
+        self.raw_requests = []      # (path, body bytes) of every request, for leak checks
         self.stopped_runs = set()   # answer {"stopped": true} for these run ids
         self.away_events = 0        # how many times the receiver went away
         self.port = None
@@ -186,6 +187,8 @@ class Receiver:
     def _handle(self, h):
         length = int(h.headers.get("Content-Length", "0"))
         raw = h.rfile.read(length) if length else b""
+        with self.lock:
+            self.raw_requests.append((h.path, raw))
         expected = "Basic " + base64.b64encode(("api:" + self.api_key).encode()).decode()
         if h.headers.get("Authorization") != expected:
             with self.lock:
@@ -216,6 +219,8 @@ class Receiver:
             self._reply(h, 411, {"error": "Content-Length required"})
             return
         raw = h.rfile.read(int(length))
+        with self.lock:
+            self.raw_requests.append((h.path, raw))
         expected = "Basic " + base64.b64encode(("api:" + self.api_key).encode()).decode()
         if h.headers.get("Authorization") != expected:
             with self.lock:

@@ -171,7 +171,7 @@ def _param_text(v):
         return "True" if v else "False"
     if v is None:
         return "None"
-    return None  # numbers/lists: compared by value below
+    return None  # numbers by value, lists/dicts as str() below
 
 
 def _same_number(a, b):
@@ -235,12 +235,12 @@ def cli(opts, work, server):
         elif isinstance(v, (int, float)):
             if not _same_number(float(got), float(v)):
                 wrong.append(f"{k}={got!r}, expected {v!r}")
-        elif json.loads(got) != v:
-            wrong.append(f"{k}={got!r}, expected {v!r}")
+        elif got != str(v):  # lists and dicts: Python's str(), as HF sends them
+            wrong.append(f"{k}={got!r}, expected {str(v)!r}")
     check(not wrong and len(params) == len(training_args),
           f"params = training_args.json ({len(params)} vs {len(training_args)}) {wrong[:5]}")
     check(params.get("learning_rate") == "0.003" and params.get("max_steps") == "12"
-          and params.get("report_to") == '["mlflow"]', "learning_rate, max_steps, report_to params")
+          and params.get("report_to") == "['mlflow']", "learning_rate, max_steps, report_to params")
 
     # Metrics: every numeric value of every log_history entry, at its step, once
     # (a key logged twice at one step, like epoch with an eval, is there twice).
@@ -282,6 +282,96 @@ def cli(opts, work, server):
                 if remote != f.read():
                     bad.append(f"{rel}: bytes differ")
         check(bool(local) and not bad, f"{ck}: all {len(local)} files uploaded byte for byte {bad[:3]}")
+
+
+# ---- secrets never leave the process ------------------------------------------
+
+def secrets(opts, work, server):
+    """One `trainhook train` through every integration (mlflow against the real
+    server, wandb against the tests' W&B-style receiver, tensorboard, flyte to a
+    local folder) with the documented `--plugin_config wandb.api_key=<secret>`:
+    the W&B plugin must still authenticate with it (the receiver requires it),
+    but no byte of it may be in any file written under output_dir or the flyte
+    destination, in what the mlflow server stored (its sqlite store and
+    artifacts), in any request body the receiver got, or in the logs. Where the
+    arguments are written, the value is HF's "<API_KEY>" placeholder."""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "http_logger"))
+    from wandb_receiver import Receiver  # noqa: E402 - the W&B tests' receiver
+
+    secret = "th-secret-%016x" % random.Random().getrandbits(64)
+    data = os.path.join(work, "secrets_train.csv")
+    rnd = random.Random(5)
+    with open(data, "w") as f:
+        for _ in range(96):
+            a, b = rnd.uniform(-1, 1), rnd.uniform(-1, 1)
+            f.write("%.4f,%.4f,%d\n" % (a, b, int(a + b > 0)))
+    out = os.path.join(work, "secrets_out")
+    flyte_dest = os.path.join(work, "secrets_flyte")
+    rx = Receiver(secret).start()
+    try:
+        env = {k: v for k, v in clean_env(MLFLOW_TRACKING_URI=server.url, MLFLOW_EXPERIMENT_NAME="th-secrets",
+                                          HF_MLFLOW_LOG_ARTIFACTS="1").items()
+               if not k.startswith(("WANDB_", "TRAINHOOK_CHECKPOINT", "TRAINHOOK_PREV", "TENSORBOARD_"))}
+        args = [opts.cli, "train", "--train_file", data, "--validation_file", data, "--do_train", "--do_eval",
+                "--output_dir", out, "--per_device_train_batch_size", "16", "--max_steps", "8",
+                "--logging_steps", "2", "--eval_strategy", "steps", "--eval_steps", "4", "--save_steps", "4",
+                "--disable_tqdm", "true", "--seed", "3", "--hidden_size", "16", "--run_name", "secret-run",
+                "--report_to", "mlflow,tensorboard,wandb,flyte",
+                "--plugin_config", "wandb.api_key=" + secret,
+                "--plugin_config", "wandb.base_url=" + rx.url(),
+                "--plugin_config", "wandb.run_id=secrets1",
+                "--plugin_config", "wandb.transmit_interval=0.05",
+                "--plugin_config", "wandb.log_model=checkpoint",
+                "--plugin_config", "flyte.checkpoint_path=file://" + flyte_dest]
+        p = subprocess.run(args, env=env, capture_output=True, text=True, timeout=300)
+        print(p.stderr[-2000:], flush=True)
+        check(p.returncode == 0, f"trainhook train through mlflow, tensorboard, wandb and flyte (rc={p.returncode})")
+        check(secret not in p.stdout and secret not in p.stderr, "the secret is not in the logs")
+        if p.returncode != 0:
+            return
+        # The plugin had the real key: the receiver accepted every request.
+        store = rx.run("test-entity", "trainhook", "secrets1")
+        check(store is not None and rx.auth_failures == 0 and len(rx.raw_requests) > 0,
+              f"the W&B plugin authenticated with the real key ({len(rx.raw_requests)} requests, "
+              f"{rx.auth_failures} refused)")
+        leaked = [path for path, body in rx.raw_requests if secret.encode() in body]
+        check(not leaked, f"no request body the receiver got holds the secret {leaked[:3]}")
+        if store is not None:
+            check(store.config.get("plugin_config", {}).get("value", {}).get("wandb", {}).get("api_key")
+                  == "<API_KEY>", "the W&B run config shows the <API_KEY> placeholder")
+    finally:
+        rx.stop()
+
+    def files_with_secret(root):
+        found, n = [], 0
+        for dirpath, _, files in os.walk(root):
+            for name in files:
+                n += 1
+                with open(os.path.join(dirpath, name), "rb") as f:
+                    if secret.encode() in f.read():
+                        found.append(os.path.relpath(os.path.join(dirpath, name), root))
+        return found, n
+
+    for what, root in (("output_dir", out), ("the flyte destination", flyte_dest),
+                       ("the mlflow server's store and artifacts", server.workdir)):
+        found, n = files_with_secret(root)
+        check(n > 0 and not found, f"no file in {what} holds the secret ({n} files; {found[:5]})")
+    events = [f for _, _, fs in os.walk(os.path.join(out, "runs")) for f in fs if f.startswith("events.out")]
+    check(bool(events), f"TensorBoard event files were written and checked ({len(events)})")
+    ckpt_args = [os.path.join(out, d, "training_args.json") for d in sorted(os.listdir(out)) if d.startswith("checkpoint-")]
+    check(len(ckpt_args) == 2, f"checkpoints hold training_args.json ({len(ckpt_args)})")
+    for path in [os.path.join(out, "training_args.json")] + ckpt_args:
+        with open(path) as f:
+            got = json.load(f)["plugin_config"]["wandb"]
+        check(got.get("api_key") == "<API_KEY>" and got.get("run_id") == "secrets1",
+              f"{os.path.relpath(path, out)}: plugin_config.wandb.api_key is <API_KEY>, other keys kept")
+    runs = server.runs("th-secrets")
+    check(len(runs) == 1, f"one mlflow run ({len(runs)})")
+    if runs:
+        params = {p_["key"]: p_["value"] for p_ in runs[0]["data"].get("params", [])}
+        pc = params.get("plugin_config", "")
+        check("'api_key': '<API_KEY>'" in pc and secret not in json.dumps(params),
+              f"the mlflow param plugin_config shows the placeholder, Python str() form ({pc[:120]}...)")
 
 
 def fault(opts, work):
@@ -403,6 +493,7 @@ def main():
                     integration(opts, work, server)
                 if opts.cli:
                     cli(opts, work, server)
+                    secrets(opts, work, server)
             finally:
                 server.stop()
     finally:

@@ -51,3 +51,17 @@ TEST_CASE("Settings: bad values name their source") {
   CHECK_THROWS_WITH_AS(t.number("ratio", nullptr, 1.0), doctest::Contains("plugin_config demo.ratio"),
                        trainhook::ConfigError);
 }
+
+TEST_CASE("Settings: a bad value of a credential key is not echoed in the error") {
+  Settings s(R"({"api_key": "SECRET-abc", "timeout": "SECRET-def"})", "demo");
+  CHECK_THROWS_WITH_AS(s.number("api_key", nullptr, 1.0),
+                       "plugin_config demo.api_key must be a number, got <API_KEY>", trainhook::ConfigError);
+  ::setenv("TH_SUPPORT_TEST_TOKEN", "SECRET-ghi", 1);
+  CHECK_THROWS_WITH_AS(
+      s.integer(nullptr, "TH_SUPPORT_TEST_TOKEN", 1),
+      "environment variable TH_SUPPORT_TEST_TOKEN must be an integer, got <TH_SUPPORT_TEST_TOKEN>",
+      trainhook::ConfigError);
+  // Ordinary keys still quote the value, which helps the user.
+  CHECK_THROWS_WITH_AS(s.number("timeout", nullptr, 1.0), doctest::Contains("'SECRET-def'"),
+                       trainhook::ConfigError);
+}

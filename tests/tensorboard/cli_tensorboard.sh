@@ -4,7 +4,8 @@
 # trainer_state.json's log_history must be a scalar at its step in the event
 # file, with the args text and the hparams session; TENSORBOARD_LOGGING_DIR
 # and plugin_config tensorboard.logging_dir move the files; report_to none
-# writes none.
+# writes none; a post-training evaluation (--do_eval) more than a second
+# after train begin lands in the same run folder as the training.
 # usage: cli_tensorboard.sh TRAINHOOK_BINARY WORK_DIR
 set -euo pipefail
 TH="$1"
@@ -68,3 +69,42 @@ if "$TH" train --train_file "$WORK/data/train.csv" --do_train --output_dir "$WOR
 fi
 grep -q "tensorboard.logdir" "$WORK/bad.log" || { cat "$WORK/bad.log" >&2; fail "the error does not name the key"; }
 echo "ok: bad plugin_config key"
+
+# 6. One run, one folder: --do_eval's evaluation after training (which reopens
+#    the writer) goes into the training's run folder even when the clock has
+#    moved on, so TensorBoard shows one run with the training and the eval
+#    scalars (HF: one logging_dir per run). The run is made long enough (several
+#    seconds here) that train begin and the final evaluation fall in different
+#    seconds; the check below proves they did, or the case would prove nothing.
+"$TH" train --train_file "$WORK/data/train.csv" --validation_file "$WORK/data/valid.csv" --do_train --do_eval \
+  --output_dir "$WORK/long" --per_device_train_batch_size 64 --max_steps 400 --hidden_size 256 \
+  --logging_steps 50 --eval_strategy no --save_strategy no --disable_tqdm true --seed 3 \
+  --report_to tensorboard > "$WORK/long.log" 2>&1 || { cat "$WORK/long.log" >&2; fail "the long run exited with an error"; }
+"$VENV/bin/python" - "$WORK/long/runs" <<'PY' || { cat "$WORK/long.log" >&2; fail "the post-training eval is not in the training's run"; }
+import glob, os, re, sys
+from tensorboard.backend.event_processing import plugin_event_multiplexer
+root = sys.argv[1]
+folders = sorted(os.listdir(root))
+files = sorted(glob.glob(os.path.join(root, "*", "events.out.tfevents.*")))
+times = {int(re.search(r"tfevents\.(\d{10})\.", f).group(1)) for f in files}
+if len(times) < 2:
+    sys.exit("the run did not outlast a second (event files %s): the case proves nothing; raise --max_steps" % files)
+mux = plugin_event_multiplexer.EventMultiplexer()
+mux.AddRunsFromDirectory(root)
+mux.Reload()
+runs = sorted(mux.Runs())
+if len(runs) != 1 or len(folders) != 1:
+    sys.exit("TensorBoard sees %d runs %s in %d folders %s, expected one" % (len(runs), runs, len(folders), folders))
+acc = mux.GetAccumulator(runs[0])
+def steps(tag):
+    try:
+        return [e.step for e in acc.Tensors(tag)]
+    except KeyError:
+        return [e.step for e in acc.Scalars(tag)]
+train = steps("train/loss")
+evals = steps("eval/loss")
+if not train or evals != [400]:
+    sys.exit("run %s: train/loss at %s, eval/loss at %s (expected the final eval at 400)" % (runs[0], train, evals))
+print("one run %s: train/loss at %d steps, eval/loss at %s, %d event files" % (runs[0], len(train), evals, len(files)))
+PY
+echo "ok: post-training evaluation in the training's run folder"

@@ -6,6 +6,7 @@
 #include <trainhook/argument_parser.hpp>
 #include <trainhook/checkpoint_dirs.hpp>
 #include <trainhook/default_flow_callback.hpp>
+#include <trainhook/secret_masking.hpp>
 #include <trainhook/trainer/checkpoint_io.hpp>
 #include <trainhook/trainer/reproducibility.hpp>
 #include <trainhook/trainer_state_io.hpp>
@@ -89,7 +90,8 @@ Trainer::Impl::Impl(std::shared_ptr<Model> model_in, TrainingArguments args_in,
       reduce_gradients(std::move(options.reduce_gradients)),
       on_checkpoint_file(std::move(options.on_checkpoint_file)),
       print_metrics(options.print_metrics),
-      args_json(to_json(args).dump(2)),
+      // Masked once here: every copy written or handed to plugins is this one.
+      args_json(mask_secrets(to_json(args)).dump(2)),
       memory(!args.skip_memory_metrics),
       handler(policy_of(args.plugin_error_policy)) {
   if (!model) throw std::invalid_argument("Trainer: no model given");

@@ -1,5 +1,8 @@
 #include <trainhook/plugin.hpp>
 #include <trainhook/support/env.hpp>
+#include <trainhook/support/secrets.hpp>
+
+#include <trainhook/secret_keys.hpp>
 
 #include <algorithm>
 #include <cctype>
@@ -44,6 +47,13 @@ Settings::Settings(const std::string& config_json, std::string plugin_name)
     throw ConfigError("plugin_config for '" + plugin_ + "' must be a JSON object, got " + config_.dump());
 }
 
+// A value quoted in an error message, unless it belongs to a credential key.
+std::string Settings::shown(const char* key, const char* env, const std::string& v) const {
+  if ((key != nullptr && looks_secret(key)) || (env != nullptr && looks_secret(env)))
+    return secret_placeholder(key != nullptr ? key : env);
+  return "'" + v + "'";
+}
+
 std::string Settings::source_of(const char* key, const char* env) const {
   if (key != nullptr && config_.contains(key)) return "plugin_config " + plugin_ + "." + key;
   if (env != nullptr) return std::string("environment variable ") + env;
@@ -80,7 +90,7 @@ int64_t Settings::integer(const char* key, const char* env, int64_t fallback) co
     if (used == t.size()) return n;
   } catch (const std::exception&) {
   }
-  throw ConfigError(source_of(key, env) + " must be an integer, got '" + *v + "'");
+  throw ConfigError(source_of(key, env) + " must be an integer, got " + shown(key, env, *v));
 }
 
 double Settings::number(const char* key, const char* env, double fallback) const {
@@ -93,7 +103,7 @@ double Settings::number(const char* key, const char* env, double fallback) const
     if (used == t.size()) return d;
   } catch (const std::exception&) {
   }
-  throw ConfigError(source_of(key, env) + " must be a number, got '" + *v + "'");
+  throw ConfigError(source_of(key, env) + " must be a number, got " + shown(key, env, *v));
 }
 
 std::vector<std::string> Settings::unknown_keys(const std::vector<std::string>& known) const {

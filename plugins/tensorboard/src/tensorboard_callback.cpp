@@ -56,7 +56,15 @@ void TensorBoardCallback::open(const th_state& state) {
   in.environment = env_or_empty("TENSORBOARD_LOGGING_DIR");
   in.output_dir = host_.output_dir();
   if (state.trial_name != nullptr) in.trial_name = state.trial_name;
-  const std::filesystem::path dir = resolve_log_dir(in, now, host);
+  // One run, one folder (HF resolves logging_dir once per run): a writer
+  // reopened after train end, for the post-training evaluate(), adds an event
+  // file next to the first instead of starting a new timestamped run.
+  const std::string trial = in.trial_name;
+  if (log_dir_.empty() || trial != log_dir_trial_) {
+    log_dir_ = resolve_log_dir(in, now, host);
+    log_dir_trial_ = trial;
+  }
+  const std::filesystem::path dir = log_dir_;
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec)

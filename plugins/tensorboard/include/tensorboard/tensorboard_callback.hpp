@@ -16,7 +16,9 @@
 
 #include <trainhook/plugin.hpp>
 
+#include <filesystem>
 #include <memory>
+#include <string>
 #include <vector>
 
 namespace trainhook::tensorboard {
@@ -39,7 +41,9 @@ class TensorBoardCallback final : public trainhook::Callback {
   std::unique_ptr<EventWriter> writer_;
   std::vector<HParam> hparams_;
   bool session_started_ = false;
-  int64_t last_step_ = 0;  // global_step of the last event seen, for the closing hparams events
+  int64_t last_step_ = 0;          // global_step of the last event seen, for the closing hparams events
+  std::filesystem::path log_dir_;  // resolved at the first open(), reused for the rest of the run
+  std::string log_dir_trial_;      // the trial log_dir_ was resolved for
 };
 
 }  // namespace trainhook::tensorboard

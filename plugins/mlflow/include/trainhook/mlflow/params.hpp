@@ -19,8 +19,10 @@ struct ParamSet {
 
 // args_json: the host's training arguments (a JSON object). flatten: nested
 // objects become "a.b" keys (else their JSON text is the value). Values are
-// rendered like Python's str(): True/False/None, numbers, strings unquoted,
-// lists/objects as JSON. Throws std::invalid_argument when args_json is not an object.
+// rendered like Python's str(), as HF sends them: True/False/None, floats as
+// repr() ("1e-05", "5.0"), strings unquoted, lists/objects as their Python
+// repr ("['mlflow']", "{'a': 1, 'b': None}"), credentials inside them as
+// "<KEY>" placeholders. Throws std::invalid_argument when args_json is not an object.
 ParamSet build_params(const std::string& args_json, bool flatten, int64_t max_value_length,
                       int64_t max_log_params);
 

@@ -49,6 +49,9 @@ class Settings {
   std::string source_of(const char* key, const char* env) const;
 
  private:
+  // "'value'" for a message, or "<KEY>" when key or env names a credential.
+  std::string shown(const char* key, const char* env, const std::string& v) const;
+
   nlohmann::json config_;
   std::string plugin_;
 };

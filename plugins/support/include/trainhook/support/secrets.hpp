@@ -7,11 +7,9 @@
 
 namespace trainhook::support {
 
-// True when the key, split at '_', '-', '.', '/', ':' and lower/upper case
-// boundaries, has a part such as token, secret, password, passwd, pwd,
-// credential(s), apikey, auth, authorization, cookie, or a part "key" (api_key,
-// aws_secret_access_key, key). Deliberately over-inclusive: a false positive
-// costs one missing parameter, a false negative leaks a credential.
+// trainhook::is_secret_key (sdk/include/trainhook/secret_keys.hpp), the one
+// rule the core also masks training_args_json with. Values of such keys reach
+// plugins as "<KEY>" placeholders already; integrations drop them on top.
 bool looks_secret(std::string_view key);
 
 }  // namespace trainhook::support
