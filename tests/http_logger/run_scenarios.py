@@ -49,7 +49,7 @@ class Ctx:
         c.update(extra)
         return c
 
-    def train(self, config, n=N, end=True, env_extra=None, expect_rc=0, out=None):
+    def train(self, config, n=N, end=True, env_extra=None, expect_rc=0, out=None, flags=()):
         out = out or self.out_dir()
         env = dict(os.environ)
         for k in list(env):
@@ -60,6 +60,7 @@ class Ctx:
         cmd = [self.args.driver, "train", self.args.plugin, json.dumps(config), out, str(n)]
         if not end:
             cmd.append("--no-end")
+        cmd += list(flags)
         p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=150)
         sys.stderr.write(p.stderr)
         if p.returncode != expect_rc:
@@ -178,6 +179,35 @@ def scenario_online(ctx, rx):
         fail("an online run that was delivered left an offline spool")
     if rx.auth_failures:
         fail("auth failures")
+
+
+def scenario_end(ctx, rx):
+    # The default transmit interval (15 s) against a healthy receiver: the end
+    # of the run must not wait it out. Measured in the driver from the
+    # train_end call to the callback's destruction (the end of the process's
+    # work); a bound on a wait, not a benchmark. Then HF's evaluate() after
+    # training (on_evaluate + on_log) must reach the history and the summary,
+    # and the end mark comes after it.
+    out, log = ctx.train(ctx.config(rx, run_id="end1", transmit_interval=15), flags=["--eval-after-end"])
+    marks = [l for l in log.splitlines() if l.startswith("driver: end_to_exit_s=")]
+    if len(marks) != 1:
+        fail("the driver did not report its end time: " + log[-800:])
+    waited = float(marks[0].split("=", 1)[1])
+    if waited >= 2.0:
+        fail("train end to exit took %.1f s against a healthy receiver (bound 2 s)" % waited)
+    _, store = rx.only_run()
+    hist = check_run(store, lines=LINES + 1)
+    check_content(hist[:-1])
+    last = json.loads(hist[-1])
+    if last.get("eval/loss") != 0.125 or last.get("train/global_step") != N or "eval/runtime" not in last:
+        fail("the evaluate() after training is not the last history line: %r" % last)
+    s = json.loads(store.summary_line())
+    if s.get("eval/loss") != 0.125 or s.get("_step") != LINES:
+        fail("the summary lacks the evaluate() after training: %r" % s)
+    if "run delivered (%d history lines)" % (LINES + 1) not in log:
+        fail("no delivery report: " + log[-800:])
+    if offline_dirs(out):
+        fail("a delivered run left an offline spool")
 
 
 def scenario_retries(ctx, rx):

@@ -82,8 +82,13 @@ void RunUploader::build_line(const LogRecord& rec) {
 
 void RunUploader::absorb(Record& r) {
   if (r.kind == Record::Kind::start) return;
+  if (r.kind == Record::Kind::drain) {
+    draining_ = true;
+    return;
+  }
   if (r.kind == Record::Kind::finish) {
     finish_ = r.exitcode;
+    draining_ = true;
     return;
   }
   if (r.kind == Record::Kind::upload) {
@@ -212,7 +217,7 @@ support::BatchResult RunUploader::stream(support::WorkerContext& ctx) {
   // The end-of-run mark goes last, after every model file.
   if (finish_ && !uploads_.has_work() && !streamer_->complete()) streamer_->set_complete(*finish_);
   const auto now = clock_type::now();
-  const bool history_due = streamer_->has_work() && (finish_ || now >= next_send_);
+  const bool history_due = streamer_->has_work() && (draining_ || now >= next_send_);
   // Files go up while no history request is due (the transmit interval's idle time).
   if (!history_due && uploads_.has_work()) return upload_step(ctx);
   if (!streamer_->has_work()) return {};
@@ -246,7 +251,7 @@ support::BatchResult RunUploader::stream(support::WorkerContext& ctx) {
 }
 
 support::BatchResult RunUploader::still_busy(uint64_t delivered) const {
-  if (uploads_.has_work() || (finish_ && streamer_->has_work()))
+  if (uploads_.has_work() || (draining_ && streamer_->has_work()))
     return support::BatchResult::again_in(milliseconds(0), delivered);
   if (!streamer_->has_work()) return support::BatchResult{delivered, 0, milliseconds(-1)};
   const auto now = clock_type::now();
@@ -345,8 +350,11 @@ std::string RunUploader::finalize(std::vector<Record> leftovers) {
     if (finish_) spool_->finish(*finish_);
     if (settings_.mode == Mode::offline) return "";
     return "wandb: not delivered to " + settings_.base_url + ": " +
-           (undelivered.empty() ? offline_reason_ : undelivered) + "; saved in " + spool_->dir().string() +
-           "; upload with `trainhook wandb-sync " + spool_->dir().string() + "`";
+           (undelivered.empty() ? offline_reason_
+                                : undelivered + " (drain timeout: finish_timeout " +
+                                      seconds_text(settings_.finish_timeout) + ")") +
+           "; saved in " + spool_->dir().string() + "; upload with `trainhook wandb-sync " +
+           spool_->dir().string() + "`";
   } catch (const std::exception& e) {
     return std::string("wandb: the run could not be delivered or saved: ") + e.what();
   }

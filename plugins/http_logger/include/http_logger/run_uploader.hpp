@@ -36,7 +36,9 @@
 namespace trainhook::wandb {
 
 struct Record {
-  enum class Kind { start, log, finish, upload };  // start: connect now, carries nothing
+  // start: connect now; drain: training ended, send everything at once from
+  // now on (no transmit interval); neither carries anything.
+  enum class Kind { start, log, finish, upload, drain };
   Kind kind = Kind::log;
   LogRecord log;            // Kind::log
   int exitcode = 0;         // Kind::finish
@@ -102,6 +104,7 @@ class RunUploader {
   Summary summary_;
   bool summary_changed_ = false;
   std::optional<int> finish_;
+  bool draining_ = false;  // Kind::drain or finish_: history is due at once
 
   std::unique_ptr<FileStreamer> streamer_;
   ModelUploader uploads_;
