@@ -4,6 +4,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <iterator>
+#include <stdexcept>
+#include <system_error>
+
 namespace trainhook::wandb {
 
 std::string StreamTarget::url() const {
@@ -64,31 +69,102 @@ bool reply_says_stopped(const std::string& body) {
 }
 
 FileStreamer::FileStreamer(StreamTarget target, int64_t history_offset, StreamOptions options)
-    : target_(std::move(target)), options_(options), backoff_(options.policy), offset_(history_offset) {}
+    : target_(std::move(target)),
+      options_(std::move(options)),
+      backoff_(options_.policy),
+      offset_(history_offset) {
+  if (options_.memory_lines > 0) {
+    if (options_.spill_file.empty())
+      throw std::invalid_argument("FileStreamer: memory_lines needs a spill_file");
+    remove_spill_files();
+  }
+}
+
+FileStreamer::~FileStreamer() {
+  spill_.reset();
+  if (options_.memory_lines > 0) remove_spill_files();
+}
+
+void FileStreamer::remove_spill_files() const {
+  std::error_code ec;
+  std::filesystem::remove(options_.spill_file, ec);
+  std::filesystem::remove(options_.spill_file.string() + ".ack", ec);
+}
+
+void FileStreamer::add_line(std::string line) {
+  pending_.push_back(std::move(line));
+  if (options_.memory_lines == 0 || pending_.size() <= options_.memory_lines) return;
+  // Over the bound: the oldest lines (all but half the bound) go to disk, in
+  // one append; the spill is older than everything left in memory.
+  const size_t n = pending_.size() - options_.memory_lines / 2;
+  std::vector<std::string> lines;
+  lines.reserve(n);
+  for (size_t i = 0; i < n; ++i) {
+    lines.push_back(std::move(pending_.front()));
+    pending_.pop_front();
+  }
+  if (!spill_) spill_ = std::make_unique<support::Spool>(options_.spill_file);
+  spill_->append(lines);
+}
+
+void FileStreamer::take_pending(const std::function<void(const std::vector<std::string>&)>& sink) {
+  while (spilled() > 0) {
+    support::SpoolChunk chunk = spill_->peek(std::max<size_t>(1, options_.memory_lines));
+    if (chunk.lines.empty()) break;
+    sink(chunk.lines);
+    offset_ += static_cast<int64_t>(chunk.lines.size());
+    spill_->acknowledge(chunk);
+  }
+  if (!pending_.empty()) sink(std::vector<std::string>(pending_.begin(), pending_.end()));
+  offset_ += static_cast<int64_t>(pending_.size());
+  pending_.clear();
+}
 
 SendResult FileStreamer::send_once(support::HttpClient& http) {
   SendResult result;
   if (!has_work()) return result;
-  // As many lines as fit in the size bound, at least one.
+  // The oldest lines first: the spill (then only spilled lines in this
+  // request), else memory. As many as fit in the size bound, at least one.
+  const size_t line_cap = options_.memory_lines > 0 ? options_.memory_lines : pending_.size();
+  support::SpoolChunk chunk;
+  const bool from_spill = spilled() > 0;
+  if (from_spill) chunk = spill_->peek(line_cap);
+  const size_t available = from_spill ? chunk.lines.size() : std::min(line_cap, pending_.size());
+  auto line_at = [&](size_t i) -> const std::string& { return from_spill ? chunk.lines[i] : pending_[i]; };
   size_t count = 0, bytes = 0;
-  while (count < pending_.size()) {
-    const size_t next = pending_[count].size() + 8;
+  while (count < available) {
+    const size_t next = line_at(count).size() + 8;
     if (count > 0 && bytes + next > options_.max_request_bytes) break;
     bytes += next;
     ++count;
   }
-  const bool all_lines = count == pending_.size();
+  if (from_spill && count < chunk.lines.size()) {
+    // Acknowledge exactly what is sent: re-read the shorter chunk's end offset.
+    chunk = spill_->peek(count);
+  }
+  const bool all_lines = !from_spill && count == pending_.size();
   std::optional<int> exitcode;
   if (complete_ && !complete_acked_ && all_lines) exitcode = complete_;
   const std::string* summary = summary_dirty_ && summary_ ? &*summary_ : nullptr;
-  std::string body = file_stream_body(offset_, pending_, count, summary, 0, exitcode);
+  std::string body;
+  if (from_spill) {
+    std::deque<std::string> lines(std::make_move_iterator(chunk.lines.begin()),
+                                  std::make_move_iterator(chunk.lines.end()));
+    body = file_stream_body(offset_, lines, count, summary, 0, exitcode);
+    chunk.lines.assign(count, std::string());  // acknowledge() counts lines only
+  } else {
+    body = file_stream_body(offset_, pending_, count, summary, 0, exitcode);
+  }
 
   const support::HttpResponse response =
       http.perform(support::HttpRequest::post_json(target_.url(), std::move(body)));
   const support::RetryDecision decision = classify(response);
   if (decision == support::RetryDecision::success) {
     backoff_.reset();
-    pending_.erase(pending_.begin(), pending_.begin() + static_cast<std::ptrdiff_t>(count));
+    if (from_spill)
+      spill_->acknowledge(chunk);
+    else
+      pending_.erase(pending_.begin(), pending_.begin() + static_cast<std::ptrdiff_t>(count));
     offset_ += static_cast<int64_t>(count);
     if (summary != nullptr) summary_dirty_ = false;
     if (exitcode) complete_acked_ = true;

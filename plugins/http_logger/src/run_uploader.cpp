@@ -2,6 +2,8 @@
 
 #include <trainhook/abi.h>
 
+#include <unistd.h>
+
 #include <cmath>
 #include <cstdio>
 #include <ctime>
@@ -193,6 +195,11 @@ support::BatchResult RunUploader::connect(support::WorkerContext& ctx) {
     }
     StreamOptions so;
     so.max_request_bytes = settings_.max_request_bytes;
+    // The memory bound (issue 14): a lagging server makes the backlog grow on
+    // disk, not in memory; the file is this process's alone (removed after).
+    so.memory_lines = settings_.memory_records;
+    so.spill_file = std::filesystem::path(settings_.dir) / "wandb" /
+                    ("spill-" + spec_.run_id + "-" + std::to_string(::getpid()) + ".jsonl");
     so.policy = policy_of(settings_);
     streamer_ = std::make_unique<FileStreamer>(target, offset, so);
     phase_ = Phase::streaming;
@@ -301,7 +308,7 @@ void RunUploader::go_offline(const std::string& reason) {
   const Phase was = phase_;
   phase_ = Phase::offline;
   if (streamer_) {
-    spool_->append(std::vector<std::string>(streamer_->pending().begin(), streamer_->pending().end()));
+    streamer_->take_pending([this](const std::vector<std::string>& lines) { spool_->append(lines); });
     streamer_.reset();
   }
   if (uploads_.has_work()) {
@@ -335,7 +342,7 @@ std::string RunUploader::finalize(std::vector<Record> leftovers) {
     if (phase_ == Phase::streaming && !streamer_->has_work() && !uploads_.has_work()) return "";
     std::string undelivered;
     if (phase_ == Phase::streaming)
-      undelivered = std::to_string(streamer_->pending().size()) + " history line(s)" +
+      undelivered = std::to_string(streamer_->pending_lines()) + " history line(s)" +
                     (streamer_->summary_dirty() ? ", the summary" : "") +
                     (streamer_->complete() && !streamer_->complete_acked() ? ", the end-of-run mark" : "") +
                     (uploads_.has_work()
