@@ -11,11 +11,13 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <deque>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <stdexcept>
+#include <thread>
 #include <vector>
 
 using namespace trainhook::wandb;
@@ -189,7 +191,6 @@ TEST_CASE(
     CHECK(fs.in_memory() <= 4);
     CHECK(fs.spilled() == 11 - fs.in_memory());
     CHECK(std::filesystem::exists(o.spill_file));
-    fs.set_complete(0);
     int sent = 0;
     while (fs.has_work() && sent < 40) {
       SendResult r = fs.send_once(http);
@@ -197,6 +198,7 @@ TEST_CASE(
       if (sent == 3) {
         // Lines logged while the backlog drains go behind it.
         for (int i = 11; i < 14; ++i) fs.add_line(R"({"_step":)" + std::to_string(i) + "}");
+        fs.set_complete(0);  // the end mark goes with the request that carries the last line
       }
       ++sent;
     }
@@ -259,4 +261,48 @@ TEST_CASE("FileStreamer memory bound: take_pending hands spilled then in-memory 
                                }()),
                   std::invalid_argument);
   std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("FileStreamer while_waiting: lines and a summary added during a request go in the next one") {
+  // The uploader takes in queued records while a slow request is in flight
+  // (issue 14: the worker queue must not grow with one request's length).
+  std::atomic<int> calls{0};
+  std::atomic<bool> release{false};
+  TestHttpServer server([&](const TestRequest&) {
+    if (++calls == 1)
+      while (!release) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    TestReply r;
+    r.body = "{}";
+    return r;
+  });
+  trainhook::support::HttpClient http;
+  StreamOptions o = fast();
+  FileStreamer fs(StreamTarget{server.url(), "e", "p", "r"}, 0, o);
+  fs.add_line(R"({"_step":0})");
+  fs.set_summary(R"({"s":0})");
+  int waits = 0;
+  SendResult r = fs.send_once(http, [&] {
+    ++waits;
+    if (waits <= 3) fs.add_line(R"({"_step":)" + std::to_string(waits) + "}");
+    if (waits == 3) {
+      fs.set_summary(R"({"s":3})");
+      release = true;
+    }
+  });
+  CHECK(r.status == SendStatus::delivered);
+  CHECK(r.lines == 1);
+  CHECK(waits >= 3);
+  CHECK(fs.acked_offset() == 1);
+  CHECK(fs.summary_dirty());  // set during the request: not what it carried
+  r = fs.send_once(http);
+  CHECK(r.lines == 3);
+  CHECK_FALSE(fs.has_work());
+  const auto reqs = server.requests();
+  REQUIRE(reqs.size() == 2);
+  json a = json::parse(reqs[0].body), b = json::parse(reqs[1].body);
+  CHECK(a["files"]["wandb-history.jsonl"]["content"].size() == 1);
+  CHECK(a["files"]["wandb-summary.json"]["content"][0] == R"({"s":0})");
+  CHECK(b["files"]["wandb-history.jsonl"]["offset"] == 1);
+  CHECK(b["files"]["wandb-history.jsonl"]["content"].size() == 3);
+  CHECK(b["files"]["wandb-summary.json"]["content"][0] == R"({"s":3})");
 }

@@ -115,6 +115,28 @@ TEST_CASE("flush hands queued items over at once during a backlog, not after its
   CHECK(seen == std::vector<int>{1, 99});
 }
 
+TEST_CASE("take_queued: a handler busy with slow I/O takes the items queued meanwhile, in order") {
+  Worker<int>* self = nullptr;
+  std::atomic<bool> go{false};
+  std::vector<int> seen;
+  Worker<int> w([&](std::vector<int>& batch, WorkerContext&) {
+    seen.insert(seen.end(), batch.begin(), batch.end());
+    if (batch.front() == 0) {
+      while (!go) std::this_thread::yield();  // "a request in flight"
+      auto more = self->take_queued(2);
+      seen.insert(seen.end(), more.begin(), more.end());
+    }
+    return BatchResult{batch.size(), 0};
+  });
+  self = &w;
+  w.enqueue(0);
+  while (w.stats().queued != 0) std::this_thread::yield();
+  for (int i = 1; i <= 3; ++i) w.enqueue(i);
+  go = true;
+  REQUIRE(w.flush(30s));
+  CHECK(seen == std::vector<int>{0, 1, 2, 3});  // 1, 2 taken early; 3 in the next batch
+}
+
 TEST_CASE("stop interrupts a handler's waits and returns what it never received") {
   std::atomic<int> calls{0};
   Worker<int> w([&](std::vector<int>& batch, WorkerContext& ctx) {

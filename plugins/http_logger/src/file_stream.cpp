@@ -5,7 +5,9 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <future>
 #include <iterator>
+#include <limits>
 #include <stdexcept>
 #include <system_error>
 
@@ -108,6 +110,9 @@ void FileStreamer::add_line(std::string line) {
 }
 
 void FileStreamer::take_pending(const std::function<void(const std::vector<std::string>&)>& sink) {
+  if (!inflight_.empty()) sink(std::vector<std::string>(inflight_.begin(), inflight_.end()));
+  offset_ += static_cast<int64_t>(inflight_.size());
+  inflight_.clear();
   while (spilled() > 0) {
     support::SpoolChunk chunk = spill_->peek(std::max<size_t>(1, options_.memory_lines));
     if (chunk.lines.empty()) break;
@@ -120,53 +125,68 @@ void FileStreamer::take_pending(const std::function<void(const std::vector<std::
   pending_.clear();
 }
 
-SendResult FileStreamer::send_once(support::HttpClient& http) {
+void FileStreamer::fill_request() {
+  // Oldest first: what a failed request carried, the spill, then memory. As
+  // many as fit in the size bound (and the memory bound), at least one.
+  const size_t cap = options_.memory_lines > 0 ? options_.memory_lines : std::numeric_limits<size_t>::max();
+  size_t bytes = 0;
+  for (const auto& l : inflight_) bytes += l.size() + 8;
+  auto fits = [&](const std::string& l) {
+    return inflight_.size() < cap &&
+           (inflight_.empty() || bytes + l.size() + 8 <= options_.max_request_bytes);
+  };
+  if (spilled() > 0 && inflight_.size() < cap) {
+    support::SpoolChunk chunk = spill_->peek(cap - inflight_.size());
+    size_t take = 0;
+    while (take < chunk.lines.size() && fits(chunk.lines[take])) {
+      bytes += chunk.lines[take].size() + 8;
+      inflight_.push_back(std::move(chunk.lines[take]));
+      ++take;
+    }
+    if (take == 0) return;
+    // The lines now live in inflight_ (the spill is this process's buffer,
+    // not a durable record): cut exactly those off the spill.
+    support::SpoolChunk taken = take == chunk.lines.size() ? std::move(chunk) : spill_->peek(take);
+    spill_->acknowledge(taken);
+    if (spilled() > 0) return;  // older lines than memory's are still on disk
+  }
+  while (!pending_.empty() && fits(pending_.front())) {
+    bytes += pending_.front().size() + 8;
+    inflight_.push_back(std::move(pending_.front()));
+    pending_.pop_front();
+  }
+}
+
+SendResult FileStreamer::send_once(support::HttpClient& http, const std::function<void()>& while_waiting) {
   SendResult result;
   if (!has_work()) return result;
-  // The oldest lines first: the spill (then only spilled lines in this
-  // request), else memory. As many as fit in the size bound, at least one.
-  const size_t line_cap = options_.memory_lines > 0 ? options_.memory_lines : pending_.size();
-  support::SpoolChunk chunk;
-  const bool from_spill = spilled() > 0;
-  if (from_spill) chunk = spill_->peek(line_cap);
-  const size_t available = from_spill ? chunk.lines.size() : std::min(line_cap, pending_.size());
-  auto line_at = [&](size_t i) -> const std::string& { return from_spill ? chunk.lines[i] : pending_[i]; };
-  size_t count = 0, bytes = 0;
-  while (count < available) {
-    const size_t next = line_at(count).size() + 8;
-    if (count > 0 && bytes + next > options_.max_request_bytes) break;
-    bytes += next;
-    ++count;
-  }
-  if (from_spill && count < chunk.lines.size()) {
-    // Acknowledge exactly what is sent: re-read the shorter chunk's end offset.
-    chunk = spill_->peek(count);
-  }
-  const bool all_lines = !from_spill && count == pending_.size();
+  fill_request();
+  const size_t count = inflight_.size();
+  const bool all_lines = spilled() == 0 && pending_.empty();
   std::optional<int> exitcode;
   if (complete_ && !complete_acked_ && all_lines) exitcode = complete_;
   const std::string* summary = summary_dirty_ && summary_ ? &*summary_ : nullptr;
-  std::string body;
-  if (from_spill) {
-    std::deque<std::string> lines(std::make_move_iterator(chunk.lines.begin()),
-                                  std::make_move_iterator(chunk.lines.end()));
-    body = file_stream_body(offset_, lines, count, summary, 0, exitcode);
-    chunk.lines.assign(count, std::string());  // acknowledge() counts lines only
-  } else {
-    body = file_stream_body(offset_, pending_, count, summary, 0, exitcode);
-  }
+  const uint64_t summary_version = summary_version_;
+  std::string body = file_stream_body(offset_, inflight_, count, summary, 0, exitcode);
 
-  const support::HttpResponse response =
-      http.perform(support::HttpRequest::post_json(target_.url(), std::move(body)));
+  support::HttpRequest request = support::HttpRequest::post_json(target_.url(), std::move(body));
+  support::HttpResponse response;
+  if (while_waiting) {
+    // The request runs on its own thread while the caller keeps taking in
+    // new lines (add_line/set_summary only touch what this request does not
+    // carry), so nothing piles up upstream during a slow request.
+    auto done = std::async(std::launch::async, [&http, &request] { return http.perform(request); });
+    while (done.wait_for(std::chrono::milliseconds(5)) != std::future_status::ready) while_waiting();
+    response = done.get();
+  } else {
+    response = http.perform(request);
+  }
   const support::RetryDecision decision = classify(response);
   if (decision == support::RetryDecision::success) {
     backoff_.reset();
-    if (from_spill)
-      spill_->acknowledge(chunk);
-    else
-      pending_.erase(pending_.begin(), pending_.begin() + static_cast<std::ptrdiff_t>(count));
+    inflight_.clear();
     offset_ += static_cast<int64_t>(count);
-    if (summary != nullptr) summary_dirty_ = false;
+    if (summary != nullptr && summary_version_ == summary_version) summary_dirty_ = false;
     if (exitcode) complete_acked_ = true;
     result.status = SendStatus::delivered;
     result.lines = count;

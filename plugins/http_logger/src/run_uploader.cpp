@@ -107,14 +107,35 @@ void RunUploader::absorb(Record& r) {
     build_line(r.log);
 }
 
+void RunUploader::absorb_queued() {
+  if (!hooks_.take_queued) return;
+  // Log records become history lines at once (into the streamer's bounded
+  // buffer, or its disk spill); end marks and uploads keep their order
+  // among themselves and are absorbed at the next handler call.
+  for (auto& r : hooks_.take_queued()) {
+    if (r.kind == Record::Kind::log && deferred_.empty())
+      absorb(r);
+    else
+      deferred_.push_back(std::move(r));
+  }
+}
+
 support::BatchResult RunUploader::handle(std::vector<Record>& batch, support::WorkerContext& ctx) {
   try {
+    for (auto& r : deferred_) absorb(r);
+    deferred_.clear();
     for (auto& r : batch) absorb(r);
     if (phase_ == Phase::connecting) {
       support::BatchResult c = connect(ctx);
       if (phase_ == Phase::connecting) return c;
     }
-    if (phase_ == Phase::streaming) return stream(ctx);
+    if (phase_ == Phase::streaming) {
+      support::BatchResult r = stream(ctx);
+      // Records taken during the request and not yet absorbed (an end mark,
+      // an upload): come back at once for them, even if nothing else is left.
+      if (!deferred_.empty() && !r.has_backlog()) r.backlog_retry = milliseconds(0);
+      return r;
+    }
     // offline
     if (summary_changed_) {
       spool_->write_summary(summary_.line());
@@ -231,7 +252,7 @@ support::BatchResult RunUploader::stream(support::WorkerContext& ctx) {
   if (!history_due)
     return support::BatchResult::again_in(std::chrono::duration_cast<milliseconds>(next_send_ - now) +
                                           milliseconds(1));
-  SendResult r = streamer_->send_once(http(&ctx));
+  SendResult r = streamer_->send_once(http(&ctx), [this] { absorb_queued(); });
   switch (r.status) {
     case SendStatus::nothing_to_send:
       return {};
@@ -333,6 +354,8 @@ void RunUploader::go_offline(const std::string& reason) {
 
 std::string RunUploader::finalize(std::vector<Record> leftovers) {
   try {
+    for (auto& r : deferred_) absorb(r);
+    deferred_.clear();
     for (auto& r : leftovers) absorb(r);
     if (phase_ == Phase::streaming && summary_changed_) {
       streamer_->set_summary(summary_.line());

@@ -108,6 +108,8 @@ void WandbCallback::on_train_begin(trainhook::Event& e) {
     host.log(static_cast<trainhook::LogLevel>(level), m);
   };
   hooks.request_stop = [host](const std::string& reason) { host.request_stop(reason); };
+  // Only ever called on the worker thread while worker_ exists (stop() joins it first).
+  hooks.take_queued = [this] { return worker_->take_queued(1000); };
   uploader_ = std::make_unique<RunUploader>(st, spec, unix_now(), std::move(hooks));
   RunUploader* up = uploader_.get();
   support::WorkerOptions wo;

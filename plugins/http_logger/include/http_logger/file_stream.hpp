@@ -95,6 +95,7 @@ class FileStreamer {
   void set_summary(std::string line) {
     summary_ = std::move(line);
     summary_dirty_ = true;
+    ++summary_version_;
   }
   void set_complete(int exitcode) {
     complete_ = exitcode;
@@ -105,13 +106,18 @@ class FileStreamer {
     return pending_lines() > 0 || summary_dirty_ || (complete_ && !complete_acked_);
   }
   // One request with as much as fits (at least one line); no sleeping here.
-  SendResult send_once(support::HttpClient& http);
+  // A failed request's lines go first in the next one (the same offset).
+  // while_waiting (optional): the request then runs on a thread of its own
+  // and this is called every few milliseconds until it ends, on the calling
+  // thread; it may call add_line and set_summary (the uploader takes in the
+  // records queued meanwhile), nothing else of this streamer.
+  SendResult send_once(support::HttpClient& http, const std::function<void()>& while_waiting = {});
 
   int64_t acked_offset() const noexcept { return offset_; }  // first line not acknowledged
   // Unacknowledged lines: on disk (spilled) plus in memory.
-  uint64_t pending_lines() const noexcept { return spilled() + pending_.size(); }
+  uint64_t pending_lines() const noexcept { return inflight_.size() + spilled() + pending_.size(); }
   uint64_t spilled() const noexcept { return spill_ ? spill_->pending() : 0; }
-  size_t in_memory() const noexcept { return pending_.size(); }
+  size_t in_memory() const noexcept { return inflight_.size() + pending_.size(); }
   // Hands every unacknowledged line to `sink` in order, in chunks of at most
   // memory_lines (when bounded), and forgets them (the run goes offline).
   void take_pending(const std::function<void(const std::vector<std::string>&)>& sink);
@@ -123,15 +129,18 @@ class FileStreamer {
 
  private:
   void remove_spill_files() const;
+  void fill_request();  // moves the next request's lines into inflight_
 
   StreamTarget target_;
   StreamOptions options_;
   support::Backoff backoff_;
   int64_t offset_;
+  std::deque<std::string> inflight_;       // the oldest lines: the request sent (or to resend)
   std::deque<std::string> pending_;        // newer than every spilled line
   std::unique_ptr<support::Spool> spill_;  // older lines, when memory_lines is exceeded
   std::optional<std::string> summary_;
   bool summary_dirty_ = false;
+  uint64_t summary_version_ = 0;  // a summary set during a request stays dirty
   std::optional<int> complete_;
   bool complete_acked_ = false;
 };

@@ -49,6 +49,9 @@ struct Record {
 struct UploaderHooks {
   std::function<void(int level, const std::string& message)> log;  // TH_LOG_* levels
   std::function<void(const std::string& reason)> request_stop;
+  // Takes the records queued on the worker since this batch (the Worker's
+  // take_queued); called during a history request so the queue stays short.
+  std::function<std::vector<Record>()> take_queued;
 };
 
 class RunUploader {
@@ -75,6 +78,7 @@ class RunUploader {
   enum class Phase { connecting, streaming, offline };
 
   void absorb(Record& r);
+  void absorb_queued();  // during a request: logs become lines now, the rest waits in deferred_
   void build_line(const LogRecord& rec);
   support::BatchResult connect(support::WorkerContext& ctx);
   support::BatchResult stream(support::WorkerContext& ctx);
@@ -98,6 +102,7 @@ class RunUploader {
   std::chrono::steady_clock::time_point next_send_{};
   bool warned_this_streak_ = false;
 
+  std::vector<Record> deferred_;    // non-log records taken during a request, absorbed next call
   std::vector<LogRecord> unbuilt_;  // logged before the run's offsets were known
   int64_t next_step_ = 0;
   double runtime_base_ = 0;

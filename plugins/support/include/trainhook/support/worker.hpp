@@ -159,6 +159,22 @@ class Worker {
     return rest;
   }
 
+  // For the handler, on the worker thread, while it waits on slow I/O: takes
+  // up to max items that would have formed its next batch (in order), so the
+  // queue does not grow with the length of one request (the wandb uploader
+  // renders them into its bounded line buffer meanwhile).
+  std::vector<T> take_queued(size_t max) {
+    std::vector<T> out;
+    std::lock_guard<std::mutex> lock(mu_);
+    const size_t n = std::min(max, queue_.size());
+    out.reserve(n);
+    for (size_t i = 0; i < n; ++i) {
+      out.push_back(std::move(queue_.front()));
+      queue_.pop_front();
+    }
+    return out;
+  }
+
   WorkerStats stats() const {
     std::lock_guard<std::mutex> lock(mu_);
     WorkerStats s = stats_;
