@@ -129,6 +129,7 @@ class FileStreamer {
 
  private:
   void remove_spill_files() const;
+  struct Runner;
   void fill_request();  // moves the next request's lines into inflight_
 
   StreamTarget target_;
@@ -137,6 +138,7 @@ class FileStreamer {
   int64_t offset_;
   std::deque<std::string> inflight_;       // the oldest lines: the request sent (or to resend)
   std::deque<std::string> pending_;        // newer than every spilled line
+  std::unique_ptr<Runner> runner_;         // the request thread (while_waiting), started at first use
   std::unique_ptr<support::Spool> spill_;  // older lines, when memory_lines is exceeded
   std::optional<std::string> summary_;
   bool summary_dirty_ = false;
