@@ -190,6 +190,7 @@ TEST_CASE(
     // 11 lines: spills happened at the 5th line (3 out) and the 7th (3 more), 5 left... bounded by 4.
     CHECK(fs.in_memory() <= 4);
     CHECK(fs.spilled() == 11 - fs.in_memory());
+    CHECK(fs.backlog_full());  // a full request's worth waits: the uploader sends without its interval
     CHECK(std::filesystem::exists(o.spill_file));
     int sent = 0;
     while (fs.has_work() && sent < 40) {
@@ -203,6 +204,7 @@ TEST_CASE(
       ++sent;
     }
     CHECK_FALSE(fs.has_work());
+    CHECK_FALSE(fs.backlog_full());
     CHECK(fs.acked_offset() == 114);
   }
   CHECK_FALSE(std::filesystem::exists(o.spill_file));  // removed with the streamer

@@ -245,7 +245,8 @@ support::BatchResult RunUploader::stream(support::WorkerContext& ctx) {
   // The end-of-run mark goes last, after every model file.
   if (finish_ && !uploads_.has_work() && !streamer_->complete()) streamer_->set_complete(*finish_);
   const auto now = clock_type::now();
-  const bool history_due = streamer_->has_work() && (draining_ || now >= next_send_);
+  const bool history_due =
+      streamer_->has_work() && (draining_ || now >= next_send_ || streamer_->backlog_full());
   // Files go up while no history request is due (the transmit interval's idle time).
   if (!history_due && uploads_.has_work()) return upload_step(ctx);
   if (!streamer_->has_work()) return {};
@@ -279,7 +280,7 @@ support::BatchResult RunUploader::stream(support::WorkerContext& ctx) {
 }
 
 support::BatchResult RunUploader::still_busy(uint64_t delivered) const {
-  if (uploads_.has_work() || (draining_ && streamer_->has_work()))
+  if (uploads_.has_work() || (draining_ && streamer_->has_work()) || streamer_->backlog_full())
     return support::BatchResult::again_in(milliseconds(0), delivered);
   if (!streamer_->has_work()) return support::BatchResult{delivered, 0, milliseconds(-1)};
   const auto now = clock_type::now();

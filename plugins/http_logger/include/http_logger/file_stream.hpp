@@ -116,6 +116,11 @@ class FileStreamer {
   int64_t acked_offset() const noexcept { return offset_; }  // first line not acknowledged
   // Unacknowledged lines: on disk (spilled) plus in memory.
   uint64_t pending_lines() const noexcept { return inflight_.size() + spilled() + pending_.size(); }
+  // A full request's worth is waiting (memory bound): the caller should not
+  // wait for its coalescing interval, or a fast run would fall behind for good.
+  bool backlog_full() const noexcept {
+    return options_.memory_lines > 0 && pending_lines() >= options_.memory_lines;
+  }
   uint64_t spilled() const noexcept { return spill_ ? spill_->pending() : 0; }
   size_t in_memory() const noexcept { return inflight_.size() + pending_.size(); }
   // Hands every unacknowledged line to `sink` in order, in chunks of at most
