@@ -44,7 +44,7 @@ struct WandbSettings {
   size_t queue_capacity = 100000;        // records queued on the training side at most
   // Undelivered history lines kept in memory at most; older ones spill to
   // <dir>/wandb/spill-<run>-<pid>.jsonl (as mlflow's memory_records).
-  size_t memory_records = 1000;
+  size_t memory_records = 500;
 };
 
 // Names of the plugin_config keys we understand (for the unknown-key error).
