@@ -188,7 +188,10 @@ def scenario_end(ctx, rx):
     # work); a bound on a wait, not a benchmark. Then HF's evaluate() after
     # training (on_evaluate + on_log) must reach the history and the summary,
     # and the end mark comes after it.
-    out, log = ctx.train(ctx.config(rx, run_id="end1", transmit_interval=15), flags=["--eval-after-end"])
+    # 20 ms of "compute" after each log: the first request leaves early and the
+    # rest of the logs wait for the next interval, the backlog at train end.
+    out, log = ctx.train(ctx.config(rx, run_id="end1", transmit_interval=15),
+                         flags=["--eval-after-end", "--log-gap-ms", "20"])
     marks = [l for l in log.splitlines() if l.startswith("driver: end_to_exit_s=")]
     if len(marks) != 1:
         fail("the driver did not report its end time: " + log[-800:])
