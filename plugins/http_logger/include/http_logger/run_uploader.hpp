@@ -10,6 +10,15 @@
 // undelivered lines and everything after go to the offline spool instead,
 // for `trainhook wandb-sync`. WANDB_MODE=offline starts there.
 //
+// Memory (issue 14): the streamer keeps at most memory_records undelivered
+// lines in memory and spills older ones to disk; while a history request is
+// in flight (on the streamer's request thread) this thread keeps taking the
+// records queued meanwhile (UploaderHooks::take_queued) and renders them into
+// lines, so neither the queue nor the buffer grows with a slow server.
+//
+// End of run: a drain record (on_train_end) makes everything due at once; the
+// finish record (the callback's destruction) adds the end mark.
+//
 // WANDB_LOG_MODEL: upload records queue folders on a ModelUploader; while
 // streaming, one file is PUT per handler call whenever no history request is
 // due, and the end-of-run mark is sent only after the last file. Offline, the
