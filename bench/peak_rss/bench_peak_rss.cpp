@@ -33,6 +33,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -116,9 +117,14 @@ int child(const Options& o) {
   state.train_batch_size = 64;
   state.num_train_epochs = 1;
   state.steps_in_epoch = steps;
-  trainhook::CallbackHandler handler;
-  trainhook::TrainerHost host({out.string(), trainhook::to_json(args).dump(), "bench-rss", "synthetic"},
-                              state, handler);
+  // On the heap so the callbacks can be destroyed before the peak is read: a
+  // plugin may finish its run there (wandb sends its end mark at destruction).
+  auto handler_ptr = std::make_unique<trainhook::CallbackHandler>();
+  trainhook::CallbackHandler& handler = *handler_ptr;
+  auto host_ptr = std::make_unique<trainhook::TrainerHost>(
+      trainhook::TrainerHost::Config{out.string(), trainhook::to_json(args).dump(), "bench-rss", "synthetic"},
+      state, handler);
+  trainhook::TrainerHost& host = *host_ptr;
   const auto config = nlohmann::json::parse(o.plugin_config);
   for (const auto& n : names) handler.add(registry.create(n, host, section(config, n, work)));
 
@@ -168,10 +174,14 @@ int child(const Options& o) {
   handler.fire(TH_EVENT_EPOCH_END, state, control);
   const double loop_s = std::chrono::duration<double>(Clock::now() - start).count();
   handler.fire(TH_EVENT_TRAIN_END, state, control);
-  const double total_s = std::chrono::duration<double>(Clock::now() - start).count();
   std::vector<std::string> disabled;
   for (const auto& d : handler.disabled())
     disabled.push_back(d.callback + " at " + d.event + ": " + d.message);
+  // The callbacks' end of run (counted in train_end_s and the peak); the
+  // handler goes before the host, which a callback reports through meanwhile.
+  handler_ptr.reset();
+  host_ptr.reset();
+  const double total_s = std::chrono::duration<double>(Clock::now() - start).count();
   const nlohmann::json result = {{"metrics", steps * o.per_log},
                                  {"steps", steps},
                                  {"callbacks", names},

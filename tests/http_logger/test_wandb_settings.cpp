@@ -44,6 +44,7 @@ TEST_CASE("defaults, and an online run needs a key") {
   CHECK(s.log_model == LogModel::off);
   CHECK(s.backoff_initial == std::chrono::milliseconds(2000));
   CHECK(s.backoff_max == std::chrono::milliseconds(60000));
+  CHECK(s.memory_records == 500);
 }
 
 TEST_CASE("disabled needs no key and offline needs none either") {
@@ -91,6 +92,8 @@ TEST_CASE("plugin_config wins over the environment and values are validated") {
         std::string::npos);
   CHECK(error_of(R"({"transmit_interval":"soon"})").find("transmit_interval must be a number") !=
         std::string::npos);
+  CHECK(error_of(R"({"memory_records":1})").find("wandb.memory_records must be >= 2") != std::string::npos);
+  CHECK(read_settings(Settings(R"({"memory_records":64})", "wandb"), "/o").memory_records == 64);
   setenv("WANDB_LOG_MODEL", "true", 1);  // HF: truthy means "end"
   CHECK(read_settings(Settings("{}", "wandb"), "/o").log_model == LogModel::end);
 }

@@ -3,15 +3,25 @@
 // callback's events, and the library's "wandb-sync" command. The Python
 // scenarios (run_scenarios.py) run it against the test receiver.
 //
-//   wandb_driver train <plugin.so> <config-json> <output_dir> <log_count> [--no-end]
+//   wandb_driver train <plugin.so> <config-json> <output_dir> <log_count> [--no-end] [--eval-after-end]
+//   [--log-gap-ms N]
 //       train_begin, <log_count> training logs (an eval log every 4th),
 //       the final train_* log, on_predict metrics, train_end (unless --no-end:
 //       the callback is then destroyed without it, i.e. the run failed).
+//       --eval-after-end: then on_evaluate + on_log {eval_loss 0.125,
+//       eval_runtime 0.5, epoch}, as `trainhook train --do_eval` (HF's
+//       evaluate()) fires them after training. Prints "driver: end_to_exit_s=X",
+//       the seconds from the train_end call to the callback's destruction.
+//       --log-gap-ms N: sleep N ms after each training log ("compute"), so
+//       logs also arrive after the first request, within a transmit interval.
 //   wandb_driver sync <plugin.so> <args...>
 //       runs `wandb-sync <args...>` and exits with its exit code.
 #include <trainhook/abi.h>
 
 #include <dlfcn.h>
+
+#include <chrono>
+#include <thread>
 
 #include <cstdio>
 #include <cstdlib>
@@ -101,7 +111,8 @@ struct Fire {
   }
 };
 
-int train(const char* plugin, const char* config, std::string out_dir, int count, bool end) {
+int train(const char* plugin, const char* config, std::string out_dir, int count, bool end,
+          bool eval_after_end, int log_gap_ms) {
   const th_plugin_info* info = load(plugin);
   const th_callback_info* cb = nullptr;
   for (uint32_t i = 0; i < info->callback_count; ++i)
@@ -131,6 +142,7 @@ int train(const char* plugin, const char* config, std::string out_dir, int count
     fire(TH_EVENT_LOG,
          {{"loss", 1.0 / i}, {"grad_norm", 0.5 + i}, {"learning_rate", 1e-3}, {"epoch", i / 10.0}});
     if (i % 4 == 0) fire(TH_EVENT_LOG, {{"eval_loss", 2.0 / i}, {"eval_runtime", 0.25}, {"epoch", i / 10.0}});
+    if (log_gap_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(log_gap_ms));
   }
   fire(TH_EVENT_LOG, {{"train_runtime", 12.5},
                       {"train_samples_per_second", 80.0},
@@ -139,8 +151,15 @@ int train(const char* plugin, const char* config, std::string out_dir, int count
                       {"train_loss", 0.25},
                       {"epoch", count / 10.0}});
   fire(TH_EVENT_PREDICT, {{"test_loss", 0.75}});
+  const auto end_called = std::chrono::steady_clock::now();
   if (end) fire(TH_EVENT_TRAIN_END);
+  if (eval_after_end) {
+    fire(TH_EVENT_EVALUATE);
+    fire(TH_EVENT_LOG, {{"eval_loss", 0.125}, {"eval_runtime", 0.5}, {"epoch", count / 10.0}});
+  }
   cb->vtable->destroy(self);
+  std::fprintf(stderr, "driver: end_to_exit_s=%.3f\n",
+               std::chrono::duration<double>(std::chrono::steady_clock::now() - end_called).count());
   return 0;
 }
 
@@ -165,11 +184,30 @@ int sync(const char* plugin, int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc >= 7 - 1 && std::strcmp(argv[1], "train") == 0)
-    return train(argv[2], argv[3], argv[4], std::atoi(argv[5]),
-                 !(argc > 6 && std::strcmp(argv[6], "--no-end") == 0));
+  if (argc >= 6 && std::strcmp(argv[1], "train") == 0) {
+    bool end = true, eval_after_end = false;
+    int log_gap_ms = 0;
+    for (int i = 6; i < argc; ++i) {
+      if (std::strcmp(argv[i], "--no-end") == 0) {
+        end = false;
+      } else if (std::strcmp(argv[i], "--eval-after-end") == 0) {
+        eval_after_end = true;
+      } else if (std::strcmp(argv[i], "--log-gap-ms") == 0 && i + 1 < argc) {
+        log_gap_ms = std::atoi(argv[++i]);
+      } else {
+        std::fprintf(stderr,
+                     "driver: unknown flag '%s' (expected --no-end, --eval-after-end, --log-gap-ms N)\n",
+                     argv[i]);
+        return 2;
+      }
+    }
+    return train(argv[2], argv[3], argv[4], std::atoi(argv[5]), end, eval_after_end, log_gap_ms);
+  }
   if (argc >= 3 && std::strcmp(argv[1], "sync") == 0) return sync(argv[2], argc - 3, argv + 3);
   std::fprintf(stderr,
-               "usage: wandb_driver train <plugin> <config> <out> <n> [--no-end] | sync <plugin> args...\n");
+               "usage: wandb_driver train <plugin> <config> <out> <n> [--no-end] [--eval-after-end] "
+               "[--log-gap-ms N] | "
+               "sync <plugin> "
+               "args...\n");
   return 2;
 }

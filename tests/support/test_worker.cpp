@@ -1,6 +1,7 @@
 #include <doctest/doctest.h>
 #include <trainhook/support/worker.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <mutex>
 #include <stdexcept>
@@ -92,6 +93,48 @@ TEST_CASE("a backlog makes the worker call again without new items and flush wai
   CHECK(calls >= 4);
   CHECK(w.stats().delivered == 2);
   CHECK_FALSE(w.stats().backlog);
+}
+
+TEST_CASE("flush hands queued items over at once during a backlog, not after its delay") {
+  // The wandb uploader's end-of-run mark: the handler holds lines until its
+  // next transmit interval (a one-hour backlog delay here); the mark enqueued
+  // before flush() must reach it now. Before, the worker slept out the delay.
+  std::atomic<int> calls{0};
+  std::vector<int> seen;
+  Worker<int> w([&](std::vector<int>& batch, WorkerContext&) {
+    ++calls;
+    seen.insert(seen.end(), batch.begin(), batch.end());
+    if (std::find(seen.begin(), seen.end(), 99) != seen.end()) return BatchResult{seen.size(), 0};
+    return BatchResult::again_in(std::chrono::hours(1));
+  });
+  w.enqueue(1);
+  while (!w.stats().backlog) std::this_thread::yield();
+  w.enqueue(99);
+  CHECK(w.flush(30s));  // never reached with the old wake rule (the delay is an hour)
+  CHECK(calls == 2);
+  CHECK(seen == std::vector<int>{1, 99});
+}
+
+TEST_CASE("take_queued: a handler busy with slow I/O takes the items queued meanwhile, in order") {
+  Worker<int>* self = nullptr;
+  std::atomic<bool> go{false};
+  std::vector<int> seen;
+  Worker<int> w([&](std::vector<int>& batch, WorkerContext&) {
+    seen.insert(seen.end(), batch.begin(), batch.end());
+    if (batch.front() == 0) {
+      while (!go) std::this_thread::yield();  // "a request in flight"
+      auto more = self->take_queued(2);
+      seen.insert(seen.end(), more.begin(), more.end());
+    }
+    return BatchResult{batch.size(), 0};
+  });
+  self = &w;
+  w.enqueue(0);
+  while (w.stats().queued != 0) std::this_thread::yield();
+  for (int i = 1; i <= 3; ++i) w.enqueue(i);
+  go = true;
+  REQUIRE(w.flush(30s));
+  CHECK(seen == std::vector<int>{0, 1, 2, 3});  // 1, 2 taken early; 3 in the next batch
 }
 
 TEST_CASE("stop interrupts a handler's waits and returns what it never received") {

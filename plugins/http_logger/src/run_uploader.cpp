@@ -2,6 +2,8 @@
 
 #include <trainhook/abi.h>
 
+#include <unistd.h>
+
 #include <cmath>
 #include <cstdio>
 #include <ctime>
@@ -82,8 +84,13 @@ void RunUploader::build_line(const LogRecord& rec) {
 
 void RunUploader::absorb(Record& r) {
   if (r.kind == Record::Kind::start) return;
+  if (r.kind == Record::Kind::drain) {
+    draining_ = true;
+    return;
+  }
   if (r.kind == Record::Kind::finish) {
     finish_ = r.exitcode;
+    draining_ = true;
     return;
   }
   if (r.kind == Record::Kind::upload) {
@@ -100,14 +107,35 @@ void RunUploader::absorb(Record& r) {
     build_line(r.log);
 }
 
+void RunUploader::absorb_queued() {
+  if (!hooks_.take_queued) return;
+  // Log records become history lines at once (into the streamer's bounded
+  // buffer, or its disk spill); end marks and uploads keep their order
+  // among themselves and are absorbed at the next handler call.
+  for (auto& r : hooks_.take_queued()) {
+    if (r.kind == Record::Kind::log && deferred_.empty())
+      absorb(r);
+    else
+      deferred_.push_back(std::move(r));
+  }
+}
+
 support::BatchResult RunUploader::handle(std::vector<Record>& batch, support::WorkerContext& ctx) {
   try {
+    for (auto& r : deferred_) absorb(r);
+    deferred_.clear();
     for (auto& r : batch) absorb(r);
     if (phase_ == Phase::connecting) {
       support::BatchResult c = connect(ctx);
       if (phase_ == Phase::connecting) return c;
     }
-    if (phase_ == Phase::streaming) return stream(ctx);
+    if (phase_ == Phase::streaming) {
+      support::BatchResult r = stream(ctx);
+      // Records taken during the request and not yet absorbed (an end mark,
+      // an upload): come back at once for them, even if nothing else is left.
+      if (!deferred_.empty() && !r.has_backlog()) r.backlog_retry = milliseconds(0);
+      return r;
+    }
     // offline
     if (summary_changed_) {
       spool_->write_summary(summary_.line());
@@ -188,6 +216,11 @@ support::BatchResult RunUploader::connect(support::WorkerContext& ctx) {
     }
     StreamOptions so;
     so.max_request_bytes = settings_.max_request_bytes;
+    // The memory bound (issue 14): a lagging server makes the backlog grow on
+    // disk, not in memory; the file is this process's alone (removed after).
+    so.memory_lines = settings_.memory_records;
+    so.spill_file = std::filesystem::path(settings_.dir) / "wandb" /
+                    ("spill-" + spec_.run_id + "-" + std::to_string(::getpid()) + ".jsonl");
     so.policy = policy_of(settings_);
     streamer_ = std::make_unique<FileStreamer>(target, offset, so);
     phase_ = Phase::streaming;
@@ -212,14 +245,15 @@ support::BatchResult RunUploader::stream(support::WorkerContext& ctx) {
   // The end-of-run mark goes last, after every model file.
   if (finish_ && !uploads_.has_work() && !streamer_->complete()) streamer_->set_complete(*finish_);
   const auto now = clock_type::now();
-  const bool history_due = streamer_->has_work() && (finish_ || now >= next_send_);
+  const bool history_due =
+      streamer_->has_work() && (draining_ || now >= next_send_ || streamer_->backlog_full());
   // Files go up while no history request is due (the transmit interval's idle time).
   if (!history_due && uploads_.has_work()) return upload_step(ctx);
   if (!streamer_->has_work()) return {};
   if (!history_due)
     return support::BatchResult::again_in(std::chrono::duration_cast<milliseconds>(next_send_ - now) +
                                           milliseconds(1));
-  SendResult r = streamer_->send_once(http(&ctx));
+  SendResult r = streamer_->send_once(http(&ctx), [this] { absorb_queued(); });
   switch (r.status) {
     case SendStatus::nothing_to_send:
       return {};
@@ -246,7 +280,7 @@ support::BatchResult RunUploader::stream(support::WorkerContext& ctx) {
 }
 
 support::BatchResult RunUploader::still_busy(uint64_t delivered) const {
-  if (uploads_.has_work() || (finish_ && streamer_->has_work()))
+  if (uploads_.has_work() || (draining_ && streamer_->has_work()) || streamer_->backlog_full())
     return support::BatchResult::again_in(milliseconds(0), delivered);
   if (!streamer_->has_work()) return support::BatchResult{delivered, 0, milliseconds(-1)};
   const auto now = clock_type::now();
@@ -296,7 +330,7 @@ void RunUploader::go_offline(const std::string& reason) {
   const Phase was = phase_;
   phase_ = Phase::offline;
   if (streamer_) {
-    spool_->append(std::vector<std::string>(streamer_->pending().begin(), streamer_->pending().end()));
+    streamer_->take_pending([this](const std::vector<std::string>& lines) { spool_->append(lines); });
     streamer_.reset();
   }
   if (uploads_.has_work()) {
@@ -321,6 +355,8 @@ void RunUploader::go_offline(const std::string& reason) {
 
 std::string RunUploader::finalize(std::vector<Record> leftovers) {
   try {
+    for (auto& r : deferred_) absorb(r);
+    deferred_.clear();
     for (auto& r : leftovers) absorb(r);
     if (phase_ == Phase::streaming && summary_changed_) {
       streamer_->set_summary(summary_.line());
@@ -330,7 +366,7 @@ std::string RunUploader::finalize(std::vector<Record> leftovers) {
     if (phase_ == Phase::streaming && !streamer_->has_work() && !uploads_.has_work()) return "";
     std::string undelivered;
     if (phase_ == Phase::streaming)
-      undelivered = std::to_string(streamer_->pending().size()) + " history line(s)" +
+      undelivered = std::to_string(streamer_->pending_lines()) + " history line(s)" +
                     (streamer_->summary_dirty() ? ", the summary" : "") +
                     (streamer_->complete() && !streamer_->complete_acked() ? ", the end-of-run mark" : "") +
                     (uploads_.has_work()
@@ -345,8 +381,11 @@ std::string RunUploader::finalize(std::vector<Record> leftovers) {
     if (finish_) spool_->finish(*finish_);
     if (settings_.mode == Mode::offline) return "";
     return "wandb: not delivered to " + settings_.base_url + ": " +
-           (undelivered.empty() ? offline_reason_ : undelivered) + "; saved in " + spool_->dir().string() +
-           "; upload with `trainhook wandb-sync " + spool_->dir().string() + "`";
+           (undelivered.empty() ? offline_reason_
+                                : undelivered + " (drain timeout: finish_timeout " +
+                                      seconds_text(settings_.finish_timeout) + ")") +
+           "; saved in " + spool_->dir().string() + "; upload with `trainhook wandb-sync " +
+           spool_->dir().string() + "`";
   } catch (const std::exception& e) {
     return std::string("wandb: the run could not be delivered or saved: ") + e.what();
   }

@@ -7,6 +7,7 @@
 #include <unistd.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <string>
@@ -47,6 +48,7 @@ WandbCallback::WandbCallback(trainhook::Setup& setup) : host_(setup.host()) {
     return;
   }
   settings_ = read_settings(s, host_.output_dir());
+  drain_left_ = settings_->finish_timeout;
   if (settings_->log_model != LogModel::off && settings_->mode == Mode::offline)
     host_.warn(
         "wandb: WANDB_LOG_MODEL uploads need the server; in offline mode model files are not uploaded");
@@ -55,7 +57,10 @@ WandbCallback::WandbCallback(trainhook::Setup& setup) : host_(setup.host()) {
 WandbCallback::~WandbCallback() {
   if (!worker_) return;
   try {
-    finish(1);  // destroyed without on_train_end: the run failed
+    // The run ends here, not at on_train_end: HF's run stays open for the
+    // evaluate()/predict() logged after training (W&B finishes it at exit).
+    // Destroyed without on_train_end: the run failed.
+    finish(train_ended_ ? 0 : 1);
   } catch (...) {
   }
 }
@@ -103,6 +108,8 @@ void WandbCallback::on_train_begin(trainhook::Event& e) {
     host.log(static_cast<trainhook::LogLevel>(level), m);
   };
   hooks.request_stop = [host](const std::string& reason) { host.request_stop(reason); };
+  // Only ever called on the worker thread while worker_ exists (stop() joins it first).
+  hooks.take_queued = [this] { return worker_->take_queued(1000); };
   uploader_ = std::make_unique<RunUploader>(st, spec, unix_now(), std::move(hooks));
   RunUploader* up = uploader_.get();
   support::WorkerOptions wo;
@@ -161,7 +168,15 @@ void WandbCallback::on_train_end(trainhook::Event& e) {
       enqueue(std::move(r));
     }
   }
-  finish(0);
+  // Send the backlog now rather than at the next transmit interval, and wait
+  // for it within finish_timeout (the drain budget, shared with the end mark);
+  // the end mark follows when the callback is destroyed (after a final evaluate()).
+  train_ended_ = true;
+  enqueue(Record{Record::Kind::drain, LogRecord{}, 0, {}});
+  const auto started = std::chrono::steady_clock::now();
+  worker_->flush(drain_left_);
+  drain_left_ -= std::min(drain_left_, std::chrono::duration_cast<std::chrono::milliseconds>(
+                                           std::chrono::steady_clock::now() - started));
 }
 
 void WandbCallback::finish(int exitcode) {
@@ -169,7 +184,7 @@ void WandbCallback::finish(int exitcode) {
   end.kind = Record::Kind::finish;
   end.exitcode = exitcode;
   enqueue(std::move(end));
-  const bool drained = worker_->flush(settings_->finish_timeout);
+  const bool drained = worker_->flush(drain_left_);
   const support::WorkerStats stats = worker_->stats();
   std::vector<Record> rest = worker_->stop();
   worker_.reset();

@@ -66,7 +66,8 @@ const std::vector<std::string>& known_config_keys() {
                                                 "finish_timeout",
                                                 "request_timeout",
                                                 "max_request_bytes",
-                                                "queue_capacity"};
+                                                "queue_capacity",
+                                                "memory_records"};
   return keys;
 }
 
@@ -152,6 +153,9 @@ WandbSettings read_settings(const support::Settings& s, const std::string& defau
   const int64_t cap = s.integer("queue_capacity", nullptr, static_cast<int64_t>(w.queue_capacity));
   if (cap < 1) throw ConfigError("plugin_config wandb.queue_capacity must be >= 1");
   w.queue_capacity = static_cast<size_t>(cap);
+  const int64_t mem = s.integer("memory_records", nullptr, static_cast<int64_t>(w.memory_records));
+  if (mem < 2) throw ConfigError("plugin_config wandb.memory_records must be >= 2");
+  w.memory_records = static_cast<size_t>(mem);
 
   if (w.mode == Mode::online && w.api_key.empty())
     throw ConfigError(

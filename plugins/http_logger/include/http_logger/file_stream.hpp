@@ -2,6 +2,13 @@
 // FileStreamer, which holds what is not yet acknowledged and sends it one
 // request at a time.
 //
+// Memory bound (StreamOptions::memory_lines > 0, the training run's uploader):
+// at most that many unacknowledged lines stay in memory; beyond it the oldest
+// spill to a support::Spool file (spill_file) and are sent from there first,
+// so the server still receives every line once, in order, at its offset; a
+// request then carries at most memory_lines lines. 0 keeps everything in
+// memory (wandb-sync, whose lines are already on disk).
+//
 // POST <base>/files/<entity>/<project>/<run>/file_stream
 //   {"files": {"wandb-history.jsonl": {"offset": N, "content": [lines...]},
 //              "wandb-summary.json": {"offset": 0, "content": [summary]}},
@@ -16,9 +23,14 @@
 #include <trainhook/support/http_client.hpp>
 #include <trainhook/support/retry.hpp>
 
+#include <trainhook/support/spool.hpp>
+
 #include <chrono>
 #include <cstdint>
 #include <deque>
+#include <filesystem>
+#include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -60,6 +72,8 @@ struct SendResult {
 
 struct StreamOptions {
   size_t max_request_bytes = 10u << 20;
+  size_t memory_lines = 0;           // 0: unbounded (see above)
+  std::filesystem::path spill_file;  // needed when memory_lines > 0
   support::RetryPolicy policy = support::RetryPolicy()
                                     .initial_delay(std::chrono::seconds(2))
                                     .max_delay(std::chrono::seconds(60))
@@ -69,12 +83,19 @@ struct StreamOptions {
 // Not thread-safe: lives on one worker thread (or the wandb-sync command).
 class FileStreamer {
  public:
+  // Removes a spill file left at options.spill_file (its lines belonged to
+  // another process's offsets). Throws std::runtime_error naming the file.
   FileStreamer(StreamTarget target, int64_t history_offset, StreamOptions options);
+  ~FileStreamer();
+  FileStreamer(const FileStreamer&) = delete;
+  FileStreamer& operator=(const FileStreamer&) = delete;
 
-  void add_line(std::string line) { pending_.push_back(std::move(line)); }
+  // May spill to disk (memory bound); throws std::runtime_error naming the file.
+  void add_line(std::string line);
   void set_summary(std::string line) {
     summary_ = std::move(line);
     summary_dirty_ = true;
+    ++summary_version_;
   }
   void set_complete(int exitcode) {
     complete_ = exitcode;
@@ -82,13 +103,29 @@ class FileStreamer {
   }
 
   bool has_work() const noexcept {
-    return !pending_.empty() || summary_dirty_ || (complete_ && !complete_acked_);
+    return pending_lines() > 0 || summary_dirty_ || (complete_ && !complete_acked_);
   }
   // One request with as much as fits (at least one line); no sleeping here.
-  SendResult send_once(support::HttpClient& http);
+  // A failed request's lines go first in the next one (the same offset).
+  // while_waiting (optional): the request then runs on a thread of its own
+  // and this is called every few milliseconds until it ends, on the calling
+  // thread; it may call add_line and set_summary (the uploader takes in the
+  // records queued meanwhile), nothing else of this streamer.
+  SendResult send_once(support::HttpClient& http, const std::function<void()>& while_waiting = {});
 
   int64_t acked_offset() const noexcept { return offset_; }  // first line not acknowledged
-  const std::deque<std::string>& pending() const noexcept { return pending_; }
+  // Unacknowledged lines: on disk (spilled) plus in memory.
+  uint64_t pending_lines() const noexcept { return inflight_.size() + spilled() + pending_.size(); }
+  // A full request's worth is waiting (memory bound): the caller should not
+  // wait for its coalescing interval, or a fast run would fall behind for good.
+  bool backlog_full() const noexcept {
+    return options_.memory_lines > 0 && pending_lines() >= options_.memory_lines;
+  }
+  uint64_t spilled() const noexcept { return spill_ ? spill_->pending() : 0; }
+  size_t in_memory() const noexcept { return inflight_.size() + pending_.size(); }
+  // Hands every unacknowledged line to `sink` in order, in chunks of at most
+  // memory_lines (when bounded), and forgets them (the run goes offline).
+  void take_pending(const std::function<void(const std::vector<std::string>&)>& sink);
   const std::optional<std::string>& summary() const noexcept { return summary_; }
   bool summary_dirty() const noexcept { return summary_dirty_; }
   std::optional<int> complete() const noexcept { return complete_; }
@@ -96,13 +133,21 @@ class FileStreamer {
   const StreamTarget& target() const noexcept { return target_; }
 
  private:
+  void remove_spill_files() const;
+  struct Runner;
+  void fill_request();  // moves the next request's lines into inflight_
+
   StreamTarget target_;
   StreamOptions options_;
   support::Backoff backoff_;
   int64_t offset_;
-  std::deque<std::string> pending_;
+  std::deque<std::string> inflight_;       // the oldest lines: the request sent (or to resend)
+  std::deque<std::string> pending_;        // newer than every spilled line
+  std::unique_ptr<Runner> runner_;         // the request thread (while_waiting), started at first use
+  std::unique_ptr<support::Spool> spill_;  // older lines, when memory_lines is exceeded
   std::optional<std::string> summary_;
   bool summary_dirty_ = false;
+  uint64_t summary_version_ = 0;  // a summary set during a request stays dirty
   std::optional<int> complete_;
   bool complete_acked_ = false;
 };

@@ -10,6 +10,15 @@
 // undelivered lines and everything after go to the offline spool instead,
 // for `trainhook wandb-sync`. WANDB_MODE=offline starts there.
 //
+// Memory (issue 14): the streamer keeps at most memory_records undelivered
+// lines in memory and spills older ones to disk; while a history request is
+// in flight (on the streamer's request thread) this thread keeps taking the
+// records queued meanwhile (UploaderHooks::take_queued) and renders them into
+// lines, so neither the queue nor the buffer grows with a slow server.
+//
+// End of run: a drain record (on_train_end) makes everything due at once; the
+// finish record (the callback's destruction) adds the end mark.
+//
 // WANDB_LOG_MODEL: upload records queue folders on a ModelUploader; while
 // streaming, one file is PUT per handler call whenever no history request is
 // due, and the end-of-run mark is sent only after the last file. Offline, the
@@ -36,7 +45,9 @@
 namespace trainhook::wandb {
 
 struct Record {
-  enum class Kind { start, log, finish, upload };  // start: connect now, carries nothing
+  // start: connect now; drain: training ended, send everything at once from
+  // now on (no transmit interval); neither carries anything.
+  enum class Kind { start, log, finish, upload, drain };
   Kind kind = Kind::log;
   LogRecord log;            // Kind::log
   int exitcode = 0;         // Kind::finish
@@ -47,6 +58,9 @@ struct Record {
 struct UploaderHooks {
   std::function<void(int level, const std::string& message)> log;  // TH_LOG_* levels
   std::function<void(const std::string& reason)> request_stop;
+  // Takes the records queued on the worker since this batch (the Worker's
+  // take_queued); called during a history request so the queue stays short.
+  std::function<std::vector<Record>()> take_queued;
 };
 
 class RunUploader {
@@ -73,6 +87,7 @@ class RunUploader {
   enum class Phase { connecting, streaming, offline };
 
   void absorb(Record& r);
+  void absorb_queued();  // during a request: logs become lines now, the rest waits in deferred_
   void build_line(const LogRecord& rec);
   support::BatchResult connect(support::WorkerContext& ctx);
   support::BatchResult stream(support::WorkerContext& ctx);
@@ -96,12 +111,14 @@ class RunUploader {
   std::chrono::steady_clock::time_point next_send_{};
   bool warned_this_streak_ = false;
 
+  std::vector<Record> deferred_;    // non-log records taken during a request, absorbed next call
   std::vector<LogRecord> unbuilt_;  // logged before the run's offsets were known
   int64_t next_step_ = 0;
   double runtime_base_ = 0;
   Summary summary_;
   bool summary_changed_ = false;
   std::optional<int> finish_;
+  bool draining_ = false;  // Kind::drain or finish_: history is due at once
 
   std::unique_ptr<FileStreamer> streamer_;
   ModelUploader uploads_;

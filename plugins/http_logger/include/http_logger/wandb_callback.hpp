@@ -16,6 +16,7 @@
 #include <trainhook/plugin.hpp>
 #include <trainhook/support/worker.hpp>
 
+#include <chrono>
 #include <memory>
 #include <optional>
 
@@ -34,14 +35,18 @@ class WandbCallback final : public trainhook::Callback {
 
  private:
   void enqueue(Record r);
-  // Sends the end mark, waits up to finish_timeout, reports what was not delivered.
+  // Sends the end mark, waits up to finish_timeout (the drain timeout),
+  // reports what was not delivered and where it was spooled.
   void finish(int exitcode);
 
   trainhook::Host host_;
   bool disabled_ = false;
   std::optional<WandbSettings> settings_;
   bool auto_resume_file_ = false;
-  std::string last_checkpoint_;  // the latest on_save folder (WANDB_LOG_MODEL=end uploads it)
+  bool train_ended_ = false;
+  // What is left of finish_timeout for the end of the run (train end's drain, then the end mark).
+  std::chrono::milliseconds drain_left_{0};  // on_train_end came: the run ends with exitcode 0 at destruction
+  std::string last_checkpoint_;              // the latest on_save folder (WANDB_LOG_MODEL=end uploads it)
   std::unique_ptr<RunUploader> uploader_;
   std::unique_ptr<support::Worker<Record>> worker_;
 };

@@ -42,6 +42,9 @@ struct WandbSettings {
   std::chrono::milliseconds request_timeout{30000};
   size_t max_request_bytes = 10u << 20;  // history content per file_stream request (approx.)
   size_t queue_capacity = 100000;        // records queued on the training side at most
+  // Undelivered history lines kept in memory at most; older ones spill to
+  // <dir>/wandb/spill-<run>-<pid>.jsonl (as mlflow's memory_records).
+  size_t memory_records = 500;
 };
 
 // Names of the plugin_config keys we understand (for the unknown-key error).

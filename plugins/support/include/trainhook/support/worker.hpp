@@ -16,8 +16,8 @@
 // Backlog: a handler that could not finish (server down) keeps the items it
 // was given in its own state and returns BatchResult::again_in(d); the worker
 // calls it again after d even when nothing new arrives, or earlier when a full
-// batch is waiting. flush() waits until the queue is empty and the handler
-// reports no backlog.
+// batch is waiting or a flush() is waiting for queued items. flush() waits
+// until the queue is empty and the handler reports no backlog.
 //
 // Ownership: the worker owns the queue and its thread; the handler and whatever
 // it captures must outlive the worker. After stop() returns, the worker thread
@@ -159,6 +159,22 @@ class Worker {
     return rest;
   }
 
+  // For the handler, on the worker thread, while it waits on slow I/O: takes
+  // up to max items that would have formed its next batch (in order), so the
+  // queue does not grow with the length of one request (the wandb uploader
+  // renders them into its bounded line buffer meanwhile).
+  std::vector<T> take_queued(size_t max) {
+    std::vector<T> out;
+    std::lock_guard<std::mutex> lock(mu_);
+    const size_t n = std::min(max, queue_.size());
+    out.reserve(n);
+    for (size_t i = 0; i < n; ++i) {
+      out.push_back(std::move(queue_.front()));
+      queue_.pop_front();
+    }
+    return out;
+  }
+
   WorkerStats stats() const {
     std::lock_guard<std::mutex> lock(mu_);
     WorkerStats s = stats_;
@@ -180,7 +196,11 @@ class Worker {
         auto ready = [&] {
           if (stopped_) return true;
           if (!backlog_) return !queue_.empty();
-          return clock::now() >= next_call || queue_.size() >= options_.max_batch;
+          // A flush hands over what is queued at once, backlog or not: the
+          // owner is finishing (e.g. a run's end mark) and must not wait out
+          // the handler's retry or coalescing delay for it.
+          return clock::now() >= next_call || queue_.size() >= options_.max_batch ||
+                 (flushing_ > 0 && !queue_.empty());
         };
         if (backlog_) {
           wake_.wait_until(lock, next_call, ready);
