@@ -49,6 +49,11 @@ struct Trainer::Impl {
   std::optional<std::filesystem::path> resolve_resume(std::optional<std::string> resume);
   void write_training_args() const;
   bool world_zero() const noexcept { return state.is_world_process_zero; }
+  // Multi-process agreement (no-ops without a group): TrainerControl flags
+  // OR-ed over ranks, a number averaged over ranks.
+  void sync_control();
+  double mean_over_ranks(double v);
+  void fill_rank_state();
 
   TrainingArguments args;
   std::shared_ptr<Model> model;
@@ -56,6 +61,7 @@ struct Trainer::Impl {
   std::shared_ptr<TensorDataset> eval_dataset;
   ComputeMetricsFn compute_metrics;
   std::function<void(Model&)> reduce_gradients;
+  std::shared_ptr<distributed::ProcessGroup> group;
   std::function<void(const std::filesystem::path&)> on_checkpoint_file;
   bool print_metrics = false;
   std::string args_json;

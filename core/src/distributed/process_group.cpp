@@ -1,0 +1,248 @@
+// The one file that talks to c10d (TCPStore, PrefixStore, ProcessGroupGloo).
+// Calls used here exist with the same signatures in LibTorch 1.13 and 2.x:
+// the constructors of TCPStore(host, TCPStoreOptions), PrefixStore and
+// ProcessGroupGloo(store, rank, size, Options), and allreduce/broadcast/barrier
+// returning a Work to wait() on. Debian's libtorch-dev builds c10d with Gloo
+// (libgloo-dev) but its headers guard ProcessGroupGloo behind USE_C10D_GLOO.
+#ifndef USE_C10D_GLOO
+#define USE_C10D_GLOO
+#endif
+
+#include <trainhook/distributed/process_group.hpp>
+
+#include <torch/csrc/distributed/c10d/PrefixStore.hpp>
+#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
+#include <torch/csrc/distributed/c10d/TCPStore.hpp>
+
+#include <arpa/inet.h>
+#include <netdb.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+
+namespace trainhook::distributed {
+
+struct ProcessGroup::Impl {
+  int rank = 0;
+  int size = 1;
+  std::chrono::seconds timeout{1800};
+  c10::intrusive_ptr<c10d::Store> store;
+  c10::intrusive_ptr<c10d::ProcessGroupGloo> gloo;
+
+  [[noreturn]] void fail(const char* op, const char* what, const std::string& cause) const {
+    throw CollectiveError("rank " + std::to_string(rank) + " of " + std::to_string(size) + ": " + op + " (" +
+                          what + ") failed: " + cause +
+                          " -- another rank has most likely exited or been killed (its own error names "
+                          "it), or the network between ranks failed; ddp_timeout is " +
+                          std::to_string(timeout.count()) + "s");
+  }
+
+  template <typename F>
+  void run(const char* op, const char* what, F&& start) {
+    try {
+      auto work = start();
+      work->wait();
+    } catch (const c10::Error& e) {
+      fail(op, what, e.what_without_backtrace());
+    } catch (const std::exception& e) {
+      fail(op, what, e.what());
+    }
+  }
+};
+
+namespace {
+
+// The local address that routes to `host`: Gloo must listen on an address the
+// other ranks can reach, which is the one this machine uses towards rank 0's
+// store (a connected UDP socket sends nothing; it only picks the route).
+std::string local_address_towards(const std::string& host, uint16_t port) {
+  addrinfo hints{};
+  hints.ai_family = AF_INET;
+  hints.ai_socktype = SOCK_DGRAM;
+  addrinfo* res = nullptr;
+  if (getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &res) != 0 || !res) {
+    throw CollectiveError("MASTER_ADDR '" + host + "' does not resolve to an IPv4 address");
+  }
+  const int fd = ::socket(AF_INET, SOCK_DGRAM, 0);
+  std::string out;
+  if (fd >= 0 && ::connect(fd, res->ai_addr, res->ai_addrlen) == 0) {
+    sockaddr_in local{};
+    socklen_t len = sizeof(local);
+    if (::getsockname(fd, reinterpret_cast<sockaddr*>(&local), &len) == 0) {
+      char buf[INET_ADDRSTRLEN] = {};
+      if (inet_ntop(AF_INET, &local.sin_addr, buf, sizeof(buf))) out = buf;
+    }
+  }
+  if (fd >= 0) ::close(fd);
+  freeaddrinfo(res);
+  if (out.empty()) throw CollectiveError("no network route from this machine to MASTER_ADDR '" + host + "'");
+  return out;
+}
+
+}  // namespace
+
+ProcessGroup::ProcessGroup(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+ProcessGroup::~ProcessGroup() = default;
+
+std::shared_ptr<ProcessGroup> ProcessGroup::create(const LaunchEnv& env, const std::string& backend,
+                                                   std::chrono::seconds timeout) {
+  if (backend == "nccl") {
+    throw CollectiveError(
+        "--ddp_backend nccl: this trainhook trains on the CPU and its LibTorch is used without CUDA/NCCL; "
+        "use --ddp_backend gloo");
+  }
+  if (!backend.empty() && backend != "gloo") {
+    throw CollectiveError("--ddp_backend '" + backend + "' is not supported (expected gloo or nccl)");
+  }
+  if (env.world_size < 2) throw CollectiveError("a process group needs WORLD_SIZE >= 2");
+  auto impl = std::make_unique<Impl>();
+  impl->rank = env.rank;
+  impl->size = env.world_size;
+  impl->timeout = timeout;
+  const std::string where = env.master_addr + ":" + std::to_string(env.master_port);
+  try {
+    c10d::TCPStoreOptions so;
+    so.port = env.master_port;
+    so.isServer = env.rank == 0 && !env.agent_store;
+    so.numWorkers = env.agent_store ? c10::nullopt : c10::optional<std::size_t>(env.world_size);
+    so.waitWorkers = false;
+    so.timeout = std::chrono::duration_cast<std::chrono::milliseconds>(timeout);
+    auto tcp = c10::make_intrusive<c10d::TCPStore>(env.master_addr, so);
+    impl->store = c10::make_intrusive<c10d::PrefixStore>("trainhook/default_pg", tcp);
+  } catch (const std::exception& e) {
+    throw CollectiveError(
+        "rank " + std::to_string(env.rank) + " of " + std::to_string(env.world_size) +
+        ": the rendezvous store at MASTER_ADDR:MASTER_PORT = " + where +
+        (env.rank == 0 && !env.agent_store ? " could not be served" : " could not be reached") +
+        " within ddp_timeout " + std::to_string(timeout.count()) + "s: " + e.what());
+  }
+  try {
+    auto options = c10d::ProcessGroupGloo::Options::create(
+        std::chrono::duration_cast<std::chrono::milliseconds>(timeout));
+    const char* ifname = std::getenv("GLOO_SOCKET_IFNAME");
+    if (ifname && *ifname) {
+      options->devices.push_back(c10d::ProcessGroupGloo::createDeviceForInterface(ifname));
+    } else {
+      options->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname(
+          local_address_towards(env.master_addr, env.master_port)));
+    }
+    options->threads = 2;
+    impl->gloo = c10::make_intrusive<c10d::ProcessGroupGloo>(impl->store, env.rank, env.world_size, options);
+  } catch (const CollectiveError&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw CollectiveError("rank " + std::to_string(env.rank) + " of " + std::to_string(env.world_size) +
+                          ": the rendezvous at " + where + " did not complete within ddp_timeout " +
+                          std::to_string(timeout.count()) + "s (are all " + std::to_string(env.world_size) +
+                          " ranks started with the same MASTER_ADDR/MASTER_PORT?): " + e.what());
+  }
+  auto group = std::shared_ptr<ProcessGroup>(new ProcessGroup(std::move(impl)));
+  // Every rank is connected once a first collective completes.
+  group->barrier("rendezvous");
+  return group;
+}
+
+int ProcessGroup::rank() const noexcept { return impl_->rank; }
+int ProcessGroup::size() const noexcept { return impl_->size; }
+std::chrono::seconds ProcessGroup::timeout() const noexcept { return impl_->timeout; }
+
+void ProcessGroup::all_reduce_sum(std::vector<torch::Tensor>& tensors, const char* what) {
+  impl_->run("all_reduce", what, [&] {
+    c10d::AllreduceOptions o;
+    o.reduceOp = c10d::ReduceOp::SUM;
+    return impl_->gloo->allreduce(tensors, o);
+  });
+}
+
+void ProcessGroup::all_reduce_max(std::vector<torch::Tensor>& tensors, const char* what) {
+  impl_->run("all_reduce", what, [&] {
+    c10d::AllreduceOptions o;
+    o.reduceOp = c10d::ReduceOp::MAX;
+    return impl_->gloo->allreduce(tensors, o);
+  });
+}
+
+void ProcessGroup::broadcast(std::vector<torch::Tensor>& tensors, int root, const char* what) {
+  impl_->run("broadcast", what, [&] {
+    c10d::BroadcastOptions o;
+    o.rootRank = root;
+    return impl_->gloo->broadcast(tensors, o);
+  });
+}
+
+void ProcessGroup::barrier(const char* what) {
+  impl_->run("barrier", what, [&] { return impl_->gloo->barrier(); });
+}
+
+torch::Tensor ProcessGroup::gather_rows(const torch::Tensor& local, const char* what) {
+  // Row counts first, then every rank's rows in its slot of a zero buffer
+  // summed over ranks (x + 0 is exact, so values arrive unchanged).
+  auto counts = torch::zeros({impl_->size}, torch::kLong);
+  counts[impl_->rank] = local.size(0);
+  std::vector<torch::Tensor> c{counts};
+  all_reduce_sum(c, what);
+  const auto n = counts.accessor<int64_t, 1>();
+  int64_t most = 0;
+  for (int r = 0; r < impl_->size; ++r) most = std::max(most, n[r]);
+  auto shape = local.sizes().vec();
+  shape[0] = most;
+  shape.insert(shape.begin(), impl_->size);
+  auto buffer = torch::zeros(shape, local.options());
+  if (local.size(0) > 0) buffer[impl_->rank].narrow(0, 0, local.size(0)).copy_(local);
+  std::vector<torch::Tensor> b{buffer};
+  all_reduce_sum(b, what);
+  std::vector<torch::Tensor> parts;
+  for (int r = 0; r < impl_->size; ++r) parts.push_back(buffer[r].narrow(0, 0, n[r]));
+  return torch::cat(parts);
+}
+
+void average_gradients(ProcessGroup& group, const std::vector<torch::Tensor>& params, int64_t bucket_bytes) {
+  std::vector<torch::Tensor> grads;
+  for (const auto& p : params) {
+    if (p.grad().defined()) grads.push_back(p.grad());
+  }
+  const double inv = 1.0 / static_cast<double>(group.size());
+  size_t i = 0;
+  while (i < grads.size()) {
+    // A bucket: consecutive gradients of one dtype up to bucket_bytes (at least one).
+    size_t j = i;
+    int64_t bytes = 0;
+    while (j < grads.size() && grads[j].scalar_type() == grads[i].scalar_type() &&
+           (j == i ||
+            bytes + grads[j].numel() * static_cast<int64_t>(grads[j].element_size()) <= bucket_bytes)) {
+      bytes += grads[j].numel() * static_cast<int64_t>(grads[j].element_size());
+      ++j;
+    }
+    std::vector<torch::Tensor> views;
+    for (size_t k = i; k < j; ++k) views.push_back(grads[k].reshape({-1}));
+    std::vector<torch::Tensor> flat{torch::cat(views)};
+    group.all_reduce_sum(flat, "gradients");
+    flat[0].mul_(inv);
+    int64_t offset = 0;
+    for (size_t k = i; k < j; ++k) {
+      const int64_t len = grads[k].numel();
+      grads[k].copy_(flat[0].narrow(0, offset, len).view_as(grads[k]));
+      offset += len;
+    }
+    i = j;
+  }
+}
+
+void broadcast_from_rank0(ProcessGroup& group, const std::vector<torch::Tensor>& tensors) {
+  torch::NoGradGuard no_grad;
+  for (const auto& t : tensors) {
+    std::vector<torch::Tensor> one{t.detach()};
+    if (!one[0].is_contiguous()) {
+      auto c = one[0].contiguous();
+      std::vector<torch::Tensor> tmp{c};
+      group.broadcast(tmp, 0, "parameters");
+      one[0].copy_(c);
+    } else {
+      group.broadcast(one, 0, "parameters");
+    }
+  }
+}
+
+}  // namespace trainhook::distributed
