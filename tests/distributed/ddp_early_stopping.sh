@@ -23,7 +23,7 @@ wait $p1 || rc1=$?
 rank 0: $(tail -5 "$WORK/rank0.log")
 rank 1: $(tail -5 "$WORK/rank1.log")"
 grep -q "stopping training at step 10" "$WORK/rank1.log" || fail "rank 1 did not early-stop: $(tail -5 "$WORK/rank1.log")"
-grep -q "early_stopping" "$WORK/rank0.log" && fail "rank 0 ran the early_stopping callback"
+grep -qF "[early_stopping]" "$WORK/rank0.log" && fail "rank 0 ran the early_stopping callback"
 step=$(json_get "$WORK/out/trainer_state.json" 'j["global_step"]')
 [[ $step == 10 ]] || fail "rank 0 stopped at step $step, expected 10 (rank 1's early stop)"
 echo "early stop on rank 1 stopped rank 0 at step $step (max_steps 200)"
