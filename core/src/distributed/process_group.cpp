@@ -101,22 +101,41 @@ std::shared_ptr<ProcessGroup> ProcessGroup::create(const LaunchEnv& env, const s
   impl->rank = env.rank;
   impl->size = env.world_size;
   impl->timeout = timeout;
-  const std::string where = env.master_addr + ":" + std::to_string(env.master_port);
+  // Under torchrun, its agent already serves a store on MASTER_PORT, but that
+  // store speaks the wire protocol of torchrun's PyTorch, which may not be the
+  // LibTorch trainhook is built with (1.13 clients cannot talk to a 2.x store).
+  // So trainhook's rank 0 always serves its own store, on MASTER_PORT + 1 when
+  // MASTER_PORT is the agent's (TRAINHOOK_STORE_PORT overrides).
+  int port = env.master_port;
+  if (env.agent_store) port = env.master_port + 1;
+  if (const char* p = std::getenv("TRAINHOOK_STORE_PORT"); p && *p) {
+    char* end = nullptr;
+    const long v = std::strtol(p, &end, 10);
+    if (*end != '\0' || v < 1 || v > 65535)
+      throw CollectiveError(std::string("TRAINHOOK_STORE_PORT='") + p + "': expected a port in [1, 65535]");
+    port = static_cast<int>(v);
+  }
+  if (port > 65535) {
+    throw CollectiveError("MASTER_PORT " + std::to_string(env.master_port) +
+                          " is torchrun's store; trainhook's needs the next port, which does not exist (set "
+                          "TRAINHOOK_STORE_PORT)");
+  }
+  const std::string where = env.master_addr + ":" + std::to_string(port);
   try {
     c10d::TCPStoreOptions so;
-    so.port = env.master_port;
-    so.isServer = env.rank == 0 && !env.agent_store;
-    so.numWorkers = env.agent_store ? c10::nullopt : c10::optional<std::size_t>(env.world_size);
+    so.port = static_cast<uint16_t>(port);
+    so.isServer = env.rank == 0;
+    so.numWorkers = env.world_size;
     so.waitWorkers = false;
     so.timeout = std::chrono::duration_cast<std::chrono::milliseconds>(timeout);
     auto tcp = c10::make_intrusive<c10d::TCPStore>(env.master_addr, so);
     impl->store = c10::make_intrusive<c10d::PrefixStore>("trainhook/default_pg", tcp);
   } catch (const std::exception& e) {
-    throw CollectiveError(
-        "rank " + std::to_string(env.rank) + " of " + std::to_string(env.world_size) +
-        ": the rendezvous store at MASTER_ADDR:MASTER_PORT = " + where +
-        (env.rank == 0 && !env.agent_store ? " could not be served" : " could not be reached") +
-        " within ddp_timeout " + std::to_string(timeout.count()) + "s: " + e.what());
+    throw CollectiveError("rank " + std::to_string(env.rank) + " of " + std::to_string(env.world_size) +
+                          ": the rendezvous store at " + where +
+                          (env.agent_store ? " (MASTER_PORT + 1: torchrun holds MASTER_PORT)" : "") +
+                          (env.rank == 0 ? " could not be served" : " could not be reached") +
+                          " within ddp_timeout " + std::to_string(timeout.count()) + "s: " + e.what());
   }
   try {
     auto options = c10d::ProcessGroupGloo::Options::create(

@@ -23,8 +23,8 @@ struct LaunchEnv {
   int32_t local_world_size = 1;
   std::string master_addr;  // empty in a single-process run
   uint16_t master_port = 29500;
-  // torchrun hosts the rendezvous store itself (TORCHELASTIC_USE_AGENT_STORE):
-  // rank 0 then connects to it instead of serving it.
+  // torchrun's agent serves a store on MASTER_PORT (TORCHELASTIC_USE_AGENT_STORE):
+  // trainhook's rank 0 then serves its own on MASTER_PORT + 1 (process_group.cpp says why).
   bool agent_store = false;
   std::string source = "none";  // "torchrun" (also trainhook launch), "slurm" or "none"
 };

@@ -28,8 +28,8 @@ class CollectiveError : public std::runtime_error {
 
 class ProcessGroup {
  public:
-  // Rendezvous over a TCPStore at MASTER_ADDR:MASTER_PORT (served by rank 0,
-  // or by torchrun's agent), then a Gloo group over the interface that routes
+  // Rendezvous over a TCPStore at MASTER_ADDR:MASTER_PORT served by rank 0
+  // (MASTER_PORT + 1 under torchrun, whose agent holds MASTER_PORT), then a Gloo group over the interface that routes
   // to MASTER_ADDR (GLOO_SOCKET_IFNAME overrides). backend: "gloo" or "" (the
   // default, gloo on the CPU); "nccl" needs a CUDA LibTorch and throws here.
   // Throws CollectiveError when the rendezvous does not complete in `timeout`.
