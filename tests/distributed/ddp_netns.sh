@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The 2-rank run across two "hosts": two network namespaces made here, joined
 # by a veth pair, with addresses 10.200.0.1/24 and 10.200.0.2/24 that exist only
-# inside them; rank 0 serves the rendezvous on 10.200.0.1 and Gloo listens on
-# the address that routes to it. The weights equal (1e-6) the 1-process run
+# inside them; `trainhook launch --nnodes 2 --node_rank N` runs in each; rank 0
+# serves the rendezvous on 10.200.0.1 and Gloo listens on the address that
+# routes to it. The weights equal (1e-6) the 1-process run
 # with the combined batch. Skipped (exit 77) where namespaces cannot be made
 # (not root, no CAP_NET_ADMIN, no ip tool). Both namespaces are always deleted.
 source "$(dirname "$0")/ddp_common.sh"
@@ -34,14 +35,17 @@ ip -n "$ns_b" link set "$veth_b" up
 "$CLI" train "${DATA[@]}" "${RUN[@]}" --output_dir "$WORK/one" --per_device_train_batch_size 32 \
   >"$WORK/one.log" 2>&1 || fail "1-process run failed: $(tail -20 "$WORK/one.log")"
 port=29500  # each namespace has its own ports: no clash with the machine's
-ip netns exec "$ns_a" env RANK=0 WORLD_SIZE=2 LOCAL_RANK=0 LOCAL_WORLD_SIZE=1 MASTER_ADDR=10.200.0.1 \
-  MASTER_PORT=$port "$CLI" train "${DATA[@]}" "${RUN[@]}" --output_dir "$WORK/two" \
-  --per_device_train_batch_size 16 >"$WORK/rank0.log" 2>&1 &
-p0=$!
-ip netns exec "$ns_b" env RANK=1 WORLD_SIZE=2 LOCAL_RANK=0 LOCAL_WORLD_SIZE=1 MASTER_ADDR=10.200.0.1 \
-  MASTER_PORT=$port "$CLI" train "${DATA[@]}" "${RUN[@]}" --output_dir "$WORK/two" \
-  --per_device_train_batch_size 16 >"$WORK/rank1.log" 2>&1 &
-p1=$!
+# One `trainhook launch` per "host", as on two machines.
+for n in 0 1; do
+  ns=$ns_a
+  [[ $n == 1 ]] && ns=$ns_b
+  ip netns exec "$ns" "$CLI" launch --nnodes 2 --node_rank $n --nproc_per_node 1 --master_addr 10.200.0.1 \
+    --master_port $port -- train "${DATA[@]}" "${RUN[@]}" --output_dir "$WORK/two" \
+    --per_device_train_batch_size 16 >"$WORK/rank$n.log" 2>&1 &
+  pids[n]=$!
+done
+p0=${pids[0]}
+p1=${pids[1]}
 rc0=0 rc1=0
 wait $p0 || rc0=$?
 wait $p1 || rc1=$?
