@@ -15,6 +15,8 @@ separates that contention from the communication. Prints:
   contention per step: <ms> ms                 (2 independent processes - 1 rank)
   step-time ratio 2 ranks / 1 rank: <x>
   scaling efficiency: <x>      (2-rank samples/s / (2 x 1-rank samples/s))
+  overlap ratio: <x>           (2-rank step with the all-reduce overlapping backward /
+                                all-reduce after backward, TRAINHOOK_DDP_OVERLAP=0)
 usage: bench_ddp.py --cli build/bin/trainhook --data digits.csv [--steps N] [--repeats R]
 """
 import argparse
@@ -60,7 +62,7 @@ def main():
                 "--hidden_size", "1024", "--num_layers", "2", "--do_train", "--max_steps", str(o.steps),
                 "--per_device_train_batch_size", "64", "--save_strategy", "no", "--logging_steps",
                 str(o.steps), "--disable_tqdm", "--overwrite_output_dir"]
-        times = {"one": [], "pair": [], "ddp": []}
+        times = {"one": [], "pair": [], "ddp": [], "after": []}
         for r in range(o.repeats):
             out = os.path.join(work, f"one_{r}")
             run([[o.cli] + args + ["--output_dir", out]], env)
@@ -71,6 +73,10 @@ def main():
             out = os.path.join(work, f"ddp_{r}")
             run([[o.cli, "launch", "--nproc_per_node", "2", "--"] + args + ["--output_dir", out]], env)
             times["ddp"].append(step_seconds(out, o.steps))
+            out = os.path.join(work, f"after_{r}")
+            run([[o.cli, "launch", "--nproc_per_node", "2", "--"] + args + ["--output_dir", out]],
+                dict(env, TRAINHOOK_DDP_OVERLAP="0"))
+            times["after"].append(step_seconds(out, o.steps))
         t1, tp, t2 = (statistics.median(times[k]) for k in ("one", "pair", "ddp"))
         print(f"raw step seconds: {times}")
         print(f"1 rank step: {t1 * 1e3:.3f} ms")
@@ -80,6 +86,7 @@ def main():
         print(f"contention per step: {(tp - t1) * 1e3:.3f} ms")
         print(f"step-time ratio 2 ranks / 1 rank: {t2 / t1:.4f}")
         print(f"scaling efficiency: {t1 / t2:.4f}")
+        print(f"overlap ratio: {t2 / statistics.median(times['after']):.4f}")
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

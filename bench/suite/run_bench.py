@@ -260,9 +260,10 @@ class Suite:
         contention = _search(text, r"contention per step: (-?[0-9.]+) ms")
         ratio = _search(text, r"step-time ratio 2 ranks / 1 rank: ([0-9.]+)")
         eff = _search(text, r"scaling efficiency: ([0-9.]+)")
+        overlap = _search(text, r"overlap ratio: ([0-9.]+)")
         src = "bench/ddp (trainhook launch, Gloo on 127.0.0.1, MLP 1.1 M params, batch 64 per rank)"
         self.raw["ddp"] = {"one_rank_step_ms": one, "overhead_ms": overhead, "contention_ms": contention,
-                           "ratio": ratio, "efficiency": eff}
+                           "ratio": ratio, "efficiency": eff, "overlap_ratio": overlap}
         self.figures += [
             Figure("ddp: step time, 1 rank (compute-bound MLP)", one, "ms", source=src),
             Figure("ddp: all-reduce overhead per step (2 ranks - 2 independent runs)", overhead, "ms",
@@ -271,6 +272,8 @@ class Suite:
                    note="one LibTorch thread per process; on a 2-core machine two processes take both cores"),
             Figure("ddp: step time 2 ranks / 1 rank (same per-rank batch)", ratio, "x", 1.10, source=src),
             Figure("ddp: scaling efficiency, 2 ranks", eff, "x", 0.90, op=">=", source=src),
+            Figure("ddp: step time, all-reduce overlapping backward / after it", overlap, "x", 1.0,
+                   source=src),
         ]
 
     def clean_env(self, base=None):

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # 2 ranks (Gloo, 127.0.0.1, `trainhook launch`) with per-device batch 16 give
 # after 30 steps the weights (within 1e-6), logged losses and eval accuracy of
-# 1 process with batch 32 on the same data order; only rank 0 writes
+# 1 process with batch 32 on the same data order (also with 2 accumulated
+# micro-batches of 8 per rank); only rank 0 writes
 # TensorBoard files; checkpoints hold rng_state_<rank>.pth; resuming the
 # 2-rank run from its step-15 checkpoint ends bit-identical; resuming it with
 # 1 process is refused with a clear message.
@@ -39,6 +40,19 @@ done
 [[ ! -e $WORK/two/checkpoint-15/rng_state.pt ]] || fail "a 2-rank checkpoint has rng_state.pt"
 leftovers=$(find "$WORK/two" -maxdepth 1 -name '*tmp*' | wc -l)
 [[ $leftovers == 0 ]] || fail "temporary checkpoint folders left: $(ls "$WORK/two")"
+
+# Gradient accumulation: 2 ranks x 2 micro-batches of 8, all-reduced on the
+# window's last micro-step only, equal the same combined batch of 32.
+"$CLI" launch --nproc_per_node 2 -- train "${DATA[@]}" "${RUN[@]}" --output_dir "$WORK/accum" \
+  --per_device_train_batch_size 8 --gradient_accumulation_steps 2 >"$WORK/accum.log" 2>&1 ||
+  fail "2-rank accumulation run failed: $(tail -30 "$WORK/accum.log")"
+same_weights "$WORK/one/model.pt" "$WORK/accum/model.pt" 1e-6 "1 rank x32 vs 2 ranks x8 x2 accumulation"
+# The reducer that overlaps with backward (the default) gives exactly what
+# all-reducing after backward gives.
+TRAINHOOK_DDP_OVERLAP=0 "$CLI" launch --nproc_per_node 2 -- train "${DATA[@]}" "${RUN[@]}" \
+  --output_dir "$WORK/after" --per_device_train_batch_size 16 >"$WORK/after.log" 2>&1 ||
+  fail "2-rank run without overlap failed: $(tail -30 "$WORK/after.log")"
+same_weights "$WORK/two/model.pt" "$WORK/after/model.pt" 0 "overlapped vs after-backward all-reduce"
 
 # Resume the 2-rank run from step 15: bit-identical at step 30.
 "$CLI" launch --nproc_per_node 2 -- train "${DATA[@]}" "${RUN[@]}" --output_dir "$WORK/resumed" \

@@ -70,7 +70,7 @@ TEST_CASE("torchrun's variables") {
   CHECK(a.local_rank == 1);
 }
 
-TEST_CASE("Slurm's variables when torchrun's are unset; torchrun's win when both are set") {
+TEST_CASE("Slurm's variables when torchrun's are unset, torchrun's when both are set") {
   FakeEnv env{
       {{"SLURM_PROCID", "5"}, {"SLURM_NTASKS", "8"}, {"SLURM_LOCALID", "1"}, {"MASTER_ADDR", "node1"}}};
   LaunchEnv e = read_launch_env(env.getter());

@@ -19,6 +19,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 
@@ -175,6 +176,41 @@ void ProcessGroup::all_reduce_sum(std::vector<torch::Tensor>& tensors, const cha
   });
 }
 
+struct ProcessGroup::Pending::Impl {
+  ProcessGroup::Impl* group = nullptr;
+  c10::intrusive_ptr<c10d::Work> work;
+  const char* what = "";
+};
+
+ProcessGroup::Pending::Pending() = default;
+ProcessGroup::Pending::~Pending() = default;
+ProcessGroup::Pending::Pending(Pending&&) noexcept = default;
+ProcessGroup::Pending& ProcessGroup::Pending::operator=(Pending&&) noexcept = default;
+
+void ProcessGroup::Pending::wait() {
+  if (!impl_ || !impl_->work) return;
+  auto work = std::move(impl_->work);
+  impl_->group->run("all_reduce", impl_->what, [&] { return work; });
+}
+
+ProcessGroup::Pending ProcessGroup::start_all_reduce_sum(torch::Tensor flat, const char* what) {
+  Pending p;
+  p.impl_ = std::make_unique<Pending::Impl>();
+  p.impl_->group = impl_.get();
+  p.impl_->what = what;
+  try {
+    std::vector<torch::Tensor> one{std::move(flat)};
+    c10d::AllreduceOptions o;
+    o.reduceOp = c10d::ReduceOp::SUM;
+    p.impl_->work = impl_->gloo->allreduce(one, o);
+  } catch (const c10::Error& e) {
+    impl_->fail("all_reduce", what, e.what_without_backtrace());
+  } catch (const std::exception& e) {
+    impl_->fail("all_reduce", what, e.what());
+  }
+  return p;
+}
+
 void ProcessGroup::all_reduce_max(std::vector<torch::Tensor>& tensors, const char* what) {
   impl_->run("all_reduce", what, [&] {
     c10d::AllreduceOptions o;
@@ -247,6 +283,143 @@ void average_gradients(ProcessGroup& group, const std::vector<torch::Tensor>& pa
     }
     i = j;
   }
+}
+
+struct GradientReducer::Bucket {
+  std::vector<size_t> params;
+  torch::Tensor flat;
+  size_t expected = 0;
+  size_t arrived = 0;
+  std::vector<bool> got;  // per param of the bucket: its gradient arrived this backward
+  ProcessGroup::Pending pending;
+  bool launched = false;
+};
+
+GradientReducer::GradientReducer(std::shared_ptr<ProcessGroup> group, std::vector<torch::Tensor> params,
+                                 int64_t bucket_bytes)
+    : group_(std::move(group)), params_(std::move(params)), where_(params_.size()) {
+  // Reverse order: backward produces the last layers' gradients first. The
+  // first bucket is small (1 MB, as DDP's) so communication starts early.
+  const int64_t first_bucket_bytes = std::min<int64_t>(bucket_bytes, 1024 * 1024);
+  int64_t bytes = 0;
+  for (size_t k = params_.size(); k-- > 0;) {
+    const auto& p = params_[k];
+    if (!p.requires_grad()) continue;
+    const int64_t size = p.numel() * static_cast<int64_t>(p.element_size());
+    const int64_t cap = buckets_.size() <= 1 ? first_bucket_bytes : bucket_bytes;
+    if (buckets_.empty() || bytes + size > cap ||
+        params_[buckets_.back().params.front()].scalar_type() != p.scalar_type()) {
+      buckets_.emplace_back();
+      bytes = 0;
+    }
+    auto& b = buckets_.back();
+    where_[k] = {buckets_.size() - 1, 0};
+    b.params.push_back(k);
+    bytes += size;
+  }
+  for (auto& b : buckets_) {
+    int64_t n = 0;
+    for (size_t k : b.params) {
+      where_[k].second = n;
+      n += params_[k].numel();
+    }
+    b.flat = torch::zeros({n}, params_[b.params.front()].options().requires_grad(false));
+    b.expected = b.params.size();
+    b.got.assign(b.params.size(), false);
+  }
+  for (size_t k = 0; k < params_.size(); ++k) {
+    if (!params_[k].requires_grad()) {
+      hooks_.push_back(0);
+      continue;
+    }
+    hooks_.push_back(params_[k].register_hook([this, k](torch::Tensor grad) { on_gradient(k, grad); }));
+  }
+}
+
+GradientReducer::~GradientReducer() {
+  for (size_t k = 0; k < params_.size(); ++k) {
+    if (params_[k].requires_grad()) params_[k].remove_hook(hooks_[k]);
+  }
+}
+
+void GradientReducer::arm(bool sync) {
+  armed_ = sync;
+  next_launch_ = 0;
+  for (auto& b : buckets_) {
+    b.arrived = 0;
+    b.launched = false;
+    std::fill(b.got.begin(), b.got.end(), false);
+  }
+}
+
+void GradientReducer::on_gradient(size_t k, const torch::Tensor& grad) {
+  if (!armed_) return;
+  torch::NoGradGuard no_grad;
+  auto& b = buckets_[where_[k].first];
+  auto slot = b.flat.narrow(0, where_[k].second, params_[k].numel()).view_as(params_[k]);
+  // .grad holds the earlier micro-steps of the window; autograd adds `grad`
+  // to it right after this hook, so the bucket gets the same sum.
+  const auto& held = params_[k].grad();
+  if (held.defined()) {
+    torch::add_out(slot, held, grad);
+  } else {
+    slot.copy_(grad);
+  }
+  const size_t i = static_cast<size_t>(std::find(b.params.begin(), b.params.end(), k) - b.params.begin());
+  if (!b.got[i]) {
+    b.got[i] = true;
+    ++b.arrived;
+  }
+  launch_ready();
+}
+
+void GradientReducer::launch_ready() {
+  while (next_launch_ < buckets_.size() &&
+         buckets_[next_launch_].arrived == buckets_[next_launch_].expected) {
+    auto& b = buckets_[next_launch_];
+    b.pending = group_->start_all_reduce_sum(b.flat, "gradients");
+    b.launched = true;
+    ++next_launch_;
+  }
+}
+
+void GradientReducer::finish() {
+  if (!armed_) return;
+  torch::NoGradGuard no_grad;
+  // Buckets not complete (a parameter without a gradient in this backward):
+  // its slot counts as zero, or as the gradient accumulated so far.
+  for (size_t n = next_launch_; n < buckets_.size(); ++n) {
+    auto& b = buckets_[n];
+    for (size_t i = 0; i < b.params.size(); ++i) {
+      if (b.got[i]) continue;
+      const size_t k = b.params[i];
+      auto slot = b.flat.narrow(0, where_[k].second, params_[k].numel());
+      const auto& held = params_[k].grad();
+      if (held.defined()) {
+        slot.copy_(held.reshape({-1}));
+      } else {
+        slot.zero_();
+      }
+    }
+    b.arrived = b.expected;
+  }
+  launch_ready();
+  const double inv = 1.0 / static_cast<double>(group_->size());
+  for (auto& b : buckets_) {
+    b.pending.wait();
+    b.flat.mul_(inv);
+    for (size_t i = 0; i < b.params.size(); ++i) {
+      const size_t k = b.params[i];
+      auto avg = b.flat.narrow(0, where_[k].second, params_[k].numel()).view_as(params_[k]);
+      auto& p = params_[k];
+      if (p.grad().defined()) {
+        p.mutable_grad().copy_(avg);
+      } else if (b.got[i] || avg.abs().max().item<double>() != 0) {
+        p.mutable_grad() = avg.clone();
+      }
+    }
+  }
+  armed_ = false;
 }
 
 void broadcast_from_rank0(ProcessGroup& group, const std::vector<torch::Tensor>& tensors) {

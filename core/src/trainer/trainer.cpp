@@ -14,6 +14,7 @@
 #include <spdlog/spdlog.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <stdexcept>
@@ -117,8 +118,16 @@ Trainer::Impl::Impl(std::shared_ptr<Model> model_in, TrainingArguments args_in,
     for (const auto& b : model->module().buffers()) tensors.push_back(b);
     distributed::broadcast_from_rank0(*group, tensors);
     if (!reduce_gradients) {
-      auto g = group;
-      reduce_gradients = [g](Model& m) { distributed::average_gradients(*g, m.module().parameters()); };
+      const char* overlap = std::getenv("TRAINHOOK_DDP_OVERLAP");
+      if (overlap && std::string(overlap) == "0") {
+        // All-reduce after backward only (the benchmark's comparison point).
+        auto g = group;
+        reduce_gradients = [g](Model& m) { distributed::average_gradients(*g, m.module().parameters()); };
+      } else {
+        reducer = std::make_shared<distributed::GradientReducer>(group, model->module().parameters());
+        auto r = reducer;
+        reduce_gradients = [r](Model&) { r->finish(); };
+      }
     }
   }
   set_seed(args.seed, args.full_determinism);

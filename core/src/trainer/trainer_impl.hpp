@@ -4,6 +4,7 @@
 
 #include <trainhook/callback_handler.hpp>
 #include <trainhook/data/tensor_dataset.hpp>
+#include <trainhook/distributed/process_group.hpp>
 #include <trainhook/lr_schedule.hpp>
 #include <trainhook/memory_metrics.hpp>
 #include <trainhook/models/model.hpp>
@@ -62,6 +63,8 @@ struct Trainer::Impl {
   ComputeMetricsFn compute_metrics;
   std::function<void(Model&)> reduce_gradients;
   std::shared_ptr<distributed::ProcessGroup> group;
+  // The default reduce_gradients of a multi-process run (overlaps with backward).
+  std::shared_ptr<distributed::GradientReducer> reducer;
   std::function<void(const std::filesystem::path&)> on_checkpoint_file;
   bool print_metrics = false;
   std::string args_json;

@@ -152,6 +152,9 @@ TrainOutput Trainer::Impl::train(std::optional<std::string> resume_arg) {
       const auto outputs = model->forward(batch.inputs);
       auto loss = model->loss(outputs, batch.labels);
       if (accum > 1) loss = loss / static_cast<double>(accum);
+      const bool sync = (i + 1) % accum == 0 || (i + 1) == steps_in_epoch;
+      // Gradients of the window's last micro-step are all-reduced while backward runs.
+      if (reducer) reducer->arm(sync);
       loss.backward();
       const double step_loss = loss.item<double>();
       if (args.logging_nan_inf_filter && !std::isfinite(step_loss)) {
@@ -161,7 +164,6 @@ TrainOutput Trainer::Impl::train(std::optional<std::string> resume_arg) {
       }
       state.total_flos += 6.0 * static_cast<double>(parameter_count) *
                           static_cast<double>(batch.inputs.size(0) * model->tokens_per_sample(batch.inputs));
-      const bool sync = (i + 1) % accum == 0 || (i + 1) == steps_in_epoch;
       if (sync) {
         if (reduce_gradients) reduce_gradients(*model);
         if (args.max_grad_norm > 0) grad_norm = torch::nn::utils::clip_grad_norm_(params, args.max_grad_norm);
