@@ -224,7 +224,11 @@ TrainOutput Trainer::Impl::train(std::optional<std::string> resume_arg) {
 }
 
 void Trainer::Impl::maybe_log_save_evaluate(std::optional<double> grad_norm) {
+  // The flags are the same on every rank here (sync_control before the call),
+  // so `acted` is too, and every rank makes the same collective calls.
+  bool acted = false;
   if (control.should_log && state.global_step > globalstep_last_logged) {
+    acted = true;
     // HF logs the loss gathered and averaged over processes.
     tr_loss = mean_over_ranks(tr_loss);
     Metrics logs;
@@ -237,13 +241,17 @@ void Trainer::Impl::maybe_log_save_evaluate(std::optional<double> grad_norm) {
     log(logs);
   }
   if (control.should_evaluate) {
+    acted = true;
     const Metrics metrics = evaluate(nullptr, "eval");
     const bool new_best = update_best_metric(metrics);
     if (args.save_strategy == "best") control.should_save = new_best;
   }
-  if (control.should_save) save_checkpoint();
-  // on_evaluate / on_save callbacks may have set flags on one rank only.
-  sync_control();
+  if (control.should_save) {
+    acted = true;
+    save_checkpoint();
+  }
+  // on_log / on_evaluate / on_save callbacks may have set flags on one rank only.
+  if (acted) sync_control();
 }
 
 }  // namespace trainhook
