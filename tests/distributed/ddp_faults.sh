@@ -61,7 +61,8 @@ start=$SECONDS
 rc=0
 wait "${pids[0]}" || rc=$?
 [[ $rc != 0 ]] || fail "rank 0 exited 0 after rank 1 was killed"
-grep -q "rank 0 of 2: all_reduce (.*) failed" "$WORK/kill0.log" || fail "rank 0's error is unclear: $(tail -5 "$WORK/kill0.log")"
+grep -q "rank 0 of 2: all_reduce (.*) failed: .* -- rank 1 (the only other rank) has most likely exited" \
+  "$WORK/kill0.log" || fail "rank 0's error is unclear: $(tail -5 "$WORK/kill0.log")"
 echo "rank 1 killed: rank 0 exited $rc after $((SECONDS - start)) s: $(grep -o 'rank 0 of 2: [^-]*' "$WORK/kill0.log" | head -1)"
 
 # trainhook launch: killing one rank stops the other and the launch fails, naming the rank.

@@ -33,10 +33,13 @@ struct ProcessGroup::Impl {
   c10::intrusive_ptr<c10d::ProcessGroupGloo> gloo;
 
   [[noreturn]] void fail(const char* op, const char* what, const std::string& cause) const {
+    // With two ranks the peer is known; with more, Gloo names only its address.
+    const std::string who = size == 2 ? "rank " + std::to_string(1 - rank) + " (the only other rank)"
+                                      : "another rank (the launcher's or its own error names it)";
     throw CollectiveError("rank " + std::to_string(rank) + " of " + std::to_string(size) + ": " + op + " (" +
-                          what + ") failed: " + cause +
-                          " -- another rank has most likely exited or been killed (its own error names "
-                          "it), or the network between ranks failed; ddp_timeout is " +
+                          what + ") failed: " + cause + " -- " + who +
+                          " has most likely exited or been killed, or the network between ranks failed; "
+                          "ddp_timeout is " +
                           std::to_string(timeout.count()) + "s");
   }
 
