@@ -26,6 +26,16 @@ rc=0
 "$CLI" train "${DATA[@]}" --do_train --max_steps 1 --output_dir "$WORK/nccl" --ddp_backend mpi >"$WORK/nccl.log" 2>&1 || rc=$?
 [[ $rc == 2 ]] && grep -q "ddp_backend" "$WORK/nccl.log" || fail "--ddp_backend mpi not refused: $(cat "$WORK/nccl.log")"
 
+# NCCL needs a CUDA build: a clear error before any rendezvous.
+rc=0
+timeout 120 "$CLI" launch --nproc_per_node 2 -- train "${DATA[@]}" --do_train --max_steps 1 --output_dir "$WORK/nccl2" \
+  --ddp_backend nccl >"$WORK/nccl2.log" 2>&1 || rc=$?
+[[ $rc != 0 && $rc != 124 ]] || fail "--ddp_backend nccl on the CPU build: exit $rc"
+# (the first rank to fail makes the launch stop the other, which may not print)
+grep -q -- "--ddp_backend nccl: this trainhook trains on the CPU" "$WORK/nccl2.log" ||
+  fail "--ddp_backend nccl: no clear error: $(tail -5 "$WORK/nccl2.log")"
+echo "--ddp_backend nccl refused (exit $rc)"
+
 # A rendezvous that cannot complete: rank 0 alone, then rank 1 alone (no store).
 for r in 0 1; do
   port=$(free_port)
