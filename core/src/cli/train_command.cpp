@@ -77,6 +77,9 @@ int train_command(const std::vector<std::string>& args, const std::string& progr
     std::fprintf(stderr, "trainhook train: error: launcher environment: %s\n", e.what());
     return 2;
   }
+  // HF's log_level_replica (default warning): only world rank 0 logs info.
+  if (targs.process_index != 0 && spdlog::get_level() < spdlog::level::warn)
+    spdlog::set_level(spdlog::level::warn);
 
   // HF example scripts: a non-empty output_dir is an error unless told to
   // overwrite or resume; a checkpoint in it resumes training.
