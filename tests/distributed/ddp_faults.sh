@@ -75,6 +75,26 @@ grep -q "rank 0 of 2: all_reduce (.*) failed: .* -- rank 1 (the only other rank)
   "$WORK/kill0.log" || fail "rank 0's error is unclear: $(tail -5 "$WORK/kill0.log")"
 echo "rank 1 killed: rank 0 exited $rc after $((SECONDS - start)) s: $(grep -o 'rank 0 of 2: [^-]*' "$WORK/kill0.log" | head -1)"
 
+# A rank that hangs (stopped, sockets open): the other fails after ddp_timeout.
+port=$(free_port)
+for r in 0 1; do
+  RANK=$r WORLD_SIZE=2 LOCAL_RANK=$r MASTER_ADDR=127.0.0.1 MASTER_PORT=$port \
+    "$CLI" train "${DATA[@]}" "${LONG[@]}" --output_dir "$WORK/hang" --ddp_timeout 5 >"$WORK/hang$r.log" 2>&1 &
+  pids[r]=$!
+done
+wait_for_log "$WORK/hang0.log" "'loss'" "${pids[0]}"
+kill -STOP "${pids[1]}"
+start=$SECONDS
+rc=0
+timeout 120 tail --pid="${pids[0]}" -f /dev/null || rc=$?
+kill -KILL "${pids[1]}" 2>/dev/null || true
+[[ $rc == 0 ]] || fail "rank 0 still runs 120 s after rank 1 hung (ddp_timeout 5)"
+rc=0
+wait "${pids[0]}" || rc=$?
+[[ $rc != 0 ]] || fail "rank 0 exited 0 although rank 1 hung"
+grep -q "rank 0 of 2: .* failed: .*ddp_timeout is 5s" "$WORK/hang0.log" || fail "rank 0's error is unclear: $(tail -5 "$WORK/hang0.log")"
+echo "rank 1 hung: rank 0 exited $rc after $((SECONDS - start)) s: $(grep -o 'rank 0 of 2: .\{0,160\}' "$WORK/hang0.log" | head -1)"
+
 # trainhook launch: killing one rank stops the other and the launch fails, naming the rank.
 "$CLI" launch --nproc_per_node 2 -- train "${DATA[@]}" "${LONG[@]}" --output_dir "$WORK/launch" --ddp_timeout 30 \
   >"$WORK/launch.log" 2>&1 &
