@@ -54,7 +54,9 @@ struct TrainerOptions {
   // The one place gradients are reduced across processes: called on every
   // optimizer step before clipping (the last micro-step of an accumulation
   // window). Empty: a multi-process run averages them over the process group
-  // in 25 MB buckets (distributed::average_gradients); a single process does nothing.
+  // with distributed::GradientReducer (DDP's buckets, all-reduced while backward
+  // runs; TRAINHOOK_DDP_OVERLAP=0: after backward, distributed::average_gradients);
+  // a single process does nothing.
   std::function<void(Model&)> reduce_gradients;
   // The multi-process group (world_size > 1). Empty with args.world_size > 1:
   // the Trainer joins one from the launcher's environment (torchrun's RANK,
