@@ -246,6 +246,36 @@ class Suite:
         self.figures.append(Figure("mlflow every step via 100 ms proxy / none (simulated loop)", ratio, "x",
                                    1.01, source="bench/mlflow"))
 
+    def ddp(self):
+        cli = self.exe("bin", "trainhook")
+        data = os.path.join(ROOT, "build", "data", "digits.csv")
+        if not cli or not os.path.exists(data):
+            return self.missing("ddp", "bin/trainhook (needs LibTorch) or build/data/digits.csv is missing")
+        steps, repeats = ("40", "2") if self.quick else ("80", "3")
+        text = self.run("ddp", [sys.executable, os.path.join(ROOT, "bench", "ddp", "bench_ddp.py"),
+                                "--cli", cli, "--data", data, "--steps", steps, "--repeats", repeats],
+                        env=self.clean_env(), timeout=600)
+        one = _search(text, r"1 rank step: ([0-9.]+) ms")
+        overhead = _search(text, r"all-reduce overhead per step: (-?[0-9.]+) ms")
+        contention = _search(text, r"contention per step: (-?[0-9.]+) ms")
+        ratio = _search(text, r"step-time ratio 2 ranks / 1 rank: ([0-9.]+)")
+        eff = _search(text, r"scaling efficiency: ([0-9.]+)")
+        overlap = _search(text, r"overlap ratio: ([0-9.]+)")
+        src = "bench/ddp (trainhook launch, Gloo on 127.0.0.1, MLP 1.1 M params, batch 64 per rank)"
+        self.raw["ddp"] = {"one_rank_step_ms": one, "overhead_ms": overhead, "contention_ms": contention,
+                           "ratio": ratio, "efficiency": eff, "overlap_ratio": overlap}
+        self.figures += [
+            Figure("ddp: step time, 1 rank (compute-bound MLP)", one, "ms", source=src),
+            Figure("ddp: all-reduce overhead per step (2 ranks - 2 independent runs)", overhead, "ms",
+                   source=src),
+            Figure("ddp: contention per step (2 independent runs - 1 run)", contention, "ms", source=src,
+                   note="one LibTorch thread per process; on a 2-core machine two processes take both cores"),
+            Figure("ddp: step time 2 ranks / 1 rank (same per-rank batch)", ratio, "x", 1.10, source=src),
+            Figure("ddp: scaling efficiency, 2 ranks", eff, "x", 0.90, op=">=", source=src),
+            Figure("ddp: step time, all-reduce overlapping backward / after it", overlap, "x", 1.0,
+                   source=src),
+        ]
+
     def clean_env(self, base=None):
         env = dict(base or os.environ)
         env.pop("TRAINHOOK_PLUGIN_PATH", None)
@@ -327,13 +357,14 @@ def main():
                     "TRAINHOOK_BENCH_THREADS; 0 leaves LibTorch's default. One thread keeps step times "
                     "stable on a shared machine, where spinning OpenMP workers mostly measure the load")
     ap.add_argument("--only", default="", help="comma-separated subset: trainer_overhead, all_plugins, "
-                    "dispatch, plugin_load, peak_rss, tensorboard, mlflow")
+                    "dispatch, plugin_load, peak_rss, tensorboard, mlflow, ddp")
     opts = ap.parse_args()
     build = os.path.abspath(opts.build)
     out_dir = os.path.join(build, "bench")
     suite = Suite(build, out_dir, opts.quick, opts.threads)
     only = set(filter(None, opts.only.split(",")))
-    known = {"trainer_overhead", "all_plugins", "dispatch", "plugin_load", "peak_rss", "tensorboard", "mlflow"}
+    known = {"trainer_overhead", "all_plugins", "dispatch", "plugin_load", "peak_rss", "tensorboard", "mlflow",
+             "ddp"}
     if only - known:
         ap.error(f"--only: unknown {', '.join(sorted(only - known))} (expected some of {', '.join(sorted(known))})")
     want = lambda n: not only or n in only  # noqa: E731
@@ -351,6 +382,8 @@ def main():
             suite.trainer_overhead()
         if want("tensorboard"):
             suite.tensorboard()
+        if want("ddp"):
+            suite.ddp()
         if want("all_plugins") or want("peak_rss"):
             with Peers(work) as peers:
                 if want("all_plugins"):

@@ -361,6 +361,13 @@ std::vector<OptionSpec> build_table() {
   // -- Multi-process (normally set by the launcher)
   t.push_back(field("process_index", G::MultiProcess, &TA::process_index, "Index of this process"));
   t.push_back(field("world_size", G::MultiProcess, &TA::world_size, "Number of processes"));
+  t.push_back(field("local_rank", G::MultiProcess, &TA::local_rank,
+                    "Rank of this process on its machine (LOCAL_RANK from the launcher wins)"));
+  t.push_back(derived(field("ddp_backend", G::MultiProcess, &TA::ddp_backend,
+                            "Collective back end of a multi-process run: gloo or nccl"),
+                      "gloo"));
+  t.push_back(field("ddp_timeout", G::MultiProcess, &TA::ddp_timeout,
+                    "Seconds the rendezvous or a collective may take before every rank fails"));
   // -- Model
   t.push_back(field("model", G::Model, &MA::model, "Built-in model: mlp, cnn or char_transformer"));
   t.push_back(field("hidden_size", G::Model, &MA::hidden_size, "Width of the hidden layers / embeddings"));

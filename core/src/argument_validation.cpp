@@ -203,6 +203,10 @@ void validate(TrainingArguments& a) {
   if (a.process_index < 0 || a.process_index >= a.world_size)
     fail("--process_index: expected a value in [0, world_size) = [0, " + std::to_string(a.world_size) +
          "), got " + std::to_string(a.process_index));
+  if (a.ddp_backend) check_choice("ddp_backend", *a.ddp_backend, {"gloo", "nccl"});
+  check_at_least("ddp_timeout", static_cast<double>(a.ddp_timeout), 1);
+  if (a.local_rank < -1)
+    fail("--local_rank: expected -1 (no launcher) or a rank >= 0, got " + std::to_string(a.local_rank));
 }
 
 void validate(ModelArguments& m) {

@@ -71,6 +71,9 @@ nlohmann::json to_json(const TrainingArguments& a) {
 
   j["process_index"] = a.process_index;
   j["world_size"] = a.world_size;
+  j["local_rank"] = a.local_rank;
+  j["ddp_backend"] = a.ddp_backend ? nlohmann::json(*a.ddp_backend) : nlohmann::json();
+  j["ddp_timeout"] = a.ddp_timeout;
   return j;
 }
 

@@ -17,7 +17,9 @@ constexpr const char* kOff = "false";  // a boolean that is off changes nothing
 
 constexpr const char* kPrecision = "mixed precision is not supported: trainhook trains in float32 on the CPU";
 constexpr const char* kCompile = "torch.compile does not exist in LibTorch's C++ API";
-constexpr const char* kDdp = "multi-process (DDP) training is not supported yet";
+constexpr const char* kDdp =
+    "DDP tuning flags are not supported (gradients use 25 MB buckets; every parameter must get a gradient; "
+    "buffers are broadcast once at start)";
 constexpr const char* kHub = "only used with push_to_hub, which is not supported";
 constexpr const char* kFsdp = "FSDP is not supported";
 constexpr const char* kWorkers = "data is loaded in the training process";
@@ -57,11 +59,6 @@ const std::vector<UnsupportedArgument> kTable = {
     {"parallelism_config", false, "none,{}", "tensor/context parallelism is not supported"},
     {"dispatch_batches", false, kAlwaysWarn, "trainhook does not use Accelerate"},
     {"split_batches", false, kAlwaysWarn, "trainhook does not use Accelerate"},
-    {"local_rank", false, "-1",
-     "torch.distributed launchers are not supported yet (a multi-process run sets process_index and "
-     "world_size)"},
-    {"ddp_backend", false, kAlwaysWarn, kDdp},
-    {"ddp_timeout", false, kAlwaysWarn, kDdp},
     {"ddp_find_unused_parameters", false, kAlwaysWarn, kDdp},
     {"ddp_bucket_cap_mb", false, kAlwaysWarn, kDdp},
     {"ddp_broadcast_buffers", false, kAlwaysWarn, kDdp},

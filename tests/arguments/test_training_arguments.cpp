@@ -68,6 +68,9 @@ TrainingArguments non_default() {
   a.allow_duplicate_plugins = true;
   a.process_index = 1;
   a.world_size = 2;
+  a.local_rank = 1;
+  a.ddp_backend = "gloo";
+  a.ddp_timeout = 60;
   return a;
 }
 
@@ -124,7 +127,10 @@ TEST_CASE("to_json writes every field with the HF names, unset optionals are nul
                                           "allow_unsafe_plugin_paths",
                                           "allow_duplicate_plugins",
                                           "process_index",
-                                          "world_size"};
+                                          "world_size",
+                                          "local_rank",
+                                          "ddp_backend",
+                                          "ddp_timeout"};
   std::set<std::string> keys;
   for (const auto& [k, v] : j.items()) keys.insert(k);
   CHECK(keys == expected);

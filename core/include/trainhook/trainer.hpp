@@ -30,6 +30,9 @@ namespace trainhook {
 
 class Model;
 class TensorDataset;
+namespace distributed {
+class ProcessGroup;
+}
 struct EvalPrediction;
 struct PredictionOutput;
 
@@ -50,8 +53,16 @@ struct TrainerOptions {
   // Where plugins are searched; plugin_dirs from the arguments come first.
   PluginSearchOptions plugin_search;
   // The one place gradients are reduced across processes: called on every
-  // optimizer step before clipping (empty in single-process runs).
+  // optimizer step before clipping (the last micro-step of an accumulation
+  // window). Empty: a multi-process run averages them over the process group
+  // with distributed::GradientReducer (DDP's buckets, all-reduced while backward
+  // runs; TRAINHOOK_DDP_OVERLAP=0: after backward, distributed::average_gradients);
+  // a single process does nothing.
   std::function<void(Model&)> reduce_gradients;
+  // The multi-process group (world_size > 1). Empty with args.world_size > 1:
+  // the Trainer joins one from the launcher's environment (torchrun's RANK,
+  // WORLD_SIZE, MASTER_ADDR, ...; see distributed/launch_env.hpp).
+  std::shared_ptr<distributed::ProcessGroup> process_group;
   // Called after each file of a checkpoint is written (tests inject crashes
   // here; a throw aborts the save and leaves earlier checkpoints intact).
   std::function<void(const std::filesystem::path& file)> on_checkpoint_file;

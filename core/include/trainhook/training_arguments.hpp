@@ -78,6 +78,9 @@ struct TrainingArguments {
   // -- multi-process (set by the launcher; single process: 0 of 1)
   int32_t process_index = 0;
   int32_t world_size = 1;
+  int32_t local_rank = -1;                 // HF: -1 outside a launcher; LOCAL_RANK wins
+  std::optional<std::string> ddp_backend;  // gloo | nccl; unset: gloo on the CPU (HF's choice)
+  int64_t ddp_timeout = 1800;              // seconds a collective or the rendezvous may take
 };
 
 // The CLI's model choice (HF example scripts' ModelArguments).

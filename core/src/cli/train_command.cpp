@@ -7,6 +7,7 @@
 #include <trainhook/checkpoint_dirs.hpp>
 #include <trainhook/cli/commands.hpp>
 #include <trainhook/data/data_files.hpp>
+#include <trainhook/distributed/launch_env.hpp>
 #include <trainhook/models/model_factory.hpp>
 #include <trainhook/trainer.hpp>
 #include <trainhook/trainer/reproducibility.hpp>
@@ -68,6 +69,17 @@ int train_command(const std::vector<std::string>& args, const std::string& progr
     return 2;
   }
   TrainingArguments& targs = parsed.training;
+  // Under torchrun / srun / trainhook launch: this process's rank and the
+  // world size come from the environment (the Trainer joins the group).
+  try {
+    distributed::apply_launch_env(targs);
+  } catch (const std::runtime_error& e) {
+    std::fprintf(stderr, "trainhook train: error: launcher environment: %s\n", e.what());
+    return 2;
+  }
+  // HF's log_level_replica (default warning): only world rank 0 logs info.
+  if (targs.process_index != 0 && spdlog::get_level() < spdlog::level::warn)
+    spdlog::set_level(spdlog::level::warn);
 
   // HF example scripts: a non-empty output_dir is an error unless told to
   // overwrite or resume; a checkpoint in it resumes training.

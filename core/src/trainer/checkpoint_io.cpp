@@ -4,9 +4,11 @@
 #include <trainhook/trainer/reproducibility.hpp>
 #include <trainhook/trainer_state_io.hpp>
 
+#include <ATen/CPUGeneratorImpl.h>
 #include <torch/serialize.h>
 
 #include <fstream>
+#include <mutex>
 #include <stdexcept>
 
 namespace fs = std::filesystem;
@@ -26,6 +28,27 @@ void require(const fs::path& file) {
 }
 
 }  // namespace
+
+std::string rank_rng_state_file(int rank) { return "rng_state_" + std::to_string(rank) + ".pth"; }
+
+torch::Tensor cpu_rng_state() {
+  auto gen = at::detail::getDefaultCPUGenerator();
+  std::lock_guard<std::mutex> lock(gen.mutex());
+  return gen.get_state();
+}
+
+void check_checkpoint_world_size(const fs::path& dir, int world_size) {
+  int ranks = 0;
+  while (fs::exists(dir / rank_rng_state_file(ranks))) ++ranks;
+  const int written_by = ranks > 0 ? ranks : (fs::exists(dir / kRngStateFile) ? 1 : 0);
+  if (written_by == 0 || written_by == world_size) return;  // no RNG state: load_rng_state names it
+  throw std::runtime_error(
+      "resume_from_checkpoint: " + dir.string() + " was written by a run of " + std::to_string(written_by) +
+      " process(es) (" +
+      (ranks > 0 ? "rng_state_0.pth.." + rank_rng_state_file(ranks - 1) : std::string(kRngStateFile)) +
+      ") but this run has world_size " + std::to_string(world_size) +
+      "; resume with the same number of processes");
+}
 
 void save_model_weights(torch::nn::Module& module, const fs::path& file) {
   torch::serialize::OutputArchive archive;
@@ -59,8 +82,18 @@ void write_checkpoint_files(const fs::path& dir, const CheckpointContents& c) {
   done(dir / kOptimizerFile);
   write_text(dir / kSchedulerFile, c.scheduler->state().dump(2));
   done(dir / kSchedulerFile);
-  save_rng_state(dir / kRngStateFile);
-  done(dir / kRngStateFile);
+  if (c.rank_rng_states.empty()) {
+    save_rng_state(dir / kRngStateFile);
+    done(dir / kRngStateFile);
+  } else {
+    for (size_t r = 0; r < c.rank_rng_states.size(); ++r) {
+      const fs::path f = dir / rank_rng_state_file(static_cast<int>(r));
+      torch::serialize::OutputArchive archive;
+      archive.write("cpu_rng_state", c.rank_rng_states[r]);  // load_rng_state's layout
+      archive.save_to(f.string());
+      done(f);
+    }
+  }
   write_text(dir / kTrainingArgsFile, c.training_args_json);
   done(dir / kTrainingArgsFile);
   // Last: its presence marks a complete checkpoint for resume and rotation.

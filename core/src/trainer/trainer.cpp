@@ -6,6 +6,7 @@
 #include <trainhook/argument_parser.hpp>
 #include <trainhook/checkpoint_dirs.hpp>
 #include <trainhook/default_flow_callback.hpp>
+#include <trainhook/distributed/process_group.hpp>
 #include <trainhook/secret_masking.hpp>
 #include <trainhook/trainer/checkpoint_io.hpp>
 #include <trainhook/trainer/reproducibility.hpp>
@@ -14,6 +15,7 @@
 #include <spdlog/spdlog.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <stdexcept>
@@ -88,6 +90,7 @@ Trainer::Impl::Impl(std::shared_ptr<Model> model_in, TrainingArguments args_in,
       eval_dataset(std::move(eval)),
       compute_metrics(std::move(options.compute_metrics)),
       reduce_gradients(std::move(options.reduce_gradients)),
+      group(std::move(options.process_group)),
       on_checkpoint_file(std::move(options.on_checkpoint_file)),
       print_metrics(options.print_metrics),
       // Masked once here: every copy written or handed to plugins is this one.
@@ -95,11 +98,42 @@ Trainer::Impl::Impl(std::shared_ptr<Model> model_in, TrainingArguments args_in,
       memory(!args.skip_memory_metrics),
       handler(policy_of(args.plugin_error_policy)) {
   if (!model) throw std::invalid_argument("Trainer: no model given");
+  if (!group && args.world_size > 1) {
+    // HF sets up the distributed state from the launcher's environment.
+    const auto env = distributed::read_launch_env();
+    if (env.world_size != args.world_size || env.rank != args.process_index) {
+      throw std::invalid_argument("world_size " + std::to_string(args.world_size) + " / process_index " +
+                                  std::to_string(args.process_index) +
+                                  " need a launcher (torchrun, srun or trainhook launch) that sets "
+                                  "RANK and WORLD_SIZE to match; the environment has RANK=" +
+                                  std::to_string(env.rank) + " WORLD_SIZE=" + std::to_string(env.world_size));
+    }
+    group = distributed::ProcessGroup::create(env, args.ddp_backend.value_or(""),
+                                              std::chrono::seconds(args.ddp_timeout));
+  }
+  if (group) {
+    args.process_index = group->rank();
+    args.world_size = group->size();
+    if (args.local_rank < 0) args.local_rank = group->rank();
+    // DDP's start: every rank holds rank 0's parameters and buffers, whatever its seed.
+    std::vector<torch::Tensor> tensors = model->module().parameters();
+    for (const auto& b : model->module().buffers()) tensors.push_back(b);
+    distributed::broadcast_from_rank0(*group, tensors);
+    if (!reduce_gradients) {
+      const char* overlap = std::getenv("TRAINHOOK_DDP_OVERLAP");
+      if (overlap && std::string(overlap) == "0") {
+        // All-reduce after backward only (the benchmark's comparison point).
+        auto g = group;
+        reduce_gradients = [g](Model& m) { distributed::average_gradients(*g, m.module().parameters()); };
+      } else {
+        reducer = std::make_shared<distributed::GradientReducer>(group, model->module().parameters());
+        auto r = reducer;
+        reduce_gradients = [r](Model&) { r->finish(); };
+      }
+    }
+  }
   set_seed(args.seed, args.full_determinism);
-  state.process_index = args.process_index;
-  state.world_size = args.world_size;
-  state.is_world_process_zero = args.process_index == 0;
-  state.is_local_process_zero = args.process_index == 0;
+  fill_rank_state();
   for (const auto& p : model->module().parameters()) parameter_count += p.numel();
 
   host = std::make_unique<TrainerHost>(
@@ -117,8 +151,12 @@ Trainer::Impl::Impl(std::shared_ptr<Model> model_in, TrainingArguments args_in,
     search.allow_unsafe_plugin_paths = search.allow_unsafe_plugin_paths || args.allow_unsafe_plugin_paths;
     search.allow_duplicate_plugins = search.allow_duplicate_plugins || args.allow_duplicate_plugins;
     registry.emplace(search);
-    for (const auto& name : registry->resolve_report_to(args.report_to)) {
-      handler.add(registry->create(name, *host, plugin_config_of(args, name)));
+    // Integrations report from world process zero only, as HF's do (the names
+    // are still checked on every rank, so a typo fails everywhere).
+    const auto integrations = registry->resolve_report_to(args.report_to);
+    if (world_zero()) {
+      for (const auto& name : integrations)
+        handler.add(registry->create(name, *host, plugin_config_of(args, name)));
     }
     registry->check_callbacks(args.callbacks);
     for (const auto& name : args.callbacks)
@@ -127,8 +165,10 @@ Trainer::Impl::Impl(std::shared_ptr<Model> model_in, TrainingArguments args_in,
     throw std::invalid_argument(
         "report_to/callbacks name plugins, but this Trainer was built with use_plugins = false");
   }
-  for (auto& cb : options.callbacks) handler.add(std::move(cb));
-  if (options.use_plugins) {
+  for (auto& cb : options.callbacks) {
+    if (cb) handler.add(std::move(cb));
+  }
+  if (options.use_plugins && world_zero()) {
     const std::string progress = args.disable_tqdm ? "printer" : "progress";
     if (registry->has(progress)) {
       handler.add(registry->create(progress, *host, plugin_config_of(args, progress)));
@@ -140,6 +180,40 @@ Trainer::Impl::Impl(std::shared_ptr<Model> model_in, TrainingArguments args_in,
     }
   }
   fire(TH_EVENT_INIT_END);
+}
+
+void Trainer::Impl::fill_rank_state() {
+  state.process_index = args.process_index;
+  state.world_size = args.world_size;
+  state.is_world_process_zero = args.process_index == 0;
+  state.is_local_process_zero = args.local_rank <= 0;
+}
+
+void Trainer::Impl::sync_control() {
+  if (!group) return;
+  // A flag set by a callback on any rank holds on every rank, so all ranks
+  // log, evaluate, save and stop at the same step.
+  auto flags = torch::tensor(
+      {static_cast<int32_t>(control.should_training_stop), static_cast<int32_t>(control.should_epoch_stop),
+       static_cast<int32_t>(control.should_save), static_cast<int32_t>(control.should_evaluate),
+       static_cast<int32_t>(control.should_log)},
+      torch::kInt);
+  std::vector<torch::Tensor> t{flags};
+  group->all_reduce_max(t, "TrainerControl flags");
+  const auto f = flags.accessor<int32_t, 1>();
+  control.should_training_stop = f[0] != 0;
+  control.should_epoch_stop = f[1] != 0;
+  control.should_save = f[2] != 0;
+  control.should_evaluate = f[3] != 0;
+  control.should_log = f[4] != 0;
+}
+
+double Trainer::Impl::mean_over_ranks(double v) {
+  if (!group) return v;
+  auto t = torch::tensor({v}, torch::kDouble);
+  std::vector<torch::Tensor> one{t};
+  group->all_reduce_sum(one, "logged metrics");
+  return t.item<double>() / static_cast<double>(group->size());
 }
 
 void Trainer::Impl::fire(EventId event, const EventPayload& payload) {
@@ -167,12 +241,20 @@ PredictionOutput Trainer::Impl::prediction_loop(const TensorDataset& dataset, co
   torch::NoGradGuard no_grad;
   const int64_t bs = args.per_device_eval_batch_size;
   const int64_t n = dataset.size();
-  const int64_t batches = (n + bs - 1) / bs;
+  // Several processes: each takes a contiguous part of the set and the parts
+  // are gathered in rank order, so the predictions are in dataset order with
+  // no padding (HF's SequentialDistributedSampler + DistributedTensorGatherer).
+  const int64_t world = group ? group->size() : 1;
+  const int64_t per_rank = (n + world - 1) / world;
+  const int64_t first = std::min(n, per_rank * (group ? group->rank() : 0));
+  const int64_t count = std::min(n - first, per_rank);
+  const int64_t batches = (count + bs - 1) / bs;
   std::vector<torch::Tensor> outputs, labels;
   double loss_sum = 0;
   for (int64_t b = 0; b < batches; ++b) {
-    const int64_t len = std::min(bs, n - b * bs);
-    const Batch batch{dataset.inputs().narrow(0, b * bs, len), dataset.labels().narrow(0, b * bs, len)};
+    const int64_t len = std::min(bs, count - b * bs);
+    const Batch batch{dataset.inputs().narrow(0, first + b * bs, len),
+                      dataset.labels().narrow(0, first + b * bs, len)};
     auto out = model->forward(batch.inputs);
     loss_sum += model->loss(out, batch.labels).item<double>() * static_cast<double>(len);
     outputs.push_back(out);
@@ -183,14 +265,26 @@ PredictionOutput Trainer::Impl::prediction_loop(const TensorDataset& dataset, co
     payload.prediction_kind = kind;
     fire(TH_EVENT_PREDICTION_STEP, payload);
   }
-  if (was_training) module.train();
   PredictionOutput result;
-  if (batches > 0) {
+  if (group && n > 0) {
+    if (outputs.empty()) {
+      // This rank's part is empty (fewer samples than ranks): zero rows of the right shape.
+      outputs.push_back(model->forward(dataset.inputs().narrow(0, 0, 1)).narrow(0, 0, 0));
+      labels.push_back(dataset.labels().narrow(0, 0, 0));
+    }
+    result.predictions = group->gather_rows(torch::cat(outputs).contiguous(), "evaluation outputs");
+    result.label_ids = group->gather_rows(torch::cat(labels).contiguous(), "evaluation labels");
+    auto total = torch::tensor({loss_sum}, torch::kDouble);
+    std::vector<torch::Tensor> t{total};
+    group->all_reduce_sum(t, "evaluation loss");
+    result.metrics[prefix + "_loss"] = total.item<double>() / static_cast<double>(n);
+  } else if (batches > 0) {
     result.predictions = torch::cat(outputs);
     result.label_ids = torch::cat(labels);
     result.metrics[prefix + "_loss"] = loss_sum / static_cast<double>(n);
   }
-  if (compute_metrics && batches > 0) {
+  if (was_training) module.train();
+  if (compute_metrics && result.predictions.defined()) {
     for (const auto& [k, v] : compute_metrics(EvalPrediction{result.predictions, result.label_ids})) {
       result.metrics[k.rfind(prefix + "_", 0) == 0 ? k : prefix + "_" + k] = v;
     }
@@ -270,6 +364,14 @@ void Trainer::Impl::save_checkpoint() {
     state.best_model_checkpoint = checkpoint_dir(out, *state.best_global_step).string();
   }
   handler.save_states(state, control);
+  // Every rank's RNG state goes into the checkpoint rank 0 writes
+  // (rng_state_<rank>.pth, as HF names them in a multi-process run).
+  std::vector<torch::Tensor> rank_rng;
+  if (group) {
+    const auto mine = cpu_rng_state();
+    const auto all = group->gather_rows(mine.reshape({1, -1}).contiguous(), "checkpoint RNG states");
+    for (int64_t r = 0; r < all.size(0); ++r) rank_rng.push_back(all[r].clone());
+  }
   if (world_zero()) {
     fs::create_directories(out);
     CheckpointContents contents;
@@ -279,10 +381,13 @@ void Trainer::Impl::save_checkpoint() {
     contents.state = &state;
     contents.training_args_json = args_json;
     contents.on_file = on_checkpoint_file;
+    contents.rank_rng_states = rank_rng;
     write_checkpoint_atomically(out, state.global_step,
                                 [&](const fs::path& tmp) { write_checkpoint_files(tmp, contents); });
     if (args.save_total_limit) rotate_checkpoints(out, *args.save_total_limit, state.best_model_checkpoint);
   }
+  // No rank goes on (and may load it, or exit) before the checkpoint is complete.
+  if (group) group->barrier("checkpoint written by rank 0");
   const std::string dir = folder.string();
   EventPayload payload;
   payload.checkpoint_dir = dir.c_str();

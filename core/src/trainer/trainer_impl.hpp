@@ -4,6 +4,7 @@
 
 #include <trainhook/callback_handler.hpp>
 #include <trainhook/data/tensor_dataset.hpp>
+#include <trainhook/distributed/process_group.hpp>
 #include <trainhook/lr_schedule.hpp>
 #include <trainhook/memory_metrics.hpp>
 #include <trainhook/models/model.hpp>
@@ -49,6 +50,11 @@ struct Trainer::Impl {
   std::optional<std::filesystem::path> resolve_resume(std::optional<std::string> resume);
   void write_training_args() const;
   bool world_zero() const noexcept { return state.is_world_process_zero; }
+  // Multi-process agreement (no-ops without a group): TrainerControl flags
+  // OR-ed over ranks, a number averaged over ranks.
+  void sync_control();
+  double mean_over_ranks(double v);
+  void fill_rank_state();
 
   TrainingArguments args;
   std::shared_ptr<Model> model;
@@ -56,6 +62,9 @@ struct Trainer::Impl {
   std::shared_ptr<TensorDataset> eval_dataset;
   ComputeMetricsFn compute_metrics;
   std::function<void(Model&)> reduce_gradients;
+  std::shared_ptr<distributed::ProcessGroup> group;
+  // The default reduce_gradients of a multi-process run (overlaps with backward).
+  std::shared_ptr<distributed::GradientReducer> reducer;
   std::function<void(const std::filesystem::path&)> on_checkpoint_file;
   bool print_metrics = false;
   std::string args_json;

@@ -4,6 +4,7 @@
 
 #include <trainhook/checkpoint_dirs.hpp>
 #include <trainhook/data/batch_sampler.hpp>
+#include <trainhook/distributed/process_group.hpp>
 #include <trainhook/trainer/checkpoint_io.hpp>
 #include <trainhook/trainer/optimizer_factory.hpp>
 #include <trainhook/trainer/reproducibility.hpp>
@@ -49,6 +50,7 @@ std::optional<fs::path> Trainer::Impl::resolve_resume(std::optional<std::string>
 TrainOutput Trainer::Impl::train(std::optional<std::string> resume_arg) {
   if (!train_dataset) throw std::invalid_argument("train: the Trainer has no train_dataset");
   const auto resume = resolve_resume(std::move(resume_arg));
+  if (resume) check_checkpoint_world_size(*resume, args.world_size);
   memory.start("train");
   in_train = true;
 
@@ -113,10 +115,7 @@ TrainOutput Trainer::Impl::train(std::optional<std::string> resume_arg) {
   state.save_steps = resolve_steps(args.save_steps, max_steps);
   state.train_batch_size = args.per_device_train_batch_size;
   state.steps_in_epoch = updates_per_epoch;
-  state.process_index = args.process_index;
-  state.world_size = args.world_size;
-  state.is_world_process_zero = args.process_index == 0;
-  state.is_local_process_zero = args.process_index == 0;
+  fill_rank_state();
 
   write_training_args();
   tr_loss = 0;
@@ -142,7 +141,7 @@ TrainOutput Trainer::Impl::train(std::optional<std::string> resume_arg) {
     if (restore_rng) {
       // HF restores the RNG where the interrupted run was: right before the
       // first batch it had not consumed.
-      load_rng_state(*resume / kRngStateFile);
+      load_rng_state(*resume / (group ? rank_rng_state_file(group->rank()) : std::string(kRngStateFile)));
       restore_rng = false;
     }
     bool any_step = false;
@@ -153,6 +152,9 @@ TrainOutput Trainer::Impl::train(std::optional<std::string> resume_arg) {
       const auto outputs = model->forward(batch.inputs);
       auto loss = model->loss(outputs, batch.labels);
       if (accum > 1) loss = loss / static_cast<double>(accum);
+      const bool sync = (i + 1) % accum == 0 || (i + 1) == steps_in_epoch;
+      // Gradients of the window's last micro-step are all-reduced while backward runs.
+      if (reducer) reducer->arm(sync);
       loss.backward();
       const double step_loss = loss.item<double>();
       if (args.logging_nan_inf_filter && !std::isfinite(step_loss)) {
@@ -162,7 +164,6 @@ TrainOutput Trainer::Impl::train(std::optional<std::string> resume_arg) {
       }
       state.total_flos += 6.0 * static_cast<double>(parameter_count) *
                           static_cast<double>(batch.inputs.size(0) * model->tokens_per_sample(batch.inputs));
-      const bool sync = (i + 1) % accum == 0 || (i + 1) == steps_in_epoch;
       if (sync) {
         if (reduce_gradients) reduce_gradients(*model);
         if (args.max_grad_norm > 0) grad_norm = torch::nn::utils::clip_grad_norm_(params, args.max_grad_norm);
@@ -176,9 +177,11 @@ TrainOutput Trainer::Impl::train(std::optional<std::string> resume_arg) {
         state.epoch =
             static_cast<double>(epoch) + static_cast<double>(i + 1) / static_cast<double>(steps_in_epoch);
         fire(TH_EVENT_STEP_END);
+        sync_control();
         maybe_log_save_evaluate(grad_norm);
       } else {
         fire(TH_EVENT_SUBSTEP_END);
+        sync_control();
       }
       if (control.should_epoch_stop || control.should_training_stop) break;
     }
@@ -188,6 +191,7 @@ TrainOutput Trainer::Impl::train(std::optional<std::string> resume_arg) {
       control.should_training_stop = true;
     }
     fire(TH_EVENT_EPOCH_END);
+    sync_control();
     maybe_log_save_evaluate(grad_norm);
     if (control.should_training_stop) break;
   }
@@ -197,7 +201,7 @@ TrainOutput Trainer::Impl::train(std::optional<std::string> resume_arg) {
                  state.best_metric.value_or(0.0));
     load_model_weights(module, fs::path(*state.best_model_checkpoint) / kModelFile);
   }
-  total_loss += tr_loss;
+  total_loss += mean_over_ranks(tr_loss);
   tr_loss = 0;
   const int64_t steps_run = state.global_step - start_step;
   const double train_loss = steps_run > 0 ? total_loss / static_cast<double>(steps_run) : 0.0;
@@ -220,7 +224,13 @@ TrainOutput Trainer::Impl::train(std::optional<std::string> resume_arg) {
 }
 
 void Trainer::Impl::maybe_log_save_evaluate(std::optional<double> grad_norm) {
+  // The flags are the same on every rank here (sync_control before the call),
+  // so `acted` is too, and every rank makes the same collective calls.
+  bool acted = false;
   if (control.should_log && state.global_step > globalstep_last_logged) {
+    acted = true;
+    // HF logs the loss gathered and averaged over processes.
+    tr_loss = mean_over_ranks(tr_loss);
     Metrics logs;
     logs["loss"] = round_to(tr_loss / static_cast<double>(state.global_step - globalstep_last_logged), 4);
     if (grad_norm) logs["grad_norm"] = *grad_norm;
@@ -231,11 +241,17 @@ void Trainer::Impl::maybe_log_save_evaluate(std::optional<double> grad_norm) {
     log(logs);
   }
   if (control.should_evaluate) {
+    acted = true;
     const Metrics metrics = evaluate(nullptr, "eval");
     const bool new_best = update_best_metric(metrics);
     if (args.save_strategy == "best") control.should_save = new_best;
   }
-  if (control.should_save) save_checkpoint();
+  if (control.should_save) {
+    acted = true;
+    save_checkpoint();
+  }
+  // on_log / on_evaluate / on_save callbacks may have set flags on one rank only.
+  if (acted) sync_control();
 }
 
 }  // namespace trainhook

@@ -13,6 +13,12 @@ namespace trainhook::cli {
 int train_command(const std::vector<std::string>& args, const std::string& program_path);
 // trainhook plugins [--plugin_dir D]... : list every plugin library found, and refusals.
 int plugins_command(const std::vector<std::string>& args, const std::string& program_path);
+// trainhook launch --nproc_per_node N [--nnodes M --node_rank R] [--master_addr A]
+// [--master_port P] -- <command> [args...] : torchrun's static launch without
+// Python: N local processes of this program with RANK, WORLD_SIZE, LOCAL_RANK,
+// LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT set; forwards SIGINT/SIGTERM,
+// stops the others when one fails and returns the worst exit code.
+int launch_command(const std::vector<std::string>& args, const std::string& program_path);
 
 // Commands exported by plugin libraries (th_command_info): name and description,
 // for `trainhook --help`; empty when the plugin folders cannot be read.

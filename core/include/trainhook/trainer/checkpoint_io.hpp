@@ -2,7 +2,8 @@
 //   model.pt            model weights (torch::serialize archive)
 //   optimizer.pt        optimizer state
 //   scheduler.json      LR scheduler step
-//   rng_state.pt        default CPU generator state
+//   rng_state.pt        default CPU generator state (one process)
+//   rng_state_<r>.pth   rank r's generator state (several processes, HF's names)
 //   trainer_state.json  TrainerState (HF layout)
 //   training_args.json  the arguments
 // The folder is created atomically by write_checkpoint_atomically().
@@ -24,6 +25,13 @@ inline constexpr const char* kModelFile = "model.pt";
 inline constexpr const char* kOptimizerFile = "optimizer.pt";
 inline constexpr const char* kSchedulerFile = "scheduler.json";
 inline constexpr const char* kRngStateFile = "rng_state.pt";
+// "rng_state_<rank>.pth": rank's RNG state in a multi-process checkpoint.
+std::string rank_rng_state_file(int rank);
+// The default CPU generator's state as a byte tensor (what rng_state files hold).
+torch::Tensor cpu_rng_state();
+// Resuming `dir` with `world_size` processes: throws std::runtime_error when
+// the checkpoint was written by a different number of processes.
+void check_checkpoint_world_size(const std::filesystem::path& dir, int world_size);
 
 void save_model_weights(torch::nn::Module& module, const std::filesystem::path& file);
 // Throws std::runtime_error naming the file (missing, or weights that do not fit the model).
@@ -35,6 +43,9 @@ struct CheckpointContents {
   const LrScheduler* scheduler = nullptr;
   const TrainerState* state = nullptr;
   std::string training_args_json;
+  // Several processes: every rank's RNG state, written as rng_state_<r>.pth
+  // instead of rng_state.pt.
+  std::vector<torch::Tensor> rank_rng_states;
   // Called after each file is written (fault injection in tests).
   std::function<void(const std::filesystem::path&)> on_file;
 };

@@ -1,0 +1,106 @@
+#include <trainhook/distributed/launch_env.hpp>
+#include <trainhook/training_arguments.hpp>
+
+#include <cerrno>
+#include <cstdlib>
+#include <limits>
+#include <stdexcept>
+
+namespace trainhook::distributed {
+namespace {
+
+using Getter = std::function<const char*(const char*)>;
+
+std::optional<std::string> value_of(const Getter& get, const char* name) {
+  const char* v = get ? get(name) : std::getenv(name);
+  if (!v || !*v) return std::nullopt;
+  return std::string(v);
+}
+
+int64_t integer_of(const std::string& name, const std::string& text, int64_t lo, int64_t hi) {
+  errno = 0;
+  char* end = nullptr;
+  const long long v = std::strtoll(text.c_str(), &end, 10);
+  if (errno != 0 || end == text.c_str() || *end != '\0' || v < lo || v > hi) {
+    throw std::runtime_error("environment variable " + name + "='" + text + "': expected an integer in [" +
+                             std::to_string(lo) + ", " + std::to_string(hi) + "]");
+  }
+  return v;
+}
+
+std::optional<int64_t> optional_integer(const Getter& get, const char* name, int64_t lo, int64_t hi) {
+  const auto v = value_of(get, name);
+  if (!v) return std::nullopt;
+  return integer_of(name, *v, lo, hi);
+}
+
+}  // namespace
+
+LaunchEnv read_launch_env(const Getter& get) {
+  constexpr int64_t kMax = std::numeric_limits<int32_t>::max();
+  LaunchEnv env;
+  const char* rank_var = "RANK";
+  const char* world_var = "WORLD_SIZE";
+  const char* local_var = "LOCAL_RANK";
+  auto world = optional_integer(get, "WORLD_SIZE", 1, kMax);
+  auto rank = optional_integer(get, "RANK", 0, kMax);
+  auto local = optional_integer(get, "LOCAL_RANK", 0, kMax);
+  auto local_world = optional_integer(get, "LOCAL_WORLD_SIZE", 1, kMax);
+  if (world || rank) {
+    env.source = "torchrun";
+  } else if (value_of(get, "SLURM_NTASKS") || value_of(get, "SLURM_PROCID")) {
+    // srun starts one task per process itself; SLURM_NTASKS_PER_NODE may be a
+    // list ("2(x3)"), so the local world size is left to LOCAL_WORLD_SIZE.
+    env.source = "slurm";
+    rank_var = "SLURM_PROCID";
+    world_var = "SLURM_NTASKS";
+    local_var = "SLURM_LOCALID";
+    world = optional_integer(get, "SLURM_NTASKS", 1, kMax);
+    rank = optional_integer(get, "SLURM_PROCID", 0, kMax);
+    local = optional_integer(get, "SLURM_LOCALID", 0, kMax);
+  } else {
+    return env;
+  }
+  if (!world) throw std::runtime_error(std::string(rank_var) + " is set but " + world_var + " is not");
+  if (!rank) throw std::runtime_error(std::string(world_var) + " is set but " + rank_var + " is not");
+  if (*rank >= *world) {
+    throw std::runtime_error("environment variable " + std::string(rank_var) + "=" + std::to_string(*rank) +
+                             " is not below " + world_var + "=" + std::to_string(*world) + " (ranks are 0.." +
+                             std::to_string(*world - 1) + ")");
+  }
+  env.world_size = static_cast<int32_t>(*world);
+  env.rank = static_cast<int32_t>(*rank);
+  env.local_rank = static_cast<int32_t>(local.value_or(*rank));
+  env.local_world_size = static_cast<int32_t>(local_world.value_or(*world));
+  if (env.local_rank >= env.local_world_size) {
+    throw std::runtime_error("environment variable " + std::string(local_var) + "=" +
+                             std::to_string(env.local_rank) +
+                             " is not below LOCAL_WORLD_SIZE=" + std::to_string(env.local_world_size));
+  }
+  if (const auto port = optional_integer(get, "MASTER_PORT", 1, 65535))
+    env.master_port = static_cast<uint16_t>(*port);
+  if (const auto addr = value_of(get, "MASTER_ADDR")) env.master_addr = *addr;
+  const auto agent = value_of(get, "TORCHELASTIC_USE_AGENT_STORE");
+  env.agent_store = agent && (*agent == "True" || *agent == "true" || *agent == "1");
+  if (env.world_size > 1 && env.master_addr.empty()) {
+    if (env.source == "slurm") {
+      throw std::runtime_error(
+          "MASTER_ADDR is not set: under Slurm export it to the first node of the job, e.g. "
+          "MASTER_ADDR=$(scontrol show hostnames \"$SLURM_JOB_NODELIST\" | head -n 1)");
+    }
+    throw std::runtime_error("MASTER_ADDR is not set (WORLD_SIZE=" + std::to_string(env.world_size) +
+                             " needs the address of rank 0's rendezvous store)");
+  }
+  return env;
+}
+
+LaunchEnv apply_launch_env(TrainingArguments& args, const Getter& get) {
+  LaunchEnv env = read_launch_env(get);
+  if (env.source == "none") return env;
+  args.process_index = env.rank;
+  args.world_size = env.world_size;
+  args.local_rank = env.local_rank;
+  return env;
+}
+
+}  // namespace trainhook::distributed

@@ -1,0 +1,443 @@
+// The one file that talks to c10d (TCPStore, PrefixStore, ProcessGroupGloo).
+// Calls used here exist with the same signatures in LibTorch 1.13 and 2.x:
+// the constructors of TCPStore(host, TCPStoreOptions), PrefixStore and
+// ProcessGroupGloo(store, rank, size, Options), and allreduce/broadcast/barrier
+// returning a Work to wait() on. Debian's libtorch-dev builds c10d with Gloo
+// (libgloo-dev) but its headers guard ProcessGroupGloo behind USE_C10D_GLOO.
+#ifndef USE_C10D_GLOO
+#define USE_C10D_GLOO
+#endif
+
+#include <trainhook/distributed/process_group.hpp>
+
+#include <torch/csrc/distributed/c10d/PrefixStore.hpp>
+#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
+#include <torch/csrc/distributed/c10d/TCPStore.hpp>
+
+#include <arpa/inet.h>
+#include <netdb.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+
+namespace trainhook::distributed {
+
+struct ProcessGroup::Impl {
+  int rank = 0;
+  int size = 1;
+  std::chrono::seconds timeout{1800};
+  c10::intrusive_ptr<c10d::Store> store;
+  c10::intrusive_ptr<c10d::ProcessGroupGloo> gloo;
+
+  [[noreturn]] void fail(const char* op, const char* what, const std::string& cause) const {
+    // With two ranks the peer is known; with more, Gloo names only its address.
+    const std::string who = size == 2 ? "rank " + std::to_string(1 - rank) + " (the only other rank)"
+                                      : "another rank (the launcher's or its own error names it)";
+    throw CollectiveError("rank " + std::to_string(rank) + " of " + std::to_string(size) + ": " + op + " (" +
+                          what + ") failed: " + cause + " -- " + who +
+                          " has most likely exited or been killed, or the network between ranks failed; "
+                          "ddp_timeout is " +
+                          std::to_string(timeout.count()) + "s");
+  }
+
+  template <typename F>
+  void run(const char* op, const char* what, F&& start) {
+    try {
+      auto work = start();
+      work->wait();
+    } catch (const c10::Error& e) {
+      fail(op, what, e.what_without_backtrace());
+    } catch (const std::exception& e) {
+      fail(op, what, e.what());
+    }
+  }
+};
+
+namespace {
+
+// The local address that routes to `host`: Gloo must listen on an address the
+// other ranks can reach, which is the one this machine uses towards rank 0's
+// store (a connected UDP socket sends nothing; it only picks the route).
+std::string local_address_towards(const std::string& host, uint16_t port) {
+  addrinfo hints{};
+  hints.ai_family = AF_INET;
+  hints.ai_socktype = SOCK_DGRAM;
+  addrinfo* res = nullptr;
+  if (getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &res) != 0 || !res) {
+    throw CollectiveError("MASTER_ADDR '" + host + "' does not resolve to an IPv4 address");
+  }
+  const int fd = ::socket(AF_INET, SOCK_DGRAM, 0);
+  std::string out;
+  if (fd >= 0 && ::connect(fd, res->ai_addr, res->ai_addrlen) == 0) {
+    sockaddr_in local{};
+    socklen_t len = sizeof(local);
+    if (::getsockname(fd, reinterpret_cast<sockaddr*>(&local), &len) == 0) {
+      char buf[INET_ADDRSTRLEN] = {};
+      if (inet_ntop(AF_INET, &local.sin_addr, buf, sizeof(buf))) out = buf;
+    }
+  }
+  if (fd >= 0) ::close(fd);
+  freeaddrinfo(res);
+  if (out.empty()) throw CollectiveError("no network route from this machine to MASTER_ADDR '" + host + "'");
+  return out;
+}
+
+}  // namespace
+
+ProcessGroup::ProcessGroup(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+ProcessGroup::~ProcessGroup() = default;
+
+std::shared_ptr<ProcessGroup> ProcessGroup::create(const LaunchEnv& env, const std::string& backend,
+                                                   std::chrono::seconds timeout) {
+  if (backend == "nccl") {
+    throw CollectiveError(
+        "--ddp_backend nccl: this trainhook trains on the CPU and its LibTorch is used without CUDA/NCCL; "
+        "use --ddp_backend gloo");
+  }
+  if (!backend.empty() && backend != "gloo") {
+    throw CollectiveError("--ddp_backend '" + backend + "' is not supported (expected gloo or nccl)");
+  }
+  if (env.world_size < 2) throw CollectiveError("a process group needs WORLD_SIZE >= 2");
+  auto impl = std::make_unique<Impl>();
+  impl->rank = env.rank;
+  impl->size = env.world_size;
+  impl->timeout = timeout;
+  // Under torchrun, its agent already serves a store on MASTER_PORT, but that
+  // store speaks the wire protocol of torchrun's PyTorch, which may not be the
+  // LibTorch trainhook is built with (1.13 clients cannot talk to a 2.x store).
+  // So trainhook's rank 0 always serves its own store, on MASTER_PORT + 1 when
+  // MASTER_PORT is the agent's (TRAINHOOK_STORE_PORT overrides).
+  int port = env.master_port;
+  if (env.agent_store) port = env.master_port + 1;
+  if (const char* p = std::getenv("TRAINHOOK_STORE_PORT"); p && *p) {
+    char* end = nullptr;
+    const long v = std::strtol(p, &end, 10);
+    if (*end != '\0' || v < 1 || v > 65535)
+      throw CollectiveError(std::string("TRAINHOOK_STORE_PORT='") + p + "': expected a port in [1, 65535]");
+    port = static_cast<int>(v);
+  }
+  if (port > 65535) {
+    throw CollectiveError("MASTER_PORT " + std::to_string(env.master_port) +
+                          " is torchrun's store; trainhook's needs the next port, which does not exist (set "
+                          "TRAINHOOK_STORE_PORT)");
+  }
+  const std::string where = env.master_addr + ":" + std::to_string(port);
+  try {
+    c10d::TCPStoreOptions so;
+    so.port = static_cast<uint16_t>(port);
+    so.isServer = env.rank == 0;
+    so.numWorkers = env.world_size;
+    so.waitWorkers = false;
+    so.timeout = std::chrono::duration_cast<std::chrono::milliseconds>(timeout);
+    auto tcp = c10::make_intrusive<c10d::TCPStore>(env.master_addr, so);
+    impl->store = c10::make_intrusive<c10d::PrefixStore>("trainhook/default_pg", tcp);
+  } catch (const std::exception& e) {
+    throw CollectiveError("rank " + std::to_string(env.rank) + " of " + std::to_string(env.world_size) +
+                          ": the rendezvous store at " + where +
+                          (env.agent_store ? " (MASTER_PORT + 1: torchrun holds MASTER_PORT)" : "") +
+                          (env.rank == 0 ? " could not be served" : " could not be reached") +
+                          " within ddp_timeout " + std::to_string(timeout.count()) + "s: " + e.what());
+  }
+  try {
+    auto options = c10d::ProcessGroupGloo::Options::create(
+        std::chrono::duration_cast<std::chrono::milliseconds>(timeout));
+    const char* ifname = std::getenv("GLOO_SOCKET_IFNAME");
+    if (ifname && *ifname) {
+      options->devices.push_back(c10d::ProcessGroupGloo::createDeviceForInterface(ifname));
+    } else {
+      options->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname(
+          local_address_towards(env.master_addr, env.master_port)));
+    }
+    options->threads = 2;
+    impl->gloo = c10::make_intrusive<c10d::ProcessGroupGloo>(impl->store, env.rank, env.world_size, options);
+  } catch (const CollectiveError&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw CollectiveError("rank " + std::to_string(env.rank) + " of " + std::to_string(env.world_size) +
+                          ": the rendezvous at " + where + " did not complete within ddp_timeout " +
+                          std::to_string(timeout.count()) + "s (are all " + std::to_string(env.world_size) +
+                          " ranks started with the same MASTER_ADDR/MASTER_PORT?): " + e.what());
+  }
+  auto group = std::shared_ptr<ProcessGroup>(new ProcessGroup(std::move(impl)));
+  // Every rank is connected once a first collective completes.
+  group->barrier("rendezvous");
+  return group;
+}
+
+int ProcessGroup::rank() const noexcept { return impl_->rank; }
+int ProcessGroup::size() const noexcept { return impl_->size; }
+std::chrono::seconds ProcessGroup::timeout() const noexcept { return impl_->timeout; }
+
+void ProcessGroup::all_reduce_sum(std::vector<torch::Tensor>& tensors, const char* what) {
+  impl_->run("all_reduce", what, [&] {
+    c10d::AllreduceOptions o;
+    o.reduceOp = c10d::ReduceOp::SUM;
+    return impl_->gloo->allreduce(tensors, o);
+  });
+}
+
+struct ProcessGroup::Pending::Impl {
+  ProcessGroup::Impl* group = nullptr;
+  c10::intrusive_ptr<c10d::Work> work;
+  const char* what = "";
+};
+
+ProcessGroup::Pending::Pending() = default;
+ProcessGroup::Pending::~Pending() = default;
+ProcessGroup::Pending::Pending(Pending&&) noexcept = default;
+ProcessGroup::Pending& ProcessGroup::Pending::operator=(Pending&&) noexcept = default;
+
+void ProcessGroup::Pending::wait() {
+  if (!impl_ || !impl_->work) return;
+  auto work = std::move(impl_->work);
+  impl_->group->run("all_reduce", impl_->what, [&] { return work; });
+}
+
+ProcessGroup::Pending ProcessGroup::start_all_reduce_sum(torch::Tensor flat, const char* what) {
+  Pending p;
+  p.impl_ = std::make_unique<Pending::Impl>();
+  p.impl_->group = impl_.get();
+  p.impl_->what = what;
+  try {
+    std::vector<torch::Tensor> one{std::move(flat)};
+    c10d::AllreduceOptions o;
+    o.reduceOp = c10d::ReduceOp::SUM;
+    p.impl_->work = impl_->gloo->allreduce(one, o);
+  } catch (const c10::Error& e) {
+    impl_->fail("all_reduce", what, e.what_without_backtrace());
+  } catch (const std::exception& e) {
+    impl_->fail("all_reduce", what, e.what());
+  }
+  return p;
+}
+
+void ProcessGroup::all_reduce_max(std::vector<torch::Tensor>& tensors, const char* what) {
+  impl_->run("all_reduce", what, [&] {
+    c10d::AllreduceOptions o;
+    o.reduceOp = c10d::ReduceOp::MAX;
+    return impl_->gloo->allreduce(tensors, o);
+  });
+}
+
+void ProcessGroup::broadcast(std::vector<torch::Tensor>& tensors, int root, const char* what) {
+  impl_->run("broadcast", what, [&] {
+    c10d::BroadcastOptions o;
+    o.rootRank = root;
+    return impl_->gloo->broadcast(tensors, o);
+  });
+}
+
+void ProcessGroup::barrier(const char* what) {
+  impl_->run("barrier", what, [&] { return impl_->gloo->barrier(); });
+}
+
+torch::Tensor ProcessGroup::gather_rows(const torch::Tensor& local, const char* what) {
+  // Row counts first, then every rank's rows in its slot of a zero buffer
+  // summed over ranks (x + 0 is exact, so values arrive unchanged).
+  auto counts = torch::zeros({impl_->size}, torch::kLong);
+  counts[impl_->rank] = local.size(0);
+  std::vector<torch::Tensor> c{counts};
+  all_reduce_sum(c, what);
+  const auto n = counts.accessor<int64_t, 1>();
+  int64_t most = 0;
+  for (int r = 0; r < impl_->size; ++r) most = std::max(most, n[r]);
+  auto shape = local.sizes().vec();
+  shape[0] = most;
+  shape.insert(shape.begin(), impl_->size);
+  auto buffer = torch::zeros(shape, local.options());
+  if (local.size(0) > 0) buffer[impl_->rank].narrow(0, 0, local.size(0)).copy_(local);
+  std::vector<torch::Tensor> b{buffer};
+  all_reduce_sum(b, what);
+  std::vector<torch::Tensor> parts;
+  for (int r = 0; r < impl_->size; ++r) parts.push_back(buffer[r].narrow(0, 0, n[r]));
+  return torch::cat(parts);
+}
+
+void average_gradients(ProcessGroup& group, const std::vector<torch::Tensor>& params, int64_t bucket_bytes) {
+  std::vector<torch::Tensor> grads;
+  for (const auto& p : params) {
+    if (p.grad().defined()) grads.push_back(p.grad());
+  }
+  const double inv = 1.0 / static_cast<double>(group.size());
+  size_t i = 0;
+  while (i < grads.size()) {
+    // A bucket: consecutive gradients of one dtype up to bucket_bytes (at least one).
+    size_t j = i;
+    int64_t bytes = 0;
+    while (j < grads.size() && grads[j].scalar_type() == grads[i].scalar_type() &&
+           (j == i ||
+            bytes + grads[j].numel() * static_cast<int64_t>(grads[j].element_size()) <= bucket_bytes)) {
+      bytes += grads[j].numel() * static_cast<int64_t>(grads[j].element_size());
+      ++j;
+    }
+    std::vector<torch::Tensor> views;
+    for (size_t k = i; k < j; ++k) views.push_back(grads[k].reshape({-1}));
+    std::vector<torch::Tensor> flat{torch::cat(views)};
+    group.all_reduce_sum(flat, "gradients");
+    flat[0].mul_(inv);
+    int64_t offset = 0;
+    for (size_t k = i; k < j; ++k) {
+      const int64_t len = grads[k].numel();
+      grads[k].copy_(flat[0].narrow(0, offset, len).view_as(grads[k]));
+      offset += len;
+    }
+    i = j;
+  }
+}
+
+struct GradientReducer::Bucket {
+  std::vector<size_t> params;
+  torch::Tensor flat;
+  size_t expected = 0;
+  size_t arrived = 0;
+  std::vector<bool> got;  // per param of the bucket: its gradient arrived this backward
+  ProcessGroup::Pending pending;
+  bool launched = false;
+};
+
+GradientReducer::GradientReducer(std::shared_ptr<ProcessGroup> group, std::vector<torch::Tensor> params,
+                                 int64_t bucket_bytes)
+    : group_(std::move(group)), params_(std::move(params)), where_(params_.size()) {
+  // Reverse order: backward produces the last layers' gradients first. The
+  // first bucket is small (1 MB, as DDP's) so communication starts early.
+  const int64_t first_bucket_bytes = std::min<int64_t>(bucket_bytes, 1024 * 1024);
+  int64_t bytes = 0;
+  for (size_t k = params_.size(); k-- > 0;) {
+    const auto& p = params_[k];
+    if (!p.requires_grad()) continue;
+    const int64_t size = p.numel() * static_cast<int64_t>(p.element_size());
+    const int64_t cap = buckets_.size() <= 1 ? first_bucket_bytes : bucket_bytes;
+    if (buckets_.empty() || bytes + size > cap ||
+        params_[buckets_.back().params.front()].scalar_type() != p.scalar_type()) {
+      buckets_.emplace_back();
+      bytes = 0;
+    }
+    auto& b = buckets_.back();
+    where_[k] = {buckets_.size() - 1, 0};
+    b.params.push_back(k);
+    bytes += size;
+  }
+  for (auto& b : buckets_) {
+    int64_t n = 0;
+    for (size_t k : b.params) {
+      where_[k].second = n;
+      n += params_[k].numel();
+    }
+    b.flat = torch::zeros({n}, params_[b.params.front()].options().requires_grad(false));
+    b.expected = b.params.size();
+    b.got.assign(b.params.size(), false);
+  }
+  for (size_t k = 0; k < params_.size(); ++k) {
+    if (!params_[k].requires_grad()) {
+      hooks_.push_back(0);
+      continue;
+    }
+    hooks_.push_back(params_[k].register_hook([this, k](torch::Tensor grad) { on_gradient(k, grad); }));
+  }
+}
+
+GradientReducer::~GradientReducer() {
+  for (size_t k = 0; k < params_.size(); ++k) {
+    if (params_[k].requires_grad()) params_[k].remove_hook(hooks_[k]);
+  }
+}
+
+void GradientReducer::arm(bool sync) {
+  armed_ = sync;
+  next_launch_ = 0;
+  for (auto& b : buckets_) {
+    b.arrived = 0;
+    b.launched = false;
+    std::fill(b.got.begin(), b.got.end(), false);
+  }
+}
+
+void GradientReducer::on_gradient(size_t k, const torch::Tensor& grad) {
+  if (!armed_) return;
+  torch::NoGradGuard no_grad;
+  auto& b = buckets_[where_[k].first];
+  auto slot = b.flat.narrow(0, where_[k].second, params_[k].numel()).view_as(params_[k]);
+  // .grad holds the earlier micro-steps of the window; autograd adds `grad`
+  // to it right after this hook, so the bucket gets the same sum.
+  const auto& held = params_[k].grad();
+  if (held.defined()) {
+    torch::add_out(slot, held, grad);
+  } else {
+    slot.copy_(grad);
+  }
+  const size_t i = static_cast<size_t>(std::find(b.params.begin(), b.params.end(), k) - b.params.begin());
+  if (!b.got[i]) {
+    b.got[i] = true;
+    ++b.arrived;
+  }
+  launch_ready();
+}
+
+void GradientReducer::launch_ready() {
+  while (next_launch_ < buckets_.size() &&
+         buckets_[next_launch_].arrived == buckets_[next_launch_].expected) {
+    auto& b = buckets_[next_launch_];
+    b.pending = group_->start_all_reduce_sum(b.flat, "gradients");
+    b.launched = true;
+    ++next_launch_;
+  }
+}
+
+void GradientReducer::finish() {
+  if (!armed_) return;
+  torch::NoGradGuard no_grad;
+  // Buckets not complete (a parameter without a gradient in this backward):
+  // its slot counts as zero, or as the gradient accumulated so far.
+  for (size_t n = next_launch_; n < buckets_.size(); ++n) {
+    auto& b = buckets_[n];
+    for (size_t i = 0; i < b.params.size(); ++i) {
+      if (b.got[i]) continue;
+      const size_t k = b.params[i];
+      auto slot = b.flat.narrow(0, where_[k].second, params_[k].numel());
+      const auto& held = params_[k].grad();
+      if (held.defined()) {
+        slot.copy_(held.reshape({-1}));
+      } else {
+        slot.zero_();
+      }
+    }
+    b.arrived = b.expected;
+  }
+  launch_ready();
+  const double inv = 1.0 / static_cast<double>(group_->size());
+  for (auto& b : buckets_) {
+    b.pending.wait();
+    b.flat.mul_(inv);
+    for (size_t i = 0; i < b.params.size(); ++i) {
+      const size_t k = b.params[i];
+      auto avg = b.flat.narrow(0, where_[k].second, params_[k].numel()).view_as(params_[k]);
+      auto& p = params_[k];
+      if (p.grad().defined()) {
+        p.mutable_grad().copy_(avg);
+      } else if (b.got[i] || avg.abs().max().item<double>() != 0) {
+        p.mutable_grad() = avg.clone();
+      }
+    }
+  }
+  armed_ = false;
+}
+
+void broadcast_from_rank0(ProcessGroup& group, const std::vector<torch::Tensor>& tensors) {
+  torch::NoGradGuard no_grad;
+  for (const auto& t : tensors) {
+    std::vector<torch::Tensor> one{t.detach()};
+    if (!one[0].is_contiguous()) {
+      auto c = one[0].contiguous();
+      std::vector<torch::Tensor> tmp{c};
+      group.broadcast(tmp, 0, "parameters");
+      one[0].copy_(c);
+    } else {
+      group.broadcast(one, 0, "parameters");
+    }
+  }
+}
+
+}  // namespace trainhook::distributed

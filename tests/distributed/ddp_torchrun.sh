@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# `torchrun --standalone --no-python --nproc_per_node 2 bin/trainhook train ...`
+# (PyPI torch's launcher) gives the weights (1e-6) and eval accuracy of 1
+# process with the combined batch. torchrun comes from a venv of its own,
+# created here once and then reused (<build>/venv-torchrun; PyPI's torch with
+# its CUDA wheels: ~5 GB, ~90 s on a fast link). Skipped (exit 77) with the
+# reason when it cannot be installed.
+source "$(dirname "$0")/ddp_common.sh"
+VENV=${TRAINHOOK_TORCHRUN_VENV:?the test sets TRAINHOOK_TORCHRUN_VENV}
+(
+  flock 9
+  if [[ ! -x $VENV/bin/torchrun ]] || ! "$VENV/bin/python" -c "import torch.distributed.run" 2>/dev/null; then
+    echo "installing torch from PyPI into $VENV (for torchrun; once)"
+    start=$SECONDS
+    rm -rf "$VENV"
+    if ! { python3 -m venv "$VENV" && timeout 1200 "$VENV/bin/pip" install --no-input -q torch; } \
+      >"$WORK/install.log" 2>&1; then
+      rm -rf "$VENV"
+      echo "SKIP: torch (for torchrun) cannot be installed from PyPI: $(tail -3 "$WORK/install.log")"
+      exit 77
+    fi
+    echo "installed in $((SECONDS - start)) s"
+  fi
+) 9>"$(dirname "$VENV")/.venv-torchrun.lock" || exit $?
+
+RUN=(--do_train --do_eval --max_steps 30 --logging_steps 10 --save_steps 15 --ddp_timeout 120)
+"$CLI" train "${DATA[@]}" "${RUN[@]}" --output_dir "$WORK/one" --per_device_train_batch_size 32 \
+  >"$WORK/one.log" 2>&1 || fail "1-process run failed: $(tail -20 "$WORK/one.log")"
+timeout 240 "$VENV/bin/torchrun" --standalone --no-python --nproc_per_node 2 "$CLI" train "${DATA[@]}" "${RUN[@]}" \
+  --output_dir "$WORK/two" --per_device_train_batch_size 16 >"$WORK/two.log" 2>&1 ||
+  fail "torchrun run failed: $(grep -v '^\[' "$WORK/two.log" | tail -20)"
+same_weights "$WORK/one/model.pt" "$WORK/two/model.pt" 1e-6 "1 process x32 vs torchrun 2 ranks x16"
+a1=$(json_get "$WORK/one/eval_results.json" 'j["eval_accuracy"]')
+a2=$(json_get "$WORK/two/eval_results.json" 'j["eval_accuracy"]')
+[[ $a1 == "$a2" ]] || fail "eval_accuracy differs: $a1 vs $a2"
+echo "torchrun: eval_accuracy $a2 on both; $("$VENV/bin/python" -c 'import torch; print("torch", torch.__version__)' 2>/dev/null)"
+echo "PASS"
