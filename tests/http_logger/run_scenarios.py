@@ -426,8 +426,19 @@ def scenario_cli(ctx, rx):
               extra_args=("--save_steps", "4"))
     with open(os.path.join(out, "trainer_state.json")) as f:
         log_history = json.load(f)["log_history"]
+    # eval_strategy implies do_eval (as in HF): the evaluation after training
+    # follows trainer_state.json's log_history as one more history line.
+    with open(os.path.join(out, "eval_results.json")) as f:
+        final_eval = json.load(f)
     store = rx.run("test-entity", "trainhook", "cli1")
-    hist = check_run(store, lines=len(log_history))
+    hist = check_run(store, lines=len(log_history) + 1)
+    last = json.loads(hist[-1])
+    for k, v in final_eval.items():
+        if k in ("epoch", "eval_samples") or not k.startswith("eval_"):
+            continue
+        key = k.replace("eval_", "eval/", 1)
+        if key not in last or abs(last[key] - v) > 1e-9 * max(1.0, abs(v)):
+            fail("post-train evaluate() %s=%r but the last history line has %r" % (k, v, last.get(key)))
     for entry, line in zip(log_history, hist):
         d = json.loads(line)
         if d["train/global_step"] != entry["step"]:
@@ -470,7 +481,7 @@ def scenario_cli(ctx, rx):
     if ctx.args.plugin_dir:
         env["TRAINHOOK_PLUGIN_PATH"] = ctx.args.plugin_dir
     log = cli(ctx, ["wandb-sync", "--base-url", rx.url(), os.path.join(out2, "wandb")], env=env)
-    got = check_run(rx.run("test-entity", "trainhook", "cli2"), lines=len(log_history))
+    got = check_run(rx.run("test-entity", "trainhook", "cli2"), lines=len(log_history) + 1)
     timing = ("_runtime", "_timestamp", "eval/runtime", "eval/samples_per_second", "eval/steps_per_second")
 
     def shape(line):
@@ -484,7 +495,7 @@ def scenario_cli(ctx, rx):
     out3 = os.path.join(ctx.tmp, "end")
     cli_train(ctx, rx, out3, "run_id=cli3", "log_model=end", extra_args=("--save_steps", "4"))
     store3 = rx.run("test-entity", "trainhook", "cli3")
-    check_run(store3, lines=len(log_history))
+    check_run(store3, lines=len(log_history) + 1)
     check_artifacts(store3, {"model": os.path.join(out3, "checkpoint-12")})
 
 

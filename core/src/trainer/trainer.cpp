@@ -166,7 +166,7 @@ Trainer::Impl::Impl(std::shared_ptr<Model> model_in, TrainingArguments args_in,
         "report_to/callbacks name plugins, but this Trainer was built with use_plugins = false");
   }
   for (auto& cb : options.callbacks) {
-    if (cb) handler.add(std::move(cb));
+    if (cb.callback) handler.add(std::move(cb));
   }
   if (options.use_plugins && world_zero()) {
     const std::string progress = args.disable_tqdm ? "printer" : "progress";
