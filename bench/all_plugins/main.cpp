@@ -23,8 +23,8 @@
 #include <trainhook/data/tensor_dataset.hpp>
 #include <trainhook/models/cnn.hpp>
 #include <trainhook/models/mlp.hpp>
-#include <trainhook/plugin_registry.hpp>
-#include <trainhook/trainer.hpp>
+#include <trainhook/plugin_host/plugin_registry.hpp>
+#include <trainhook/trainer/trainer.hpp>
 
 #include <spdlog/spdlog.h>
 #include <torch/torch.h>

@@ -2,9 +2,9 @@
 // PluginCallback (C++ adapter) -> th_callback_vtable.on_event (C ABI) -> the
 // plugin's C++ layer -> its on_step_end. Prints each result as a ratio to the
 // 50 ns target (ratio <= 1 meets it).
-#include <trainhook/callback_handler.hpp>
-#include <trainhook/host_services.hpp>
-#include <trainhook/plugin_registry.hpp>
+#include <trainhook/callbacks/callback_handler.hpp>
+#include <trainhook/plugin_host/host_services.hpp>
+#include <trainhook/plugin_host/plugin_registry.hpp>
 
 #include <benchmark/benchmark.h>
 #include <spdlog/spdlog.h>

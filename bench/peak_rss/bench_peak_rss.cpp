@@ -17,11 +17,11 @@
 // usage: bench_peak_rss [--metrics 1000000] [--short_metrics 20000] [--per_log 10]
 //          [--step_us 50] [--save_every 5000] [--report_to all|a,b] [--plugin_config JSON]
 //          [--json FILE]
-#include <trainhook/callback_handler.hpp>
-#include <trainhook/plugin_registry.hpp>
-#include <trainhook/state.hpp>
-#include <trainhook/trainer_host.hpp>
-#include <trainhook/training_arguments.hpp>
+#include <trainhook/callbacks/callback_handler.hpp>
+#include <trainhook/plugin_host/plugin_registry.hpp>
+#include <trainhook/callbacks/state.hpp>
+#include <trainhook/trainer/trainer_host.hpp>
+#include <trainhook/args/training_arguments.hpp>
 
 #include <spdlog/spdlog.h>
 #include <nlohmann/json.hpp>

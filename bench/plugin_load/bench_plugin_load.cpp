@@ -10,7 +10,7 @@
 // repeats are printed and, with --json FILE, written as JSON.
 //
 // usage: bench_plugin_load [--copies 100] [--repeats 7] [--json FILE]
-#include <trainhook/plugin_registry.hpp>
+#include <trainhook/plugin_host/plugin_registry.hpp>
 
 #include <spdlog/spdlog.h>
 #include <nlohmann/json.hpp>

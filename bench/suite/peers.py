@@ -1,7 +1,7 @@
 """The peers the benchmarks log to, on 127.0.0.1 free ports, always stopped.
 
 - mlflow: a real `mlflow server` (test venv), no delay: "a local real server".
-- wandb: the tests' W&B-style receiver (tests/http_logger/wandb_receiver.py)
+- wandb: the tests' W&B-style receiver (tests/wandb/wandb_receiver.py)
   behind the mlflow tests' TCP proxy (tests/mlflow/mlflow_server.py), which
   holds every request >= `wandb_delay` seconds (0.1 by default), so the wandb
   plugin's uploads are slow as over a real network.
@@ -15,7 +15,7 @@ import sys
 
 _ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 sys.path.insert(0, os.path.join(_ROOT, "tests", "mlflow"))
-sys.path.insert(0, os.path.join(_ROOT, "tests", "http_logger"))
+sys.path.insert(0, os.path.join(_ROOT, "tests", "wandb"))
 from mlflow_server import MlflowServer, TcpProxy  # noqa: E402
 from wandb_receiver import Receiver  # noqa: E402
 

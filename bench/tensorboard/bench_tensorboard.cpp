@@ -1,9 +1,9 @@
 // Prints throughput and ratios; never asserts on time (the machine is shared).
 //
 //   bench_tensorboard [scalars=2000000] [steps=1500]
-#include <tensorboard/event_builder.hpp>
-#include <tensorboard/record_writer.hpp>
-#include <tensorboard/tensorboard_callback.hpp>
+#include <trainhook/tensorboard/event_builder.hpp>
+#include <trainhook/tensorboard/record_writer.hpp>
+#include <trainhook/tensorboard/tensorboard_callback.hpp>
 
 #include <unistd.h>
 #include <chrono>

@@ -10,10 +10,10 @@
 // usage: bench_trainer_overhead [repeats=7] [steps=400]
 #include <trainhook/data/batch_sampler.hpp>
 #include <trainhook/data/tensor_dataset.hpp>
-#include <trainhook/lr_schedule.hpp>
+#include <trainhook/trainer/lr_schedule.hpp>
 #include <trainhook/models/mlp.hpp>
-#include <trainhook/plugin_registry.hpp>
-#include <trainhook/trainer.hpp>
+#include <trainhook/plugin_host/plugin_registry.hpp>
+#include <trainhook/trainer/trainer.hpp>
 #include <trainhook/trainer/optimizer_factory.hpp>
 
 #include <torch/torch.h>

@@ -5,7 +5,7 @@
 // usage: embed_trainer <output_dir>
 #include <trainhook/data/tensor_dataset.hpp>
 #include <trainhook/models/model.hpp>
-#include <trainhook/trainer.hpp>
+#include <trainhook/trainer/trainer.hpp>
 #include <trainhook/trainer/eval_prediction.hpp>
 
 #include <torch/torch.h>

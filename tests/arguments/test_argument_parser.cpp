@@ -1,7 +1,7 @@
 // parse_train_arguments / validate / train_help_text: flags, JSON and YAML
 // config files, args files, precedence, lists, plugin_config, unsupported HF
 // arguments and every validation message.
-#include <trainhook/argument_parser.hpp>
+#include <trainhook/args/argument_parser.hpp>
 
 #include <doctest/doctest.h>
 

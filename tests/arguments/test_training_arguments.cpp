@@ -1,7 +1,7 @@
 // to_json (training_args.json's HF names), its round trip through the parser,
 // and the *_steps ratio resolution.
-#include <trainhook/argument_parser.hpp>
-#include <trainhook/training_arguments.hpp>
+#include <trainhook/args/argument_parser.hpp>
+#include <trainhook/args/training_arguments.hpp>
 
 #include <doctest/doctest.h>
 

@@ -1,8 +1,8 @@
 // CallbackHandler against HF's CallbackHandler semantics: call order, masks,
 // the flag resets of each event, merging of what callbacks set, the error
 // policies, stop requests from other threads, and stateful callbacks.
-#include <trainhook/callback_handler.hpp>
-#include <trainhook/trainer_state_io.hpp>
+#include <trainhook/callbacks/callback_handler.hpp>
+#include <trainhook/callbacks/trainer_state_io.hpp>
 
 #include <doctest/doctest.h>
 #include <spdlog/sinks/ostream_sink.h>

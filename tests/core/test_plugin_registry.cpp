@@ -1,7 +1,7 @@
 // PluginRegistry with the plugins built by tests/sdk: the plain-C plugin, the
 // two-callback pack, and every kind of refused file, each checked by message.
-#include <trainhook/callback_handler.hpp>
-#include <trainhook/plugin_registry.hpp>
+#include <trainhook/callbacks/callback_handler.hpp>
+#include <trainhook/plugin_host/plugin_registry.hpp>
 
 #include <doctest/doctest.h>
 

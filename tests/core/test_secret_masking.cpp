@@ -2,8 +2,8 @@
 // every plugin's training_args_json carry), after HF's TrainingArguments.to_dict.
 #include <doctest/doctest.h>
 #include <trainhook/secret_keys.hpp>
-#include <trainhook/secret_masking.hpp>
-#include <trainhook/training_arguments.hpp>
+#include <trainhook/args/secret_masking.hpp>
+#include <trainhook/args/training_arguments.hpp>
 
 using nlohmann::json;
 

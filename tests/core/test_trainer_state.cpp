@@ -1,7 +1,7 @@
 // trainer_state.json: byte-exact HF layout, round trip, and load errors that
 // name the file and the key. (hf_trainer_state_check.py checks the expected
 // file itself against HF's own serialisation.)
-#include <trainhook/trainer_state_io.hpp>
+#include <trainhook/callbacks/trainer_state_io.hpp>
 
 #include <doctest/doctest.h>
 

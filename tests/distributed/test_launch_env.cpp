@@ -1,7 +1,7 @@
 // The launch contract read from the environment (torchrun's variables, Slurm's
 // as the fallback) and its errors, through an injected getenv.
 #include <trainhook/distributed/launch_env.hpp>
-#include <trainhook/training_arguments.hpp>
+#include <trainhook/args/training_arguments.hpp>
 
 #include <doctest/doctest.h>
 

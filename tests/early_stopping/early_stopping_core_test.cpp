@@ -1,10 +1,10 @@
 // The early_stopping plugin as the trainer uses it: found by core's
 // PluginRegistry, driven by core's CallbackHandler (HF flag reset rules), its
 // counter saved into TrainerState.stateful_callbacks and restored from it.
-#include <trainhook/callback_handler.hpp>
-#include <trainhook/host_services.hpp>
-#include <trainhook/plugin_registry.hpp>
-#include <trainhook/state.hpp>
+#include <trainhook/callbacks/callback_handler.hpp>
+#include <trainhook/plugin_host/host_services.hpp>
+#include <trainhook/plugin_host/plugin_registry.hpp>
+#include <trainhook/callbacks/state.hpp>
 
 #include <doctest/doctest.h>
 

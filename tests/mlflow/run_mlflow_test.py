@@ -295,7 +295,7 @@ def secrets(opts, work, server):
     destination, in what the mlflow server stored (its sqlite store and
     artifacts), in any request body the receiver got, or in the logs. Where the
     arguments are written, the value is HF's "<API_KEY>" placeholder."""
-    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "http_logger"))
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "wandb"))
     from wandb_receiver import Receiver  # noqa: E402 - the W&B tests' receiver
 
     secret = "th-secret-%016x" % random.Random().getrandbits(64)

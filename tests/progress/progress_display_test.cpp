@@ -2,7 +2,7 @@
 // percent schedule), in-place redraws on a terminal (a real pseudo-terminal
 // with a known width), log lines above the bar, and evaluation bars.
 // flush() makes the display thread draw, so nothing here depends on timing.
-#include <progress/display.hpp>
+#include <trainhook/progress/display.hpp>
 
 #include <fd_capture.hpp>
 

@@ -1,6 +1,6 @@
 // The progress bar's and the log line's text (pure functions).
-#include <progress/bar_format.hpp>
-#include <progress/log_format.hpp>
+#include <trainhook/progress/bar_format.hpp>
+#include <trainhook/progress/log_format.hpp>
 
 #include <doctest/doctest.h>
 

@@ -1,6 +1,6 @@
 #include "event_reader.hpp"
 
-#include <tensorboard/crc32c.hpp>
+#include <trainhook/tensorboard/crc32c.hpp>
 
 #include <cstring>
 #include <fstream>

@@ -1,4 +1,4 @@
-#include <tensorboard/hparams.hpp>
+#include <trainhook/tensorboard/hparams.hpp>
 
 #include "event_reader.hpp"
 

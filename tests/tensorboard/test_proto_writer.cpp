@@ -1,4 +1,4 @@
-#include <tensorboard/proto_writer.hpp>
+#include <trainhook/tensorboard/proto_writer.hpp>
 
 #include <doctest/doctest.h>
 

@@ -1,5 +1,5 @@
-#include <tensorboard/event_builder.hpp>
-#include <tensorboard/record_writer.hpp>
+#include <trainhook/tensorboard/event_builder.hpp>
+#include <trainhook/tensorboard/record_writer.hpp>
 
 #include "event_reader.hpp"
 #include "file_size_limit.hpp"

@@ -1,7 +1,7 @@
 // The plugin tests' shared driver: plugin libraries through the C ABI alone
 // (dlopen, the entry symbol, a fake th_host, the vtable), so plugins are tested
 // exactly as any host would load them, independently of the core. Used by the
-// early_stopping, progress, checkpoint_sync and tensorboard tests and drivers.
+// early_stopping, progress, flyte and tensorboard tests and drivers.
 #pragma once
 
 #include <trainhook/abi.h>

@@ -3,10 +3,10 @@
 // callbacks and data order included).
 #include "trainer_test_support.hpp"
 
-#include <trainhook/checkpoint_dirs.hpp>
+#include <trainhook/trainer/checkpoint_dirs.hpp>
 #include <trainhook/trainer/checkpoint_io.hpp>
 #include <trainhook/trainer/eval_prediction.hpp>
-#include <trainhook/trainer_state_io.hpp>
+#include <trainhook/callbacks/trainer_state_io.hpp>
 
 #include <doctest/doctest.h>
 

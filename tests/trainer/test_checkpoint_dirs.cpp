@@ -1,6 +1,6 @@
 // checkpoint-<step> folders: atomic creation, HF ordering, rotation keeping
 // the best, latest complete checkpoint.
-#include <trainhook/checkpoint_dirs.hpp>
+#include <trainhook/trainer/checkpoint_dirs.hpp>
 
 #include <doctest/doctest.h>
 

@@ -1,5 +1,5 @@
 // The labelled CSV reader and its errors (file:line named).
-#include <trainhook/csv_table.hpp>
+#include <trainhook/data/csv_table.hpp>
 
 #include <doctest/doctest.h>
 

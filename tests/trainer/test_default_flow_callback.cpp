@@ -1,5 +1,5 @@
 // DefaultFlowCallback: the log/evaluate/save/stop flags after each step and epoch.
-#include <trainhook/default_flow_callback.hpp>
+#include <trainhook/callbacks/default_flow_callback.hpp>
 
 #include <doctest/doctest.h>
 

@@ -2,7 +2,7 @@
 // clipping, determinism, evaluate/predict, log history and memory metrics.
 #include "trainer_test_support.hpp"
 
-#include <trainhook/lr_schedule.hpp>
+#include <trainhook/trainer/lr_schedule.hpp>
 #include <trainhook/trainer/eval_prediction.hpp>
 
 #include <doctest/doctest.h>

@@ -1,6 +1,6 @@
 // log_metrics formatting and save_metrics files (HF layout).
-#include <trainhook/memory_metrics.hpp>
-#include <trainhook/metrics_io.hpp>
+#include <trainhook/trainer/memory_metrics.hpp>
+#include <trainhook/trainer/metrics_io.hpp>
 
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>

@@ -2,10 +2,10 @@
 // data, a recording callback and a temporary output folder.
 #pragma once
 
-#include <trainhook/callback_handler.hpp>
+#include <trainhook/callbacks/callback_handler.hpp>
 #include <trainhook/data/tensor_dataset.hpp>
 #include <trainhook/models/model.hpp>
-#include <trainhook/trainer.hpp>
+#include <trainhook/trainer/trainer.hpp>
 
 #include <torch/torch.h>
 

@@ -3,9 +3,9 @@
 // default folder; the command gets a th_host whose log goes to stderr/stdout
 // through spdlog and whose training-run services are empty.
 #include <trainhook/cli/commands.hpp>
-#include <trainhook/closest_name.hpp>
-#include <trainhook/host_services.hpp>
-#include <trainhook/plugin_registry.hpp>
+#include <trainhook/common/closest_name.hpp>
+#include <trainhook/plugin_host/host_services.hpp>
+#include <trainhook/plugin_host/plugin_registry.hpp>
 
 #include <spdlog/spdlog.h>
 

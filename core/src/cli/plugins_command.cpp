@@ -2,8 +2,8 @@
 // Lists every plugin library found in search order, what each exports, and why
 // any file was refused. Duplicates are shown (not fatal) so they can be fixed.
 #include <trainhook/cli/commands.hpp>
-#include <trainhook/closest_name.hpp>
-#include <trainhook/plugin_registry.hpp>
+#include <trainhook/common/closest_name.hpp>
+#include <trainhook/plugin_host/plugin_registry.hpp>
 
 #include <spdlog/spdlog.h>
 

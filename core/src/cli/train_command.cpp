@@ -3,13 +3,13 @@
 // seed, load data, build the model, then train / evaluate / predict and write
 // the metrics. Torch-free translation unit: it sees the trainer through
 // trainer.hpp only.
-#include <trainhook/argument_parser.hpp>
-#include <trainhook/checkpoint_dirs.hpp>
+#include <trainhook/args/argument_parser.hpp>
+#include <trainhook/trainer/checkpoint_dirs.hpp>
 #include <trainhook/cli/commands.hpp>
 #include <trainhook/data/data_files.hpp>
 #include <trainhook/distributed/launch_env.hpp>
 #include <trainhook/models/model_factory.hpp>
-#include <trainhook/trainer.hpp>
+#include <trainhook/trainer/trainer.hpp>
 #include <trainhook/trainer/reproducibility.hpp>
 
 #include <spdlog/spdlog.h>

@@ -3,7 +3,7 @@
 // block_size + 1 characters (inputs = first block_size, labels = shifted by one).
 #include <trainhook/data/data_files.hpp>
 
-#include <trainhook/csv_table.hpp>
+#include <trainhook/data/csv_table.hpp>
 #include <trainhook/data/tensor_dataset.hpp>
 
 #include <ATen/CPUGeneratorImpl.h>

@@ -1,6 +1,6 @@
 #include <trainhook/models/model_factory.hpp>
 
-#include <trainhook/closest_name.hpp>
+#include <trainhook/common/closest_name.hpp>
 #include <trainhook/models/char_transformer.hpp>
 #include <trainhook/models/cnn.hpp>
 #include <trainhook/models/mlp.hpp>

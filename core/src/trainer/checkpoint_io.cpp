@@ -1,8 +1,8 @@
 #include <trainhook/trainer/checkpoint_io.hpp>
 
-#include <trainhook/checkpoint_dirs.hpp>
+#include <trainhook/trainer/checkpoint_dirs.hpp>
 #include <trainhook/trainer/reproducibility.hpp>
-#include <trainhook/trainer_state_io.hpp>
+#include <trainhook/callbacks/trainer_state_io.hpp>
 
 #include <ATen/CPUGeneratorImpl.h>
 #include <torch/serialize.h>

@@ -3,14 +3,14 @@
 // training_loop.cpp.
 #include "trainer_impl.hpp"
 
-#include <trainhook/argument_parser.hpp>
-#include <trainhook/checkpoint_dirs.hpp>
-#include <trainhook/default_flow_callback.hpp>
+#include <trainhook/args/argument_parser.hpp>
+#include <trainhook/trainer/checkpoint_dirs.hpp>
+#include <trainhook/callbacks/default_flow_callback.hpp>
 #include <trainhook/distributed/process_group.hpp>
-#include <trainhook/secret_masking.hpp>
+#include <trainhook/args/secret_masking.hpp>
 #include <trainhook/trainer/checkpoint_io.hpp>
 #include <trainhook/trainer/reproducibility.hpp>
-#include <trainhook/trainer_state_io.hpp>
+#include <trainhook/callbacks/trainer_state_io.hpp>
 
 #include <spdlog/spdlog.h>
 

@@ -2,16 +2,16 @@
 // and training_loop.cpp (train()). Private to the library.
 #pragma once
 
-#include <trainhook/callback_handler.hpp>
+#include <trainhook/callbacks/callback_handler.hpp>
 #include <trainhook/data/tensor_dataset.hpp>
 #include <trainhook/distributed/process_group.hpp>
-#include <trainhook/lr_schedule.hpp>
-#include <trainhook/memory_metrics.hpp>
+#include <trainhook/trainer/lr_schedule.hpp>
+#include <trainhook/trainer/memory_metrics.hpp>
 #include <trainhook/models/model.hpp>
-#include <trainhook/plugin_registry.hpp>
-#include <trainhook/trainer.hpp>
+#include <trainhook/plugin_host/plugin_registry.hpp>
+#include <trainhook/trainer/trainer.hpp>
 #include <trainhook/trainer/eval_prediction.hpp>
-#include <trainhook/trainer_host.hpp>
+#include <trainhook/trainer/trainer_host.hpp>
 
 #include <torch/optim/optimizer.h>
 

@@ -2,13 +2,13 @@
 // order of the Hugging Face Trainer, transformers trainer.py).
 #include "trainer_impl.hpp"
 
-#include <trainhook/checkpoint_dirs.hpp>
+#include <trainhook/trainer/checkpoint_dirs.hpp>
 #include <trainhook/data/batch_sampler.hpp>
 #include <trainhook/distributed/process_group.hpp>
 #include <trainhook/trainer/checkpoint_io.hpp>
 #include <trainhook/trainer/optimizer_factory.hpp>
 #include <trainhook/trainer/reproducibility.hpp>
-#include <trainhook/trainer_state_io.hpp>
+#include <trainhook/callbacks/trainer_state_io.hpp>
 
 #include <spdlog/spdlog.h>
 

@@ -1,4 +1,4 @@
-#include <early_stopping/early_stopping_callback.hpp>
+#include <trainhook/early_stopping/early_stopping_callback.hpp>
 
 #include <cmath>
 #include <nlohmann/json.hpp>

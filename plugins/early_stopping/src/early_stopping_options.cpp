@@ -1,4 +1,4 @@
-#include <early_stopping/early_stopping_options.hpp>
+#include <trainhook/early_stopping/early_stopping_options.hpp>
 
 #include <trainhook/plugin.hpp>
 

@@ -1,5 +1,5 @@
 // The library's entry point: one callback, "early_stopping".
-#include <early_stopping/early_stopping_callback.hpp>
+#include <trainhook/early_stopping/early_stopping_callback.hpp>
 
 TRAINHOOK_PLUGIN("early_stopping", "1.0.0",
                  trainhook::callback<trainhook::early_stopping::EarlyStoppingCallback>(

@@ -1,4 +1,4 @@
-#include <progress/bar_format.hpp>
+#include <trainhook/progress/bar_format.hpp>
 
 #include <cmath>
 #include <cstdio>

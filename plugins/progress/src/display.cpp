@@ -1,6 +1,6 @@
-#include <progress/display.hpp>
+#include <trainhook/progress/display.hpp>
 
-#include <progress/terminal.hpp>
+#include <trainhook/progress/terminal.hpp>
 
 #include <cmath>
 #include <utility>

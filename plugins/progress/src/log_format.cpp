@@ -1,4 +1,4 @@
-#include <progress/log_format.hpp>
+#include <trainhook/progress/log_format.hpp>
 
 #include <charconv>
 #include <cmath>

@@ -1,7 +1,7 @@
 // The library's entry point: "progress" (enabled by default by the trainer) and
 // "printer" (enabled instead when disable_tqdm is set).
-#include <progress/printer_callback.hpp>
-#include <progress/progress_callback.hpp>
+#include <trainhook/progress/printer_callback.hpp>
+#include <trainhook/progress/progress_callback.hpp>
 
 TRAINHOOK_PLUGIN("progress", "1.0.0",
                  trainhook::callback<trainhook::progress::ProgressCallback>(

@@ -1,7 +1,7 @@
-#include <progress/progress_callback.hpp>
+#include <trainhook/progress/progress_callback.hpp>
 
-#include <progress/log_format.hpp>
-#include <progress/progress_options.hpp>
+#include <trainhook/progress/log_format.hpp>
+#include <trainhook/progress/progress_options.hpp>
 
 namespace trainhook::progress {
 

@@ -1,4 +1,4 @@
-#include <progress/progress_options.hpp>
+#include <trainhook/progress/progress_options.hpp>
 
 #include <trainhook/plugin.hpp>
 

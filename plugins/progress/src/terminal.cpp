@@ -1,4 +1,4 @@
-#include <progress/terminal.hpp>
+#include <trainhook/progress/terminal.hpp>
 
 #include <sys/ioctl.h>
 #include <unistd.h>

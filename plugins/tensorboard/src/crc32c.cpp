@@ -1,4 +1,4 @@
-#include <tensorboard/crc32c.hpp>
+#include <trainhook/tensorboard/crc32c.hpp>
 
 #include <array>
 #include <cstring>

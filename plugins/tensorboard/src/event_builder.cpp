@@ -1,4 +1,4 @@
-#include <tensorboard/event_builder.hpp>
+#include <trainhook/tensorboard/event_builder.hpp>
 
 namespace trainhook::tensorboard {
 namespace {

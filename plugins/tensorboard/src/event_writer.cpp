@@ -1,6 +1,6 @@
-#include <tensorboard/event_writer.hpp>
+#include <trainhook/tensorboard/event_writer.hpp>
 
-#include <tensorboard/event_builder.hpp>
+#include <trainhook/tensorboard/event_builder.hpp>
 
 #include <trainhook/support/log_keys.hpp>
 

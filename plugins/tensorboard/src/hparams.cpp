@@ -1,6 +1,6 @@
-#include <tensorboard/hparams.hpp>
+#include <trainhook/tensorboard/hparams.hpp>
 
-#include <tensorboard/proto_writer.hpp>
+#include <trainhook/tensorboard/proto_writer.hpp>
 
 #include <nlohmann/json.hpp>
 #include <stdexcept>

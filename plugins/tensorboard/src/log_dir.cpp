@@ -1,4 +1,4 @@
-#include <tensorboard/log_dir.hpp>
+#include <trainhook/tensorboard/log_dir.hpp>
 
 #include <unistd.h>
 #include <cstdio>

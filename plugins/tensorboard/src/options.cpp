@@ -1,4 +1,4 @@
-#include <tensorboard/options.hpp>
+#include <trainhook/tensorboard/options.hpp>
 
 #include <trainhook/plugin.hpp>
 

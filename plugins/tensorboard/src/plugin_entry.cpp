@@ -1,5 +1,5 @@
 // The library's one exported symbol (trainhook_plugin_v1).
-#include <tensorboard/tensorboard_callback.hpp>
+#include <trainhook/tensorboard/tensorboard_callback.hpp>
 
 TRAINHOOK_PLUGIN("tensorboard", "1.0.0",
                  trainhook::callback<trainhook::tensorboard::TensorBoardCallback>(

@@ -1,6 +1,6 @@
-#include <tensorboard/record_writer.hpp>
+#include <trainhook/tensorboard/record_writer.hpp>
 
-#include <tensorboard/crc32c.hpp>
+#include <trainhook/tensorboard/crc32c.hpp>
 
 #include <fcntl.h>
 #include <unistd.h>

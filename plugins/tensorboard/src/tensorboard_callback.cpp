@@ -1,7 +1,7 @@
-#include <tensorboard/tensorboard_callback.hpp>
+#include <trainhook/tensorboard/tensorboard_callback.hpp>
 
-#include <tensorboard/event_builder.hpp>
-#include <tensorboard/log_dir.hpp>
+#include <trainhook/tensorboard/event_builder.hpp>
+#include <trainhook/tensorboard/log_dir.hpp>
 
 #include <nlohmann/json.hpp>
 

@@ -3,7 +3,7 @@
 // headers); the datasets are complete types in data/tensor_dataset.hpp.
 #pragma once
 
-#include <trainhook/training_arguments.hpp>
+#include <trainhook/args/training_arguments.hpp>
 
 #include <cstdint>
 #include <memory>

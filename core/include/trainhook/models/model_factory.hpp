@@ -3,7 +3,7 @@
 #pragma once
 
 #include <trainhook/data/data_files.hpp>
-#include <trainhook/training_arguments.hpp>
+#include <trainhook/args/training_arguments.hpp>
 
 #include <memory>
 #include <string>

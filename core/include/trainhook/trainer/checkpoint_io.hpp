@@ -9,9 +9,9 @@
 // The folder is created atomically by write_checkpoint_atomically().
 #pragma once
 
-#include <trainhook/lr_schedule.hpp>
+#include <trainhook/trainer/lr_schedule.hpp>
 #include <trainhook/models/model.hpp>
-#include <trainhook/state.hpp>
+#include <trainhook/callbacks/state.hpp>
 
 #include <torch/optim/optimizer.h>
 

@@ -4,7 +4,7 @@
 // (parameters with fewer than two dimensions).
 #pragma once
 
-#include <trainhook/training_arguments.hpp>
+#include <trainhook/args/training_arguments.hpp>
 
 #include <torch/nn/module.h>
 #include <torch/optim/optimizer.h>

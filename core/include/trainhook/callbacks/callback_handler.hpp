@@ -1,0 +1,91 @@
+// Calls callbacks in order at each event, as HF's CallbackHandler does: resets
+// the TrainerControl flags for the event, lets each callback see what the
+// previous one set, and hands the merged result back to the trainer.
+//
+// Ownership: the handler owns its callbacks (unique_ptr). Plugin callbacks keep
+// their library loaded (see plugin_registry.hpp), so destroying the handler
+// destroys callbacks before libraries are unloaded.
+#pragma once
+
+#include <trainhook/callbacks/callback.hpp>
+#include <trainhook/callbacks/state.hpp>
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace trainhook {
+
+enum class PluginErrorPolicy { disable, fail };
+
+// Thrown under PluginErrorPolicy::fail; names the callback and the event.
+class CallbackError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+const char* event_name(EventId event) noexcept;  // "on_log", ...
+
+class CallbackHandler {
+ public:
+  explicit CallbackHandler(PluginErrorPolicy policy = PluginErrorPolicy::disable);
+  ~CallbackHandler();
+  CallbackHandler(const CallbackHandler&) = delete;
+  CallbackHandler& operator=(const CallbackHandler&) = delete;
+
+  // A user's trainhook::Callback (see callback.hpp), through the in-process adapter.
+  void add(NamedCallback cb);
+  // The core's own callbacks and plugin adapters (internal).
+  void add(std::unique_ptr<detail::InternalCallback> cb);
+  const std::vector<std::unique_ptr<detail::InternalCallback>>& callbacks() const noexcept {
+    return callbacks_;
+  }
+  detail::InternalCallback* find(const std::string& name) const noexcept;
+
+  // Fire one event. Resets the flags HF resets for that event, calls every
+  // enabled callback whose mask has the event, and writes the merged flags back
+  // into `control`. Throws CallbackError only under PluginErrorPolicy::fail.
+  void fire(EventId event, const TrainerState& state, TrainerControl& control,
+            const EventPayload& payload = {});
+
+  // Names (and the event + message) of callbacks disabled after an error.
+  struct Disabled {
+    std::string callback;
+    std::string event;
+    std::string message;
+  };
+  std::vector<Disabled> disabled() const;
+
+  // A thread-safe stop request from a plugin (th_host.request_stop); applied as
+  // should_training_stop at the next fire().
+  void request_stop(const std::string& reason);
+  bool stop_requested() const noexcept { return stop_requested_.load(std::memory_order_relaxed); }
+  // The reason given with the first stop request ("" when none).
+  std::string stop_reason() const;
+
+  // Stateful callbacks -> state.stateful_callbacks (HF layout, TrainerControl included).
+  void save_states(TrainerState& state, const TrainerControl& control);
+  // Restores each callback found in state.stateful_callbacks.
+  void load_states(const TrainerState& state);
+  // Same, and restores the five flags from the "TrainerControl" entry.
+  void load_states(const TrainerState& state, TrainerControl& control);
+
+ private:
+  PluginErrorPolicy policy_;
+  std::vector<std::unique_ptr<detail::InternalCallback>> callbacks_;
+  std::vector<char> enabled_;
+  std::vector<uint64_t> masks_;  // event_mask() of each callback, read once at add()
+  mutable std::mutex disabled_mu_;
+  std::vector<Disabled> disabled_;
+  std::atomic<bool> stop_requested_{false};
+  std::string stop_reason_;  // guarded by disabled_mu_
+
+  // Records the failure and applies the policy (logs one error line; throws
+  // CallbackError under PluginErrorPolicy::fail).
+  void failed(size_t index, const char* where, const std::string& message);
+};
+
+}  // namespace trainhook

@@ -1,0 +1,115 @@
+// Discovers plugin libraries, checks them without running their code
+// (boost::dll::library_info), loads them, negotiates the ABI, and creates
+// callback instances. No LibTorch here.
+//
+// Lifetime: each created callback holds a shared reference to its library, so
+// a library is unloaded only after every callback it made is destroyed.
+#pragma once
+
+#include <trainhook/callbacks/callback.hpp>
+#include <trainhook/common/closest_name.hpp>
+#include <trainhook/plugin_host/host_services.hpp>
+
+#include <filesystem>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace trainhook {
+
+// Thrown for every user-facing registry problem; the message names the file,
+// flag or callback at fault and what was expected.
+class PluginError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct PluginSearchOptions {
+  // In search order: --plugin_dir (repeatable), then TRAINHOOK_PLUGIN_PATH
+  // (colon-separated, when use_environment), then default_dir.
+  std::vector<std::filesystem::path> plugin_dirs;
+  bool use_environment = true;
+  std::filesystem::path default_dir;  // empty = default_plugin_dir()
+  bool allow_unsafe_plugin_paths = false;
+  // Two libraries exporting the same callback name: error unless this is set,
+  // then the first in search order wins (with a warning).
+  bool allow_duplicate_plugins = false;
+};
+
+// <dir of the running executable>/../lib/trainhook/plugins, which holds both in
+// the build tree and in an installed prefix.
+std::filesystem::path default_plugin_dir();
+
+struct CallbackDescriptor {
+  std::string name;
+  std::string version;
+  int32_t kind = 0;  // TH_KIND_*
+  std::string description;
+  // Set when allow_duplicate_plugins let an earlier library win this name.
+  std::filesystem::path shadowed_by;
+};
+
+// A CLI subcommand a library exports (th_command_info): `trainhook <name> ...`.
+struct CommandDescriptor {
+  std::string name;
+  std::string description;
+  std::filesystem::path shadowed_by;  // as for callbacks
+};
+
+struct LibraryRecord {
+  std::filesystem::path path;
+  bool loaded = false;
+  std::string refused_reason;  // set when !loaded
+  std::string plugin_name;
+  std::string plugin_version;
+  uint32_t abi_major = 0;
+  uint32_t abi_minor = 0;
+  std::vector<CallbackDescriptor> callbacks;
+  std::vector<CommandDescriptor> commands;
+};
+
+class PluginRegistry {
+ public:
+  // Scans the search path. Refused files are recorded, not thrown; duplicate
+  // callback names throw PluginError naming both libraries unless allowed.
+  explicit PluginRegistry(const PluginSearchOptions& options);
+  ~PluginRegistry();
+  PluginRegistry(PluginRegistry&&) noexcept;
+  PluginRegistry& operator=(PluginRegistry&&) noexcept;
+
+  const std::vector<LibraryRecord>& libraries() const noexcept;
+  std::vector<std::string> searched_dirs() const;
+  // Names of loaded callbacks of a kind (TH_KIND_*), in search order.
+  std::vector<std::string> available(int32_t kind) const;
+  bool has(const std::string& callback_name) const;
+
+  // report_to: "none", "all", or names of integrations. Throws PluginError for
+  // an unknown name, listing the available integrations, the closest name and
+  // the folders searched.
+  std::vector<std::string> resolve_report_to(const std::vector<std::string>& report_to) const;
+  // `callbacks`: names of any kind; same errors.
+  void check_callbacks(const std::vector<std::string>& names) const;
+
+  // Creates an instance; `host` must outlive it. config_json is its section of
+  // plugin_config ("{}" when none). Throws PluginError with the plugin's message.
+  std::unique_ptr<detail::InternalCallback> create(const std::string& callback_name, HostServices& host,
+                                          const std::string& config_json) const;
+
+  // Human-readable listing for `trainhook plugins`.
+  std::string describe() const;
+
+  // Plugin CLI subcommands (th_command_info), in search order.
+  std::vector<std::string> command_names() const;
+  bool has_command(const std::string& name) const;
+  // Runs `trainhook <name> args...` on this thread with a th_host over `host`;
+  // returns the command's exit code. Throws PluginError for an unknown name
+  // (with the closest one) or when the command reports an error.
+  int run_command(const std::string& name, const std::vector<std::string>& args, HostServices& host) const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace trainhook

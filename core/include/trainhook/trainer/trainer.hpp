@@ -1,0 +1,128 @@
+// The Trainer: HF's Trainer on LibTorch. It trains a Model on a TensorDataset
+// with TrainingArguments, calling callbacks (the core's DefaultFlowCallback,
+// report_to integrations and `callbacks` from plugins, the C++ callbacks given
+// here, and the progress/printer plugin) at every event in HF's order.
+//
+// This header needs no LibTorch: Model, TensorDataset, EvalPrediction and
+// PredictionOutput are complete in models/model.hpp, data/tensor_dataset.hpp
+// and trainer/eval_prediction.hpp.
+//
+// Ownership: the Trainer shares the model and datasets with the caller, owns
+// its callbacks (destroyed before plugin libraries are unloaded) and the host
+// services table plugins call back into.
+#pragma once
+
+#include <trainhook/callbacks/callback.hpp>
+#include <trainhook/callbacks/callback_handler.hpp>
+#include <trainhook/trainer/metrics_io.hpp>
+#include <trainhook/plugin_host/plugin_registry.hpp>
+#include <trainhook/callbacks/state.hpp>
+#include <trainhook/args/training_arguments.hpp>
+
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace trainhook {
+
+class Model;
+class TensorDataset;
+namespace distributed {
+class ProcessGroup;
+}
+struct EvalPrediction;
+struct PredictionOutput;
+
+using ComputeMetricsFn = std::function<Metrics(const EvalPrediction&)>;
+
+// Accuracy of argmax(predictions, -1) against label_ids, for classification and
+// language modelling alike: {"accuracy": fraction}. The CLI's compute_metrics.
+Metrics accuracy_metrics(const EvalPrediction& p);
+
+struct TrainerOptions {
+  // Extra C++ callbacks (trainhook::Callback, the plugin authors' class; see
+  // make_callback in callback.hpp), called after the plugin `callbacks` in this order.
+  std::vector<NamedCallback> callbacks;
+  // Metrics from predictions and labels (names get the eval_/test_ prefix).
+  ComputeMetricsFn compute_metrics;
+  // Load report_to/`callbacks`/progress plugins. Off: only C++ callbacks run.
+  bool use_plugins = true;
+  // Where plugins are searched; plugin_dirs from the arguments come first.
+  PluginSearchOptions plugin_search;
+  // The one place gradients are reduced across processes: called on every
+  // optimizer step before clipping (the last micro-step of an accumulation
+  // window). Empty: a multi-process run averages them over the process group
+  // with distributed::GradientReducer (DDP's buckets, all-reduced while backward
+  // runs; TRAINHOOK_DDP_OVERLAP=0: after backward, distributed::average_gradients);
+  // a single process does nothing.
+  std::function<void(Model&)> reduce_gradients;
+  // The multi-process group (world_size > 1). Empty with args.world_size > 1:
+  // the Trainer joins one from the launcher's environment (torchrun's RANK,
+  // WORLD_SIZE, MASTER_ADDR, ...; see distributed/launch_env.hpp).
+  std::shared_ptr<distributed::ProcessGroup> process_group;
+  // Called after each file of a checkpoint is written (tests inject crashes
+  // here; a throw aborts the save and leaves earlier checkpoints intact).
+  std::function<void(const std::filesystem::path& file)> on_checkpoint_file;
+  // Where log_metrics and warnings print; stdout/spdlog by default.
+  bool print_metrics = false;
+};
+
+struct TrainOutput {
+  int64_t global_step = 0;
+  double training_loss = 0;
+  Metrics metrics;
+};
+
+class Trainer {
+ public:
+  // Validates `args` (HF rules), sets the seed, builds the callback list and
+  // fires on_init_end. Throws ArgumentError/PluginError/std::runtime_error.
+  Trainer(std::shared_ptr<Model> model, TrainingArguments args,
+          std::shared_ptr<TensorDataset> train_dataset = nullptr,
+          std::shared_ptr<TensorDataset> eval_dataset = nullptr, TrainerOptions options = {});
+  ~Trainer();
+  Trainer(const Trainer&) = delete;
+  Trainer& operator=(const Trainer&) = delete;
+
+  // resume: a checkpoint folder, "true" = the latest in output_dir; nullopt =
+  // args.resume_from_checkpoint (or what a plugin set through the host).
+  TrainOutput train(std::optional<std::string> resume_from_checkpoint = std::nullopt);
+  // Evaluation on eval_dataset (or `dataset`): <prefix>_loss, compute_metrics,
+  // <prefix>_runtime/_samples_per_second/_steps_per_second; logged, then on_evaluate.
+  Metrics evaluate(std::shared_ptr<TensorDataset> dataset = nullptr, const std::string& prefix = "eval");
+  // Predictions (concatenated outputs) with metrics; on_predict, no log.
+  PredictionOutput predict(std::shared_ptr<TensorDataset> dataset, const std::string& prefix = "test");
+  // predict() for callers without LibTorch: the metrics, and when
+  // `predictions_file` is given, "index<TAB>prediction" lines (argmax of the
+  // last output dimension; a sequence gives space-separated ids).
+  Metrics predict_metrics(std::shared_ptr<TensorDataset> dataset, const std::string& prefix = "test",
+                          const std::optional<std::filesystem::path>& predictions_file = std::nullopt);
+
+  // HF Trainer.log: adds epoch, appends {logs, step} to log_history, fires on_log.
+  void log(const Metrics& logs);
+  void log_metrics(const std::string& split, const Metrics& metrics) const;
+  void save_metrics(const std::string& split, const Metrics& metrics, bool combined = true) const;
+  // Model weights (model.pt) and training_args.json into `dir` (default output_dir).
+  void save_model(const std::optional<std::filesystem::path>& dir = std::nullopt);
+  // Loads model weights from a checkpoint folder or a model.pt file.
+  void load_model(const std::filesystem::path& path);
+  // HF save_state: output_dir/trainer_state.json (world zero only).
+  void save_state() const;
+
+  const TrainerState& state() const noexcept;
+  const TrainingArguments& args() const noexcept;
+  Model& model() noexcept;
+  CallbackHandler& callback_handler() noexcept;
+  // The host table plugins receive (also usable by C++ callbacks).
+  HostServices& host() noexcept;
+
+  struct Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace trainhook

@@ -1,0 +1,235 @@
+// validate(): the rules of HF TrainingArguments.__post_init__/_validate_args that
+// apply to trainhook, plus range checks of our own. Every message names the
+// flag(s) at fault, the value given and what is expected.
+#include <trainhook/args/argument_parser.hpp>
+#include <trainhook/common/closest_name.hpp>
+
+#include <cmath>
+#include <sstream>
+
+namespace trainhook {
+namespace {
+
+std::string number(double d) {
+  std::ostringstream os;
+  os << d;
+  return os.str();
+}
+
+std::string join(const std::vector<std::string>& items) {
+  std::string out;
+  for (size_t i = 0; i < items.size(); ++i) out += (i ? ", " : "") + items[i];
+  return out;
+}
+
+void fail(const std::string& message) { throw ArgumentError(message); }
+
+void check_choice(const char* flag, const std::string& value, const std::vector<std::string>& allowed) {
+  for (const auto& a : allowed)
+    if (value == a) return;
+  std::string message =
+      std::string("--") + flag + ": expected one of " + join(allowed) + ", got '" + value + "'";
+  const std::string close = closest_name(value, allowed);
+  if (!close.empty()) message += " (did you mean '" + close + "'?)";
+  fail(message);
+}
+
+void check_at_least(const char* flag, double value, double minimum, const char* what = "") {
+  if (value < minimum)
+    fail(std::string("--") + flag + ": expected a value >= " + number(minimum) + what + ", got " +
+         number(value));
+}
+
+// HF: an interval in (0, 1) is a ratio of max_steps; above 1 it must be a
+// whole number of steps when its strategy counts steps (HF checks only then).
+void check_interval(const char* flag, double value, bool counts_steps) {
+  if (value < 0)
+    fail(std::string("--") + flag + ": expected a step count (>= 1) or a ratio in (0, 1), got " +
+         number(value));
+  if (counts_steps && value > 1 && value != std::floor(value))
+    fail(std::string("--") + flag +
+         ": must be a whole number when bigger than 1 (a ratio of max_steps when below 1), got " +
+         number(value));
+}
+
+bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+void check_names(const char* flag, const std::vector<std::string>& names) {
+  for (const auto& n : names)
+    if (n.empty()) fail(std::string("--") + flag + ": an empty name in the list");
+}
+
+void validate_report_to(std::vector<std::string>& report_to) {
+  check_names("report_to", report_to);
+  if (report_to.empty()) {
+    report_to = {"none"};
+    return;
+  }
+  bool has_none = false, has_all = false;
+  for (const auto& r : report_to) {
+    has_none = has_none || r == "none";
+    has_all = has_all || r == "all";
+  }
+  if ((has_none || has_all) && report_to.size() > 1)
+    fail("--report_to: '" + std::string(has_none ? "none" : "all") +
+         "' cannot be combined with other names, got '" + join(report_to) + "'");
+}
+
+}  // namespace
+
+void validate(TrainingArguments& a) {
+  // -- output
+  if (a.output_dir.empty()) fail("--output_dir: must not be empty");
+  if (!a.run_name || a.run_name->empty()) a.run_name = a.output_dir;
+
+  // -- batches and optimisation
+  check_at_least("per_device_train_batch_size", static_cast<double>(a.per_device_train_batch_size), 1);
+  check_at_least("per_device_eval_batch_size", static_cast<double>(a.per_device_eval_batch_size), 1);
+  check_at_least("gradient_accumulation_steps", static_cast<double>(a.gradient_accumulation_steps), 1);
+  check_at_least("learning_rate", a.learning_rate, 0);
+  check_at_least("weight_decay", a.weight_decay, 0);
+  if (a.adam_beta1 < 0 || a.adam_beta1 >= 1)
+    fail("--adam_beta1: expected a value in [0, 1), got " + number(a.adam_beta1));
+  if (a.adam_beta2 < 0 || a.adam_beta2 >= 1)
+    fail("--adam_beta2: expected a value in [0, 1), got " + number(a.adam_beta2));
+  check_at_least("adam_epsilon", a.adam_epsilon, 0);
+  check_at_least("max_grad_norm", a.max_grad_norm, 0, " (0 = no clipping)");
+  // Aliases: "adamw" is ours; HF's default on torch >= 2.8 is the fused kernel
+  // of the same algorithm.
+  if (a.optim == "adamw" || a.optim == "adamw_torch_fused") a.optim = "adamw_torch";
+  check_choice("optim", a.optim, {"adamw_torch", "sgd"});
+  if (a.max_steps == 0 || a.max_steps < -1)
+    fail("--max_steps: expected a positive step count, or -1 to train num_train_epochs, got " +
+         std::to_string(a.max_steps));
+  if (a.max_steps < 0 && !(a.num_train_epochs > 0))
+    fail("--num_train_epochs: expected a value > 0 when --max_steps is not set, got " +
+         number(a.num_train_epochs));
+  check_at_least("num_train_epochs", a.num_train_epochs, 0);
+  check_choice("lr_scheduler_type", a.lr_scheduler_type,
+               {"linear", "cosine", "constant", "constant_with_warmup"});
+  if (a.warmup_ratio < 0 || a.warmup_ratio > 1)
+    fail("--warmup_ratio: expected a value in [0, 1], got " + number(a.warmup_ratio));
+  check_interval("warmup_steps", a.warmup_steps, true);
+
+  // -- logging / evaluation / saving
+  check_choice("logging_strategy", a.logging_strategy, {"no", "steps", "epoch"});
+  check_choice("eval_strategy", a.eval_strategy, {"no", "steps", "epoch"});
+  check_choice("save_strategy", a.save_strategy, {"no", "steps", "epoch", "best"});
+  check_interval("logging_steps", a.logging_steps, a.logging_strategy == "steps");
+  if (a.logging_strategy == "steps" && a.logging_steps == 0)
+    fail("--logging_strategy steps requires a non-zero --logging_steps");
+  if (a.eval_strategy != "no") a.do_eval = true;
+  if (a.eval_steps) check_interval("eval_steps", *a.eval_steps, a.eval_strategy == "steps");
+  if (a.eval_strategy == "steps" && (!a.eval_steps || *a.eval_steps == 0)) {
+    if (a.logging_steps > 0) {
+      check_interval("logging_steps (the default of --eval_steps)", a.logging_steps, true);
+      a.eval_steps = a.logging_steps;
+    } else {
+      fail("--eval_strategy steps requires a non-zero --eval_steps or --logging_steps");
+    }
+  }
+  check_at_least("eval_delay", a.eval_delay, 0);
+  check_interval("save_steps", a.save_steps, a.save_strategy == "steps");
+  if (a.save_strategy == "steps" && a.save_steps == 0)
+    fail("--save_strategy steps requires a non-zero --save_steps");
+  if (a.save_total_limit && *a.save_total_limit < 1)
+    fail("--save_total_limit: expected a value >= 1 (or unset to keep every checkpoint), got " +
+         std::to_string(*a.save_total_limit));
+
+  if (a.load_best_model_at_end && a.save_strategy != "best") {
+    if (a.eval_strategy != a.save_strategy)
+      fail(
+          "--load_best_model_at_end requires the save and eval strategy to match (unless --save_strategy "
+          "best), "
+          "but found --eval_strategy " +
+          a.eval_strategy + " and --save_strategy " + a.save_strategy);
+    if (a.eval_strategy == "steps") {
+      const double save = a.save_steps, eval = *a.eval_steps;
+      if ((save < 1) != (eval < 1))
+        fail(
+            "--load_best_model_at_end requires --save_steps to be a multiple of --eval_steps, which cannot "
+            "be "
+            "guaranteed when mixing a ratio and a step count: --save_steps " +
+            number(save) + ", --eval_steps " + number(eval));
+      // Ratios: compare in millionths so 0.2 / 0.1 is not spoilt by rounding.
+      const auto scaled = [](double v) { return static_cast<int64_t>(std::llround(v * 1000000.0)); };
+      const bool multiple = save < 1 ? scaled(eval) > 0 && scaled(save) % scaled(eval) == 0
+                                     : static_cast<int64_t>(save) % static_cast<int64_t>(eval) == 0;
+      if (!multiple)
+        fail(
+            "--load_best_model_at_end requires --save_steps to be a multiple of --eval_steps, but found "
+            "--save_steps " +
+            number(save) + " and --eval_steps " + number(eval));
+    }
+  }
+  if (a.save_strategy == "best" && a.eval_strategy == "no")
+    fail(
+        "--save_strategy best saves when an evaluation finds a new best metric, so it requires "
+        "--eval_strategy steps or epoch (got no)");
+  if (a.metric_for_best_model && a.metric_for_best_model->empty())
+    fail("--metric_for_best_model: must not be empty");
+  if ((a.load_best_model_at_end || a.save_strategy == "best") && !a.metric_for_best_model)
+    a.metric_for_best_model = "loss";
+  if (!a.greater_is_better && a.metric_for_best_model)
+    a.greater_is_better = !ends_with(*a.metric_for_best_model, "loss");
+
+  if (a.resume_from_checkpoint) {
+    std::string lowered = *a.resume_from_checkpoint;
+    for (auto& c : lowered) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (lowered.empty() || lowered == "false") {
+      a.resume_from_checkpoint.reset();
+    } else if (lowered == "true") {
+      a.resume_from_checkpoint = "true";
+    }
+  }
+
+  // -- integrations and plugins
+  validate_report_to(a.report_to);
+  check_names("callbacks", a.callbacks);
+  check_names("plugin_dir", a.plugin_dir);
+  if (a.plugin_config.is_null()) a.plugin_config = nlohmann::json::object();
+  if (!a.plugin_config.is_object())
+    fail("--plugin_config: expected an object {\"<callback>\": {...}}, got " + a.plugin_config.dump());
+  for (const auto& [name, section] : a.plugin_config.items()) {
+    if (!section.is_object())
+      fail("--plugin_config: the configuration of '" + name + "' must be an object, got " + section.dump());
+  }
+  check_choice("plugin_error_policy", a.plugin_error_policy, {"disable", "fail"});
+
+  // -- multi-process
+  check_at_least("world_size", a.world_size, 1);
+  if (a.process_index < 0 || a.process_index >= a.world_size)
+    fail("--process_index: expected a value in [0, world_size) = [0, " + std::to_string(a.world_size) +
+         "), got " + std::to_string(a.process_index));
+  if (a.ddp_backend) check_choice("ddp_backend", *a.ddp_backend, {"gloo", "nccl"});
+  check_at_least("ddp_timeout", static_cast<double>(a.ddp_timeout), 1);
+  if (a.local_rank < -1)
+    fail("--local_rank: expected -1 (no launcher) or a rank >= 0, got " + std::to_string(a.local_rank));
+}
+
+void validate(ModelArguments& m) {
+  if (m.model.empty()) fail("--model: must not be empty");
+  check_at_least("hidden_size", static_cast<double>(m.hidden_size), 1);
+  check_at_least("num_layers", static_cast<double>(m.num_layers), 1);
+  check_at_least("num_heads", static_cast<double>(m.num_heads), 1);
+  if (m.dropout < 0 || m.dropout >= 1)
+    fail("--dropout: expected a probability in [0, 1), got " + number(m.dropout));
+}
+
+void validate(DataArguments& d) {
+  for (auto* f : {&d.train_file, &d.validation_file, &d.test_file}) {
+    if (*f && (*f)->empty()) f->reset();
+  }
+  if (d.label_column.empty())
+    fail("--label_column: must not be empty (first, last, a header name or an index)");
+  if (d.validation_split_percentage < 0 || d.validation_split_percentage >= 100)
+    fail("--validation_split_percentage: expected a value in [0, 100), got " +
+         number(d.validation_split_percentage));
+  check_at_least("block_size", static_cast<double>(d.block_size), 1);
+  if (d.image_size && *d.image_size < 1)
+    fail("--image_size: expected a value >= 1, got " + std::to_string(*d.image_size));
+}
+
+}  // namespace trainhook

@@ -1,0 +1,237 @@
+// HF CallbackHandler semantics over detail::InternalCallback. The hot path (fire) copies
+// state/control into the C structs once per event and then only makes one
+// virtual call per interested callback; no allocation unless a callback fails.
+#include <trainhook/callbacks/callback_handler.hpp>
+#include <trainhook/callbacks/trainer_state_io.hpp>
+
+#include <spdlog/spdlog.h>
+
+#include <exception>
+
+namespace trainhook {
+
+const char* event_name(EventId event) noexcept {
+  switch (event) {
+    case TH_EVENT_INIT_END:
+      return "on_init_end";
+    case TH_EVENT_TRAIN_BEGIN:
+      return "on_train_begin";
+    case TH_EVENT_TRAIN_END:
+      return "on_train_end";
+    case TH_EVENT_EPOCH_BEGIN:
+      return "on_epoch_begin";
+    case TH_EVENT_EPOCH_END:
+      return "on_epoch_end";
+    case TH_EVENT_STEP_BEGIN:
+      return "on_step_begin";
+    case TH_EVENT_SUBSTEP_END:
+      return "on_substep_end";
+    case TH_EVENT_PRE_OPTIMIZER_STEP:
+      return "on_pre_optimizer_step";
+    case TH_EVENT_OPTIMIZER_STEP:
+      return "on_optimizer_step";
+    case TH_EVENT_STEP_END:
+      return "on_step_end";
+    case TH_EVENT_EVALUATE:
+      return "on_evaluate";
+    case TH_EVENT_PREDICT:
+      return "on_predict";
+    case TH_EVENT_PREDICTION_STEP:
+      return "on_prediction_step";
+    case TH_EVENT_LOG:
+      return "on_log";
+    case TH_EVENT_SAVE:
+      return "on_save";
+    default:
+      return "on_unknown_event";
+  }
+}
+
+CallbackHandler::CallbackHandler(PluginErrorPolicy policy) : policy_(policy) {}
+
+// Callbacks are destroyed in reverse order of addition, before any library
+// reference they hold is released (see plugin_registry.hpp).
+CallbackHandler::~CallbackHandler() {
+  while (!callbacks_.empty()) callbacks_.pop_back();
+}
+
+void CallbackHandler::add(NamedCallback cb) { add(detail::adapt(std::move(cb))); }
+
+void CallbackHandler::add(std::unique_ptr<detail::InternalCallback> cb) {
+  if (!cb) throw std::invalid_argument("CallbackHandler::add: null callback");
+  if (find(cb->name()) != nullptr)
+    throw std::invalid_argument("callback '" + cb->name() + "' is already in the callback list");
+  masks_.push_back(cb->event_mask());
+  enabled_.push_back(1);
+  callbacks_.push_back(std::move(cb));
+}
+
+detail::InternalCallback* CallbackHandler::find(const std::string& name) const noexcept {
+  for (const auto& cb : callbacks_)
+    if (cb->name() == name) return cb.get();
+  return nullptr;
+}
+
+std::vector<CallbackHandler::Disabled> CallbackHandler::disabled() const {
+  std::lock_guard<std::mutex> lock(disabled_mu_);
+  return disabled_;
+}
+
+void CallbackHandler::request_stop(const std::string& reason) {
+  {
+    std::lock_guard<std::mutex> lock(disabled_mu_);
+    if (stop_requested_.load(std::memory_order_relaxed)) return;  // the first reason is kept
+    stop_reason_ = reason;
+    stop_requested_.store(true, std::memory_order_relaxed);
+  }
+  spdlog::info("stop requested: {}", reason.empty() ? "(no reason given)" : reason);
+}
+
+std::string CallbackHandler::stop_reason() const {
+  std::lock_guard<std::mutex> lock(disabled_mu_);
+  return stop_reason_;
+}
+
+void CallbackHandler::failed(size_t index, const char* where, const std::string& message) {
+  const std::string& name = callbacks_[index]->name();
+  {
+    std::lock_guard<std::mutex> lock(disabled_mu_);
+    disabled_.push_back({name, where, message});
+  }
+  enabled_[index] = 0;
+  if (policy_ == PluginErrorPolicy::fail) {
+    spdlog::error("callback '{}' failed in {}: {} (plugin_error_policy=fail: stopping the run)", name, where,
+                  message);
+    throw CallbackError("callback '" + name + "' failed in " + where + ": " + message);
+  }
+  spdlog::error("callback '{}' failed in {}: {} (disabled for the rest of the run)", name, where, message);
+}
+
+void CallbackHandler::fire(EventId event, const TrainerState& state, TrainerControl& control,
+                           const EventPayload& payload) {
+  // HF's CallbackHandler resets these before the callbacks of the event run.
+  switch (event) {
+    case TH_EVENT_TRAIN_BEGIN:
+      control.should_training_stop = false;
+      break;
+    case TH_EVENT_EPOCH_BEGIN:
+      control.should_epoch_stop = false;
+      break;
+    case TH_EVENT_STEP_BEGIN:
+      control.should_log = false;
+      control.should_evaluate = false;
+      control.should_save = false;
+      break;
+    case TH_EVENT_EVALUATE:
+      control.should_evaluate = false;
+      break;
+    case TH_EVENT_SAVE:
+      control.should_save = false;
+      break;
+    case TH_EVENT_LOG:
+      control.should_log = false;
+      break;
+    default:
+      break;
+  }
+  // A stop request is sticky: it survives on_train_begin's reset.
+  if (stop_requested_.load(std::memory_order_relaxed)) control.should_training_stop = true;
+
+  th_state c_state{};
+  to_c(state, c_state);
+  th_control c_control{};
+  to_c(control, c_control);
+  th_event_args args{};
+  args.struct_size = TH_EVENT_ARGS_STRUCT_SIZE;
+  args.event = event;
+  args.state = &c_state;
+  args.control = &c_control;
+  args.values = payload.values;
+  args.checkpoint_dir = payload.checkpoint_dir;
+  args.batch_index = payload.batch_index;
+  args.batch_count = payload.batch_count;
+  args.prediction_kind = payload.prediction_kind;
+
+  const uint64_t bit = (event >= 0 && event < 64) ? TH_EVENT_BIT(event) : 0;
+  for (size_t i = 0; i < callbacks_.size(); ++i) {
+    if (enabled_[i] == 0 || (masks_[i] & bit) == 0) continue;
+    const th_control before = c_control;
+    try {
+      callbacks_[i]->on_event(event, args);
+      continue;
+    } catch (const std::exception& e) {
+      c_control = before;  // a failing callback's partial flag changes are dropped
+      c_control.struct_size = TH_CONTROL_STRUCT_SIZE;
+      failed(i, event_name(event), e.what());
+    } catch (...) {
+      c_control = before;
+      c_control.struct_size = TH_CONTROL_STRUCT_SIZE;
+      failed(i, event_name(event), "unknown exception");
+    }
+  }
+  if (stop_requested_.load(std::memory_order_relaxed)) c_control.should_training_stop = 1;
+  from_c(c_control, control);
+}
+
+void CallbackHandler::save_states(TrainerState& state, const TrainerControl& control) {
+  // Rebuilt from scratch at each save: one entry per callback name (HF's
+  // growing-list bug, PR 33875, cannot happen).
+  nlohmann::json out = nlohmann::json::object();
+  for (size_t i = 0; i < callbacks_.size(); ++i) {
+    if (enabled_[i] == 0) continue;
+    try {
+      std::optional<nlohmann::json> st = callbacks_[i]->save_state();
+      if (!st) continue;
+      if (!st->is_object())
+        throw std::runtime_error("saved state must be a JSON object, got " + std::string(st->type_name()));
+      out[callbacks_[i]->name()] = std::move(*st);
+    } catch (const std::exception& e) {
+      failed(i, "save_state", e.what());
+    } catch (...) {
+      failed(i, "save_state", "unknown exception");
+    }
+  }
+  out["TrainerControl"] = control_to_stateful(control);
+  state.stateful_callbacks = std::move(out);
+}
+
+void CallbackHandler::load_states(const TrainerState& state) {
+  const nlohmann::json& saved = state.stateful_callbacks;
+  if (!saved.is_object()) return;
+  std::vector<std::string> unknown;
+  for (auto it = saved.begin(); it != saved.end(); ++it)
+    if (it.key() != "TrainerControl" && find(it.key()) == nullptr) unknown.push_back(it.key());
+  for (const auto& name : unknown)
+    spdlog::warn("checkpoint has state for callback '{}', which is not in this run; ignoring it", name);
+  for (size_t i = 0; i < callbacks_.size(); ++i) {
+    if (enabled_[i] == 0) continue;
+    auto it = saved.find(callbacks_[i]->name());
+    if (it == saved.end()) continue;
+    try {
+      callbacks_[i]->load_state(*it);
+    } catch (const std::exception& e) {
+      failed(i, "load_state", e.what());
+    } catch (...) {
+      failed(i, "load_state", "unknown exception");
+    }
+  }
+}
+
+void CallbackHandler::load_states(const TrainerState& state, TrainerControl& control) {
+  load_states(state);
+  auto it = state.stateful_callbacks.find("TrainerControl");
+  if (it == state.stateful_callbacks.end() || !it->is_object()) return;
+  auto args = it->find("args");
+  if (args == it->end() || !args->is_object()) return;
+  auto flag = [&](const char* key, bool& field) {
+    auto f = args->find(key);
+    if (f != args->end() && f->is_boolean()) field = f->get<bool>();
+  };
+  flag("should_training_stop", control.should_training_stop);
+  flag("should_epoch_stop", control.should_epoch_stop);
+  flag("should_save", control.should_save);
+  flag("should_evaluate", control.should_evaluate);
+  flag("should_log", control.should_log);
+}
+
+}  // namespace trainhook

@@ -1,0 +1,43 @@
+// One th_host table over HostServices, for one callback instance or one plugin
+// CLI command. The table points back at this object (ctx), so it must not move;
+// strings it hands out stay valid until it is destroyed.
+#pragma once
+
+#include <trainhook/abi.h>
+#include <trainhook/plugin_host/host_services.hpp>
+
+#include <list>
+#include <mutex>
+#include <string>
+
+namespace trainhook::detail {
+
+class HostBridge {
+ public:
+  // `who` prefixes log lines and stop requests (the callback or command name).
+  HostBridge(HostServices& host, std::string who);
+  HostBridge(const HostBridge&) = delete;
+  HostBridge& operator=(const HostBridge&) = delete;
+
+  const th_host* table() const noexcept { return &table_; }
+
+ private:
+  static void log(void* ctx, int32_t level, const char* message) noexcept;
+  static const char* output_dir(void* ctx) noexcept;
+  static const char* training_args_json(void* ctx) noexcept;
+  static void request_stop(void* ctx, const char* reason) noexcept;
+  static const char* trainer_state_json(void* ctx) noexcept;
+  static const char* model_description(void* ctx) noexcept;
+  static th_status set_resume_checkpoint(void* ctx, const char* path, char* err, size_t err_size) noexcept;
+  static const char* run_name(void* ctx) noexcept;
+  const char* keep(std::string value);
+
+  HostServices& host_;
+  std::string who_;
+  th_host table_;
+  std::mutex mu_;
+  std::list<std::string> strings_;  // every string handed out (stable addresses)
+  std::string trainer_state_;       // valid until the next trainer_state_json call
+};
+
+}  // namespace trainhook::detail

@@ -1,0 +1,522 @@
+// Plugin discovery and loading. Every refusal is recorded with a reason naming
+// the file; only problems the user must resolve before a run (duplicate names,
+// a missing --plugin_dir, an unknown name) throw.
+#include <trainhook/plugin_host/plugin_registry.hpp>
+
+#include "host_bridge.hpp"
+#include "plugin_callback.hpp"
+#include "plugin_file_checks.hpp"
+#include "plugin_library.hpp"
+
+#include <spdlog/spdlog.h>
+#include <boost/dll/runtime_symbol_info.hpp>
+#include <boost/dll/shared_library.hpp>
+
+#include <dlfcn.h>
+#include <algorithm>
+#include <cstdlib>
+#include <map>
+#include <set>
+#include <sstream>
+
+#ifndef TRAINHOOK_VERSION
+#define TRAINHOOK_VERSION "0.0.0"
+#endif
+#ifndef TRAINHOOK_PLUGIN_REL_DIR
+#define TRAINHOOK_PLUGIN_REL_DIR "lib/trainhook/plugins"
+#endif
+
+namespace trainhook {
+namespace fs = std::filesystem;
+using detail::PluginLibrary;
+
+namespace {
+
+constexpr size_t kErrSize = 1024;
+
+const char* kind_name(int32_t kind) { return kind == TH_KIND_INTEGRATION ? "integration" : "callback"; }
+
+bool valid_name(const char* s, bool allow_dash) {
+  if (s == nullptr || *s == '\0') return false;
+  for (const char* p = s; *p != '\0'; ++p) {
+    const char c = *p;
+    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || (allow_dash && c == '-')))
+      return false;
+  }
+  return true;
+}
+
+std::string join(const std::vector<std::string>& items, const char* sep = ", ") {
+  std::string out;
+  for (const auto& s : items) out += (out.empty() ? "" : sep) + s;
+  return out;
+}
+
+std::string quoted(const char* s) {
+  return s == nullptr ? std::string("(null)") : "'" + std::string(s) + "'";
+}
+
+bool is_candidate_file(const fs::path& p) {
+  const std::string name = p.filename().string();
+  const std::string suffix = boost::dll::shared_library::suffix().string();
+  return name.rfind("libtrainhook_", 0) == 0 && name.size() > suffix.size() &&
+         name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// Copies the static information a library returned into `lib` (host-owned,
+// zeroed structs; see PluginLibrary) and validates it; "" when usable. The
+// plugin's arrays are arrays of pointers, so each element is read through its
+// own pointer and only up to its own struct_size.
+std::string copy_plugin_info(const th_plugin_info* raw, detail::PluginLibrary& lib) {
+  if (raw == nullptr) return "entry " TRAINHOOK_ENTRY_SYMBOL " returned TH_OK but no plugin information";
+  if (!TH_HAS_FIELD(raw, th_plugin_info, callbacks))
+    return "th_plugin_info.struct_size is " + std::to_string(raw->struct_size) + ", smaller than ABI 1.0's " +
+           std::to_string(TH_STRUCT_SIZE(th_plugin_info, callbacks));
+  const th_plugin_info info = detail::abi_copy(*raw, TH_PLUGIN_INFO_STRUCT_SIZE);
+  const std::string host_abi =
+      std::to_string(TRAINHOOK_ABI_VERSION_MAJOR) + "." + std::to_string(TRAINHOOK_ABI_VERSION_MINOR);
+  const std::string plugin_abi = std::to_string(info.abi_major) + "." + std::to_string(info.abi_minor);
+  if (info.abi_major != TRAINHOOK_ABI_VERSION_MAJOR)
+    return "ABI major version mismatch: the plugin was built for ABI " + plugin_abi +
+           ", this trainhook speaks ABI " + host_abi + " (rebuild the plugin against this SDK)";
+  if (info.abi_minor > TRAINHOOK_ABI_VERSION_MINOR)
+    return "the plugin was built for ABI " + plugin_abi + ", newer than this trainhook's ABI " + host_abi +
+           " (upgrade trainhook, or rebuild the plugin against this SDK)";
+  if (!valid_name(info.name, true)) return "plugin name " + quoted(info.name) + " is not [a-z0-9_-]+";
+  if (info.version == nullptr) return "plugin " + quoted(info.name) + " has no version";
+  if (info.callback_count > 0 && info.callbacks == nullptr)
+    return "callback_count is " + std::to_string(info.callback_count) + " but callbacks is NULL";
+  lib.callbacks.assign(info.callback_count, th_callback_info{});
+  lib.vtables.assign(info.callback_count, th_callback_vtable{});
+  std::set<std::string> names;
+  for (uint32_t i = 0; i < info.callback_count; ++i) {
+    if (info.callbacks[i] == nullptr) return "callback #" + std::to_string(i) + " is NULL";
+    const th_callback_info& in = *info.callbacks[i];
+    const std::string which = "callback #" + std::to_string(i) + " " +
+                              quoted(TH_HAS_FIELD(&in, th_callback_info, name) ? in.name : nullptr);
+    if (!TH_HAS_FIELD(&in, th_callback_info, vtable))
+      return which + ": th_callback_info.struct_size " + std::to_string(in.struct_size) + " is too small";
+    th_callback_info& cb = lib.callbacks[i] = detail::abi_copy(in, TH_CALLBACK_INFO_STRUCT_SIZE);
+    if (!valid_name(cb.name, false)) return which + ": name is not [a-z0-9_]+";
+    if (!names.insert(cb.name).second) return which + ": the library exports this name twice";
+    if (cb.version == nullptr) return which + ": no version";
+    if (cb.kind != TH_KIND_CALLBACK && cb.kind != TH_KIND_INTEGRATION)
+      return which + ": unknown kind " + std::to_string(cb.kind);
+    if (cb.create == nullptr) return which + ": create is NULL";
+    if (!TH_HAS_FIELD(cb.vtable, th_callback_vtable, destroy) || cb.vtable->on_event == nullptr ||
+        cb.vtable->destroy == nullptr)
+      return which + ": vtable is missing, too small, or lacks on_event/destroy";
+    lib.vtables[i] = detail::abi_copy(*cb.vtable, TH_CALLBACK_VTABLE_STRUCT_SIZE);
+    cb.vtable = &lib.vtables[i];
+  }
+  const uint32_t command_count =
+      TH_HAS_FIELD(&info, th_plugin_info, commands) && info.commands != nullptr ? info.command_count : 0;
+  if (TH_HAS_FIELD(&info, th_plugin_info, commands) && info.command_count > 0 && info.commands == nullptr)
+    return "command_count is " + std::to_string(info.command_count) + " but commands is NULL";
+  lib.commands.assign(command_count, th_command_info{});
+  std::set<std::string> commands;
+  for (uint32_t i = 0; i < command_count; ++i) {
+    if (info.commands[i] == nullptr) return "command #" + std::to_string(i) + " is NULL";
+    const th_command_info& in = *info.commands[i];
+    const std::string which = "command #" + std::to_string(i) + " " +
+                              quoted(TH_HAS_FIELD(&in, th_command_info, name) ? in.name : nullptr);
+    if (!TH_HAS_FIELD(&in, th_command_info, run) || in.run == nullptr)
+      return which + ": run is NULL or missing";
+    const th_command_info& c = lib.commands[i] = detail::abi_copy(in, TH_COMMAND_INFO_STRUCT_SIZE);
+    if (!valid_name(c.name, true)) return which + ": name is not [a-z0-9-]+";
+    if (!commands.insert(c.name).second) return which + ": the library exports this name twice";
+  }
+  for (const auto& cb : lib.callbacks) lib.callback_ptrs.push_back(&cb);
+  for (const auto& c : lib.commands) lib.command_ptrs.push_back(&c);
+  lib.info_copy = info;
+  lib.info_copy.callbacks = lib.callback_ptrs.data();
+  lib.info_copy.command_count = command_count;
+  lib.info_copy.commands = lib.command_ptrs.data();
+  lib.info = &lib.info_copy;
+  return {};
+}
+
+uint32_t command_count(const th_plugin_info* info) {
+  return TH_HAS_FIELD(info, th_plugin_info, commands) && info->commands != nullptr ? info->command_count : 0;
+}
+
+}  // namespace
+
+fs::path default_plugin_dir() {
+  std::error_code ec;
+  const fs::path bin = boost::dll::program_location(ec).parent_path();
+  if (ec) return fs::path(TRAINHOOK_PLUGIN_REL_DIR);
+  const fs::path installed = (bin / ".." / TRAINHOOK_PLUGIN_REL_DIR).lexically_normal();
+  // The build tree always uses lib/trainhook/plugins; an install may use lib64/...
+  const fs::path build_tree = (bin / ".." / "lib" / "trainhook" / "plugins").lexically_normal();
+  return fs::is_directory(installed, ec) ? installed : build_tree;
+}
+
+struct PluginRegistry::Impl {
+  PluginSearchOptions options;
+  std::vector<std::pair<fs::path, std::string>> dirs;  // searched folder, where it came from
+  std::vector<LibraryRecord> records;
+  struct CallbackEntry {
+    std::shared_ptr<const PluginLibrary> library;
+    const th_callback_info* info;
+  };
+  struct CommandEntry {
+    std::shared_ptr<const PluginLibrary> library;
+    const th_command_info* info;
+  };
+  // In search order; the first library wins a name (duplicates are refused
+  // unless allowed).
+  std::vector<std::pair<std::string, CallbackEntry>> callbacks;
+  std::vector<std::pair<std::string, CommandEntry>> commands;
+
+  void scan();
+  void scan_file(const fs::path& file, const std::string& folder_problem, std::set<fs::path>& seen);
+  std::shared_ptr<const PluginLibrary> load(const fs::path& file, LibraryRecord& rec);
+  void resolve_duplicates(const std::vector<std::shared_ptr<const PluginLibrary>>& loaded);
+  const CallbackEntry* find(const std::string& name) const;
+  std::string unknown_name_message(const std::string& what, const std::string& name,
+                                   const std::vector<std::string>& available) const;
+};
+
+void PluginRegistry::Impl::scan() {
+  for (const auto& d : options.plugin_dirs) dirs.emplace_back(d, "--plugin_dir");
+  if (options.use_environment) {
+    if (const char* env = std::getenv("TRAINHOOK_PLUGIN_PATH")) {
+      std::stringstream ss(env);
+      std::string item;
+      while (std::getline(ss, item, ':'))
+        if (!item.empty()) dirs.emplace_back(item, "TRAINHOOK_PLUGIN_PATH");
+    }
+  }
+  dirs.emplace_back(options.default_dir.empty() ? default_plugin_dir() : options.default_dir, "default");
+
+  std::set<fs::path> seen;  // canonical paths: a library found twice is loaded once
+  std::vector<std::shared_ptr<const PluginLibrary>> loaded;
+  for (const auto& [dir, origin] : dirs) {
+    std::error_code ec;
+    if (!fs::exists(dir, ec)) {
+      if (origin == "--plugin_dir")
+        throw PluginError("--plugin_dir " + dir.string() + ": no such file or folder");
+      continue;  // stale TRAINHOOK_PLUGIN_PATH entries and a missing default folder are normal
+    }
+    std::vector<fs::path> files;
+    std::string folder_problem;
+    if (fs::is_directory(dir, ec)) {
+      if (!options.allow_unsafe_plugin_paths) folder_problem = detail::unsafe_path_reason(dir);
+      for (const auto& entry : fs::directory_iterator(dir, ec))
+        if (entry.is_regular_file(ec) && is_candidate_file(entry.path())) files.push_back(entry.path());
+      std::sort(files.begin(), files.end());
+    } else {
+      files.push_back(dir);  // --plugin_dir may name one library file
+      if (!options.allow_unsafe_plugin_paths)
+        folder_problem = detail::unsafe_path_reason(dir.parent_path().empty() ? "." : dir.parent_path());
+    }
+    for (const auto& file : files) {
+      const fs::path canonical = fs::weakly_canonical(file, ec);
+      if (!seen.insert(ec ? file : canonical).second) continue;
+      LibraryRecord rec;
+      rec.path = file;
+      if (!folder_problem.empty()) {
+        rec.refused_reason =
+            "unsafe plugin path: " + folder_problem + " (pass --allow_unsafe_plugin_paths to load anyway)";
+      } else if (!options.allow_unsafe_plugin_paths) {
+        // The file itself, and where a symlink really points.
+        std::string problem = detail::unsafe_path_reason(file);
+        if (problem.empty() && canonical != file)
+          problem = detail::unsafe_path_reason(canonical.parent_path());
+        if (!problem.empty())
+          rec.refused_reason =
+              "unsafe plugin path: " + problem + " (pass --allow_unsafe_plugin_paths to load anyway)";
+      }
+      std::shared_ptr<const PluginLibrary> lib;
+      if (rec.refused_reason.empty()) lib = load(ec ? file : canonical, rec);
+      if (lib) {
+        loaded.push_back(lib);
+        std::vector<std::string> names;
+        for (const auto& cb : rec.callbacks) names.push_back(cb.name);
+        for (const auto& c : rec.commands) names.push_back(c.name + " (command)");
+        spdlog::info("loaded plugin '{}' {} (ABI {}.{}) from {}: {}", rec.plugin_name, rec.plugin_version,
+                     rec.abi_major, rec.abi_minor, file.string(),
+                     names.empty() ? "(nothing exported)" : join(names));
+      } else {
+        spdlog::warn("refused plugin file {}: {}", file.string(), rec.refused_reason);
+      }
+      records.push_back(std::move(rec));
+    }
+  }
+  resolve_duplicates(loaded);
+}
+
+std::shared_ptr<const PluginLibrary> PluginRegistry::Impl::load(const fs::path& file, LibraryRecord& rec) {
+  if (std::string problem = detail::entry_symbol_problem(file, TRAINHOOK_ENTRY_SYMBOL); !problem.empty()) {
+    rec.refused_reason = problem;
+    return nullptr;
+  }
+  auto lib = std::make_shared<PluginLibrary>();
+  lib->path = rec.path;
+  std::error_code ec;
+  lib->library.load(file, boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local, ec);
+  if (ec || !lib->library.is_loaded()) {
+    // Boost.DLL drops dlerror()'s text; ask dlopen once more for the reason.
+    std::string why = ec ? ec.message() : "unknown error";
+    if (void* h = ::dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL)) {
+      ::dlclose(h);
+    } else if (const char* e = ::dlerror()) {
+      why = e;
+    }
+    rec.refused_reason = "cannot be loaded: " + why;
+    return nullptr;
+  }
+  if (!lib->library.has(TRAINHOOK_ENTRY_SYMBOL)) {
+    rec.refused_reason = "no entry symbol " TRAINHOOK_ENTRY_SYMBOL " after loading";
+    return nullptr;
+  }
+  auto entry = lib->library.get<std::remove_pointer_t<th_plugin_entry_fn>>(TRAINHOOK_ENTRY_SYMBOL);
+  const th_host_info host{TH_HOST_INFO_STRUCT_SIZE, TRAINHOOK_ABI_VERSION_MAJOR, TRAINHOOK_ABI_VERSION_MINOR,
+                          TRAINHOOK_VERSION};
+  char err[kErrSize];
+  err[0] = '\0';
+  const th_plugin_info* info = nullptr;
+  const th_status st = entry(&host, &info, err, sizeof err);
+  err[kErrSize - 1] = '\0';
+  if (st != TH_OK) {
+    const std::string msg = err[0] != '\0' ? err : "no message";
+    rec.refused_reason =
+        st == TH_ABI_MISMATCH
+            ? "ABI negotiation failed: the plugin refused this trainhook (ABI " +
+                  std::to_string(TRAINHOOK_ABI_VERSION_MAJOR) + "." +
+                  std::to_string(TRAINHOOK_ABI_VERSION_MINOR) + "): " + msg
+            : "entry " TRAINHOOK_ENTRY_SYMBOL " returned error " + std::to_string(st) + ": " + msg;
+    return nullptr;
+  }
+  if (std::string problem = copy_plugin_info(info, *lib); !problem.empty()) {
+    rec.refused_reason = problem;
+    if (info != nullptr && TH_HAS_FIELD(info, th_plugin_info, abi_minor)) {
+      rec.abi_major = info->abi_major;
+      rec.abi_minor = info->abi_minor;
+    }
+    return nullptr;
+  }
+  info = lib->info;
+  rec.loaded = true;
+  rec.plugin_name = info->name;
+  rec.plugin_version = info->version;
+  rec.abi_major = info->abi_major;
+  rec.abi_minor = info->abi_minor;
+  for (uint32_t i = 0; i < info->callback_count; ++i) {
+    const th_callback_info& cb = *info->callbacks[i];
+    rec.callbacks.push_back(
+        {cb.name, cb.version, cb.kind, cb.description != nullptr ? cb.description : "", {}});
+  }
+  for (uint32_t i = 0; i < command_count(info); ++i) {
+    const th_command_info& c = *info->commands[i];
+    rec.commands.push_back({c.name, c.description != nullptr ? c.description : "", {}});
+  }
+  return lib;
+}
+
+void PluginRegistry::Impl::resolve_duplicates(
+    const std::vector<std::shared_ptr<const PluginLibrary>>& loaded) {
+  std::vector<std::string> clashes;
+  size_t lib_index = 0;
+  for (auto& rec : records) {
+    if (!rec.loaded) continue;
+    const auto& lib = loaded[lib_index++];
+    for (uint32_t i = 0; i < lib->info->callback_count; ++i) {
+      const th_callback_info* cb = lib->info->callbacks[i];
+      const auto* first = find(cb->name);
+      if (first == nullptr) {
+        callbacks.push_back({cb->name, {lib, cb}});
+        continue;
+      }
+      rec.callbacks[i].shadowed_by = first->library->path;
+      clashes.push_back("callback '" + std::string(cb->name) + "' is exported by both " +
+                        first->library->path.string() + " and " + rec.path.string());
+    }
+    for (uint32_t i = 0; i < command_count(lib->info); ++i) {
+      const th_command_info* c = lib->info->commands[i];
+      auto it =
+          std::find_if(commands.begin(), commands.end(), [&](const auto& e) { return e.first == c->name; });
+      if (it == commands.end()) {
+        commands.push_back({c->name, {lib, c}});
+        continue;
+      }
+      rec.commands[i].shadowed_by = it->second.library->path;
+      clashes.push_back("command '" + std::string(c->name) + "' is exported by both " +
+                        it->second.library->path.string() + " and " + rec.path.string());
+    }
+  }
+  if (clashes.empty()) return;
+  if (!options.allow_duplicate_plugins)
+    throw PluginError(
+        "duplicate plugin names: " + join(clashes, "; ") +
+        ". Remove one of the libraries, or pass --allow_duplicate_plugins to use the first one in "
+        "search order");
+  for (const auto& c : clashes) spdlog::warn("{}; using the first one in search order", c);
+}
+
+const PluginRegistry::Impl::CallbackEntry* PluginRegistry::Impl::find(const std::string& name) const {
+  for (const auto& [n, e] : callbacks)
+    if (n == name) return &e;
+  return nullptr;
+}
+
+std::string PluginRegistry::Impl::unknown_name_message(const std::string& what, const std::string& name,
+                                                       const std::vector<std::string>& available) const {
+  std::string msg = "unknown " + what + " '" + name + "'.";
+  if (const std::string close = closest_name(name, available); !close.empty())
+    msg += " Did you mean '" + close + "'?";
+  msg += " Available: " + (available.empty() ? std::string("(none)") : join(available)) + ".";
+  // Name the refused file that would have provided it, if its name says so.
+  for (const auto& rec : records)
+    if (!rec.loaded && rec.path.filename().string() == "libtrainhook_" + name + ".so")
+      msg += " " + rec.path.string() + " was found but refused: " + rec.refused_reason + ".";
+  std::vector<std::string> searched;
+  for (const auto& [dir, origin] : dirs) searched.push_back(dir.string() + " (" + origin + ")");
+  msg += " Searched: " + join(searched) + ".";
+  return msg;
+}
+
+PluginRegistry::PluginRegistry(const PluginSearchOptions& options) : impl_(std::make_unique<Impl>()) {
+  impl_->options = options;
+  impl_->scan();
+}
+
+PluginRegistry::~PluginRegistry() = default;
+PluginRegistry::PluginRegistry(PluginRegistry&&) noexcept = default;
+PluginRegistry& PluginRegistry::operator=(PluginRegistry&&) noexcept = default;
+
+const std::vector<LibraryRecord>& PluginRegistry::libraries() const noexcept { return impl_->records; }
+
+std::vector<std::string> PluginRegistry::searched_dirs() const {
+  std::vector<std::string> out;
+  for (const auto& d : impl_->dirs) out.push_back(d.first.string());
+  return out;
+}
+
+std::vector<std::string> PluginRegistry::available(int32_t kind) const {
+  std::vector<std::string> out;
+  for (const auto& [name, e] : impl_->callbacks)
+    if (e.info->kind == kind) out.push_back(name);
+  return out;
+}
+
+bool PluginRegistry::has(const std::string& callback_name) const {
+  return impl_->find(callback_name) != nullptr;
+}
+
+std::vector<std::string> PluginRegistry::resolve_report_to(const std::vector<std::string>& report_to) const {
+  const std::vector<std::string> integrations = available(TH_KIND_INTEGRATION);
+  std::vector<std::string> out;
+  auto add = [&](const std::string& n) {
+    if (std::find(out.begin(), out.end(), n) == out.end()) out.push_back(n);
+  };
+  const bool has_none = std::find(report_to.begin(), report_to.end(), "none") != report_to.end();
+  if (has_none && report_to.size() > 1)
+    throw PluginError("report_to: 'none' cannot be combined with other names (got " + join(report_to) + ")");
+  for (const auto& name : report_to) {
+    if (name == "none") continue;
+    if (name == "all") {
+      for (const auto& n : integrations) add(n);
+      continue;
+    }
+    const auto* e = impl_->find(name);
+    if (e == nullptr)
+      throw PluginError("report_to: " + impl_->unknown_name_message("integration", name, integrations));
+    if (e->info->kind != TH_KIND_INTEGRATION)
+      throw PluginError("report_to: '" + name +
+                        "' is a callback, not an integration; enable it with --callbacks " + name);
+    add(name);
+  }
+  return out;
+}
+
+void PluginRegistry::check_callbacks(const std::vector<std::string>& names) const {
+  std::vector<std::string> all;
+  for (const auto& [n, e] : impl_->callbacks) all.push_back(n);
+  for (const auto& name : names)
+    if (impl_->find(name) == nullptr)
+      throw PluginError("callbacks: " + impl_->unknown_name_message("callback", name, all));
+}
+
+std::unique_ptr<detail::InternalCallback> PluginRegistry::create(const std::string& callback_name, HostServices& host,
+                                                        const std::string& config_json) const {
+  const auto* e = impl_->find(callback_name);
+  if (e == nullptr) {
+    std::vector<std::string> all;
+    for (const auto& [n, entry] : impl_->callbacks) all.push_back(n);
+    throw PluginError(impl_->unknown_name_message("callback", callback_name, all));
+  }
+  return std::make_unique<detail::PluginCallback>(e->library, *e->info, host, config_json);
+}
+
+std::vector<std::string> PluginRegistry::command_names() const {
+  std::vector<std::string> out;
+  for (const auto& c : impl_->commands) out.push_back(c.first);
+  return out;
+}
+
+bool PluginRegistry::has_command(const std::string& name) const {
+  for (const auto& c : impl_->commands)
+    if (c.first == name) return true;
+  return false;
+}
+
+int PluginRegistry::run_command(const std::string& name, const std::vector<std::string>& args,
+                                HostServices& host) const {
+  auto it = std::find_if(impl_->commands.begin(), impl_->commands.end(),
+                         [&](const auto& c) { return c.first == name; });
+  if (it == impl_->commands.end())
+    throw PluginError(impl_->unknown_name_message("command", name, command_names()));
+  const Impl::CommandEntry& cmd = it->second;
+  detail::HostBridge bridge(host, name);
+  std::vector<const char*> argv;
+  for (const auto& a : args) argv.push_back(a.c_str());
+  argv.push_back(nullptr);
+  int32_t exit_code = 0;
+  char err[kErrSize];
+  err[0] = '\0';
+  const th_status st = cmd.info->run(bridge.table(), static_cast<int32_t>(args.size()), argv.data(),
+                                     &exit_code, err, sizeof err);
+  err[kErrSize - 1] = '\0';
+  if (st != TH_OK)
+    throw PluginError("command '" + name + "' (" + cmd.library->path.string() + ") failed: " +
+                      (err[0] != '\0' ? err : "no message") + " [status " + std::to_string(st) + "]");
+  return exit_code;
+}
+
+std::string PluginRegistry::describe() const {
+  std::ostringstream out;
+  out << "Plugin search path, in order:\n";
+  for (const auto& [dir, origin] : impl_->dirs) {
+    std::error_code ec;
+    out << "  " << dir.string() << "  (" << origin << (fs::exists(dir, ec) ? "" : ", missing") << ")\n";
+  }
+  if (impl_->records.empty()) out << "\nNo plugin libraries (libtrainhook_*.so) found.\n";
+  for (const auto& rec : impl_->records) {
+    out << "\n" << rec.path.string() << "\n";
+    if (!rec.loaded) {
+      out << "  REFUSED: " << rec.refused_reason << "\n";
+      continue;
+    }
+    out << "  plugin " << rec.plugin_name << " " << rec.plugin_version << ", ABI " << rec.abi_major << "."
+        << rec.abi_minor << "\n";
+    for (const auto& cb : rec.callbacks) {
+      out << "  " << kind_name(cb.kind) << " " << cb.name << " " << cb.version;
+      if (!cb.description.empty()) out << "  - " << cb.description;
+      if (!cb.shadowed_by.empty())
+        out << "  [DUPLICATE: ignored, " << cb.shadowed_by.string() << " comes first]";
+      out << "\n";
+    }
+    for (const auto& c : rec.commands) {
+      out << "  command " << c.name;
+      if (!c.description.empty()) out << "  - " << c.description;
+      if (!c.shadowed_by.empty())
+        out << "  [DUPLICATE: ignored, " << c.shadowed_by.string() << " comes first]";
+      out << "\n";
+    }
+  }
+  return out.str();
+}
+
+}  // namespace trainhook

@@ -1,0 +1,50 @@
+// TrainerHost: the trainer side of th_host (see trainer_host.hpp).
+#include <trainhook/trainer/trainer_host.hpp>
+
+#include <trainhook/trainer/checkpoint_dirs.hpp>
+#include <trainhook/callbacks/trainer_state_io.hpp>
+
+#include <filesystem>
+#include <spdlog/spdlog.h>
+
+namespace trainhook {
+
+TrainerHost::TrainerHost(Config config, const TrainerState& state, CallbackHandler& handler)
+    : config_(std::move(config)), state_(state), handler_(handler) {}
+
+void TrainerHost::log(int32_t level, const std::string& callback, const std::string& message) {
+  const auto lvl = level <= TH_LOG_TRACE   ? spdlog::level::trace
+                   : level == TH_LOG_DEBUG ? spdlog::level::debug
+                   : level == TH_LOG_INFO  ? spdlog::level::info
+                   : level == TH_LOG_WARN  ? spdlog::level::warn
+                                           : spdlog::level::err;
+  spdlog::log(lvl, "[{}] {}", callback, message);
+}
+
+void TrainerHost::request_stop(const std::string& callback, const std::string& reason) {
+  handler_.request_stop(callback + ": " + reason);
+}
+
+std::string TrainerHost::trainer_state_json() const { return to_json(state_).dump(); }
+
+std::string TrainerHost::set_resume_checkpoint(const std::string& path) {
+  if (train_began_) {
+    return "set_resume_checkpoint: too late, training has already begun (call it before on_train_begin, "
+           "e.g. in on_init_end)";
+  }
+  const std::filesystem::path dir(path);
+  if (!std::filesystem::is_directory(dir)) return "set_resume_checkpoint: '" + path + "' is not a folder";
+  if (!std::filesystem::exists(dir / kTrainerStateFile)) {
+    return "set_resume_checkpoint: '" + path + "' has no " + kTrainerStateFile + " (not a complete checkpoint)";
+  }
+  resume_checkpoint_ = path;
+  return "";
+}
+
+std::optional<std::string> TrainerHost::take_resume_checkpoint() {
+  auto r = std::move(resume_checkpoint_);
+  resume_checkpoint_.reset();
+  return r;
+}
+
+}  // namespace trainhook

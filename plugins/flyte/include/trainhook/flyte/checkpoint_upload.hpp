@@ -1,0 +1,30 @@
+// Uploading one checkpoint folder: its files first, the manifest (sizes and
+// SHA-256) last, each with retries.
+#pragma once
+
+#include <trainhook/flyte/cancellation.hpp>
+#include <trainhook/flyte/log.hpp>
+#include <trainhook/flyte/retry.hpp>
+#include <trainhook/flyte/store.hpp>
+
+#include <filesystem>
+#include <string>
+
+namespace trainhook::flyte {
+
+// Freezes a checkpoint for a background upload by hard-linking its files into
+// a fresh folder under staging_root (milliseconds; no data copied), so the
+// trainer may delete the original (save_total_limit) while it uploads.
+// Returns the staged folder, or the original folder when links are not
+// possible (another file system); never throws.
+std::filesystem::path stage_checkpoint(const std::filesystem::path& checkpoint_dir,
+                                       const std::filesystem::path& staging_root, const Logger& log);
+
+// Uploads dir's files under "<name>/...", then "<name>/trainhook_manifest.json".
+// The manifest is written to manifest_scratch (a file path outside dir).
+// Throws StoreError (or std::runtime_error for unreadable local files).
+void upload_checkpoint(Store& store, const std::filesystem::path& dir, const std::string& name,
+                       const std::filesystem::path& manifest_scratch, const RetryPolicy& retry,
+                       const Cancellation& cancel, const Logger& log);
+
+}  // namespace trainhook::flyte

@@ -1,0 +1,48 @@
+// A place checkpoints are uploaded to and restored from: a local/mounted folder
+// or an S3-compatible bucket prefix. Keys are '/'-separated and relative to the
+// store's root (the configured prefix).
+//
+// Thread-safety: one store is used by one thread at a time (the upload worker,
+// or the training thread during restore before any upload starts).
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace trainhook::flyte {
+
+struct ObjectInfo {
+  std::string key;  // relative to the store root
+  uint64_t size = 0;
+};
+
+// An operation failed. `retryable` says whether trying again later may help
+// (connection errors, 5xx, a folder that is temporarily not writable) or not
+// (403, a malformed request).
+class StoreError : public std::runtime_error {
+ public:
+  StoreError(const std::string& what, bool retryable) : std::runtime_error(what), retryable_(retryable) {}
+  bool retryable() const noexcept { return retryable_; }
+
+ private:
+  bool retryable_;
+};
+
+class Store {
+ public:
+  virtual ~Store() = default;
+  // For logs: the location, never credentials.
+  virtual std::string describe() const = 0;
+  // Every object whose key starts with key_prefix ("" = all).
+  virtual std::vector<ObjectInfo> list(const std::string& key_prefix) = 0;
+  // Uploads a local file's bytes under key, streamed from disk; replaces an
+  // existing object. Readers never see a partial object.
+  virtual void put_file(const std::filesystem::path& file, const std::string& key) = 0;
+  // Downloads key into file (parent folders created), streamed to disk.
+  virtual void get_file(const std::string& key, const std::filesystem::path& file) = 0;
+};
+
+}  // namespace trainhook::flyte

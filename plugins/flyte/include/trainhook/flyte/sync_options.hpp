@@ -1,0 +1,31 @@
+// The flyte callback's settings, from --plugin_config flyte.<key>=<value> or
+// the environment. Flyte passes --checkpoint-path / --prev-checkpoint to a
+// container; map them to flyte.checkpoint_path / flyte.prev_checkpoint (or to
+// TRAINHOOK_CHECKPOINT_DEST / TRAINHOOK_PREV_CHECKPOINT) in the task's args.
+#pragma once
+
+#include <trainhook/flyte/location.hpp>
+#include <trainhook/flyte/retry.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace trainhook::flyte {
+
+struct SyncOptions {
+  std::optional<Location> destination;  // checkpoint_path / TRAINHOOK_CHECKPOINT_DEST
+  std::optional<Location> previous;     // prev_checkpoint / TRAINHOOK_PREV_CHECKPOINT
+  bool restore_all = false;             // restore=all: every complete checkpoint, not only the newest
+  std::chrono::milliseconds wait_timeout{std::chrono::seconds(300)};  // at train end
+  RetryPolicy retry;                                                  // retry_seconds: budget per file
+  uint64_t multipart_threshold = 64ull << 20;
+  uint64_t part_size = 16ull << 20;
+  bool deck = true;  // write and upload log_history.html
+
+  // Throws trainhook::ConfigError naming the key / variable and what was expected.
+  static SyncOptions parse(const std::string& config_json);
+};
+
+}  // namespace trainhook::flyte

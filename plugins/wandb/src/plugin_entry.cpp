@@ -1,0 +1,15 @@
+// The library's one exported symbol, through the SDK's macros like every
+// first-party plugin: the "wandb" callback and the "wandb-sync" CLI command.
+#include <trainhook/wandb/sync_command.hpp>
+#include <trainhook/wandb/wandb_callback.hpp>
+
+#include <trainhook/plugin.hpp>
+
+TRAINHOOK_COMMANDS(trainhook::command<&trainhook::wandb::run_sync>(
+    "wandb-sync", "upload offline wandb runs (wandb/offline-run-*) with their original offsets"))
+
+TRAINHOOK_PLUGIN(
+    "wandb", "1.0.0",
+    trainhook::callback<trainhook::wandb::WandbCallback>(
+        "wandb", "1.0.0", trainhook::Kind::integration,
+        "W&B-style HTTP run logging: streamed, idempotent offsets, offline spool (WANDB_* variables)"))

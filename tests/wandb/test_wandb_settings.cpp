@@ -1,0 +1,99 @@
+// wandb settings: env + plugin_config, defaults, validation messages.
+#include <trainhook/wandb/wandb_settings.hpp>
+
+#include <trainhook/plugin.hpp>
+
+#include <doctest/doctest.h>
+
+#include <cstdlib>
+
+using namespace trainhook::wandb;
+using trainhook::support::Settings;
+
+namespace {
+// Clears the W&B variables for the test and again after it.
+struct CleanEnv {
+  static void clear() {
+    for (const char* v : {"WANDB_MODE", "WANDB_API_KEY", "WANDB_BASE_URL", "WANDB_PROJECT", "WANDB_ENTITY",
+                          "WANDB_RUN_ID", "WANDB_RESUME", "WANDB_DIR", "WANDB_LOG_MODEL", "WANDB_TAGS"})
+      unsetenv(v);
+  }
+  CleanEnv() { clear(); }
+  ~CleanEnv() { clear(); }
+};
+std::string error_of(const std::string& config) {
+  try {
+    read_settings(Settings(config, "wandb"), "/out");
+  } catch (const trainhook::ConfigError& e) {
+    return e.what();
+  }
+  return "";
+}
+}  // namespace
+
+TEST_CASE("defaults, and an online run needs a key") {
+  CleanEnv env;
+  CHECK(error_of("{}").find("WANDB_API_KEY is not set") != std::string::npos);
+  setenv("WANDB_API_KEY", "k", 1);
+  WandbSettings s = read_settings(Settings("{}", "wandb"), "/out");
+  CHECK(s.mode == Mode::online);
+  CHECK(s.project == "trainhook");
+  CHECK(s.base_url == "https://api.wandb.ai");
+  CHECK(s.dir == "/out");
+  CHECK(s.resume == Resume::none);
+  CHECK(s.log_model == LogModel::off);
+  CHECK(s.backoff_initial == std::chrono::milliseconds(2000));
+  CHECK(s.backoff_max == std::chrono::milliseconds(60000));
+  CHECK(s.memory_records == 500);
+}
+
+TEST_CASE("disabled needs no key and offline needs none either") {
+  CleanEnv env;
+  setenv("WANDB_MODE", "disabled", 1);
+  CHECK(read_mode(Settings("{}", "wandb")) == Mode::disabled);
+  setenv("WANDB_MODE", "offline", 1);
+  CHECK(read_settings(Settings("{}", "wandb"), "/o").mode == Mode::offline);
+  setenv("WANDB_MODE", "dryrun", 1);
+  CHECK(read_mode(Settings("{}", "wandb")) == Mode::offline);
+  setenv("WANDB_MODE", "sometimes", 1);
+  CHECK_THROWS_WITH_AS(
+      read_mode(Settings("{}", "wandb")),
+      doctest::Contains("environment variable WANDB_MODE must be online, offline or disabled"),
+      trainhook::ConfigError);
+}
+
+TEST_CASE("plugin_config wins over the environment and values are validated") {
+  CleanEnv env;
+  setenv("WANDB_API_KEY", "k", 1);
+  setenv("WANDB_PROJECT", "from-env", 1);
+  setenv("WANDB_RESUME", "must", 1);
+  setenv("WANDB_TAGS", "a, b,,c", 1);
+  WandbSettings s = read_settings(
+      Settings(R"({"project":"from-config","base_url":"http://h:1/","backoff_initial":0.1,"backoff_max":0.5,
+                 "log_model":"checkpoint","dir":"/d"})",
+               "wandb"),
+      "/out");
+  CHECK(s.project == "from-config");
+  CHECK(s.base_url == "http://h:1");
+  CHECK(s.resume == Resume::must);
+  CHECK(s.log_model == LogModel::checkpoint);
+  CHECK(s.dir == "/d");
+  CHECK(s.tags == std::vector<std::string>{"a", "b", "c"});
+  CHECK(s.backoff_initial == std::chrono::milliseconds(100));
+  CHECK(s.backoff_max == std::chrono::milliseconds(500));
+
+  CHECK(error_of(R"({"resume":"maybe"})").find("wandb.resume must be allow, must, never or auto") !=
+        std::string::npos);
+  CHECK(error_of(R"({"log_model":"sometimes"})").find("false, end or checkpoint") != std::string::npos);
+  CHECK(error_of(R"({"base_url":"ftp://x"})").find("must start with http://") != std::string::npos);
+  CHECK(error_of(R"({"projcet":"x"})").find("wandb.projcet is not a wandb setting") != std::string::npos);
+  CHECK(error_of(R"({"run_id":"a/b"})").find("run_id may hold only") != std::string::npos);
+  CHECK(error_of(R"({"backoff_initial":5,"backoff_max":1})").find("backoff_max must be >=") !=
+        std::string::npos);
+  CHECK(error_of(R"({"transmit_interval":"soon"})").find("transmit_interval must be a number") !=
+        std::string::npos);
+  CHECK(error_of(R"({"memory_records":1})").find("wandb.memory_records must be >= 2") != std::string::npos);
+  CHECK(read_settings(Settings(R"({"memory_records":64})", "wandb"), "/o").memory_records == 64);
+  setenv("WANDB_LOG_MODEL", "true", 1);  // HF: truthy means "end"
+  CHECK(read_settings(Settings("{}", "wandb"), "/o").log_model == LogModel::end);
+}
