@@ -5,6 +5,7 @@
 // config-file keys, --help and the "did you mean" candidates.
 #pragma once
 
+#include <trainhook/common/errors.hpp>
 #include <trainhook/args/argument_parser.hpp>
 
 #include <functional>
@@ -36,12 +37,6 @@ enum class ValueKind {
   OptionalString,
   List,          // strings; comma-separated and repeated values
   PluginConfig,  // name.key=value pairs / an object of objects
-};
-
-// A value that does not fit its option; the caller adds where it came from.
-class ValueError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
 };
 
 struct OptionSpec {

@@ -4,6 +4,7 @@
 // __post_init__. No LibTorch here.
 #pragma once
 
+#include <trainhook/common/errors.hpp>
 #include <trainhook/args/training_arguments.hpp>
 
 #include <stdexcept>
@@ -11,13 +12,6 @@
 #include <vector>
 
 namespace trainhook {
-
-// Every user-facing argument problem; the message names the flag/key (and the
-// file) at fault, what was expected, and the closest valid name for a typo.
-class ArgumentError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
 
 struct ParsedArguments {
   TrainingArguments training;

@@ -7,6 +7,7 @@
 // destroys callbacks before libraries are unloaded.
 #pragma once
 
+#include <trainhook/common/errors.hpp>
 #include <trainhook/callbacks/callback.hpp>
 #include <trainhook/callbacks/state.hpp>
 
@@ -20,12 +21,6 @@
 namespace trainhook {
 
 enum class PluginErrorPolicy { disable, fail };
-
-// Thrown under PluginErrorPolicy::fail; names the callback and the event.
-class CallbackError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
 
 const char* event_name(EventId event) noexcept;  // "on_log", ...
 

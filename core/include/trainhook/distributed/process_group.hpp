@@ -9,6 +9,7 @@
 // this rank, the operation and the cause; the process group is unusable after.
 #pragma once
 
+#include <trainhook/common/errors.hpp>
 #include <trainhook/distributed/launch_env.hpp>
 
 #include <torch/types.h>
@@ -20,11 +21,6 @@
 #include <vector>
 
 namespace trainhook::distributed {
-
-class CollectiveError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
 
 class ProcessGroup {
  public:

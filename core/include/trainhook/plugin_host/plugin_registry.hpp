@@ -6,6 +6,7 @@
 // a library is unloaded only after every callback it made is destroyed.
 #pragma once
 
+#include <trainhook/common/errors.hpp>
 #include <trainhook/callbacks/callback.hpp>
 #include <trainhook/common/closest_name.hpp>
 #include <trainhook/plugin_host/host_services.hpp>
@@ -17,13 +18,6 @@
 #include <vector>
 
 namespace trainhook {
-
-// Thrown for every user-facing registry problem; the message names the file,
-// flag or callback at fault and what was expected.
-class PluginError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
 
 struct PluginSearchOptions {
   // In search order: --plugin_dir (repeatable), then TRAINHOOK_PLUGIN_PATH
