@@ -228,7 +228,7 @@ Layer parse_flags(const std::vector<FlagToken>& raw, ParsedArguments& out) {
         layer.values.emplace_back(name, value);
         layer.where.push_back(where);
       }
-    } catch (const detail::ValueError& e) {
+    } catch (const ValueError& e) {
       throw ArgumentError("--" + name + suffix_for(where) + ": " + e.what());
     }
   }
@@ -263,7 +263,7 @@ void apply(const Layer& layer, ParsedArguments& out, bool from_file) {
     const auto& [name, value] = layer.values[k];
     try {
       detail::find_option(name)->set(out, value);
-    } catch (const detail::ValueError& e) {
+    } catch (const ValueError& e) {
       if (from_file) throw ArgumentError(layer.where[k] + ": key '" + name + "': " + e.what());
       throw ArgumentError("--" + name + suffix_for(layer.where[k]) + ": " + e.what());
     }
@@ -345,7 +345,7 @@ TrainingArguments training_arguments_from_json(const nlohmann::json& j, const st
     }
     try {
       spec->set(out, value);
-    } catch (const detail::ValueError& e) {
+    } catch (const ValueError& e) {
       throw ArgumentError(source + ": key '" + key + "': " + e.what());
     }
   }
