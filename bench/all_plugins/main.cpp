@@ -131,7 +131,7 @@ RunTime run(const Options& o, const std::shared_ptr<trainhook::TensorDataset>& d
   a.per_device_train_batch_size = kBatch;
   a.learning_rate = 1e-3;
   a.logging_steps = 1;
-  a.save_strategy = "steps";
+  a.save_strategy = trainhook::SaveStrategy::steps;
   a.save_steps = static_cast<double>(o.save_steps);
   a.save_total_limit = 2;
   a.report_to = plugins && !o.integrations.empty() ? o.integrations : std::vector<std::string>{"none"};

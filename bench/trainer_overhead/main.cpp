@@ -10,11 +10,11 @@
 // usage: bench_trainer_overhead [repeats=7] [steps=400]
 #include <trainhook/data/batch_sampler.hpp>
 #include <trainhook/data/tensor_dataset.hpp>
-#include <trainhook/trainer/lr_schedule.hpp>
 #include <trainhook/models/mlp.hpp>
 #include <trainhook/plugin_host/plugin_registry.hpp>
-#include <trainhook/trainer/trainer.hpp>
+#include <trainhook/trainer/lr_schedule.hpp>
 #include <trainhook/trainer/optimizer_factory.hpp>
+#include <trainhook/trainer/trainer.hpp>
 
 #include <torch/torch.h>
 
@@ -42,7 +42,7 @@ trainhook::TrainingArguments bench_args(int64_t steps, const std::string& out) {
   a.per_device_train_batch_size = kBatch;
   a.learning_rate = 1e-3;
   a.logging_steps = 50;
-  a.save_strategy = "no";
+  a.save_strategy = trainhook::SaveStrategy::no;
   a.report_to = {"none"};
   return a;
 }

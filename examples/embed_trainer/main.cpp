@@ -5,8 +5,8 @@
 // usage: embed_trainer <output_dir>
 #include <trainhook/data/tensor_dataset.hpp>
 #include <trainhook/models/model.hpp>
-#include <trainhook/trainer/trainer.hpp>
 #include <trainhook/trainer/eval_prediction.hpp>
+#include <trainhook/trainer/trainer.hpp>
 
 #include <torch/torch.h>
 
@@ -87,9 +87,9 @@ int main(int argc, char** argv) {
     args.num_train_epochs = 40;
     args.per_device_train_batch_size = 32;
     args.learning_rate = 1e-2;
-    args.eval_strategy = "epoch";
-    args.logging_strategy = "epoch";
-    args.save_strategy = "no";
+    args.eval_strategy = trainhook::IntervalStrategy::epoch;
+    args.logging_strategy = trainhook::IntervalStrategy::epoch;
+    args.save_strategy = trainhook::SaveStrategy::no;
     args.disable_tqdm = true;
 
     double best = 0;

@@ -74,8 +74,8 @@ TEST_CASE("defaults are Hugging Face's and pass validation") {
   CHECK(p.training.per_device_train_batch_size == 8);
   CHECK(p.training.num_train_epochs == 3.0);
   CHECK(p.training.max_steps == -1);
-  CHECK(p.training.save_strategy == "steps");
-  CHECK(p.training.eval_strategy == "no");
+  CHECK(p.training.save_strategy == trainhook::SaveStrategy::steps);
+  CHECK(p.training.eval_strategy == trainhook::IntervalStrategy::no);
   CHECK_FALSE(p.training.eval_steps.has_value());
   CHECK_FALSE(p.training.metric_for_best_model.has_value());
   CHECK(p.training.report_to == std::vector<std::string>{"none"});
@@ -462,8 +462,8 @@ TEST_CASE("a Hugging Face training_args.json dump is accepted, its unsupported d
     "resume_from_checkpoint": null, "warmup_ratio": null, "logging_dir": null, "local_rank": -1})");
   const auto p = parse({"--config", dump});
   CHECK(p.training.output_dir == "hf_out");
-  CHECK(p.training.optim == "adamw_torch");  // the fused kernel of the same algorithm
-  CHECK(p.training.warmup_ratio == 0.0);     // null = not set
+  CHECK(p.training.optim == trainhook::OptimizerName::adamw_torch);  // the fused kernel of the same algorithm
+  CHECK(p.training.warmup_ratio == 0.0);                             // null = not set
   CHECK_FALSE(p.training.disable_tqdm);
   CHECK(p.training.report_to == std::vector<std::string>{"none"});
   CHECK(p.warnings.size() > 20);  // every unsupported key is reported, none silently dropped
@@ -488,10 +488,24 @@ TEST_CASE("validation: strategies and enumerations name the flag and suggest") {
   CHECK(contains(e, "--optim: expected one of adamw_torch, sgd"));
   e = error_of({"--plugin_error_policy", "ignore"});
   CHECK(contains(e, "--plugin_error_policy: expected one of disable, fail"));
-  CHECK(parse({"--optim", "adamw"}).training.optim == "adamw_torch");
-  CHECK(parse({"--optim", "sgd"}).training.optim == "sgd");
+  CHECK(parse({"--optim", "adamw"}).training.optim == trainhook::OptimizerName::adamw_torch);
+  CHECK(parse({"--optim", "sgd"}).training.optim == trainhook::OptimizerName::sgd);
   for (const char* s : {"linear", "cosine", "constant", "constant_with_warmup"})
-    CHECK(parse({"--lr_scheduler_type", s}).training.lr_scheduler_type == s);
+    CHECK(trainhook::enum_name(parse({"--lr_scheduler_type", s}).training.lr_scheduler_type) ==
+          std::string(s));
+  CHECK(parse({"--optim", "adamw_torch_fused"}).training.optim == trainhook::OptimizerName::adamw_torch);
+  CHECK(parse({"--ddp_backend", "gloo"}).training.ddp_backend == trainhook::DdpBackend::gloo);
+  CHECK_FALSE(parse({"--ddp_backend", "none"}).training.ddp_backend.has_value());
+  e = error_of({"--ddp_backend", "mpi"});
+  CHECK(contains(e, "--ddp_backend: expected one of gloo, nccl, got 'mpi'"));
+  // Names are parsed when read, so a config file's bad value names the file and key.
+  const fs::path dir = scratch_dir();
+  const std::string cfg = write_file(dir / "strategy.json", R"({"save_strategy": "epochs"})");
+  e = error_of({"--config", cfg});
+  CHECK(contains(e, cfg + ": key 'save_strategy': expected one of no, steps, epoch, best, got 'epochs'"));
+  CHECK(contains(e, "did you mean 'epoch'"));
+  e = error_of({"--config", write_file(dir / "strategy2.json", R"({"eval_strategy": 1})")});
+  CHECK(contains(e, "key 'eval_strategy': expected one of no, steps, epoch, got 1"));
 }
 
 TEST_CASE("validation: ranges of numbers") {
@@ -610,7 +624,7 @@ TEST_CASE("validation: derived defaults (eval_steps, do_eval, run_name, resume s
 
   // validate() directly, as the C++ API's users call it.
   TrainingArguments a;
-  a.eval_strategy = "epoch";
+  a.eval_strategy = trainhook::IntervalStrategy::epoch;
   trainhook::validate(a);
   CHECK(a.do_eval);
   CHECK(a.run_name == a.output_dir);

@@ -33,20 +33,20 @@ TrainingArguments non_default() {
   a.adam_beta2 = 0.99;
   a.adam_epsilon = 1e-6;
   a.max_grad_norm = 0.5;
-  a.optim = "sgd";
+  a.optim = trainhook::OptimizerName::sgd;
   a.num_train_epochs = 1.5;
   a.max_steps = 100;
-  a.lr_scheduler_type = "cosine";
+  a.lr_scheduler_type = trainhook::SchedulerType::cosine;
   a.warmup_ratio = 0.1;
   a.warmup_steps = 5;
-  a.logging_strategy = "epoch";
+  a.logging_strategy = trainhook::IntervalStrategy::epoch;
   a.logging_steps = 10;
   a.logging_first_step = true;
   a.logging_nan_inf_filter = false;
-  a.eval_strategy = "steps";
+  a.eval_strategy = trainhook::IntervalStrategy::steps;
   a.eval_steps = 20;
   a.eval_delay = 2;
-  a.save_strategy = "best";
+  a.save_strategy = trainhook::SaveStrategy::best;
   a.save_steps = 40;
   a.save_total_limit = 3;
   a.load_best_model_at_end = true;
@@ -63,18 +63,81 @@ TrainingArguments non_default() {
   a.callbacks = {"early_stopping"};
   a.plugin_dir = {"/opt/p"};
   a.plugin_config = {{"early_stopping", {{"patience", 3}}}};
-  a.plugin_error_policy = "fail";
+  a.plugin_error_policy = trainhook::PluginErrorPolicy::fail;
   a.allow_unsafe_plugin_paths = true;
   a.allow_duplicate_plugins = true;
   a.process_index = 1;
   a.world_size = 2;
   a.local_rank = 1;
-  a.ddp_backend = "gloo";
+  a.ddp_backend = trainhook::DdpBackend::gloo;
   a.ddp_timeout = 60;
   return a;
 }
 
 }  // namespace
+
+// to_json is generated from the option table; these are the exact bytes the
+// hand-written to_json gave before (issue 14: no behaviour change), for the
+// defaults and for a run with every choice away from its default.
+TEST_CASE("to_json output is byte-identical to the hand-written form it replaced") {
+  CHECK(
+      trainhook::to_json(TrainingArguments{}).dump() ==
+      R"({"adam_beta1":0.9,"adam_beta2":0.999,"adam_epsilon":1e-08,"allow_duplicate_plugins":false,)"
+      R"("allow_unsafe_plugin_paths":false,"callbacks":[],"data_seed":null,"dataloader_drop_last":false,)"
+      R"("ddp_backend":null,"ddp_timeout":1800,"disable_tqdm":false,"do_eval":false,"do_predict":false,)"
+      R"("do_train":false,"eval_delay":0.0,"eval_steps":null,"eval_strategy":"no","full_determinism":false,)"
+      R"("gradient_accumulation_steps":1,"greater_is_better":null,"learning_rate":5e-05,)"
+      R"("load_best_model_at_end":false,"local_rank":-1,"logging_first_step":false,)"
+      R"("logging_nan_inf_filter":true,"logging_steps":500.0,"logging_strategy":"steps",)"
+      R"("lr_scheduler_type":"linear","max_grad_norm":1.0,"max_steps":-1,"metric_for_best_model":null,)"
+      R"("num_train_epochs":3.0,"optim":"adamw_torch","output_dir":"trainer_output",)"
+      R"("overwrite_output_dir":false,"per_device_eval_batch_size":8,"per_device_train_batch_size":8,)"
+      R"("plugin_config":{},"plugin_dir":[],"plugin_error_policy":"disable","process_index":0,)"
+      R"("report_to":["none"],"resume_from_checkpoint":null,"run_name":null,"save_steps":500.0,)"
+      R"("save_strategy":"steps","save_total_limit":null,"seed":42,"skip_memory_metrics":true,)"
+      R"("warmup_ratio":0.0,"warmup_steps":0.0,"weight_decay":0.0,"world_size":1})");
+  TrainingArguments a;
+  a.run_name = "r";
+  a.eval_strategy = trainhook::IntervalStrategy::steps;
+  a.eval_steps = 0.25;
+  a.save_strategy = trainhook::SaveStrategy::best;
+  a.optim = trainhook::OptimizerName::sgd;
+  a.lr_scheduler_type = trainhook::SchedulerType::cosine;
+  a.logging_strategy = trainhook::IntervalStrategy::epoch;
+  a.save_total_limit = 2;
+  a.greater_is_better = false;
+  a.metric_for_best_model = "accuracy";
+  a.report_to = {"tensorboard", "mlflow"};
+  a.plugin_config = {{"wandb", {{"project", "p"}}}};
+  a.plugin_error_policy = trainhook::PluginErrorPolicy::fail;
+  a.ddp_backend = trainhook::DdpBackend::gloo;
+  a.data_seed = 7;
+  a.callbacks = {"early_stopping"};
+  CHECK(trainhook::to_json(a).dump() ==
+        R"({"adam_beta1":0.9,"adam_beta2":0.999,"adam_epsilon":1e-08,"allow_duplicate_plugins":false,)"
+        R"("allow_unsafe_plugin_paths":false,"callbacks":["early_stopping"],"data_seed":7,)"
+        R"("dataloader_drop_last":false,"ddp_backend":"gloo","ddp_timeout":1800,"disable_tqdm":false,)"
+        R"("do_eval":false,"do_predict":false,"do_train":false,"eval_delay":0.0,"eval_steps":0.25,)"
+        R"("eval_strategy":"steps","full_determinism":false,"gradient_accumulation_steps":1,)"
+        R"("greater_is_better":false,"learning_rate":5e-05,"load_best_model_at_end":false,"local_rank":-1,)"
+        R"("logging_first_step":false,"logging_nan_inf_filter":true,"logging_steps":500.0,)"
+        R"("logging_strategy":"epoch","lr_scheduler_type":"cosine","max_grad_norm":1.0,"max_steps":-1,)"
+        R"("metric_for_best_model":"accuracy","num_train_epochs":3.0,"optim":"sgd",)"
+        R"("output_dir":"trainer_output","overwrite_output_dir":false,"per_device_eval_batch_size":8,)"
+        R"("per_device_train_batch_size":8,"plugin_config":{"wandb":{"project":"p"}},"plugin_dir":[],)"
+        R"("plugin_error_policy":"fail","process_index":0,"report_to":["tensorboard","mlflow"],)"
+        R"("resume_from_checkpoint":null,"run_name":"r","save_steps":500.0,"save_strategy":"best",)"
+        R"("save_total_limit":2,"seed":42,"skip_memory_metrics":true,"warmup_ratio":0.0,)"
+        R"("warmup_steps":0.0,"weight_decay":0.0,"world_size":1})");
+  CHECK(trainhook::to_json(trainhook::ModelArguments{}).dump() ==
+        R"({"dropout":0.0,"hidden_size":128,"model":"mlp","num_heads":4,"num_layers":2})");
+  trainhook::DataArguments d;
+  d.train_file = "t.csv";
+  d.image_size = 8;
+  CHECK(trainhook::to_json(d).dump() ==
+        R"({"block_size":64,"csv_header":false,"feature_scale":1.0,"image_size":8,"label_column":"last",)"
+        R"("test_file":null,"train_file":"t.csv","validation_file":null,"validation_split_percentage":0.0})");
+}
 
 TEST_CASE("to_json writes every field with the HF names, unset optionals are null") {
   const nlohmann::json j = trainhook::to_json(TrainingArguments{});

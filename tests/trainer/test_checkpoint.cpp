@@ -3,10 +3,10 @@
 // callbacks and data order included).
 #include "trainer_test_support.hpp"
 
+#include <trainhook/callbacks/trainer_state_io.hpp>
 #include <trainhook/trainer/checkpoint_dirs.hpp>
 #include <trainhook/trainer/checkpoint_io.hpp>
 #include <trainhook/trainer/eval_prediction.hpp>
-#include <trainhook/callbacks/trainer_state_io.hpp>
 
 #include <doctest/doctest.h>
 
@@ -30,7 +30,7 @@ TrainingArguments resume_args(const std::string& out) {
   a.max_steps = 8;
   a.gradient_accumulation_steps = 2;
   a.warmup_steps = 2;
-  a.save_strategy = "steps";
+  a.save_strategy = trainhook::SaveStrategy::steps;
   a.save_steps = 4;
   a.logging_steps = 1;
   return a;
@@ -42,7 +42,7 @@ TEST_CASE("a checkpoint holds every part and a complete trainer state") {
   TempDir dir("ckpt-contents");
   auto args = small_args(dir.str());
   args.max_steps = 2;
-  args.save_strategy = "steps";
+  args.save_strategy = trainhook::SaveStrategy::steps;
   args.save_steps = 2;
   Trainer trainer(tiny_model(1), args, synthetic_data(8), nullptr, plugin_free());
   trainer.train();
@@ -63,7 +63,7 @@ TEST_CASE("a crash in the middle of a save leaves the previous checkpoint usable
   TempDir dir("ckpt-crash");
   auto args = small_args(dir.str());
   args.max_steps = 4;
-  args.save_strategy = "steps";
+  args.save_strategy = trainhook::SaveStrategy::steps;
   args.save_steps = 2;
   auto options = plugin_free();
   options.on_checkpoint_file = [](const fs::path& file) {
@@ -91,9 +91,9 @@ TEST_CASE("save_total_limit rotates old checkpoints but keeps the best") {
   TempDir dir("ckpt-rotate");
   auto args = small_args(dir.str());
   args.max_steps = 6;
-  args.eval_strategy = "steps";
+  args.eval_strategy = trainhook::IntervalStrategy::steps;
   args.eval_steps = 1;
-  args.save_strategy = "steps";
+  args.save_strategy = trainhook::SaveStrategy::steps;
   args.save_steps = 1;
   args.save_total_limit = 2;
   args.metric_for_best_model = "score";
@@ -114,9 +114,9 @@ TEST_CASE("load_best_model_at_end restores the weights of the best checkpoint") 
   TempDir dir("ckpt-best");
   auto args = small_args(dir.str());
   args.max_steps = 4;
-  args.eval_strategy = "steps";
+  args.eval_strategy = trainhook::IntervalStrategy::steps;
   args.eval_steps = 1;
-  args.save_strategy = "steps";
+  args.save_strategy = trainhook::SaveStrategy::steps;
   args.save_steps = 1;
   args.load_best_model_at_end = true;
   args.metric_for_best_model = "score";

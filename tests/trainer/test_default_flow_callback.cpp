@@ -32,7 +32,7 @@ th_control fire(DefaultFlowCallback& cb, EventId event, int64_t step, double epo
 
 TEST_CASE("steps strategies set their flags on multiples of their step counts") {
   TrainingArguments args;
-  args.eval_strategy = "steps";
+  args.eval_strategy = trainhook::IntervalStrategy::steps;
   DefaultFlowCallback cb(args);
   auto c = fire(cb, TH_EVENT_STEP_END, 5);
   CHECK((c.should_log == 1 && c.should_evaluate == 0 && c.should_save == 0));
@@ -51,7 +51,7 @@ TEST_CASE("the last step stops training and saves under the steps save strategy 
   DefaultFlowCallback steps(args);
   auto c = fire(steps, TH_EVENT_STEP_END, 33, 0, 33);
   CHECK((c.should_training_stop == 1 && c.should_save == 1));
-  args.save_strategy = "epoch";
+  args.save_strategy = trainhook::SaveStrategy::epoch;
   DefaultFlowCallback epoch(args);
   c = fire(epoch, TH_EVENT_STEP_END, 33, 0, 33);
   CHECK((c.should_training_stop == 1 && c.should_save == 0));
@@ -59,9 +59,9 @@ TEST_CASE("the last step stops training and saves under the steps save strategy 
 
 TEST_CASE("epoch strategies act at epoch end, eval_delay holds evaluation back") {
   TrainingArguments args;
-  args.logging_strategy = "epoch";
-  args.eval_strategy = "epoch";
-  args.save_strategy = "epoch";
+  args.logging_strategy = trainhook::IntervalStrategy::epoch;
+  args.eval_strategy = trainhook::IntervalStrategy::epoch;
+  args.save_strategy = trainhook::SaveStrategy::epoch;
   args.eval_delay = 2;
   DefaultFlowCallback cb(args);
   auto c = fire(cb, TH_EVENT_STEP_END, 20);
@@ -75,8 +75,8 @@ TEST_CASE("epoch strategies act at epoch end, eval_delay holds evaluation back")
 TEST_CASE("logging_first_step logs step 1, eval_delay counts steps under the steps strategy") {
   TrainingArguments args;
   args.logging_first_step = true;
-  args.logging_strategy = "no";
-  args.eval_strategy = "steps";
+  args.logging_strategy = trainhook::IntervalStrategy::no;
+  args.eval_strategy = trainhook::IntervalStrategy::steps;
   args.eval_delay = 15;
   DefaultFlowCallback cb(args);
   CHECK(fire(cb, TH_EVENT_STEP_END, 1).should_log == 1);

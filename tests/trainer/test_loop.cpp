@@ -2,8 +2,8 @@
 // clipping, determinism, evaluate/predict, log history and memory metrics.
 #include "trainer_test_support.hpp"
 
-#include <trainhook/trainer/lr_schedule.hpp>
 #include <trainhook/trainer/eval_prediction.hpp>
+#include <trainhook/trainer/lr_schedule.hpp>
 
 #include <doctest/doctest.h>
 
@@ -72,18 +72,18 @@ TEST_CASE("logging, evaluation and saving follow each strategy") {
       {"steps",
        [](TrainingArguments& a) {
          a.logging_steps = 2;
-         a.eval_strategy = "steps";
+         a.eval_strategy = trainhook::IntervalStrategy::steps;
          a.eval_steps = 3;
-         a.save_strategy = "steps";
+         a.save_strategy = trainhook::SaveStrategy::steps;
          a.save_steps = 4;
        },
        "on_log@2 on_log@3 on_evaluate@3 on_log@4 on_save@4 on_log@6 on_log@6 on_evaluate@6 on_save@6 "
        "on_log@6 "},
       {"epoch",
        [](TrainingArguments& a) {
-         a.logging_strategy = "epoch";
-         a.eval_strategy = "epoch";
-         a.save_strategy = "epoch";
+         a.logging_strategy = trainhook::IntervalStrategy::epoch;
+         a.eval_strategy = trainhook::IntervalStrategy::epoch;
+         a.save_strategy = trainhook::SaveStrategy::epoch;
        },
        "on_log@2 on_log@2 on_evaluate@2 on_save@2 on_log@4 on_log@4 on_evaluate@4 on_save@4 on_log@6 "
        "on_log@6 "
@@ -91,8 +91,8 @@ TEST_CASE("logging, evaluation and saving follow each strategy") {
       {"first step and eval_delay",
        [](TrainingArguments& a) {
          a.logging_first_step = true;
-         a.logging_strategy = "no";
-         a.eval_strategy = "steps";
+         a.logging_strategy = trainhook::IntervalStrategy::no;
+         a.eval_strategy = trainhook::IntervalStrategy::steps;
          a.eval_steps = 1;
          a.eval_delay = 5;
        },
@@ -100,7 +100,7 @@ TEST_CASE("logging, evaluation and saving follow each strategy") {
       {"ratio steps",
        [](TrainingArguments& a) {
          a.logging_steps = 0.5;  // ceil(6 * 0.5) = 3
-         a.save_strategy = "steps";
+         a.save_strategy = trainhook::SaveStrategy::steps;
          a.save_steps = 0.34;  // ceil(6 * 0.34) = 3
        },
        "on_log@3 on_save@3 on_log@6 on_save@6 on_log@6 "},
@@ -123,9 +123,9 @@ TEST_CASE("save_strategy best saves only on a new best metric") {
   TempDir dir("loop-best");
   auto args = small_args(dir.str());
   args.max_steps = 6;
-  args.eval_strategy = "steps";
+  args.eval_strategy = trainhook::IntervalStrategy::steps;
   args.eval_steps = 1;
-  args.save_strategy = "best";
+  args.save_strategy = trainhook::SaveStrategy::best;
   args.metric_for_best_model = "score";
   std::vector<Recorded> events;
   auto options = plugin_free(recorder(&events));
@@ -155,8 +155,8 @@ TEST_CASE("a stop request from a callback ends training after the current step")
 }
 
 TEST_CASE("accumulating 4 batches of 8 equals one batch of 32") {
-  for (const std::string optim : {"sgd", "adamw_torch"}) {
-    CAPTURE(optim);
+  for (const auto optim : {trainhook::OptimizerName::sgd, trainhook::OptimizerName::adamw_torch}) {
+    CAPTURE(trainhook::enum_name(optim));
     auto run = [&](int64_t batch, int64_t accum) {
       TempDir dir("loop-accum");
       auto args = small_args(dir.str());
@@ -186,9 +186,9 @@ TEST_CASE("gradients are clipped to max_grad_norm and the norm before clipping i
   TempDir dir("loop-clip");
   auto data = synthetic_data(16);
   auto args = small_args(dir.str());
-  args.optim = "sgd";
+  args.optim = trainhook::OptimizerName::sgd;
   args.learning_rate = 1.0;
-  args.lr_scheduler_type = "constant";
+  args.lr_scheduler_type = trainhook::SchedulerType::constant;
   args.max_grad_norm = 0.05;
   args.max_steps = 1;
   args.logging_steps = 1;
@@ -220,7 +220,7 @@ TEST_CASE("the learning rate follows the schedule and is logged after each step"
   args.max_steps = 8;
   args.warmup_steps = 2;
   args.logging_steps = 1;
-  args.lr_scheduler_type = "linear";
+  args.lr_scheduler_type = trainhook::SchedulerType::linear;
   Trainer trainer(tiny_model(7), args, synthetic_data(32), nullptr, plugin_free());
   trainer.train();
   const auto& h = trainer.state().log_history;

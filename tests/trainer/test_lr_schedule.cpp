@@ -60,8 +60,9 @@ TEST_CASE("the scheduler counts steps, saves and restores them") {
                        std::runtime_error);
 }
 
-TEST_CASE("scheduler names are checked") {
-  CHECK(parse_scheduler_type("cosine") == SchedulerType::cosine);
-  CHECK_THROWS_WITH_AS(parse_scheduler_type("cosin"), doctest::Contains("lr_scheduler_type"),
-                       std::invalid_argument);
+TEST_CASE("scheduler names are HF's") {
+  CHECK(parse_enum<SchedulerType>("cosine") == SchedulerType::cosine);
+  CHECK(parse_enum<SchedulerType>("constant_with_warmup") == SchedulerType::constant_with_warmup);
+  CHECK_FALSE(parse_enum<SchedulerType>("cosin").has_value());
+  CHECK(std::string(enum_name(SchedulerType::linear)) == "linear");
 }

@@ -136,7 +136,7 @@ inline TrainingArguments small_args(const std::string& output_dir) {
   a.per_device_eval_batch_size = 8;
   a.learning_rate = 1e-2;
   a.logging_steps = 1000;
-  a.save_strategy = "no";
+  a.save_strategy = trainhook::SaveStrategy::no;
   a.report_to = {"none"};
   a.disable_tqdm = true;
   return a;

@@ -1,6 +1,9 @@
 // The option table of `trainhook train` and the typed conversions behind it.
 #include "argument_options.hpp"
 
+#include <trainhook/common/closest_name.hpp>
+#include <trainhook/strings.hpp>
+
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -12,17 +15,8 @@
 namespace trainhook::detail {
 namespace {
 
-std::string lower(std::string s) {
-  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
-std::string trim(const std::string& s) {
-  const auto b = s.find_first_not_of(" \t\r\n");
-  if (b == std::string::npos) return {};
-  const auto e = s.find_last_not_of(" \t\r\n");
-  return s.substr(b, e - b + 1);
-}
+using strings::lower;
+using strings::trim;
 
 bool is_null_text(const std::string& text) {
   const std::string t = lower(trim(text));
@@ -102,15 +96,9 @@ std::string to_string_value(const nlohmann::json& v) {
 std::vector<std::string> to_list(const nlohmann::json& v) {
   std::vector<std::string> parts;
   auto add_split = [&parts](const std::string& s) {
-    size_t start = 0;
-    while (true) {
-      const size_t comma = s.find(',', start);
-      const std::string piece =
-          trim(s.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+    for (auto& piece : strings::split(s, ',', /*trim_pieces=*/true)) {
       if (piece.empty()) throw ValueError("empty name in list \"" + s + "\"");
-      parts.push_back(piece);
-      if (comma == std::string::npos) break;
-      start = comma + 1;
+      parts.push_back(std::move(piece));
     }
   };
   if (v.is_string()) {
@@ -128,7 +116,12 @@ std::vector<std::string> to_list(const nlohmann::json& v) {
 
 // ---- field binding -----------------------------------------------------------
 
+template <class T, class = void>
+struct has_enum_names : std::false_type {};
 template <class T>
+struct has_enum_names<T, std::void_t<decltype(EnumNames<T>::all)>> : std::true_type {};
+
+template <class T, class = void>
 struct Kind;
 template <>
 struct Kind<bool> {
@@ -164,6 +157,24 @@ template <>
 struct Kind<std::vector<std::string>> {
   static constexpr ValueKind value = ValueKind::List;
   static std::vector<std::string> convert(const nlohmann::json& v) { return to_list(v); }
+};
+// A choice (strategies.hpp): parsed here, once, so an unknown name fails with
+// the flag or config key that gave it and the step loop never sees a string.
+template <class E>
+struct Kind<E, std::enable_if_t<has_enum_names<E>::value>> {
+  static constexpr ValueKind value = ValueKind::String;
+  static E convert(const nlohmann::json& v) {
+    if (!v.is_string())
+      throw ValueError("expected one of " + enum_choices<E>() + ", got " + describe_value(v));
+    const std::string text = v.get<std::string>();
+    if (auto e = parse_enum<E>(text)) return *e;
+    std::vector<std::string> names;
+    for (const auto& n : EnumNames<E>::all) names.push_back(n.name);
+    std::string message = "expected one of " + enum_choices<E>() + ", got '" + text + "'";
+    const std::string close = closest_name(text, names);
+    if (!close.empty()) message += " (did you mean '" + close + "'?)";
+    throw ValueError(message);
+  }
 };
 template <class T>
 struct Kind<std::optional<T>> {
@@ -205,11 +216,22 @@ const Part& part(const ParsedArguments& p) {
 
 template <class T>
 nlohmann::json as_json(const T& v) {
-  return nlohmann::json(v);
+  if constexpr (has_enum_names<T>::value) {
+    return enum_name(v);
+  } else {
+    return nlohmann::json(v);
+  }
 }
 template <class T>
 nlohmann::json as_json(const std::optional<T>& v) {
-  return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
+  return v ? as_json(*v) : nlohmann::json(nullptr);
+}
+
+template <class Part>
+constexpr ArgumentPart part_of() {
+  if constexpr (std::is_same_v<Part, TrainingArguments>) return ArgumentPart::Training;
+  if constexpr (std::is_same_v<Part, ModelArguments>) return ArgumentPart::Model;
+  return ArgumentPart::Data;
 }
 
 template <class Part, class T>
@@ -228,7 +250,7 @@ OptionSpec field(const char* name, OptionGroup group, T Part::*member, const cha
     part<Part>(p).*member = Kind<T>::convert(v);
   };
   s.get = [member](const ParsedArguments& p) { return as_json(part<Part>(p).*member); };
-  s.is_training = std::is_same_v<Part, TrainingArguments>;
+  s.part = part_of<Part>();
   return s;
 }
 
@@ -253,7 +275,9 @@ OptionSpec plugin_config_option() {
     if (!p.training.plugin_config.is_object()) p.training.plugin_config = nlohmann::json::object();
     merge_json_objects(p.training.plugin_config, v);
   };
-  s.get = [](const ParsedArguments& p) { return p.training.plugin_config; };
+  s.get = [](const ParsedArguments& p) {
+    return p.training.plugin_config.is_null() ? nlohmann::json::object() : p.training.plugin_config;
+  };
   return s;
 }
 
@@ -402,6 +426,13 @@ const OptionSpec* find_option(const std::string& name) {
   for (const auto& o : option_table())
     if (o.name == name) return &o;
   return nullptr;
+}
+
+nlohmann::json part_to_json(const ParsedArguments& p, ArgumentPart part) {
+  nlohmann::json j = nlohmann::json::object();
+  for (const auto& o : option_table())
+    if (o.part == part) j[o.name] = o.get(p);
+  return j;
 }
 
 std::vector<std::string> option_names() {

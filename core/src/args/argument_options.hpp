@@ -5,8 +5,8 @@
 // config-file keys, --help and the "did you mean" candidates.
 #pragma once
 
-#include <trainhook/common/errors.hpp>
 #include <trainhook/args/argument_parser.hpp>
+#include <trainhook/common/errors.hpp>
 
 #include <functional>
 #include <nlohmann/json.hpp>
@@ -25,6 +25,9 @@ enum class OptionGroup {
   Model,
   Data
 };
+
+// The struct an option's field lives in.
+enum class ArgumentPart { Training, Model, Data };
 
 enum class ValueKind {
   Bool,          // --flag, --flag true|false|...
@@ -51,7 +54,8 @@ struct OptionSpec {
   // The field's current value as JSON (for --help defaults).
   std::function<nlohmann::json(const ParsedArguments&)> get;
   // Which struct it belongs to: training arguments go to training_args.json.
-  bool is_training = true;
+  ArgumentPart part = ArgumentPart::Training;
+  bool is_training() const { return part == ArgumentPart::Training; }
   // --help's default when it is derived from other arguments ("output_dir").
   std::string derived_default;
 };
@@ -60,6 +64,9 @@ struct OptionSpec {
 const std::vector<OptionSpec>& option_table();
 // nullptr when `name` is not an option.
 const OptionSpec* find_option(const std::string& name);
+// The options of one struct, as JSON with the option names as keys: the one
+// source of to_json(TrainingArguments/ModelArguments/DataArguments).
+nlohmann::json part_to_json(const ParsedArguments& p, ArgumentPart part);
 // All option names (for closest_name).
 std::vector<std::string> option_names();
 // The help heading of a group.

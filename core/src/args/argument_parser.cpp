@@ -2,6 +2,7 @@
 // files, layered by precedence (see argument_parser.hpp), then validated.
 #include <trainhook/args/argument_parser.hpp>
 #include <trainhook/common/closest_name.hpp>
+#include <trainhook/strings.hpp>
 
 #include "argument_options.hpp"
 #include "config_files.hpp"
@@ -54,7 +55,7 @@ struct Layer {
   }
 };
 
-bool starts_with(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
+using strings::starts_with;
 
 std::string suggestion(const std::string& name) {
   std::vector<std::string> candidates = detail::option_names();
@@ -335,10 +336,10 @@ TrainingArguments training_arguments_from_json(const nlohmann::json& j, const st
   ParsedArguments out;
   for (const auto& [key, value] : j.items()) {
     const OptionSpec* spec = detail::find_option(key);
-    if (spec == nullptr || !spec->is_training) {
+    if (spec == nullptr || !spec->is_training()) {
       std::vector<std::string> names;
       for (const auto& o : detail::option_table())
-        if (o.is_training) names.push_back(o.name);
+        if (o.is_training()) names.push_back(o.name);
       const std::string close = closest_name(key, names);
       throw ArgumentError(source + ": unknown training argument '" + key + "'" +
                           (close.empty() ? std::string() : " (did you mean '" + close + "'?)"));

@@ -2,10 +2,11 @@
 // apply to trainhook, plus range checks of our own. Every message names the
 // flag(s) at fault, the value given and what is expected.
 #include <trainhook/args/argument_parser.hpp>
-#include <trainhook/common/closest_name.hpp>
+#include <trainhook/strings.hpp>
 
 #include <cmath>
 #include <sstream>
+#include <string_view>
 
 namespace trainhook {
 namespace {
@@ -16,23 +17,10 @@ std::string number(double d) {
   return os.str();
 }
 
-std::string join(const std::vector<std::string>& items) {
-  std::string out;
-  for (size_t i = 0; i < items.size(); ++i) out += (i ? ", " : "") + items[i];
-  return out;
-}
+using strings::ends_with;
+using strings::join;
 
 void fail(const std::string& message) { throw ArgumentError(message); }
-
-void check_choice(const char* flag, const std::string& value, const std::vector<std::string>& allowed) {
-  for (const auto& a : allowed)
-    if (value == a) return;
-  std::string message =
-      std::string("--") + flag + ": expected one of " + join(allowed) + ", got '" + value + "'";
-  const std::string close = closest_name(value, allowed);
-  if (!close.empty()) message += " (did you mean '" + close + "'?)";
-  fail(message);
-}
 
 void check_at_least(const char* flag, double value, double minimum, const char* what = "") {
   if (value < minimum)
@@ -50,10 +38,6 @@ void check_interval(const char* flag, double value, bool counts_steps) {
     fail(std::string("--") + flag +
          ": must be a whole number when bigger than 1 (a ratio of max_steps when below 1), got " +
          number(value));
-}
-
-bool ends_with(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
 void check_names(const char* flag, const std::vector<std::string>& names) {
@@ -96,10 +80,6 @@ void validate(TrainingArguments& a) {
     fail("--adam_beta2: expected a value in [0, 1), got " + number(a.adam_beta2));
   check_at_least("adam_epsilon", a.adam_epsilon, 0);
   check_at_least("max_grad_norm", a.max_grad_norm, 0, " (0 = no clipping)");
-  // Aliases: "adamw" is ours; HF's default on torch >= 2.8 is the fused kernel
-  // of the same algorithm.
-  if (a.optim == "adamw" || a.optim == "adamw_torch_fused") a.optim = "adamw_torch";
-  check_choice("optim", a.optim, {"adamw_torch", "sgd"});
   if (a.max_steps == 0 || a.max_steps < -1)
     fail("--max_steps: expected a positive step count, or -1 to train num_train_epochs, got " +
          std::to_string(a.max_steps));
@@ -107,22 +87,17 @@ void validate(TrainingArguments& a) {
     fail("--num_train_epochs: expected a value > 0 when --max_steps is not set, got " +
          number(a.num_train_epochs));
   check_at_least("num_train_epochs", a.num_train_epochs, 0);
-  check_choice("lr_scheduler_type", a.lr_scheduler_type,
-               {"linear", "cosine", "constant", "constant_with_warmup"});
   if (a.warmup_ratio < 0 || a.warmup_ratio > 1)
     fail("--warmup_ratio: expected a value in [0, 1], got " + number(a.warmup_ratio));
   check_interval("warmup_steps", a.warmup_steps, true);
 
   // -- logging / evaluation / saving
-  check_choice("logging_strategy", a.logging_strategy, {"no", "steps", "epoch"});
-  check_choice("eval_strategy", a.eval_strategy, {"no", "steps", "epoch"});
-  check_choice("save_strategy", a.save_strategy, {"no", "steps", "epoch", "best"});
-  check_interval("logging_steps", a.logging_steps, a.logging_strategy == "steps");
-  if (a.logging_strategy == "steps" && a.logging_steps == 0)
+  check_interval("logging_steps", a.logging_steps, a.logging_strategy == IntervalStrategy::steps);
+  if (a.logging_strategy == IntervalStrategy::steps && a.logging_steps == 0)
     fail("--logging_strategy steps requires a non-zero --logging_steps");
-  if (a.eval_strategy != "no") a.do_eval = true;
-  if (a.eval_steps) check_interval("eval_steps", *a.eval_steps, a.eval_strategy == "steps");
-  if (a.eval_strategy == "steps" && (!a.eval_steps || *a.eval_steps == 0)) {
+  if (a.eval_strategy != IntervalStrategy::no) a.do_eval = true;
+  if (a.eval_steps) check_interval("eval_steps", *a.eval_steps, a.eval_strategy == IntervalStrategy::steps);
+  if (a.eval_strategy == IntervalStrategy::steps && (!a.eval_steps || *a.eval_steps == 0)) {
     if (a.logging_steps > 0) {
       check_interval("logging_steps (the default of --eval_steps)", a.logging_steps, true);
       a.eval_steps = a.logging_steps;
@@ -131,21 +106,21 @@ void validate(TrainingArguments& a) {
     }
   }
   check_at_least("eval_delay", a.eval_delay, 0);
-  check_interval("save_steps", a.save_steps, a.save_strategy == "steps");
-  if (a.save_strategy == "steps" && a.save_steps == 0)
+  check_interval("save_steps", a.save_steps, a.save_strategy == SaveStrategy::steps);
+  if (a.save_strategy == SaveStrategy::steps && a.save_steps == 0)
     fail("--save_strategy steps requires a non-zero --save_steps");
   if (a.save_total_limit && *a.save_total_limit < 1)
     fail("--save_total_limit: expected a value >= 1 (or unset to keep every checkpoint), got " +
          std::to_string(*a.save_total_limit));
 
-  if (a.load_best_model_at_end && a.save_strategy != "best") {
-    if (a.eval_strategy != a.save_strategy)
+  if (a.load_best_model_at_end && a.save_strategy != SaveStrategy::best) {
+    if (std::string_view(enum_name(a.eval_strategy)) != enum_name(a.save_strategy))
       fail(
           "--load_best_model_at_end requires the save and eval strategy to match (unless --save_strategy "
           "best), "
           "but found --eval_strategy " +
-          a.eval_strategy + " and --save_strategy " + a.save_strategy);
-    if (a.eval_strategy == "steps") {
+          std::string(enum_name(a.eval_strategy)) + " and --save_strategy " + enum_name(a.save_strategy));
+    if (a.eval_strategy == IntervalStrategy::steps) {
       const double save = a.save_steps, eval = *a.eval_steps;
       if ((save < 1) != (eval < 1))
         fail(
@@ -164,20 +139,19 @@ void validate(TrainingArguments& a) {
             number(save) + " and --eval_steps " + number(eval));
     }
   }
-  if (a.save_strategy == "best" && a.eval_strategy == "no")
+  if (a.save_strategy == SaveStrategy::best && a.eval_strategy == IntervalStrategy::no)
     fail(
         "--save_strategy best saves when an evaluation finds a new best metric, so it requires "
         "--eval_strategy steps or epoch (got no)");
   if (a.metric_for_best_model && a.metric_for_best_model->empty())
     fail("--metric_for_best_model: must not be empty");
-  if ((a.load_best_model_at_end || a.save_strategy == "best") && !a.metric_for_best_model)
+  if ((a.load_best_model_at_end || a.save_strategy == SaveStrategy::best) && !a.metric_for_best_model)
     a.metric_for_best_model = "loss";
   if (!a.greater_is_better && a.metric_for_best_model)
     a.greater_is_better = !ends_with(*a.metric_for_best_model, "loss");
 
   if (a.resume_from_checkpoint) {
-    std::string lowered = *a.resume_from_checkpoint;
-    for (auto& c : lowered) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    const std::string lowered = strings::lower(*a.resume_from_checkpoint);
     if (lowered.empty() || lowered == "false") {
       a.resume_from_checkpoint.reset();
     } else if (lowered == "true") {
@@ -196,14 +170,12 @@ void validate(TrainingArguments& a) {
     if (!section.is_object())
       fail("--plugin_config: the configuration of '" + name + "' must be an object, got " + section.dump());
   }
-  check_choice("plugin_error_policy", a.plugin_error_policy, {"disable", "fail"});
 
   // -- multi-process
   check_at_least("world_size", a.world_size, 1);
   if (a.process_index < 0 || a.process_index >= a.world_size)
     fail("--process_index: expected a value in [0, world_size) = [0, " + std::to_string(a.world_size) +
          "), got " + std::to_string(a.process_index));
-  if (a.ddp_backend) check_choice("ddp_backend", *a.ddp_backend, {"gloo", "nccl"});
   check_at_least("ddp_timeout", static_cast<double>(a.ddp_timeout), 1);
   if (a.local_rank < -1)
     fail("--local_rank: expected -1 (no launcher) or a rank >= 0, got " + std::to_string(a.local_rank));

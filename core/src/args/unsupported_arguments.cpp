@@ -4,8 +4,9 @@
 
 #include "argument_options.hpp"
 
-#include <trainhook/secret_keys.hpp>
 #include <trainhook/args/secret_masking.hpp>
+#include <trainhook/secret_keys.hpp>
+#include <trainhook/strings.hpp>
 
 #include <cctype>
 #include <cstdio>
@@ -140,17 +141,8 @@ const std::vector<UnsupportedArgument> kTable = {
     {"per_gpu_eval_batch_size", false, "none", "HF renamed it: use --per_device_eval_batch_size"},
 };
 
-std::string lower(std::string s) {
-  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
-std::string trim(const std::string& s) {
-  const auto b = s.find_first_not_of(" \t\r\n");
-  if (b == std::string::npos) return {};
-  const auto e = s.find_last_not_of(" \t\r\n");
-  return s.substr(b, e - b + 1);
-}
+using strings::lower;
+using strings::trim;
 
 std::string number_text(double d) {
   char buf[64];

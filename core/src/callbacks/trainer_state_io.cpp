@@ -7,10 +7,12 @@
 #include <unistd.h>
 #include <cmath>
 #include <fstream>
+#include <functional>
 #include <sstream>
 #include <stdexcept>
 #include <string>
 #include <system_error>
+#include <vector>
 
 namespace trainhook {
 namespace fs = std::filesystem;
@@ -25,11 +27,6 @@ json epochs_value(double v) {
   return v;
 }
 
-template <class T>
-json optional_value(const std::optional<T>& v) {
-  return v ? json(*v) : json(nullptr);
-}
-
 const char* type_name(const json& v) {
   if (v.is_number_integer()) return "an integer";
   if (v.is_number_float()) return "a number";
@@ -41,35 +38,116 @@ const char* type_name(const json& v) {
                            got.dump() + ")");
 }
 
-int64_t get_int(const json& j, const char* key, int64_t fallback) {
-  auto it = j.find(key);
-  if (it == j.end() || it->is_null()) return fallback;
-  if (it->is_number_integer()) return it->get<int64_t>();
-  // Python may write 10.0 for an int field that went through float arithmetic.
-  if (it->is_number_float() && it->get<double>() == std::floor(it->get<double>()))
-    return static_cast<int64_t>(it->get<double>());
-  bad_key(key, "an integer", *it);
+// ---- one codec per field type: how a TrainerState field is written and read ----
+
+template <class T>
+struct Codec;
+template <>
+struct Codec<int64_t> {
+  static json write(int64_t v) { return v; }
+  static int64_t read(const std::string& key, const json& v) {
+    if (v.is_number_integer()) return v.get<int64_t>();
+    // Python may write 10.0 for an int field that went through float arithmetic.
+    if (v.is_number_float() && v.get<double>() == std::floor(v.get<double>()))
+      return static_cast<int64_t>(v.get<double>());
+    bad_key(key, "an integer", v);
+  }
+};
+template <>
+struct Codec<double> {
+  static json write(double v) { return v; }
+  static double read(const std::string& key, const json& v) {
+    if (v.is_number()) return v.get<double>();
+    bad_key(key, "a number", v);
+  }
+};
+template <>
+struct Codec<bool> {
+  static json write(bool v) { return v; }
+  static bool read(const std::string& key, const json& v) {
+    if (v.is_boolean()) return v.get<bool>();
+    bad_key(key, "true or false", v);
+  }
+};
+template <>
+struct Codec<std::string> {
+  static json write(const std::string& v) { return v; }
+  static std::string read(const std::string& key, const json& v) {
+    if (v.is_string()) return v.get<std::string>();
+    bad_key(key, "a string or null", v);
+  }
+};
+template <class T>
+struct Codec<std::optional<T>> {
+  static json write(const std::optional<T>& v) { return v ? Codec<T>::write(*v) : json(nullptr); }
+  static std::optional<T> read(const std::string& key, const json& v) { return Codec<T>::read(key, v); }
+};
+
+// One row per key of HF's trainer_state.json: writing and reading both walk
+// this table, so a field cannot be written and forgotten on load (or back).
+// A key that is missing or null on load keeps TrainerState's default.
+struct StateField {
+  const char* key;
+  std::function<json(const TrainerState&)> write;
+  std::function<void(TrainerState&, const json&)> read;  // never given null
+};
+
+template <class T>
+StateField field(const char* key, T TrainerState::*member) {
+  return {key, [member](const TrainerState& s) { return Codec<T>::write(s.*member); },
+          [member, key](TrainerState& s, const json& v) { s.*member = Codec<T>::read(key, v); }};
 }
 
-double get_double(const json& j, const char* key, double fallback) {
-  auto it = j.find(key);
-  if (it == j.end() || it->is_null()) return fallback;
-  if (it->is_number()) return it->get<double>();
-  bad_key(key, "a number", *it);
-}
-
-bool get_bool(const json& j, const char* key, bool fallback) {
-  auto it = j.find(key);
-  if (it == j.end() || it->is_null()) return fallback;
-  if (it->is_boolean()) return it->get<bool>();
-  bad_key(key, "true or false", *it);
-}
-
-std::optional<std::string> get_opt_string(const json& j, const char* key) {
-  auto it = j.find(key);
-  if (it == j.end() || it->is_null()) return std::nullopt;
-  if (it->is_string()) return it->get<std::string>();
-  bad_key(key, "a string or null", *it);
+const std::vector<StateField>& state_fields() {
+  static const std::vector<StateField> fields = [] {
+    std::vector<StateField> f;
+    f.push_back(field("best_global_step", &TrainerState::best_global_step));
+    f.push_back(field("best_metric", &TrainerState::best_metric));
+    f.push_back(field("best_model_checkpoint", &TrainerState::best_model_checkpoint));
+    f.push_back(field("epoch", &TrainerState::epoch));
+    f.push_back(field("eval_steps", &TrainerState::eval_steps));
+    f.push_back(field("global_step", &TrainerState::global_step));
+    f.push_back(field("is_hyper_param_search", &TrainerState::is_hyper_param_search));
+    f.push_back(field("is_local_process_zero", &TrainerState::is_local_process_zero));
+    f.push_back(field("is_world_process_zero", &TrainerState::is_world_process_zero));
+    f.push_back({"log_history",
+                 [](const TrainerState& s) {
+                   json a = json::array();
+                   for (const auto& entry : s.log_history) a.push_back(entry);
+                   return a;
+                 },
+                 [](TrainerState& s, const json& v) {
+                   if (!v.is_array()) bad_key("log_history", "a list of objects", v);
+                   for (size_t i = 0; i < v.size(); ++i) {
+                     if (!v[i].is_object())
+                       bad_key("log_history[" + std::to_string(i) + "]", "an object", v[i]);
+                     s.log_history.push_back(v[i]);
+                   }
+                 }});
+    f.push_back(field("logging_steps", &TrainerState::logging_steps));
+    f.push_back(field("max_steps", &TrainerState::max_steps));
+    f.push_back(field("num_input_tokens_seen", &TrainerState::num_input_tokens_seen));
+    f.push_back({"num_train_epochs", [](const TrainerState& s) { return epochs_value(s.num_train_epochs); },
+                 [](TrainerState& s, const json& v) {
+                   s.num_train_epochs = Codec<double>::read("num_train_epochs", v);
+                 }});
+    f.push_back(field("save_steps", &TrainerState::save_steps));
+    f.push_back({"stateful_callbacks",
+                 [](const TrainerState& s) {
+                   return s.stateful_callbacks.is_null() ? json::object() : s.stateful_callbacks;
+                 },
+                 [](TrainerState& s, const json& v) {
+                   if (!v.is_object()) bad_key("stateful_callbacks", "an object keyed by callback name", v);
+                   s.stateful_callbacks = v;
+                 }});
+    f.push_back(field("total_flos", &TrainerState::total_flos));
+    f.push_back(field("train_batch_size", &TrainerState::train_batch_size));
+    f.push_back(field("trial_name", &TrainerState::trial_name));
+    f.push_back({"trial_params", [](const TrainerState& s) { return s.trial_params; },
+                 [](TrainerState& s, const json& v) { s.trial_params = v; }});
+    return f;
+  }();
+  return fields;
 }
 
 }  // namespace
@@ -86,65 +164,16 @@ json control_to_stateful(const TrainerControl& c) {
 
 json to_json(const TrainerState& s) {
   json j = json::object();  // std::map underneath: keys come out sorted, as sort_keys=True
-  j["best_global_step"] = optional_value(s.best_global_step);
-  j["best_metric"] = optional_value(s.best_metric);
-  j["best_model_checkpoint"] = optional_value(s.best_model_checkpoint);
-  j["epoch"] = s.epoch;
-  j["eval_steps"] = s.eval_steps;
-  j["global_step"] = s.global_step;
-  j["is_hyper_param_search"] = s.is_hyper_param_search;
-  j["is_local_process_zero"] = s.is_local_process_zero;
-  j["is_world_process_zero"] = s.is_world_process_zero;
-  j["log_history"] = json::array();
-  for (const auto& entry : s.log_history) j["log_history"].push_back(entry);
-  j["logging_steps"] = s.logging_steps;
-  j["max_steps"] = s.max_steps;
-  j["num_input_tokens_seen"] = s.num_input_tokens_seen;
-  j["num_train_epochs"] = epochs_value(s.num_train_epochs);
-  j["save_steps"] = s.save_steps;
-  j["stateful_callbacks"] = s.stateful_callbacks.is_null() ? json::object() : s.stateful_callbacks;
-  j["total_flos"] = s.total_flos;
-  j["train_batch_size"] = s.train_batch_size;
-  j["trial_name"] = optional_value(s.trial_name);
-  j["trial_params"] = s.trial_params;
+  for (const auto& f : state_fields()) j[f.key] = f.write(s);
   return j;
 }
 
 TrainerState state_from_json(const json& j) {
   if (!j.is_object()) throw std::runtime_error(std::string("expected a JSON object, got ") + type_name(j));
   TrainerState s;
-  s.epoch = get_double(j, "epoch", 0.0);
-  s.global_step = get_int(j, "global_step", 0);
-  s.max_steps = get_int(j, "max_steps", 0);
-  s.logging_steps = get_int(j, "logging_steps", 500);
-  s.eval_steps = get_int(j, "eval_steps", 500);
-  s.save_steps = get_int(j, "save_steps", 500);
-  s.train_batch_size = get_int(j, "train_batch_size", 0);
-  s.num_train_epochs = get_double(j, "num_train_epochs", 0);
-  s.num_input_tokens_seen = get_int(j, "num_input_tokens_seen", 0);
-  s.total_flos = get_double(j, "total_flos", 0);
-  if (auto it = j.find("log_history"); it != j.end() && !it->is_null()) {
-    if (!it->is_array()) bad_key("log_history", "a list of objects", *it);
-    for (size_t i = 0; i < it->size(); ++i) {
-      if (!(*it)[i].is_object()) bad_key("log_history[" + std::to_string(i) + "]", "an object", (*it)[i]);
-      s.log_history.push_back((*it)[i]);
-    }
-  }
-  if (auto it = j.find("best_metric"); it != j.end() && !it->is_null()) {
-    if (!it->is_number()) bad_key("best_metric", "a number or null", *it);
-    s.best_metric = it->get<double>();
-  }
-  if (auto it = j.find("best_global_step"); it != j.end() && !it->is_null())
-    s.best_global_step = get_int(j, "best_global_step", 0);
-  s.best_model_checkpoint = get_opt_string(j, "best_model_checkpoint");
-  s.is_local_process_zero = get_bool(j, "is_local_process_zero", true);
-  s.is_world_process_zero = get_bool(j, "is_world_process_zero", true);
-  s.is_hyper_param_search = get_bool(j, "is_hyper_param_search", false);
-  s.trial_name = get_opt_string(j, "trial_name");
-  if (auto it = j.find("trial_params"); it != j.end()) s.trial_params = *it;
-  if (auto it = j.find("stateful_callbacks"); it != j.end() && !it->is_null()) {
-    if (!it->is_object()) bad_key("stateful_callbacks", "an object keyed by callback name", *it);
-    s.stateful_callbacks = *it;
+  for (const auto& f : state_fields()) {
+    auto it = j.find(f.key);
+    if (it != j.end() && !it->is_null()) f.read(s, *it);
   }
   return s;
 }

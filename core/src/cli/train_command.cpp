@@ -4,13 +4,13 @@
 // the metrics. Torch-free translation unit: it sees the trainer through
 // trainer.hpp only.
 #include <trainhook/args/argument_parser.hpp>
-#include <trainhook/trainer/checkpoint_dirs.hpp>
 #include <trainhook/cli/commands.hpp>
 #include <trainhook/data/data_files.hpp>
 #include <trainhook/distributed/launch_env.hpp>
 #include <trainhook/models/model_factory.hpp>
-#include <trainhook/trainer/trainer.hpp>
+#include <trainhook/trainer/checkpoint_dirs.hpp>
 #include <trainhook/trainer/reproducibility.hpp>
+#include <trainhook/trainer/trainer.hpp>
 
 #include <spdlog/spdlog.h>
 
@@ -41,8 +41,10 @@ std::string check_tasks(const ParsedArguments& p) {
   if (t.do_eval && !p.data.validation_file && p.data.validation_split_percentage <= 0) {
     return "--do_eval needs --validation_file or --validation_split_percentage";
   }
-  if (t.eval_strategy != "no" && !p.data.validation_file && p.data.validation_split_percentage <= 0) {
-    return "--eval_strategy " + t.eval_strategy + " needs --validation_file or --validation_split_percentage";
+  if (t.eval_strategy != IntervalStrategy::no && !p.data.validation_file &&
+      p.data.validation_split_percentage <= 0) {
+    return std::string("--eval_strategy ") + enum_name(t.eval_strategy) +
+           " needs --validation_file or --validation_split_percentage";
   }
   if (t.do_predict && !p.data.test_file) return "--do_predict needs --test_file";
   return "";

@@ -90,15 +90,12 @@ std::string local_address_towards(const std::string& host, uint16_t port) {
 ProcessGroup::ProcessGroup(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 ProcessGroup::~ProcessGroup() = default;
 
-std::shared_ptr<ProcessGroup> ProcessGroup::create(const LaunchEnv& env, const std::string& backend,
+std::shared_ptr<ProcessGroup> ProcessGroup::create(const LaunchEnv& env, DdpBackend backend,
                                                    std::chrono::seconds timeout) {
-  if (backend == "nccl") {
+  if (backend == DdpBackend::nccl) {
     throw CollectiveError(
         "--ddp_backend nccl: this trainhook trains on the CPU and its LibTorch is used without CUDA/NCCL; "
         "use --ddp_backend gloo");
-  }
-  if (!backend.empty() && backend != "gloo") {
-    throw CollectiveError("--ddp_backend '" + backend + "' is not supported (expected gloo or nccl)");
   }
   if (env.world_size < 2) throw CollectiveError("a process group needs WORLD_SIZE >= 2");
   auto impl = std::make_unique<Impl>();

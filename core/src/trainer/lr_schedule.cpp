@@ -7,19 +7,6 @@
 
 namespace trainhook {
 
-std::vector<std::string> scheduler_type_names() {
-  return {"linear", "cosine", "constant", "constant_with_warmup"};
-}
-
-SchedulerType parse_scheduler_type(const std::string& name) {
-  if (name == "linear") return SchedulerType::linear;
-  if (name == "cosine") return SchedulerType::cosine;
-  if (name == "constant") return SchedulerType::constant;
-  if (name == "constant_with_warmup") return SchedulerType::constant_with_warmup;
-  throw std::invalid_argument("lr_scheduler_type: unknown scheduler '" + name +
-                              "' (expected linear, cosine, constant or constant_with_warmup)");
-}
-
 double lr_factor(SchedulerType type, int64_t step, int64_t warmup_steps, int64_t total_steps) {
   if (type == SchedulerType::constant) return 1.0;
   if (step < warmup_steps) {

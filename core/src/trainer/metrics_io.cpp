@@ -1,4 +1,5 @@
 // HF Trainer.metrics_format / log_metrics / save_metrics.
+#include <trainhook/strings.hpp>
 #include <trainhook/trainer/metrics_io.hpp>
 
 #include <algorithm>
@@ -12,9 +13,7 @@
 namespace trainhook {
 namespace {
 
-bool ends_with(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
+using strings::ends_with;
 
 std::string number(double v) {
   if (std::isfinite(v) && v == std::floor(v) && std::fabs(v) < 1e15) {

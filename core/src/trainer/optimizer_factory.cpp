@@ -14,7 +14,7 @@ std::unique_ptr<torch::optim::Optimizer> make_optimizer(const TrainingArguments&
     if (!p.requires_grad()) continue;
     (p.dim() >= 2 ? decay : no_decay).push_back(p);
   }
-  if (args.optim == "adamw_torch" || args.optim == "adamw") {
+  if (args.optim == OptimizerName::adamw_torch) {
     auto options = [&](double wd) {
       return std::make_unique<torch::optim::AdamWOptions>(torch::optim::AdamWOptions(args.learning_rate)
                                                               .betas({args.adam_beta1, args.adam_beta2})
@@ -26,7 +26,7 @@ std::unique_ptr<torch::optim::Optimizer> make_optimizer(const TrainingArguments&
     if (!no_decay.empty()) groups.emplace_back(no_decay, options(0.0));
     return std::make_unique<torch::optim::AdamW>(groups, *options(args.weight_decay));
   }
-  if (args.optim == "sgd") {
+  if (args.optim == OptimizerName::sgd) {
     auto options = [&](double wd) {
       return std::make_unique<torch::optim::SGDOptions>(
           torch::optim::SGDOptions(args.learning_rate).weight_decay(wd));
@@ -36,8 +36,7 @@ std::unique_ptr<torch::optim::Optimizer> make_optimizer(const TrainingArguments&
     if (!no_decay.empty()) groups.emplace_back(no_decay, options(0.0));
     return std::make_unique<torch::optim::SGD>(groups, *options(args.weight_decay));
   }
-  throw std::invalid_argument("optim: unsupported optimizer '" + args.optim +
-                              "' (expected adamw_torch or sgd)");
+  throw std::invalid_argument(std::string("optim: unsupported optimizer '") + enum_name(args.optim) + "'");
 }
 
 void set_learning_rate(torch::optim::Optimizer& optimizer, double lr) {

@@ -4,13 +4,13 @@
 #include "trainer_impl.hpp"
 
 #include <trainhook/args/argument_parser.hpp>
-#include <trainhook/trainer/checkpoint_dirs.hpp>
-#include <trainhook/callbacks/default_flow_callback.hpp>
-#include <trainhook/distributed/process_group.hpp>
 #include <trainhook/args/secret_masking.hpp>
+#include <trainhook/callbacks/default_flow_callback.hpp>
+#include <trainhook/callbacks/trainer_state_io.hpp>
+#include <trainhook/distributed/process_group.hpp>
+#include <trainhook/trainer/checkpoint_dirs.hpp>
 #include <trainhook/trainer/checkpoint_io.hpp>
 #include <trainhook/trainer/reproducibility.hpp>
-#include <trainhook/callbacks/trainer_state_io.hpp>
 
 #include <spdlog/spdlog.h>
 
@@ -61,12 +61,6 @@ std::string plugin_config_of(const TrainingArguments& args, const std::string& n
   return "{}";
 }
 
-PluginErrorPolicy policy_of(const std::string& name) {
-  if (name == "disable") return PluginErrorPolicy::disable;
-  if (name == "fail") return PluginErrorPolicy::fail;
-  throw ArgumentError("plugin_error_policy: '" + name + "' is not valid (expected disable or fail)");
-}
-
 TrainingArguments validated(TrainingArguments a) {
   validate(a);
   return a;
@@ -96,7 +90,7 @@ Trainer::Impl::Impl(std::shared_ptr<Model> model_in, TrainingArguments args_in,
       // Masked once here: every copy written or handed to plugins is this one.
       args_json(mask_secrets(to_json(args)).dump(2)),
       memory(!args.skip_memory_metrics),
-      handler(policy_of(args.plugin_error_policy)) {
+      handler(args.plugin_error_policy) {
   if (!model) throw std::invalid_argument("Trainer: no model given");
   if (!group && args.world_size > 1) {
     // HF sets up the distributed state from the launcher's environment.
@@ -108,7 +102,7 @@ Trainer::Impl::Impl(std::shared_ptr<Model> model_in, TrainingArguments args_in,
                                   "RANK and WORLD_SIZE to match; the environment has RANK=" +
                                   std::to_string(env.rank) + " WORLD_SIZE=" + std::to_string(env.world_size));
     }
-    group = distributed::ProcessGroup::create(env, args.ddp_backend.value_or(""),
+    group = distributed::ProcessGroup::create(env, args.ddp_backend.value_or(DdpBackend::gloo),
                                               std::chrono::seconds(args.ddp_timeout));
   }
   if (group) {

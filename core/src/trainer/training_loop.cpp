@@ -2,13 +2,13 @@
 // order of the Hugging Face Trainer, transformers trainer.py).
 #include "trainer_impl.hpp"
 
-#include <trainhook/trainer/checkpoint_dirs.hpp>
+#include <trainhook/callbacks/trainer_state_io.hpp>
 #include <trainhook/data/batch_sampler.hpp>
 #include <trainhook/distributed/process_group.hpp>
+#include <trainhook/trainer/checkpoint_dirs.hpp>
 #include <trainhook/trainer/checkpoint_io.hpp>
 #include <trainhook/trainer/optimizer_factory.hpp>
 #include <trainhook/trainer/reproducibility.hpp>
-#include <trainhook/callbacks/trainer_state_io.hpp>
 
 #include <spdlog/spdlog.h>
 
@@ -87,8 +87,7 @@ TrainOutput Trainer::Impl::train(std::optional<std::string> resume_arg) {
 
   auto& module = model->module();
   optimizer = make_optimizer(args, module);
-  scheduler.emplace(parse_scheduler_type(args.lr_scheduler_type), args.learning_rate,
-                    warmup_steps_for(args, max_steps), max_steps);
+  scheduler.emplace(args.lr_scheduler_type, args.learning_rate, warmup_steps_for(args, max_steps), max_steps);
   set_learning_rate(*optimizer, scheduler->lr());
 
   int64_t epochs_trained = 0;
@@ -244,7 +243,7 @@ void Trainer::Impl::maybe_log_save_evaluate(std::optional<double> grad_norm) {
     acted = true;
     const Metrics metrics = evaluate(nullptr, "eval");
     const bool new_best = update_best_metric(metrics);
-    if (args.save_strategy == "best") control.should_save = new_best;
+    if (args.save_strategy == SaveStrategy::best) control.should_save = new_best;
   }
   if (control.should_save) {
     acted = true;

@@ -6,6 +6,8 @@
 // as JSON, every plugin sees.
 #pragma once
 
+#include <trainhook/args/strategies.hpp>
+
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -33,22 +35,22 @@ struct TrainingArguments {
   double adam_beta2 = 0.999;
   double adam_epsilon = 1e-8;
   double max_grad_norm = 1.0;
-  std::string optim = "adamw_torch";         // adamw_torch | sgd
-  double num_train_epochs = 3.0;             // fractional allowed
-  int64_t max_steps = -1;                    // > 0 overrides num_train_epochs
-  std::string lr_scheduler_type = "linear";  // linear | cosine | constant | constant_with_warmup
+  OptimizerName optim = OptimizerName::adamw_torch;
+  double num_train_epochs = 3.0;  // fractional allowed
+  int64_t max_steps = -1;         // > 0 overrides num_train_epochs
+  SchedulerType lr_scheduler_type = SchedulerType::linear;
   double warmup_ratio = 0.0;
   double warmup_steps = 0;  // < 1: ratio of max_steps
 
   // -- logging / evaluation / saving (HF IntervalStrategy names)
-  std::string logging_strategy = "steps";  // no | steps | epoch
-  double logging_steps = 500;              // < 1: ratio of max_steps
+  IntervalStrategy logging_strategy = IntervalStrategy::steps;
+  double logging_steps = 500;  // < 1: ratio of max_steps
   bool logging_first_step = false;
   bool logging_nan_inf_filter = true;
-  std::string eval_strategy = "no";  // no | steps | epoch
+  IntervalStrategy eval_strategy = IntervalStrategy::no;
   std::optional<double> eval_steps;  // defaults to logging_steps
   double eval_delay = 0;
-  std::string save_strategy = "steps";  // no | steps | epoch | best
+  SaveStrategy save_strategy = SaveStrategy::steps;
   double save_steps = 500;
   std::optional<int64_t> save_total_limit;
   bool load_best_model_at_end = false;
@@ -71,16 +73,16 @@ struct TrainingArguments {
   // Per-callback configuration: {"early_stopping": {"patience": 3}, ...}, from
   // `--plugin_config early_stopping.patience=3` flags or a "plugin_config" object.
   nlohmann::json plugin_config = nlohmann::json::object();
-  std::string plugin_error_policy = "disable";  // disable | fail
+  PluginErrorPolicy plugin_error_policy = PluginErrorPolicy::disable;
   bool allow_unsafe_plugin_paths = false;
   bool allow_duplicate_plugins = false;
 
   // -- multi-process (set by the launcher; single process: 0 of 1)
   int32_t process_index = 0;
   int32_t world_size = 1;
-  int32_t local_rank = -1;                 // HF: -1 outside a launcher; LOCAL_RANK wins
-  std::optional<std::string> ddp_backend;  // gloo | nccl; unset: gloo on the CPU (HF's choice)
-  int64_t ddp_timeout = 1800;              // seconds a collective or the rendezvous may take
+  int32_t local_rank = -1;                // HF: -1 outside a launcher; LOCAL_RANK wins
+  std::optional<DdpBackend> ddp_backend;  // unset: gloo on the CPU (HF's choice)
+  int64_t ddp_timeout = 1800;             // seconds a collective or the rendezvous may take
 };
 
 // The CLI's model choice (HF example scripts' ModelArguments).

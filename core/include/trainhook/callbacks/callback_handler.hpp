@@ -7,11 +7,13 @@
 // destroys callbacks before libraries are unloaded.
 #pragma once
 
-#include <trainhook/common/errors.hpp>
 #include <trainhook/callbacks/callback.hpp>
 #include <trainhook/callbacks/state.hpp>
+#include <trainhook/common/errors.hpp>
 
 #include <atomic>
+#include <trainhook/args/strategies.hpp>
+
 #include <memory>
 #include <mutex>
 #include <stdexcept>
@@ -19,8 +21,6 @@
 #include <vector>
 
 namespace trainhook {
-
-enum class PluginErrorPolicy { disable, fail };
 
 const char* event_name(EventId event) noexcept;  // "on_log", ...
 

@@ -3,8 +3,8 @@
 // step counts in TrainerState. No LibTorch here.
 #pragma once
 
-#include <trainhook/callbacks/callback.hpp>
 #include <trainhook/args/training_arguments.hpp>
+#include <trainhook/callbacks/callback.hpp>
 
 #include <string>
 
@@ -18,9 +18,9 @@ class DefaultFlowCallback final : public detail::InternalCallback {
   void on_event(EventId event, const th_event_args& args) override;
 
  private:
-  std::string logging_strategy_;
-  std::string eval_strategy_;
-  std::string save_strategy_;
+  IntervalStrategy logging_strategy_;
+  IntervalStrategy eval_strategy_;
+  SaveStrategy save_strategy_;
   bool logging_first_step_;
   double eval_delay_;
 };

@@ -9,6 +9,7 @@
 // this rank, the operation and the cause; the process group is unusable after.
 #pragma once
 
+#include <trainhook/args/strategies.hpp>
 #include <trainhook/common/errors.hpp>
 #include <trainhook/distributed/launch_env.hpp>
 
@@ -26,10 +27,9 @@ class ProcessGroup {
  public:
   // Rendezvous over a TCPStore at MASTER_ADDR:MASTER_PORT served by rank 0
   // (MASTER_PORT + 1 under torchrun, whose agent holds MASTER_PORT), then a Gloo group over the interface
-  // that routes to MASTER_ADDR (GLOO_SOCKET_IFNAME overrides). backend: "gloo" or "" (the default, gloo on
-  // the CPU); "nccl" needs a CUDA LibTorch and throws here. Throws CollectiveError when the rendezvous does
-  // not complete in `timeout`.
-  static std::shared_ptr<ProcessGroup> create(const LaunchEnv& env, const std::string& backend,
+  // that routes to MASTER_ADDR (GLOO_SOCKET_IFNAME overrides). nccl needs a CUDA LibTorch and throws here.
+  // Throws CollectiveError when the rendezvous does not complete in `timeout`.
+  static std::shared_ptr<ProcessGroup> create(const LaunchEnv& env, DdpBackend backend,
                                               std::chrono::seconds timeout);
   ~ProcessGroup();
   ProcessGroup(const ProcessGroup&) = delete;

@@ -12,11 +12,7 @@
 
 namespace trainhook {
 
-enum class SchedulerType { linear, cosine, constant, constant_with_warmup };
-
-// Throws std::invalid_argument naming lr_scheduler_type and the valid names.
-SchedulerType parse_scheduler_type(const std::string& name);
-std::vector<std::string> scheduler_type_names();
+// SchedulerType (args/strategies.hpp) is parsed with the arguments.
 
 // HF's lambdas: warmup step/max(1,warmup), then linear decay to 0 at
 // total_steps, half a cosine period to 0, or constant.

@@ -1,0 +1,103 @@
+// The choice-valued training arguments as enums (HF's IntervalStrategy,
+// SaveStrategy, SchedulerType, OptimizerNames, ...). A name is parsed once,
+// when the arguments are read, so the step loop compares enums, never strings.
+// Each enum's spellings live once, in its EnumNames table below: the first entry
+// of a value is its canonical name (what training_args.json and the plugins
+// see); a later entry for the same value is an accepted alias.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace trainhook {
+
+enum class IntervalStrategy { no, steps, epoch };                             // logging/eval
+enum class SaveStrategy { no, steps, epoch, best };                           // save
+enum class SchedulerType { linear, cosine, constant, constant_with_warmup };  // lr_scheduler_type
+enum class OptimizerName { adamw_torch, sgd };                                // optim
+enum class PluginErrorPolicy { disable, fail };                               // plugin_error_policy
+enum class DdpBackend { gloo, nccl };                                         // ddp_backend
+
+template <class E>
+struct EnumName {
+  E value;
+  const char* name;
+};
+
+template <class E>
+struct EnumNames;
+
+template <>
+struct EnumNames<IntervalStrategy> {
+  static constexpr std::array<EnumName<IntervalStrategy>, 3> all{
+      {{IntervalStrategy::no, "no"}, {IntervalStrategy::steps, "steps"}, {IntervalStrategy::epoch, "epoch"}}};
+};
+template <>
+struct EnumNames<SaveStrategy> {
+  static constexpr std::array<EnumName<SaveStrategy>, 4> all{{{SaveStrategy::no, "no"},
+                                                              {SaveStrategy::steps, "steps"},
+                                                              {SaveStrategy::epoch, "epoch"},
+                                                              {SaveStrategy::best, "best"}}};
+};
+template <>
+struct EnumNames<SchedulerType> {
+  static constexpr std::array<EnumName<SchedulerType>, 4> all{
+      {{SchedulerType::linear, "linear"},
+       {SchedulerType::cosine, "cosine"},
+       {SchedulerType::constant, "constant"},
+       {SchedulerType::constant_with_warmup, "constant_with_warmup"}}};
+};
+template <>
+struct EnumNames<OptimizerName> {
+  // "adamw" is ours; "adamw_torch_fused" is HF's default on torch >= 2.8, the
+  // fused kernel of the same algorithm.
+  static constexpr std::array<EnumName<OptimizerName>, 4> all{
+      {{OptimizerName::adamw_torch, "adamw_torch"},
+       {OptimizerName::sgd, "sgd"},
+       {OptimizerName::adamw_torch, "adamw"},
+       {OptimizerName::adamw_torch, "adamw_torch_fused"}}};
+};
+template <>
+struct EnumNames<PluginErrorPolicy> {
+  static constexpr std::array<EnumName<PluginErrorPolicy>, 2> all{
+      {{PluginErrorPolicy::disable, "disable"}, {PluginErrorPolicy::fail, "fail"}}};
+};
+template <>
+struct EnumNames<DdpBackend> {
+  static constexpr std::array<EnumName<DdpBackend>, 2> all{
+      {{DdpBackend::gloo, "gloo"}, {DdpBackend::nccl, "nccl"}}};
+};
+
+// The canonical name of a value.
+template <class E>
+constexpr const char* enum_name(E value) {
+  for (const auto& n : EnumNames<E>::all)
+    if (n.value == value) return n.name;
+  return "?";
+}
+
+// The value a name (canonical or alias, exact spelling as HF's) stands for.
+template <class E>
+std::optional<E> parse_enum(std::string_view name) {
+  for (const auto& n : EnumNames<E>::all)
+    if (name == n.name) return n.value;
+  return std::nullopt;
+}
+
+// The canonical names, for messages and --help: "no, steps, epoch".
+template <class E>
+std::string enum_choices() {
+  std::string out;
+  for (size_t i = 0; i < EnumNames<E>::all.size(); ++i) {
+    const auto& n = EnumNames<E>::all[i];
+    if (enum_name(n.value) != std::string_view(n.name)) continue;  // an alias
+    if (!out.empty()) out += ", ";
+    out += n.name;
+  }
+  return out;
+}
+
+}  // namespace trainhook
