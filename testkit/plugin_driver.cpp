@@ -47,7 +47,7 @@ FakeHost::FakeHost() {
 void FakeHost::log_fn(void* ctx, int32_t level, const char* message) {
   auto* h = static_cast<FakeHost*>(ctx);
   std::lock_guard<std::mutex> lock(h->mu_);
-  if (!h->echo_prefix.empty())
+  if (!h->echo_prefix.empty() && level >= h->echo_min_level)
     std::fprintf(stderr, "[%s] %s: %s\n", h->echo_prefix.c_str(), level_name(level), message);
   h->logs.emplace_back(level, message);
 }

@@ -32,6 +32,7 @@ class FakeHost {
   std::string model_description;
   std::string run_name = "test-run";
   std::string echo_prefix;
+  int32_t echo_min_level = TH_LOG_TRACE;  // quieter echo (benchmarks: TH_LOG_WARN); all are recorded
   // When set, set_resume_checkpoint refuses with this message (a host that
   // cannot resume); else it records the path in resume_checkpoint.
   std::string resume_error;

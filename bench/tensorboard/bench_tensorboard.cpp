@@ -34,11 +34,12 @@ double cpu_secs(clockid_t clock) {
 }
 
 // The shared testkit's host (testkit/plugin_driver.hpp): output_dir and args,
-// log lines echoed to stderr.
+// warnings and errors echoed to stderr.
 void set_up(testkit::FakeHost& host, const fs::path& dir) {
   host.output_dir = dir.string();
   host.args_json = R"({"learning_rate": 0.001, "seed": 42})";
   host.echo_prefix = "tensorboard";
+  host.echo_min_level = TH_LOG_WARN;
 }
 
 // One callback instance driven through the same C entry points a host uses
