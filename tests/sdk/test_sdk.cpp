@@ -1,6 +1,7 @@
-// The SDK headers (with the shared testkit's fake host): TH_HAS_FIELD against older (smaller) structs,
-// and the C++ layer's boundary: event masks from overrides, exceptions turned
-// into status + message, the save_state buffer protocol, commands.
+// The SDK headers: TH_HAS_FIELD against older (smaller) structs (with the
+// shared testkit's fake host), and the C++ layer's boundary: event masks from
+// overrides, exceptions turned into status + message, the save_state buffer
+// protocol, commands.
 #include <trainhook/plugin.hpp>
 
 #include <doctest/doctest.h>
