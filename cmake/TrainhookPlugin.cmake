@@ -8,8 +8,12 @@ function(trainhook_add_plugin name)
   add_library(${name} MODULE ${ARG_SOURCES})
   target_link_libraries(${name} PRIVATE Trainhook::sdk ${ARG_LIBRARIES})
   set_target_properties(${name} PROPERTIES
+    # libtrainhook_<name> + the platform's shared-library suffix: the pattern the
+    # registry scans for (core/include/trainhook/plugin_host/plugin_file_name.hpp,
+    # whose suffix is Boost.DLL's; a MODULE's default suffix differs on macOS).
     PREFIX "lib"
     OUTPUT_NAME "trainhook_${name}"
+    SUFFIX "${CMAKE_SHARED_LIBRARY_SUFFIX}"
     C_VISIBILITY_PRESET hidden
     CXX_VISIBILITY_PRESET hidden
     VISIBILITY_INLINES_HIDDEN ON)

@@ -10,6 +10,7 @@
 // repeats are printed and, with --json FILE, written as JSON.
 //
 // usage: bench_plugin_load [--copies 100] [--repeats 7] [--json FILE]
+#include <trainhook/plugin_host/plugin_file_name.hpp>
 #include <trainhook/plugin_host/plugin_registry.hpp>
 
 #include <spdlog/spdlog.h>
@@ -114,9 +115,9 @@ fs::path make_copies(int copies) {
   if (!mkdtemp(tmpl)) throw std::runtime_error("mkdtemp failed");
   const fs::path dir = tmpl;
   for (int i = 0; i < copies; ++i) {
-    char name[64];
-    std::snprintf(name, sizeof name, "libtrainhook_trivial_%03d.so", i);
-    fs::copy_file(BENCH_TRIVIAL_PLUGIN, dir / name);
+    char name[32];
+    std::snprintf(name, sizeof name, "trivial_%03d", i);
+    fs::copy_file(BENCH_TRIVIAL_PLUGIN, dir / trainhook::plugin_file_name(name));
   }
   return dir;
 }

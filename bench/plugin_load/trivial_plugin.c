@@ -1,6 +1,6 @@
 /* The smallest useful plugin, for bench_plugin_load: one callback that accepts
  * every event and does nothing. Its callback name comes from its own file name
- * (libtrainhook_<name>.so -> "<name>"), so one build copied to 100 file names
+ * (libtrainhook_<name>.<suffix> -> "<name>"), so one build copied to 100 file names
  * gives 100 libraries with 100 distinct callbacks, as 100 real plugins would.
  * Plain C against abi.h only. */
 #define _GNU_SOURCE
@@ -40,15 +40,18 @@ static th_callback_info g_callback;
 static const th_callback_info* g_callback_ptrs[1] = {&g_callback};
 static th_plugin_info g_plugin;
 
-/* "<dir>/libtrainhook_trivial_007.so" -> "trivial_007"; 0 when the file name
- * does not have that shape or the name does not fit. */
+/* "<dir>/libtrainhook_trivial_007.<suffix>" -> "trivial_007": what lies between
+ * the prefix and the first dot, so the platform's suffix (which the host's
+ * plugin_file_name() adds, a C plugin cannot call it) does not matter; 0 when
+ * the file name does not have that shape or the name does not fit. */
 static int name_from_file(const char* path) {
   const char* base = strrchr(path, '/');
   base = base ? base + 1 : path;
   const char* prefix = "libtrainhook_";
-  const size_t plen = strlen(prefix), blen = strlen(base);
-  if (blen <= plen + 3 || strncmp(base, prefix, plen) != 0 || strcmp(base + blen - 3, ".so") != 0) return 0;
-  const size_t n = blen - plen - 3;
+  const size_t plen = strlen(prefix);
+  const char* dot = strchr(base, '.');
+  if (strncmp(base, prefix, plen) != 0 || dot == NULL || dot <= base + plen) return 0;
+  const size_t n = (size_t)(dot - base) - plen;
   if (n >= sizeof g_name) return 0;
   memcpy(g_name, base + plen, n);
   g_name[n] = '\0';
@@ -60,7 +63,7 @@ TRAINHOOK_EXPORT th_status TRAINHOOK_ENTRY_NAME(const th_host_info* host, const 
   (void)host;
   Dl_info info = {0};
   if (!dladdr((const void*)g_name, &info) || !info.dli_fname || !name_from_file(info.dli_fname)) {
-    snprintf(err, err_size, "trivial bench plugin: file name must be libtrainhook_<name>.so, got '%s'",
+    snprintf(err, err_size, "trivial bench plugin: file name must be libtrainhook_<name>.<suffix>, got '%s'",
              info.dli_fname ? info.dli_fname : "?");
     return TH_ERROR;
   }

@@ -12,6 +12,7 @@ figure that misses its target is reported, not an error.
 import argparse
 import datetime
 import json
+import glob
 import os
 import platform
 import re
@@ -234,8 +235,10 @@ class Suite:
 
     def mlflow(self):
         driver = self.exe("tests", "mlflow_driver")
-        plugin = os.path.join(self.build, "lib", "trainhook", "plugins", "libtrainhook_mlflow.so")
-        if not driver or not os.path.exists(plugin):
+        # libtrainhook_mlflow + the platform's suffix (plugin_file_name.hpp in the core).
+        found = glob.glob(os.path.join(self.build, "lib", "trainhook", "plugins", "libtrainhook_mlflow.*"))
+        plugin = found[0] if len(found) == 1 else ""
+        if not driver or not plugin:
             return self.missing("mlflow", "mlflow_driver (a test target) or the mlflow plugin is not built")
         steps = "150" if self.quick else "300"
         text = self.run("mlflow", [sys.executable, os.path.join(ROOT, "bench", "mlflow", "bench_mlflow.py"),

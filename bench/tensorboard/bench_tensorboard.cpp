@@ -5,6 +5,8 @@
 #include <trainhook/tensorboard/record_writer.hpp>
 #include <trainhook/tensorboard/tensorboard_callback.hpp>
 
+#include <plugin_driver.hpp>
+
 #include <unistd.h>
 #include <chrono>
 #include <cmath>
@@ -31,58 +33,39 @@ double cpu_secs(clockid_t clock) {
   return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-// A minimal host: output_dir and args; log lines are printed.
-struct BenchHost {
-  std::string output_dir;
-  th_host table{};
-  explicit BenchHost(std::string dir) : output_dir(std::move(dir)) {
-    table.struct_size = TH_HOST_STRUCT_SIZE;
-    table.abi_major = TRAINHOOK_ABI_VERSION_MAJOR;
-    table.abi_minor = TRAINHOOK_ABI_VERSION_MINOR;
-    table.ctx = this;
-    table.log = [](void*, int32_t level, const char* m) {
-      if (level >= TH_LOG_WARN) std::fprintf(stderr, "  [tensorboard] %s\n", m);
-    };
-    table.output_dir = [](void* c) { return static_cast<BenchHost*>(c)->output_dir.c_str(); };
-    table.training_args_json = [](void*) { return R"({"learning_rate": 0.001, "seed": 42})"; };
-  }
-};
+// The shared testkit's host (testkit/plugin_driver.hpp): output_dir and args,
+// warnings and errors echoed to stderr.
+void set_up(testkit::FakeHost& host, const fs::path& dir) {
+  host.output_dir = dir.string();
+  host.args_json = R"({"learning_rate": 0.001, "seed": 42})";
+  host.echo_prefix = "tensorboard";
+  host.echo_min_level = TH_LOG_WARN;
+}
 
-// Drives one callback instance through the same C entry points a host uses.
+// One callback instance driven through the same C entry points a host uses
+// (the testkit's Instance over the callback's th_callback_info); a failing
+// call ends the benchmark.
 class Driver {
  public:
-  Driver(BenchHost& host, const char* config) {
-    info_ = trainhook::callback<TensorBoardCallback>("tensorboard", "1", trainhook::Kind::integration, "");
-    char err[512] = {0};
-    if (info_.create(&host.table, config, &self_, err, sizeof err) != TH_OK) {
-      std::fprintf(stderr, "create: %s\n", err);
-      std::exit(1);
-    }
-    state_.struct_size = TH_STATE_STRUCT_SIZE;
-    state_.is_world_process_zero = 1;
-    control_.struct_size = TH_CONTROL_STRUCT_SIZE;
+  Driver(const th_callback_info& info, testkit::FakeHost& host, const char* config) try
+      : instance_(info, host, config) {
+  } catch (const testkit::CallError& e) {
+    std::fprintf(stderr, "create: %s\n", e.what());
+    std::exit(1);
   }
-  ~Driver() { info_.vtable->destroy(self_); }
   void fire(int32_t event, const th_values* values = nullptr) {
-    th_event_args a{};
-    a.struct_size = TH_EVENT_ARGS_STRUCT_SIZE;
-    a.event = event;
-    a.state = &state_;
-    a.control = &control_;
-    a.values = values;
-    char err[512];
-    if (info_.vtable->on_event(self_, &a, err, sizeof err) != TH_OK) {
-      std::fprintf(stderr, "event %d: %s\n", event, err);
+    try {
+      instance_.fire(event, run_, values);
+    } catch (const testkit::CallError& e) {
+      std::fprintf(stderr, "event %d: %s\n", event, e.what());
       std::exit(1);
     }
   }
-  th_state& state() { return state_; }
+  th_state& state() { return run_.state; }
 
  private:
-  th_callback_info info_{};
-  void* self_ = nullptr;
-  th_state state_{};
-  th_control control_{};
+  testkit::Instance instance_;
+  testkit::Run run_;
 };
 
 // Stand-in for a training step's compute: ~`us` microseconds of arithmetic.
@@ -100,6 +83,8 @@ int main(int argc, char** argv) {
   const long total = argc > 1 ? std::atol(argv[1]) : 2000000;
   const int steps = argc > 2 ? std::atoi(argv[2]) : 1500;
   const auto dir = fs::temp_directory_path() / ("bench_tensorboard_" + std::to_string(::getpid()));
+  const th_callback_info info =
+      trainhook::callback<TensorBoardCallback>("tensorboard", "1", trainhook::Kind::integration, "");
   fs::create_directories(dir);
   ::unsetenv("TENSORBOARD_LOGGING_DIR");
 
@@ -135,8 +120,9 @@ int main(int argc, char** argv) {
 
   // 2. End to end: on_log on this thread, encoding and write(2) on the writer's.
   {
-    BenchHost host((dir / "e2e").string());
-    Driver d(host, R"({"queue_size": 1000000})");
+    testkit::FakeHost host;
+    set_up(host, dir / "e2e");
+    Driver d(info, host, R"({"queue_size": 1000000})");
     d.fire(TH_EVENT_TRAIN_BEGIN);
     th_values v{TH_VALUES_STRUCT_SIZE, per_log, keys, values, 0, nullptr, nullptr};
     const auto t0 = Clock::now();
@@ -186,11 +172,12 @@ int main(int argc, char** argv) {
       if (d) d->fire(TH_EVENT_TRAIN_END);
       return s;
     };
-    BenchHost host((dir / "ratio").string());
+    testkit::FakeHost host;
+    set_up(host, dir / "ratio");
     double off = 0, on = 0;
     for (int round = 0; round < 3; ++round) {  // interleaved, to spread machine noise
       off += loop(nullptr);
-      Driver d(host, "{}");
+      Driver d(info, host, "{}");
       on += loop(&d);
     }
     std::printf(

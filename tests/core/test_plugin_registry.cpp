@@ -1,13 +1,16 @@
 // PluginRegistry with the plugins built by tests/sdk: the plain-C plugin, the
 // two-callback pack, and every kind of refused file, each checked by message.
 #include <trainhook/callbacks/callback_handler.hpp>
+#include <trainhook/plugin_host/plugin_file_name.hpp>
 #include <trainhook/plugin_host/plugin_registry.hpp>
 
 #include <doctest/doctest.h>
 
+#include <elf.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <algorithm>
+#include <cstddef>
 #include <cstdlib>
 #include <fstream>
 #include <mutex>
@@ -89,7 +92,7 @@ void check_refused(const std::string& folder, const std::string& file, const std
 TEST_CASE("the good folder: a C plugin and a two-callback pack load with their metadata") {
   PluginRegistry r(only({kRoot / "good"}));
   REQUIRE(r.libraries().size() == 2);
-  const LibraryRecord& c = record_named(r, "libtrainhook_c_plugin.so");
+  const LibraryRecord& c = record_named(r, plugin_file_name("c_plugin"));
   CHECK(c.loaded);
   CHECK(c.refused_reason.empty());
   CHECK(c.plugin_name == "c_plugin");
@@ -100,7 +103,7 @@ TEST_CASE("the good folder: a C plugin and a two-callback pack load with their m
   CHECK(c.callbacks[0].name == "c_counter");
   CHECK(c.callbacks[0].kind == TH_KIND_INTEGRATION);
 
-  const LibraryRecord& pack = record_named(r, "libtrainhook_test_pack.so");
+  const LibraryRecord& pack = record_named(r, plugin_file_name("test_pack"));
   CHECK(pack.loaded);
   CHECK(pack.plugin_name == "test_pack");
   REQUIRE(pack.callbacks.size() == 2);
@@ -218,7 +221,7 @@ TEST_CASE("a plugin exception crosses the C boundary as a message and disables o
 TEST_CASE("create() errors name the callback and carry the plugin's message") {
   RecordingHost host;
   PluginRegistry r(only({kRoot / "good"}));
-  const std::string lib = (kRoot / "good" / "libtrainhook_test_pack.so").string();
+  const std::string lib = (kRoot / "good" / plugin_file_name("test_pack")).string();
   CHECK_THROWS_WITH_AS(r.create("pack_recorder", host, R"({"stop_at_step": 0})"),
                        ("cannot create callback 'pack_recorder' from " + lib +
                         ": pack_recorder: stop_at_step must be >= 1, got 0 [TH_INVALID_ARGUMENT]")
@@ -252,7 +255,7 @@ TEST_CASE("plugin commands run with arguments and return their exit code") {
   CHECK(host.logged("pack-hello|2|hello a b c"));
   const std::vector<std::string> fail_args = {"--fail"};
   const std::string fail_message = "command 'pack-hello' (" +
-                                   (kRoot / "good" / "libtrainhook_test_pack.so").string() +
+                                   (kRoot / "good" / plugin_file_name("test_pack")).string() +
                                    ") failed: pack-hello: --fail was given [status 1]";
   CHECK_THROWS_WITH_AS(r.run_command("pack-hello", fail_args, host), fail_message.c_str(), PluginError);
   CHECK_THROWS_WITH_AS(r.run_command("pack-helo", {}, host), doctest::Contains("Did you mean 'pack-hello'?"),
@@ -290,19 +293,19 @@ TEST_CASE("report_to and callbacks resolve names, unknown names list what exists
 }
 
 TEST_CASE("refused: a library without the entry symbol") {
-  check_refused("no_entry", "libtrainhook_no_entry.so",
+  check_refused("no_entry", plugin_file_name("no_entry"),
                 "no entry symbol trainhook_plugin_v1 (not a Trainhook plugin, or built for another ABI)");
 }
 
 TEST_CASE("refused: ABI major version mismatch") {
-  check_refused("abi_major", "libtrainhook_abi_major.so",
+  check_refused("abi_major", plugin_file_name("abi_major"),
                 "ABI major version mismatch: the plugin was built for ABI 2.0, this trainhook speaks ABI 1.0 "
                 "(rebuild the plugin against this SDK)");
 }
 
 TEST_CASE("refused: a plugin built for a newer minor version") {
   check_refused(
-      "newer_minor", "libtrainhook_newer_minor.so",
+      "newer_minor", plugin_file_name("newer_minor"),
       "the plugin was built for ABI 1.1, newer than this trainhook's ABI 1.0 (upgrade trainhook, or "
       "rebuild the plugin against this SDK)");
 }
@@ -346,42 +349,123 @@ TEST_CASE("refused: a plugin built against a larger (newer minor) header, with a
   PluginRegistry r(only({kRoot / "larger"}));
   REQUIRE(r.libraries().size() == 1);
   const LibraryRecord& rec = r.libraries()[0];
-  CHECK(rec.path == kRoot / "larger" / "libtrainhook_large_layout.so");
+  CHECK(rec.path == kRoot / "larger" / plugin_file_name("large_layout"));
   CHECK_FALSE(rec.loaded);
   CHECK(rec.refused_reason ==
         "the plugin was built for ABI 1.1, newer than this trainhook's ABI 1.0 (upgrade trainhook, or "
         "rebuild the plugin against this SDK)");
-  CHECK(r.describe().find((kRoot / "larger" / "libtrainhook_large_layout.so").string() + "\n  REFUSED: ") !=
+  CHECK(r.describe().find((kRoot / "larger" / plugin_file_name("large_layout")).string() + "\n  REFUSED: ") !=
         std::string::npos);
   CHECK_FALSE(r.has("large_cb"));
   // Asking for it by the library's name points at the refused file and why.
-  const std::string refused = (kRoot / "larger" / "libtrainhook_large_layout.so").string() +
+  const std::string refused = (kRoot / "larger" / plugin_file_name("large_layout")).string() +
                               " was found but refused: the plugin was built for ABI 1.1";
   CHECK_THROWS_WITH_AS(r.check_callbacks({"large_layout"}), doctest::Contains(refused.c_str()), PluginError);
 }
 
 TEST_CASE("refused: negotiation failure reported by the plugin's entry") {
-  check_refused("abi_refuse", "libtrainhook_abi_refuse.so",
+  check_refused("abi_refuse", plugin_file_name("abi_refuse"),
                 "ABI negotiation failed: the plugin refused this trainhook (ABI 1.0): fake plugin insists on "
                 "trainhook ABI 7.3");
 }
 
 TEST_CASE("refused: the entry returns an error") {
   check_refused(
-      "entry_error", "libtrainhook_entry_error.so",
+      "entry_error", plugin_file_name("entry_error"),
       "entry trainhook_plugin_v1 returned error 1: license file /nonexistent/license.key not found");
 }
 
 TEST_CASE("refused: a text file named like a plugin is not a shared library") {
   TempDir dir;
-  std::ofstream(dir.path / "libtrainhook_x.so") << "this is not a library\n";
+  std::ofstream(dir.path / plugin_file_name("x")) << "this is not a library\n";
   std::ofstream(dir.path / "README.txt") << "not a candidate: ignored\n";
   PluginRegistry r(only({dir.path}));
   REQUIRE(r.libraries().size() == 1);
   CHECK_FALSE(r.libraries()[0].loaded);
-  CHECK(r.libraries()[0].refused_reason.rfind("not a shared library (cannot read it as ELF: ", 0) == 0);
-  CHECK(r.describe().find((dir.path / "libtrainhook_x.so").string() + "\n  REFUSED: not a shared library") !=
+  CHECK(r.libraries()[0].refused_reason == "not a shared library (not an ELF file)");
+  CHECK(r.describe().find((dir.path / plugin_file_name("x")).string() +
+                          "\n  REFUSED: not a shared library (not an ELF file)") != std::string::npos);
+}
+
+namespace {
+
+// A copy of the good C plugin, named libtrainhook_patched<suffix> in `dir`, with
+// `size` bytes of its ELF header at `offset` overwritten by `bytes`: the
+// pre-check reads only the header for these, so one real library serves for
+// every kind of foreign ELF file.
+fs::path patched_plugin(const fs::path& dir, size_t offset, const void* bytes, size_t size) {
+  const fs::path lib = dir / plugin_file_name("patched");
+  fs::copy_file(kRoot / "good" / plugin_file_name("c_plugin"), lib);
+  std::fstream f(lib, std::ios::in | std::ios::out | std::ios::binary);
+  f.seekp(static_cast<std::streamoff>(offset));
+  f.write(static_cast<const char*>(bytes), static_cast<std::streamsize>(size));
+  REQUIRE(f.good());
+  return lib;
+}
+
+// The refusal of the single library in `dir`, checked in describe() next to its path.
+std::string single_refusal(const fs::path& dir) {
+  PluginRegistry r(only({dir}));
+  REQUIRE(r.libraries().size() == 1);
+  const LibraryRecord& rec = r.libraries()[0];
+  CHECK_FALSE(rec.loaded);
+  CHECK(r.describe().find(rec.path.string() + "\n  REFUSED: " + rec.refused_reason) != std::string::npos);
+  return rec.refused_reason;
+}
+
+}  // namespace
+
+TEST_CASE("refused before loading: an ELF executable (ET_EXEC) is not a shared library") {
+  TempDir dir;
+  const uint16_t exec = ET_EXEC;
+  patched_plugin(dir.path, offsetof(Elf64_Ehdr, e_type), &exec, sizeof exec);
+  CHECK(single_refusal(dir.path) ==
+        "not a shared library: an ELF executable (ET_EXEC); build the plugin as a shared library "
+        "(trainhook_add_plugin, or add_library(... MODULE))");
+}
+
+TEST_CASE("refused before loading: an object file (ET_REL)") {
+  TempDir dir;
+  const uint16_t rel = ET_REL;
+  patched_plugin(dir.path, offsetof(Elf64_Ehdr, e_type), &rel, sizeof rel);
+  CHECK(single_refusal(dir.path) ==
+        "not a shared library: an ELF object file (ET_REL); link it into a shared library");
+}
+
+TEST_CASE("refused before loading: a library for another machine names both machines") {
+#if defined(__x86_64__)
+  const uint16_t other = EM_AARCH64;
+  const std::string expected = "built for another platform: AArch64, this trainhook runs on x86-64";
+#else
+  const uint16_t other = EM_X86_64;
+  const std::string expected = "built for another platform: x86-64, this trainhook runs on ";
+#endif
+  TempDir dir;
+  patched_plugin(dir.path, offsetof(Elf64_Ehdr, e_machine), &other, sizeof other);
+  CHECK(single_refusal(dir.path).rfind(expected, 0) == 0);
+}
+
+TEST_CASE("refused before loading: a 32-bit ELF file") {
+  TempDir dir;
+  const unsigned char elf32 = ELFCLASS32;
+  patched_plugin(dir.path, EI_CLASS, &elf32, 1);
+  CHECK(single_refusal(dir.path) ==
+        "built for another platform: a 32-bit ELF file, this trainhook is 64-bit");
+}
+
+TEST_CASE("refused at load: an unresolved symbol, with the loader's reason naming it and the file") {
+  const fs::path lib = kRoot / "unresolved" / plugin_file_name("unresolved");
+  PluginRegistry r(only({kRoot / "unresolved"}));
+  REQUIRE(r.libraries().size() == 1);
+  const LibraryRecord& rec = r.libraries()[0];
+  CHECK_FALSE(rec.loaded);
+  INFO(rec.refused_reason);
+  // glibc: "<file>: undefined symbol: trainhook_test_symbol_nobody_defines"
+  CHECK(rec.refused_reason.rfind("cannot be loaded: ", 0) == 0);
+  CHECK(rec.refused_reason.find("undefined symbol: trainhook_test_symbol_nobody_defines") !=
         std::string::npos);
+  CHECK(rec.refused_reason.find(lib.filename().string()) != std::string::npos);
+  CHECK(r.describe().find(lib.string() + "\n  REFUSED: cannot be loaded: ") != std::string::npos);
 }
 
 TEST_CASE("refused: a stale TRAINHOOK_PLUGIN_PATH is ignored but a missing --plugin_dir is an error") {
@@ -391,8 +475,8 @@ TEST_CASE("refused: a stale TRAINHOOK_PLUGIN_PATH is ignored but a missing --plu
 }
 
 TEST_CASE("duplicate callback names in two libraries: an error naming both, unless allowed") {
-  const std::string a = (kRoot / "dup" / "libtrainhook_dup_a.so").string();
-  const std::string b = (kRoot / "dup" / "libtrainhook_dup_b.so").string();
+  const std::string a = (kRoot / "dup" / plugin_file_name("dup_a")).string();
+  const std::string b = (kRoot / "dup" / plugin_file_name("dup_b")).string();
   CHECK_THROWS_WITH_AS(
       PluginRegistry(only({kRoot / "dup"})),
       ("duplicate plugin names: callback 'dup_cb' is exported by both " + a + " and " + b +
@@ -404,8 +488,8 @@ TEST_CASE("duplicate callback names in two libraries: an error naming both, unle
   o.allow_duplicate_plugins = true;
   PluginRegistry r(o);
   CHECK(r.has("dup_cb"));
-  CHECK(record_named(r, "libtrainhook_dup_a.so").callbacks[0].shadowed_by.empty());
-  CHECK(record_named(r, "libtrainhook_dup_b.so").callbacks[0].shadowed_by == a);
+  CHECK(record_named(r, plugin_file_name("dup_a")).callbacks[0].shadowed_by.empty());
+  CHECK(record_named(r, plugin_file_name("dup_b")).callbacks[0].shadowed_by == a);
   CHECK(r.describe().find("[DUPLICATE: ignored, " + a + " comes first]") != std::string::npos);
 }
 
@@ -421,8 +505,8 @@ TEST_CASE("search order: --plugin_dir, then TRAINHOOK_PLUGIN_PATH, then the defa
                                                       (kRoot / "abi_major").string()});
   std::vector<std::string> files;
   for (const auto& rec : r.libraries()) files.push_back(rec.path.filename().string());
-  CHECK(files == std::vector<std::string>{"libtrainhook_c_plugin.so", "libtrainhook_test_pack.so",
-                                          "libtrainhook_no_entry.so", "libtrainhook_abi_major.so"});
+  CHECK(files == std::vector<std::string>{plugin_file_name("c_plugin"), plugin_file_name("test_pack"),
+                                          plugin_file_name("no_entry"), plugin_file_name("abi_major")});
 }
 
 TEST_CASE("default_plugin_dir is lib/trainhook/plugins beside the executable's bin folder") {
@@ -436,8 +520,8 @@ TEST_CASE("default_plugin_dir is lib/trainhook/plugins beside the executable's b
 
 TEST_CASE("unsafe paths are refused unless allowed: world-writable folder or file, foreign owner") {
   TempDir dir;
-  const fs::path lib = dir.path / "libtrainhook_c_plugin.so";
-  fs::copy_file(kRoot / "good" / "libtrainhook_c_plugin.so", lib);
+  const fs::path lib = dir.path / plugin_file_name("c_plugin");
+  fs::copy_file(kRoot / "good" / plugin_file_name("c_plugin"), lib);
   ::chmod(dir.path.c_str(), 0700);
   ::chmod(lib.c_str(), 0644);
   {
@@ -485,8 +569,8 @@ TEST_CASE("a stripped plugin (no .symtab) is still recognised through its dynami
     return;
   }
   TempDir dir;
-  const fs::path lib = dir.path / "libtrainhook_c_plugin.so";
-  fs::copy_file(kRoot / "good" / "libtrainhook_c_plugin.so", lib);
+  const fs::path lib = dir.path / plugin_file_name("c_plugin");
+  fs::copy_file(kRoot / "good" / plugin_file_name("c_plugin"), lib);
   REQUIRE(std::system(("strip --strip-all '" + lib.string() + "'").c_str()) == 0);
   PluginRegistry r(only({dir.path}));
   REQUIRE(r.libraries().size() == 1);

@@ -7,7 +7,7 @@
 #     loses nothing;
 #  3. a second attempt given the first as previous prefix skips the corrupted
 #     newest checkpoint, resumes from the one before and carries it forward.
-# Usage: s3_moto_test.sh <flyte_driver> <plugin.so> <venv>
+# Usage: s3_moto_test.sh <flyte_driver> <flyte plugin library> <venv>
 set -euo pipefail
 DRIVER="$1"; PLUGIN="$2"; VENV="$3"
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"

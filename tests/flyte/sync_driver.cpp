@@ -1,10 +1,11 @@
 // Drives the real flyte plugin library (dlopen, C ABI) through a simulated run
 // for the integration tests:
-//   flyte_driver <plugin.so> <output_dir> <config-json> <steps,comma-separated> <big-file-bytes>
+//   flyte_driver <plugin library> <output_dir> <config-json> <steps,comma-separated> <big-file-bytes>
 // Fires on_init_end, then per step writes checkpoint-<step>/ (a few small files
 // and one file of <big-file-bytes> bytes whose content depends on the step) and
 // fires on_save, then on_train_end. Prints "RESUME <path>" when the plugin asked
-// to resume, and every log line of the plugin to stderr.
+// to resume, and every log line of the plugin to stderr. Host and driver are the
+// shared testkit (testkit/plugin_driver.hpp).
 #include "test_files.hpp"
 
 #include <plugin_driver.hpp>
@@ -34,7 +35,7 @@ bool fire(testkit::Instance& cb, testkit::Run& run, int32_t event, const char* n
 
 int main(int argc, char** argv) {
   if (argc != 6) {
-    std::cerr << "usage: flyte_driver <plugin.so> <output_dir> <config-json> <steps> <big-bytes>\n";
+    std::cerr << "usage: flyte_driver <plugin library> <output_dir> <config-json> <steps> <big-bytes>\n";
     return 2;
   }
   std::unique_ptr<testkit::Library> lib;

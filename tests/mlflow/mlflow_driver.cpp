@@ -1,24 +1,22 @@
 // A stand-in trainer for the mlflow plugin's integration tests and benchmark:
-// loads a plugin library with dlopen through the C ABI only (abi.h), creates
-// one callback, and fires a training run's events (HF order) with a simulated
-// step time. Prints a JSON summary of the callback overhead per step on stdout.
+// loads a plugin library through the C ABI only, with the shared testkit
+// (testkit/plugin_driver.hpp: dlopen, a fake th_host whose log goes to stderr),
+// creates one callback, and fires a training run's events (HF order) with a
+// simulated step time. Prints a JSON summary of the callback overhead per step
+// on stdout.
 //
-//   mlflow_driver --plugin lib.so --callback mlflow --output_dir D --steps 50
+//   mlflow_driver --plugin <plugin library> --callback mlflow --output_dir D --steps 50
 //                 [--step_ms 5] [--save_every 10] [--eval_every 10] [--config JSON]
 //                 [--args JSON] [--first_step N] [--no_train_end] [--no_plugin]
-#include <trainhook/abi.h>
-
-#include <dlfcn.h>
+#include <plugin_driver.hpp>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
-#include <map>
-#include <mutex>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -30,27 +28,6 @@ struct Options {
   int steps = 20, first_step = 1, step_ms = 0, save_every = 0, eval_every = 0;
   bool train_end = true, no_plugin = false;
 };
-
-std::mutex g_log_mu;
-std::string g_output_dir, g_args_json, g_run_name;
-
-void host_log(void*, int32_t level, const char* msg) {
-  static const char* names[] = {"trace", "debug", "info", "warn", "error"};
-  std::lock_guard<std::mutex> lock(g_log_mu);
-  std::fprintf(stderr, "[%s] mlflow: %s\n", names[std::clamp(level, 0, 4)], msg);
-}
-const char* host_output_dir(void*) { return g_output_dir.c_str(); }
-const char* host_args(void*) { return g_args_json.c_str(); }
-void host_stop(void*, const char* reason) {
-  host_log(nullptr, TH_LOG_WARN, (std::string("stop: ") + reason).c_str());
-}
-const char* host_state(void*) { return "{}"; }
-const char* host_model(void*) { return ""; }
-th_status host_resume(void*, const char*, char* err, size_t n) {
-  std::snprintf(err, n, "not supported by the driver");
-  return TH_INVALID_ARGUMENT;
-}
-const char* host_run_name(void*) { return g_run_name.c_str(); }
 
 void busy_wait(int ms) {
   auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
@@ -106,70 +83,44 @@ int main(int argc, char** argv) {
       return fail(e.what());
     }
   }
-  g_output_dir = o.output_dir;
-  g_run_name = o.run_name;
-  g_args_json = !o.args.empty()
-                    ? o.args
-                    : R"({"output_dir": ")" + o.output_dir + R"(", "learning_rate": 0.001, "max_steps": )" +
-                          std::to_string(o.steps) + R"(, "seed": 42, "report_to": ["mlflow"]})";
+  testkit::FakeHost host;
+  host.echo_prefix = "mlflow";
+  host.resume_error = "not supported by the driver";
+  host.output_dir = o.output_dir;
+  host.run_name = o.run_name;
+  host.args_json =
+      !o.args.empty() ? o.args
+                      : R"({"output_dir": ")" + o.output_dir + R"(", "learning_rate": 0.001, "max_steps": )" +
+                            std::to_string(o.steps) + R"(, "seed": 42, "report_to": ["mlflow"]})";
   std::filesystem::create_directories(o.output_dir);
 
-  void* self = nullptr;
-  const th_callback_vtable* vt = nullptr;
-  th_host host{};
-  host.struct_size = TH_HOST_STRUCT_SIZE;
-  host.abi_major = TRAINHOOK_ABI_VERSION_MAJOR;
-  host.abi_minor = TRAINHOOK_ABI_VERSION_MINOR;
-  host.log = host_log;
-  host.output_dir = host_output_dir;
-  host.training_args_json = host_args;
-  host.request_stop = host_stop;
-  host.trainer_state_json = host_state;
-  host.model_description = host_model;
-  host.set_resume_checkpoint = host_resume;
-  host.run_name = host_run_name;
-  char err[2048] = {0};
+  std::unique_ptr<testkit::Library> lib;
+  std::unique_ptr<testkit::Instance> cb;
   if (!o.no_plugin) {
-    void* lib = dlopen(o.plugin.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (lib == nullptr) return fail(std::string("dlopen: ") + dlerror());
-    auto entry = reinterpret_cast<th_plugin_entry_fn>(dlsym(lib, TRAINHOOK_ENTRY_SYMBOL));
-    if (entry == nullptr) return fail("no entry symbol in " + o.plugin);
-    th_host_info hi{TH_HOST_INFO_STRUCT_SIZE, TRAINHOOK_ABI_VERSION_MAJOR, TRAINHOOK_ABI_VERSION_MINOR, "driver"};
-    const th_plugin_info* info = nullptr;
-    if (entry(&hi, &info, err, sizeof err) != TH_OK) return fail(err);
-    const th_callback_info* cb = nullptr;
-    for (uint32_t i = 0; i < info->callback_count; ++i)
-      if (o.callback == info->callbacks[i]->name) cb = info->callbacks[i];
-    if (cb == nullptr) return fail("no callback " + o.callback);
-    if (cb->create(&host, o.config.c_str(), &self, err, sizeof err) != TH_OK) {
-      std::cerr << "create failed: " << err << "\n";
-      return 3;
+    try {
+      lib = std::make_unique<testkit::Library>(o.plugin);
+      const th_callback_info& info = lib->callback(o.callback);
+      try {
+        cb = std::make_unique<testkit::Instance>(info, host, o.config);
+      } catch (const testkit::CallError& e) {
+        std::cerr << "create failed: " << e.what() << "\n";
+        return 3;
+      }
+    } catch (const std::exception& e) {
+      return fail(e.what());
     }
-    vt = cb->vtable;
   }
 
-  th_state st{};
-  st.struct_size = TH_STATE_STRUCT_SIZE;
-  st.is_local_process_zero = 1;
-  st.is_world_process_zero = 1;
+  testkit::Run run;
+  th_state& st = run.state;
   st.max_steps = o.steps;
-  st.world_size = 1;
-  th_control ctl{};
-  ctl.struct_size = TH_CONTROL_STRUCT_SIZE;
   std::vector<double> callback_us;
   auto fire = [&](int32_t ev, const th_values* values = nullptr, const char* ckpt = nullptr) {
-    if (vt == nullptr) return;
-    th_event_args a{};
-    a.struct_size = TH_EVENT_ARGS_STRUCT_SIZE;
-    a.event = ev;
-    a.state = &st;
-    a.control = &ctl;
-    a.values = values;
-    a.checkpoint_dir = ckpt;
-    a.batch_index = -1;
-    a.batch_count = -1;
-    if (vt->on_event(self, &a, err, sizeof err) != TH_OK) {
-      std::cerr << "event " << ev << " failed: " << err << "\n";
+    if (cb == nullptr) return;
+    try {
+      cb->fire(ev, run, values, -1, -1, 0, ckpt);
+    } catch (const testkit::CallError& e) {
+      std::cerr << "event " << ev << " failed: " << e.what() << "\n";
       std::exit(4);
     }
   };
@@ -213,7 +164,7 @@ int main(int argc, char** argv) {
   }
   auto end0 = std::chrono::steady_clock::now();
   if (o.train_end) fire(TH_EVENT_TRAIN_END);
-  if (vt != nullptr) vt->destroy(self);
+  cb.reset();
   double end_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - end0).count();
 
   double total = 0, cb_total = 0, cb_max = 0;

@@ -1,8 +1,8 @@
-// The progress library through the C ABI (tests/testkit/plugin_driver.hpp): its two callbacks,
+// The progress library through the C ABI (testkit/plugin_driver.hpp): its two callbacks,
 // their options, what they print on stdout/stderr (captured with dup2), and
 // that only the world-zero process prints.
-#include <plugin_driver.hpp>
 #include <fd_capture.hpp>
+#include <plugin_driver.hpp>
 
 #include <doctest/doctest.h>
 

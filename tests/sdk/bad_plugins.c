@@ -5,7 +5,9 @@
  *   FAKE_NEWER_MINOR   answers with abi_minor one above the host's
  *   FAKE_ABI_REFUSE    the entry itself refuses the host (TH_ABI_MISMATCH)
  *   FAKE_ENTRY_ERROR   the entry returns TH_ERROR with a message
- *   FAKE_DUPLICATE     a valid plugin exporting callback "dup_cb" (built twice) */
+ *   FAKE_DUPLICATE     a valid plugin exporting callback "dup_cb" (built twice)
+ *   FAKE_UNRESOLVED    a valid entry that calls a function no library defines, so
+ *                      the loader (RTLD_NOW) refuses it naming that symbol */
 #include <trainhook/abi.h>
 
 #include <string.h>
@@ -62,6 +64,11 @@ static const th_plugin_info fake_info = {
     TH_PLUGIN_INFO_STRUCT_SIZE, FAKE_MAJOR, FAKE_MINOR, FAKE_LIB_NAME, "1.0.0", 1,
     fake_callback_ptrs,         0,          NULL};
 
+#if defined(FAKE_UNRESOLVED)
+/* Declared, never defined anywhere: the link of a shared library allows it. */
+extern int trainhook_test_symbol_nobody_defines(void);
+#endif
+
 #if defined(FAKE_NO_ENTRY)
 TRAINHOOK_EXPORT int trainhook_not_the_entry(void) { return fake_info.callback_count == 1; }
 #else
@@ -79,6 +86,11 @@ TRAINHOOK_EXPORT th_status TRAINHOOK_ENTRY_NAME(const th_host_info* host, const 
   (void)fake_info;
   write_err(err, err_size, "license file /nonexistent/license.key not found");
   return TH_ERROR;
+#elif defined(FAKE_UNRESOLVED)
+  (void)host;
+  write_err(err, err_size, "unreachable: the loader refuses this library");
+  *out = &fake_info;
+  return trainhook_test_symbol_nobody_defines() == 0 ? TH_OK : TH_ERROR;
 #else
   (void)host;
   (void)err;

@@ -3,24 +3,25 @@
 #  - `trainhook plugins` lists the test plugins and every refusal with its reason
 #  - `trainhook <plugin command>` runs a command a plugin exports
 #  - an unknown command suggests the closest one
-# Usage: cli_plugins_test.sh <trainhook> <test plugin root>
+# Usage: cli_plugins_test.sh <trainhook> <test plugin root> <shared-library suffix>
+# (plugin files are libtrainhook_<name><suffix>, as plugin_file_name.hpp says)
 set -euo pipefail
-TH="$1" ROOT="$2"
+TH="$1" ROOT="$2" SUFFIX="$3"
 fail() { echo "FAIL: $*" >&2; exit 1; }
 expect() { grep -qF -- "$2" <<<"$1" || { echo "$1"; fail "missing: $2"; }; }
 
 OUT="$("$TH" plugins --plugin_dir "$ROOT/good" --plugin_dir "$ROOT/no_entry" --plugin_dir "$ROOT/abi_major" \
         --plugin_dir "$ROOT/newer_minor" --plugin_dir "$ROOT/entry_error" --plugin_dir "$ROOT/dup")"
-expect "$OUT" "$ROOT/good/libtrainhook_c_plugin.so"
+expect "$OUT" "$ROOT/good/libtrainhook_c_plugin$SUFFIX"
 expect "$OUT" "integration c_counter 0.3.0"
 expect "$OUT" "callback pack_recorder 2.1.0"
 expect "$OUT" "command pack-hello"
-expect "$OUT" "$ROOT/no_entry/libtrainhook_no_entry.so
+expect "$OUT" "$ROOT/no_entry/libtrainhook_no_entry$SUFFIX
   REFUSED: no entry symbol trainhook_plugin_v1"
 expect "$OUT" "REFUSED: ABI major version mismatch: the plugin was built for ABI 2.0"
 expect "$OUT" "REFUSED: the plugin was built for ABI 1.1, newer than this trainhook's ABI 1.0"
 expect "$OUT" "REFUSED: entry trainhook_plugin_v1 returned error 1: license file"
-expect "$OUT" "[DUPLICATE: ignored, $ROOT/dup/libtrainhook_dup_a.so comes first]"
+expect "$OUT" "[DUPLICATE: ignored, $ROOT/dup/libtrainhook_dup_a$SUFFIX comes first]"
 
 set +e
 ERR="$("$TH" plugins --plugin_dirr x 2>&1)"; rc=$?

@@ -5,9 +5,10 @@
 #  3. the installed `trainhook plugins --plugin_dir` loads it; the installed
 #     trainer finds its own plugins in its default folder
 #  4. a short training run with --report_to acme_metrics writes its summary
-# Usage: out_of_tree_plugin_test.sh <build dir> <source dir> <cmake>
+# Usage: out_of_tree_plugin_test.sh <build dir> <source dir> <cmake> <shared-library suffix>
+# (trainhook_add_plugin names the plugin libtrainhook_<name><suffix>)
 set -euo pipefail
-BUILD="$1" SRC="$2" CMAKE="${3:-cmake}"
+BUILD="$1" SRC="$2" CMAKE="$3" SUFFIX="$4"
 TMP="$(mktemp -d)"
 trap 'rm -rf "$TMP"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
@@ -19,7 +20,7 @@ TH="$TMP/prefix/bin/trainhook"
 "$CMAKE" -S "$SRC/examples/third_party_plugin" -B "$TMP/example" -DCMAKE_PREFIX_PATH="$TMP/prefix" \
   -DCMAKE_BUILD_TYPE=Release >"$TMP/configure.log" 2>&1 || { cat "$TMP/configure.log"; fail "configure example"; }
 "$CMAKE" --build "$TMP/example" >"$TMP/build.log" 2>&1 || { cat "$TMP/build.log"; fail "build example"; }
-LIB="$TMP/example/libtrainhook_acme_metrics.so"
+LIB="$TMP/example/libtrainhook_acme_metrics$SUFFIX"
 [[ -f "$LIB" ]] || fail "example plugin not built at $LIB"
 
 OUT="$(env -u TRAINHOOK_PLUGIN_PATH "$TH" plugins --plugin_dir "$TMP/example")"

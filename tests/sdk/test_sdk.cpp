@@ -1,9 +1,11 @@
-// The SDK headers on their own: TH_HAS_FIELD against older (smaller) structs,
-// and the C++ layer's boundary: event masks from overrides, exceptions turned
-// into status + message, the save_state buffer protocol, commands.
+// The SDK headers: TH_HAS_FIELD against older (smaller) structs (with the
+// shared testkit's fake host), and the C++ layer's boundary: event masks from
+// overrides, exceptions turned into status + message, the save_state buffer
+// protocol, commands.
 #include <trainhook/plugin.hpp>
 
 #include <doctest/doctest.h>
+#include <plugin_driver.hpp>
 
 #include <cstddef>
 #include <string>
@@ -43,16 +45,25 @@ th_event_args make_args(th_state& st, th_control& ctl, int32_t ev) {
 }  // namespace
 
 TEST_CASE("TH_HAS_FIELD reads only what an older, smaller struct has") {
-  th_host h{};
-  h.struct_size = offsetof(th_host, trainer_state_json);  // an ABI 1.0-minus host without the later fields
-  CHECK(TH_HAS_FIELD(&h, th_host, request_stop));
-  CHECK_FALSE(TH_HAS_FIELD(&h, th_host, trainer_state_json));
-  CHECK_FALSE(TH_HAS_FIELD(&h, th_host, run_name));
+  testkit::FakeHost fake;
+  fake.state_json = R"({"global_step": 9})";
+  fake.run_name = "run-9";
+  const trainhook::Host full(fake.table());
+  CHECK(full.trainer_state_json() == fake.state_json);
+  CHECK(full.run_name() == "run-9");
+
+  // An ABI 1.0-minus host without the later fields: their function pointers
+  // are still set in the fake's table, so a read past struct_size would show.
+  fake.set_struct_size(offsetof(th_host, trainer_state_json));
+  const th_host* h = fake.table();
+  CHECK(TH_HAS_FIELD(h, th_host, request_stop));
+  CHECK_FALSE(TH_HAS_FIELD(h, th_host, trainer_state_json));
+  CHECK_FALSE(TH_HAS_FIELD(h, th_host, run_name));
   const th_host* none = nullptr;
   CHECK_FALSE(TH_HAS_FIELD(none, th_host, log));
-  trainhook::Host host(&h);
-  CHECK(host.trainer_state_json() == "{}");  // not called through a missing field
-  CHECK(host.run_name().empty());
+  const trainhook::Host old(h);
+  CHECK(old.trainer_state_json() == "{}");  // not called through a missing field
+  CHECK(old.run_name().empty());
 }
 
 TEST_CASE("callback<T> describes the class, the mask has exactly the overridden events") {

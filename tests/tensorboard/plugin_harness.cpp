@@ -24,9 +24,7 @@ th_status PluginHarness::create(const std::string& config_json, std::string* err
 void PluginHarness::fire(int32_t event, const std::vector<std::pair<std::string, double>>& numbers,
                          const std::vector<std::pair<std::string, std::string>>& strings) {
   if (instance_ == nullptr) throw std::logic_error("fire before create");
-  testkit::Values values;
-  for (const auto& [k, v] : numbers) values.add(k, v);
-  for (const auto& [k, v] : strings) values.add_string(k, v);
+  testkit::Values values(numbers, strings);
   instance_->fire(event, run_, event == TH_EVENT_LOG ? values.view() : nullptr);
 }
 

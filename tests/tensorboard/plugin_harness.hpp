@@ -1,5 +1,5 @@
 // The tensorboard plugin's test harness: the built library loaded through the
-// shared C-ABI driver (tests/testkit/plugin_driver.hpp), with the tensorboard
+// shared C-ABI driver (testkit/plugin_driver.hpp), with the tensorboard
 // callback created later (so a test can try several configurations) and logs
 // given as key/value lists. Used by the plugin unit test and the integration
 // driver.
@@ -14,7 +14,7 @@
 
 namespace tbtest {
 
-// <build>/lib/trainhook/plugins/libtrainhook_tensorboard.so from TRAINHOOK_BUILD_DIR.
+// The built tensorboard plugin under TRAINHOOK_BUILD_DIR (testkit::plugin_path).
 inline std::string plugin_path() { return testkit::plugin_path("tensorboard"); }
 
 class PluginHarness {

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Plays a run through the tensorboard plugin (tensorboard_driver) and reads the
 # event files back with the real `tensorboard` package from the test venv.
-#   run_reader_check.sh <tensorboard_driver> <libtrainhook_tensorboard.so>
+#   run_reader_check.sh <tensorboard_driver> <tensorboard plugin library>
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 VENV="${TRAINHOOK_TEST_VENV:-${TRAINHOOK_SOURCE_DIR:-$HERE/../..}/build/venv}"

@@ -4,7 +4,7 @@
 // what it logged to <out>/expected.json for check_events.py to compare with
 // what TensorBoard's own reader finds.
 //
-//   tb_driver <output_dir> <plugin .so>
+//   tb_driver <output_dir> <tensorboard plugin library>
 #include "plugin_harness.hpp"
 
 #include <nlohmann/json.hpp>
@@ -16,7 +16,7 @@
 
 int main(int argc, char** argv) {
   if (argc != 3) {
-    std::cerr << "usage: tb_driver <output_dir> <libtrainhook_tensorboard.so>\n";
+    std::cerr << "usage: tb_driver <output_dir> <tensorboard plugin library>\n";
     return 2;
   }
   try {

@@ -1,4 +1,5 @@
-// The built plugin, loaded with dlopen and driven through the C ABI.
+// The built plugin, loaded and driven through the C ABI by the shared testkit
+// (plugin_harness.hpp over testkit/plugin_driver.hpp).
 #include "event_reader.hpp"
 #include "plugin_harness.hpp"
 

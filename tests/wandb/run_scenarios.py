@@ -285,7 +285,7 @@ def scenario_resume(ctx, rx):
     check_content(hist[first:])
     # never on an existing run: refused, stop requested, nothing overwritten.
     out, log = ctx.train(ctx.config(rx, run_id="res1", resume="never"), n=4)
-    if "[stop]" not in log or "already exists" not in log:
+    if "[wandb] stop requested:" not in log or "already exists" not in log:
         fail("resume=never on an existing run was not refused: " + log[-800:])
     check_run(rx.run("test-entity", "trainhook", "res1"), lines=2 * first)
 

@@ -1,12 +1,12 @@
 #include "plugin_file_checks.hpp"
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <string>
 #include <vector>
-// boost/dll/library_info.hpp uses std::vector without including it (Boost 1.74).
-#include <boost/dll/library_info.hpp>
 
 #include <elf.h>
 #include <pwd.h>
@@ -30,6 +30,41 @@ std::string octal_mode(mode_t mode) {
   return buf;
 }
 
+// The ELF identity of the machine this trainhook runs on; a plugin must match
+// it. The reader below handles ELF64 little-endian only.
+#if defined(__x86_64__)
+constexpr uint16_t kHostMachine = EM_X86_64;
+#elif defined(__aarch64__)
+constexpr uint16_t kHostMachine = EM_AARCH64;
+#elif defined(__powerpc64__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+constexpr uint16_t kHostMachine = EM_PPC64;
+#elif defined(__riscv) && __riscv_xlen == 64
+constexpr uint16_t kHostMachine = EM_RISCV;
+#else
+#error "plugin_file_checks.cpp: add this platform's ELF machine (EM_*) and check it is ELF64 little-endian"
+#endif
+
+std::string machine_name(uint16_t machine) {
+  switch (machine) {
+    case EM_X86_64:
+      return "x86-64";
+    case EM_386:
+      return "i386";
+    case EM_AARCH64:
+      return "AArch64";
+    case EM_ARM:
+      return "32-bit ARM";
+    case EM_PPC64:
+      return "PowerPC 64";
+    case EM_RISCV:
+      return "RISC-V";
+    case EM_S390:
+      return "s390";
+    default:
+      return "ELF machine " + std::to_string(machine);
+  }
+}
+
 // Reads a POD from the file at `offset`; false when the file is too short.
 template <class T>
 bool read_at(std::ifstream& in, uint64_t offset, T& out) {
@@ -38,38 +73,58 @@ bool read_at(std::ifstream& in, uint64_t offset, T& out) {
   return static_cast<bool>(in);
 }
 
-// Looks for a defined, global/weak, default-visibility symbol in .dynsym (what
-// dlsym can see). ELF64 little-endian only, which covers every platform the
-// trainer builds on. Returns false on any malformed input.
-bool dynsym_exports(const fs::path& file, const std::string& name) {
-  std::ifstream in(file, std::ios::binary);
-  Elf64_Ehdr eh{};
-  if (!read_at(in, 0, eh) || eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_ident[EI_DATA] != ELFDATA2LSB)
-    return false;
-  if (eh.e_shentsize != sizeof(Elf64_Shdr)) return false;
+// What the .dynsym sections say about `name`.
+struct DynamicSymbols {
+  bool malformed = false;               // a section header or symbol lies outside the file
+  bool has_dynsym = false;              // a dynamic symbol table exists at all
+  bool exports_name = false;            // `name` is defined, global/weak, default visibility
+  std::vector<std::string> entry_like;  // other exported trainhook_plugin_v* names
+};
+
+DynamicSymbols read_dynamic_symbols(std::ifstream& in, const Elf64_Ehdr& eh, const std::string& name) {
+  DynamicSymbols out;
+  const std::string entry_prefix = "trainhook_plugin_v";
+  if (eh.e_shnum > 0 && eh.e_shentsize != sizeof(Elf64_Shdr)) {
+    out.malformed = true;
+    return out;
+  }
   for (uint16_t i = 0; i < eh.e_shnum; ++i) {
     Elf64_Shdr sh{};
-    if (!read_at(in, eh.e_shoff + uint64_t{i} * sizeof(Elf64_Shdr), sh)) return false;
-    if (sh.sh_type != SHT_DYNSYM || sh.sh_entsize != sizeof(Elf64_Sym)) continue;
+    if (!read_at(in, eh.e_shoff + uint64_t{i} * sizeof(Elf64_Shdr), sh)) {
+      out.malformed = true;
+      return out;
+    }
+    if (sh.sh_type != SHT_DYNSYM) continue;
+    out.has_dynsym = true;
     Elf64_Shdr strtab{};
-    if (sh.sh_link >= eh.e_shnum ||
-        !read_at(in, eh.e_shoff + uint64_t{sh.sh_link} * sizeof(Elf64_Shdr), strtab))
-      return false;
+    if (sh.sh_entsize != sizeof(Elf64_Sym) || sh.sh_link >= eh.e_shnum ||
+        !read_at(in, eh.e_shoff + uint64_t{sh.sh_link} * sizeof(Elf64_Shdr), strtab)) {
+      out.malformed = true;
+      return out;
+    }
     for (uint64_t k = 0; k < sh.sh_size / sizeof(Elf64_Sym); ++k) {
       Elf64_Sym sym{};
-      if (!read_at(in, sh.sh_offset + k * sizeof(Elf64_Sym), sym)) return false;
+      if (!read_at(in, sh.sh_offset + k * sizeof(Elf64_Sym), sym)) {
+        out.malformed = true;
+        return out;
+      }
       const unsigned bind = ELF64_ST_BIND(sym.st_info);
       if (sym.st_shndx == SHN_UNDEF || (bind != STB_GLOBAL && bind != STB_WEAK) ||
           ELF64_ST_VISIBILITY(sym.st_other) != STV_DEFAULT || sym.st_name >= strtab.sh_size)
         continue;
-      std::string candidate(name.size() + 1, '\0');
+      // Names are NUL-terminated; read at most one past the longest we compare.
+      std::string candidate(std::max(name.size(), entry_prefix.size() + 8) + 1, '\0');
       in.seekg(static_cast<std::streamoff>(strtab.sh_offset + sym.st_name));
       in.read(candidate.data(), static_cast<std::streamsize>(candidate.size()));
-      if (in && candidate.compare(0, name.size(), name) == 0 && candidate[name.size()] == '\0') return true;
-      in.clear();
+      in.clear();  // a name near the end of the file reads short; what was read is kept
+      candidate.resize(std::strlen(candidate.c_str()));
+      if (candidate == name)
+        out.exports_name = true;
+      else if (candidate.rfind(entry_prefix, 0) == 0)
+        out.entry_like.push_back(candidate);
     }
   }
-  return false;
+  return out;
 }
 
 }  // namespace
@@ -88,24 +143,41 @@ std::string unsafe_path_reason(const fs::path& path) {
   return {};
 }
 
-std::string entry_symbol_problem(const fs::path& file, const std::string& entry_symbol) {
-  std::vector<std::string> sections;
-  std::vector<std::string> symbols;
-  try {
-    boost::dll::library_info info(file, true);
-    sections = info.sections();
-    symbols = info.symbols();
-  } catch (const std::exception& e) {
-    return std::string("not a shared library (cannot read it as ELF: ") + e.what() + ")";
+std::string elf_problem(const fs::path& file, const std::string& entry_symbol) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) return "cannot be read (" + std::string(std::strerror(errno)) + ")";
+  unsigned char ident[EI_NIDENT] = {};
+  if (!read_at(in, 0, ident) || std::memcmp(ident, ELFMAG, SELFMAG) != 0)
+    return "not a shared library (not an ELF file)";
+  if (ident[EI_CLASS] != ELFCLASS64)
+    return std::string("built for another platform: a ") +
+           (ident[EI_CLASS] == ELFCLASS32 ? "32-bit" : "unknown-class") +
+           " ELF file, this trainhook is 64-bit";
+  if (ident[EI_DATA] != ELFDATA2LSB)
+    return "built for another platform: a big-endian ELF file, this trainhook is little-endian";
+  Elf64_Ehdr eh{};
+  if (!read_at(in, 0, eh)) return "not a shared library (the ELF header is truncated)";
+  if (eh.e_machine != kHostMachine)
+    return "built for another platform: " + machine_name(eh.e_machine) + ", this trainhook runs on " +
+           machine_name(kHostMachine);
+  switch (eh.e_type) {
+    case ET_DYN:
+      break;
+    case ET_EXEC:
+      return "not a shared library: an ELF executable (ET_EXEC); build the plugin as a shared library "
+             "(trainhook_add_plugin, or add_library(... MODULE))";
+    case ET_REL:
+      return "not a shared library: an ELF object file (ET_REL); link it into a shared library";
+    default:
+      return "not a shared library: ELF type " + std::to_string(eh.e_type) + ", not ET_DYN";
   }
-  if (std::find(symbols.begin(), symbols.end(), entry_symbol) != symbols.end()) return {};
-  // library_info reads .symtab only; a stripped library keeps its exports in .dynsym.
-  if (dynsym_exports(file, entry_symbol)) return {};
-  if (std::find(sections.begin(), sections.end(), ".dynsym") == sections.end())
-    return "not a shared library (no dynamic symbol table)";
+  const DynamicSymbols dyn = read_dynamic_symbols(in, eh, entry_symbol);
+  if (dyn.malformed)
+    return "not a shared library (its ELF section table or symbols lie past the end of the file)";
+  if (!dyn.has_dynsym) return "not a shared library (no dynamic symbol table)";
+  if (dyn.exports_name) return {};
   std::string other;
-  for (const auto& s : symbols)
-    if (s.rfind("trainhook_plugin_v", 0) == 0) other += (other.empty() ? "" : ", ") + s;
+  for (const auto& s : dyn.entry_like) other += (other.empty() ? "" : ", ") + s;
   return "no entry symbol " + entry_symbol + " (not a Trainhook plugin, or built for another ABI" +
          (other.empty() ? std::string() : "; it exports " + other) + ")";
 }

@@ -1,5 +1,6 @@
 // Checks run on a candidate plugin file before any of its code runs: path
-// safety (as ssh and sudo do) and the presence of the entry symbol.
+// safety (as ssh and sudo do) and the ELF pre-check. Loading itself is
+// Boost.DLL's (plugin_registry.cpp); these checks only read the file.
 #pragma once
 
 #include <filesystem>
@@ -11,9 +12,10 @@ namespace trainhook::detail {
 // user or root and not world-writable; else the reason, naming the path.
 std::string unsafe_path_reason(const std::filesystem::path& path);
 
-// "" when `file` is a shared library exporting `entry_symbol`; else the reason.
-// Reads the file only (boost::dll::library_info; the dynamic symbol table
-// directly for stripped libraries, which have no .symtab for library_info).
-std::string entry_symbol_problem(const std::filesystem::path& file, const std::string& entry_symbol);
+// "" when `file` is an ELF shared object for this machine (class, byte order,
+// machine and type ET_DYN) whose dynamic symbol table exports `entry_symbol`
+// (defined, global or weak, default visibility: what dlsym can see); else the
+// reason. The caller shows it next to the file's path.
+std::string elf_problem(const std::filesystem::path& file, const std::string& entry_symbol);
 
 }  // namespace trainhook::detail

@@ -8,11 +8,13 @@
 #include "plugin_file_checks.hpp"
 #include "plugin_library.hpp"
 
+#include <trainhook/plugin_host/plugin_file_name.hpp>
+
 #include <spdlog/spdlog.h>
 #include <boost/dll/runtime_symbol_info.hpp>
 #include <boost/dll/shared_library.hpp>
 
-#include <dlfcn.h>
+#include <dlfcn.h>  // dlerror(): the loader's reason for a failed Boost.DLL load
 #include <algorithm>
 #include <cstdlib>
 #include <map>
@@ -56,12 +58,7 @@ std::string quoted(const char* s) {
   return s == nullptr ? std::string("(null)") : "'" + std::string(s) + "'";
 }
 
-bool is_candidate_file(const fs::path& p) {
-  const std::string name = p.filename().string();
-  const std::string suffix = boost::dll::shared_library::suffix().string();
-  return name.rfind("libtrainhook_", 0) == 0 && name.size() > suffix.size() &&
-         name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
+bool is_candidate_file(const fs::path& p) { return !plugin_name_of_file(p.filename().string()).empty(); }
 
 // Copies the static information a library returned into `lib` (host-owned,
 // zeroed structs; see PluginLibrary) and validates it; "" when usable. The
@@ -248,23 +245,23 @@ void PluginRegistry::Impl::scan() {
 }
 
 std::shared_ptr<const PluginLibrary> PluginRegistry::Impl::load(const fs::path& file, LibraryRecord& rec) {
-  if (std::string problem = detail::entry_symbol_problem(file, TRAINHOOK_ENTRY_SYMBOL); !problem.empty()) {
+  // One mechanism: the ELF pre-check reads the file, then Boost.DLL loads it.
+  if (std::string problem = detail::elf_problem(file, TRAINHOOK_ENTRY_SYMBOL); !problem.empty()) {
     rec.refused_reason = problem;
     return nullptr;
   }
   auto lib = std::make_shared<PluginLibrary>();
   lib->path = rec.path;
   std::error_code ec;
+  (void)::dlerror();  // clear a stale message, so the one read below is this load's
   lib->library.load(file, boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local, ec);
   if (ec || !lib->library.is_loaded()) {
-    // Boost.DLL drops dlerror()'s text; ask dlopen once more for the reason.
-    std::string why = ec ? ec.message() : "unknown error";
-    if (void* h = ::dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL)) {
-      ::dlclose(h);
-    } else if (const char* e = ::dlerror()) {
-      why = e;
-    }
-    rec.refused_reason = "cannot be loaded: " + why;
+    // Boost.DLL (1.74) reports every dlopen failure as "Bad file descriptor" and
+    // leaves the loader's own message (the missing symbol or library, the wrong
+    // format) in dlerror(); read it before anything else calls the loader.
+    const char* loader = ::dlerror();
+    rec.refused_reason = "cannot be loaded: " +
+                         (loader != nullptr ? std::string(loader) : ec.message() + " (no loader message)");
     return nullptr;
   }
   if (!lib->library.has(TRAINHOOK_ENTRY_SYMBOL)) {
@@ -369,7 +366,7 @@ std::string PluginRegistry::Impl::unknown_name_message(const std::string& what, 
   msg += " Available: " + (available.empty() ? std::string("(none)") : join(available)) + ".";
   // Name the refused file that would have provided it, if its name says so.
   for (const auto& rec : records)
-    if (!rec.loaded && rec.path.filename().string() == "libtrainhook_" + name + ".so")
+    if (!rec.loaded && rec.path.filename().string() == plugin_file_name(name))
       msg += " " + rec.path.string() + " was found but refused: " + rec.refused_reason + ".";
   std::vector<std::string> searched;
   for (const auto& [dir, origin] : dirs) searched.push_back(dir.string() + " (" + origin + ")");
@@ -439,8 +436,9 @@ void PluginRegistry::check_callbacks(const std::vector<std::string>& names) cons
       throw PluginError("callbacks: " + impl_->unknown_name_message("callback", name, all));
 }
 
-std::unique_ptr<detail::InternalCallback> PluginRegistry::create(const std::string& callback_name, HostServices& host,
-                                                        const std::string& config_json) const {
+std::unique_ptr<detail::InternalCallback> PluginRegistry::create(const std::string& callback_name,
+                                                                 HostServices& host,
+                                                                 const std::string& config_json) const {
   const auto* e = impl_->find(callback_name);
   if (e == nullptr) {
     std::vector<std::string> all;
@@ -492,7 +490,7 @@ std::string PluginRegistry::describe() const {
     std::error_code ec;
     out << "  " << dir.string() << "  (" << origin << (fs::exists(dir, ec) ? "" : ", missing") << ")\n";
   }
-  if (impl_->records.empty()) out << "\nNo plugin libraries (libtrainhook_*.so) found.\n";
+  if (impl_->records.empty()) out << "\nNo plugin libraries (" << plugin_file_glob() << ") found.\n";
   for (const auto& rec : impl_->records) {
     out << "\n" << rec.path.string() << "\n";
     if (!rec.loaded) {

@@ -1,14 +1,15 @@
-// Discovers plugin libraries, checks them without running their code
-// (boost::dll::library_info), loads them, negotiates the ABI, and creates
+// Discovers plugin libraries (file names as in plugin_file_name.hpp), checks
+// them without running their code (the ELF pre-check: format, machine, type,
+// entry symbol), loads them with Boost.DLL, negotiates the ABI, and creates
 // callback instances. No LibTorch here.
 //
 // Lifetime: each created callback holds a shared reference to its library, so
 // a library is unloaded only after every callback it made is destroyed.
 #pragma once
 
-#include <trainhook/common/errors.hpp>
 #include <trainhook/callbacks/callback.hpp>
 #include <trainhook/common/closest_name.hpp>
+#include <trainhook/common/errors.hpp>
 #include <trainhook/plugin_host/host_services.hpp>
 
 #include <filesystem>
@@ -88,7 +89,7 @@ class PluginRegistry {
   // Creates an instance; `host` must outlive it. config_json is its section of
   // plugin_config ("{}" when none). Throws PluginError with the plugin's message.
   std::unique_ptr<detail::InternalCallback> create(const std::string& callback_name, HostServices& host,
-                                          const std::string& config_json) const;
+                                                   const std::string& config_json) const;
 
   // Human-readable listing for `trainhook plugins`.
   std::string describe() const;

@@ -1,0 +1,227 @@
+#include "plugin_driver.hpp"
+
+#include <trainhook/plugin_host/plugin_file_name.hpp>
+
+#include <dlfcn.h>
+
+#include <cstdio>
+#include <cstdlib>
+
+namespace testkit {
+
+std::string plugin_path(const std::string& name) {
+  const char* build = std::getenv("TRAINHOOK_BUILD_DIR");
+  if (build == nullptr)
+    throw std::runtime_error("TRAINHOOK_BUILD_DIR is not set (run the test through ctest)");
+  return std::string(build) + "/lib/trainhook/plugins/" + trainhook::plugin_file_name(name);
+}
+
+namespace {
+
+const char* level_name(int32_t level) {
+  static const char* names[] = {"trace", "debug", "info", "warn", "error"};
+  return level >= TH_LOG_TRACE && level <= TH_LOG_ERROR ? names[level - TH_LOG_TRACE] : "?";
+}
+
+void write_err(char* err, size_t err_size, const std::string& message) {
+  if (err != nullptr && err_size > 0) std::snprintf(err, err_size, "%s", message.c_str());
+}
+
+}  // namespace
+
+FakeHost::FakeHost() {
+  table_.struct_size = TH_HOST_STRUCT_SIZE;
+  table_.abi_major = TRAINHOOK_ABI_VERSION_MAJOR;
+  table_.abi_minor = TRAINHOOK_ABI_VERSION_MINOR;
+  table_.ctx = this;
+  table_.log = &FakeHost::log_fn;
+  table_.output_dir = [](void* c) { return static_cast<FakeHost*>(c)->output_dir.c_str(); };
+  table_.training_args_json = [](void* c) { return static_cast<FakeHost*>(c)->args_json.c_str(); };
+  table_.request_stop = &FakeHost::stop_fn;
+  table_.trainer_state_json = [](void* c) { return static_cast<FakeHost*>(c)->state_json.c_str(); };
+  table_.model_description = [](void* c) { return static_cast<FakeHost*>(c)->model_description.c_str(); };
+  table_.set_resume_checkpoint = &FakeHost::resume_fn;
+  table_.run_name = [](void* c) { return static_cast<FakeHost*>(c)->run_name.c_str(); };
+}
+
+void FakeHost::log_fn(void* ctx, int32_t level, const char* message) {
+  auto* h = static_cast<FakeHost*>(ctx);
+  std::lock_guard<std::mutex> lock(h->mu_);
+  if (!h->echo_prefix.empty() && level >= h->echo_min_level)
+    std::fprintf(stderr, "[%s] %s: %s\n", h->echo_prefix.c_str(), level_name(level), message);
+  h->logs.emplace_back(level, message);
+}
+
+void FakeHost::stop_fn(void* ctx, const char* reason) {
+  auto* h = static_cast<FakeHost*>(ctx);
+  std::lock_guard<std::mutex> lock(h->mu_);
+  if (!h->echo_prefix.empty())
+    std::fprintf(stderr, "[%s] stop requested: %s\n", h->echo_prefix.c_str(), reason);
+  h->stop_reasons.emplace_back(reason);
+}
+
+th_status FakeHost::resume_fn(void* ctx, const char* path, char* err, size_t err_size) {
+  auto* h = static_cast<FakeHost*>(ctx);
+  std::lock_guard<std::mutex> lock(h->mu_);
+  if (!h->resume_error.empty()) {
+    write_err(err, err_size, h->resume_error);
+    return TH_INVALID_ARGUMENT;
+  }
+  h->resume_checkpoint = path;
+  return TH_OK;
+}
+
+size_t FakeHost::count_logs(int32_t min_level, const std::string& needle) {
+  std::lock_guard<std::mutex> lock(mu_);
+  size_t n = 0;
+  for (const auto& [level, message] : logs)
+    if (level >= min_level && message.find(needle) != std::string::npos) ++n;
+  return n;
+}
+
+bool FakeHost::has(int32_t level, const std::string& needle) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const auto& [l, message] : logs)
+    if (l == level && message.find(needle) != std::string::npos) return true;
+  return false;
+}
+
+std::string FakeHost::all_logs() {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::string s;
+  for (const auto& [level, message] : logs) s += std::to_string(level) + " " + message + "\n";
+  return s;
+}
+
+Library::Library(const std::string& path) : path_(path) {
+  handle_ = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (handle_ == nullptr) throw std::runtime_error("cannot load " + path + ": " + ::dlerror());
+  auto entry = reinterpret_cast<th_plugin_entry_fn>(::dlsym(handle_, TRAINHOOK_ENTRY_SYMBOL));
+  if (entry == nullptr) {
+    ::dlclose(handle_);
+    throw std::runtime_error(path + " has no entry symbol " TRAINHOOK_ENTRY_SYMBOL);
+  }
+  const th_host_info host{TH_HOST_INFO_STRUCT_SIZE, TRAINHOOK_ABI_VERSION_MAJOR, TRAINHOOK_ABI_VERSION_MINOR,
+                          "testkit"};
+  char err[1024] = {0};
+  if (entry(&host, &info_, err, sizeof err) != TH_OK || info_ == nullptr) {
+    ::dlclose(handle_);
+    throw std::runtime_error(path + ": entry " TRAINHOOK_ENTRY_SYMBOL " failed: " + err);
+  }
+}
+
+Library::~Library() { ::dlclose(handle_); }
+
+const th_callback_info& Library::callback(const std::string& name) const {
+  for (uint32_t i = 0; i < info_->callback_count; ++i)
+    if (name == info_->callbacks[i]->name) return *info_->callbacks[i];
+  throw std::runtime_error(path_ + " exports no callback " + name);
+}
+
+const th_command_info& Library::command(const std::string& name) const {
+  const uint32_t n =
+      TH_HAS_FIELD(info_, th_plugin_info, commands) && info_->commands != nullptr ? info_->command_count : 0;
+  for (uint32_t i = 0; i < n; ++i)
+    if (name == info_->commands[i]->name) return *info_->commands[i];
+  throw std::runtime_error(path_ + " exports no command " + name);
+}
+
+int Library::run_command(const std::string& name, const std::vector<std::string>& args,
+                         const FakeHost& host) const {
+  const th_command_info& cmd = command(name);
+  std::vector<const char*> argv;
+  for (const auto& a : args) argv.push_back(a.c_str());
+  argv.push_back(nullptr);
+  int32_t code = 0;
+  char err[2048] = {0};
+  const th_status st =
+      cmd.run(host.table(), static_cast<int32_t>(args.size()), argv.data(), &code, err, sizeof err);
+  if (st != TH_OK) throw CallError(st, err);
+  return code;
+}
+
+const th_values* Values::view() {
+  kp_.clear();
+  skp_.clear();
+  svp_.clear();
+  for (const auto& k : keys_) kp_.push_back(k.c_str());
+  for (const auto& k : skeys_) skp_.push_back(k.c_str());
+  for (const auto& v : svalues_) svp_.push_back(v.c_str());
+  v_ = th_values{TH_VALUES_STRUCT_SIZE,
+                 static_cast<uint32_t>(keys_.size()),
+                 kp_.data(),
+                 values_.data(),
+                 static_cast<uint32_t>(skeys_.size()),
+                 skp_.data(),
+                 svp_.data()};
+  return &v_;
+}
+
+Run::Run() {
+  state.struct_size = TH_STATE_STRUCT_SIZE;
+  state.is_local_process_zero = 1;
+  state.is_world_process_zero = 1;
+  state.world_size = 1;
+  control.struct_size = TH_CONTROL_STRUCT_SIZE;
+}
+
+Instance::Instance(const th_callback_info& info, FakeHost& host, const std::string& config_json)
+    : info_(info) {
+  char err[1024] = {0};
+  const th_status st = info.create(host.table(), config_json.c_str(), &self_, err, sizeof err);
+  if (st != TH_OK) throw CallError(st, err);
+}
+
+Instance::~Instance() {
+  if (self_ != nullptr) info_.vtable->destroy(self_);
+}
+
+void Instance::fire(int32_t event, Run& run, const th_values* values, int64_t batch_index,
+                    int64_t batch_count, int32_t prediction_kind, const char* checkpoint_dir) {
+  if ((info_.event_mask & TH_EVENT_BIT(event)) == 0) return;
+  th_event_args a{};
+  a.struct_size = TH_EVENT_ARGS_STRUCT_SIZE;
+  a.event = event;
+  a.state = &run.state;
+  a.control = &run.control;
+  a.values = values;
+  a.checkpoint_dir = checkpoint_dir;
+  a.batch_index = batch_index;
+  a.batch_count = batch_count;
+  a.prediction_kind = prediction_kind;
+  char err[1024] = {0};
+  const th_status st = info_.vtable->on_event(self_, &a, err, sizeof err);
+  if (st != TH_OK) throw CallError(st, err);
+}
+
+std::string Instance::save_state() {
+  if (info_.vtable->save_state == nullptr) return {};
+  char err[1024] = {0};
+  size_t needed = 0;
+  char probe[1];
+  th_status st = info_.vtable->save_state(self_, probe, 0, &needed, err, sizeof err);
+  if (st == TH_OK) return {};
+  if (st != TH_BUFFER_TOO_SMALL) throw CallError(st, err);
+  std::string buf(needed, '\0');
+  st = info_.vtable->save_state(self_, buf.data(), buf.size(), &needed, err, sizeof err);
+  if (st != TH_OK) throw CallError(st, err);
+  buf.resize(buf.size() - 1);  // the NUL
+  return buf;
+}
+
+void Instance::load_state(const std::string& json) {
+  char err[1024] = {0};
+  const th_status st = info_.vtable->load_state(self_, json.c_str(), err, sizeof err);
+  if (st != TH_OK) throw CallError(st, err);
+}
+
+CallError create_error(const th_callback_info& info, FakeHost& host, const std::string& config_json) {
+  try {
+    Instance created(info, host, config_json);
+  } catch (const CallError& e) {
+    return e;
+  }
+  return CallError(TH_OK, "");
+}
+
+}  // namespace testkit
