@@ -420,45 +420,46 @@ plugin_config:
 
 TEST_CASE("YAML errors carry file:line") {
   const fs::path dir = scratch_dir();
-  const auto yaml_error = [&](const std::string& name, const std::string& text) {
-    return error_of({"--config", write_file(dir / name, text)});
+  struct Case {
+    const char* file;
+    const char* text;
+    const char* message;
   };
-  // Syntax errors (yaml-cpp's message, our file:line).
-  CHECK(contains(yaml_error("a.yaml", "seed: 1\n\tmax_steps: 2\n"),
-                 "a.yaml:2: invalid YAML: illegal tab when looking for indentation"));
-  CHECK(contains(yaml_error("e.yaml", "seed: 1\n  max_steps: 2\n"),
-                 "e.yaml:2: invalid YAML: illegal map value"));
-  CHECK(contains(yaml_error("g.yaml", "seed: 1\nreport_to: [a, b\nmax_steps: 3\n"),
-                 "g.yaml:3: invalid YAML: end of sequence flow not found"));
-  CHECK(contains(yaml_error("j.yaml", "seed: 1\nmax_steps: *x\n"),
-                 "j.yaml:2: invalid YAML: the referenced anchor is not defined"));
-  // yaml-cpp itself accepts a quote still open at the end of the file.
-  CHECK(contains(yaml_error("d.yaml", "seed: 1\nrun_name: \"open\nmax_steps: 2\n"),
-                 "d.yaml:2: unterminated double quote"));
-  CHECK(contains(yaml_error("d2.yaml", "run_name: 'it''s open\n"), "d2.yaml:1: unterminated single quote"));
-  // Duplicate keys (yaml-cpp keeps both), at any depth.
-  CHECK(contains(yaml_error("b.yaml", "seed: 1\nseed: 2\n"),
-                 "b.yaml:2: duplicate key 'seed' (first at line 1)"));
-  CHECK(contains(yaml_error("b2.yaml", "plugin_config:\n  a:\n    x: 1\n\n    x: 2\n"),
-                 "b2.yaml:5: duplicate key 'plugin_config.a.x' (first at line 3)"));
-  // Structure.
-  CHECK(contains(yaml_error("c.yaml", "seed 1\n"), "c.yaml:1: the top level must be a mapping"));
-  CHECK(contains(yaml_error("i.yaml", "- a\n- b\n"),
-                 "i.yaml:1: the top level must be a mapping of `name: value` lines, not a list"));
-  CHECK(contains(yaml_error("k.yaml", "seed: 1\n---\nseed: 2\n"), "k.yaml:3: more than one YAML document"));
-  CHECK(contains(yaml_error("n.yaml", "? [a]\n: 1\n"), "n.yaml:1: a key must be a plain name"));
-  CHECK(contains(yaml_error("m.yaml", "plugin_config: &s 1\nlogging_dir:\n  <<: *s\n"),
-                 "m.yaml:3: a merge key (<<) takes a mapping or a list of mappings"));
-  // Tags and types.
-  CHECK(contains(yaml_error("t.yaml", "seed: 1\nmax_steps: !custom 1\n"),
-                 "t.yaml:2: the tag '!custom' is not supported"));
-  CHECK(contains(yaml_error("t2.yaml", "seed: !!int abc\n"), "t2.yaml:1: 'abc' is not a valid !!int"));
-  CHECK(contains(yaml_error("o.yaml", "seed: 99999999999999999999\n"),
-                 "o.yaml:1: the number 99999999999999999999 is out of range"));
-  CHECK(contains(yaml_error("h.yaml", "seed: 1\ncallbacks:\n  - name: x\n"),
-                 "h.yaml:2: key 'callbacks': expected a list of strings"));
-  CHECK(contains(yaml_error("l.yaml", "learning_rate: .inf\n"),
-                 "l.yaml:1: key 'learning_rate': expected a finite"));
+  const Case cases[] = {
+      // Syntax errors (yaml-cpp's message, our file:line).
+      {"a.yaml", "seed: 1\n\tmax_steps: 2\n",
+       "a.yaml:2: invalid YAML: illegal tab when looking for indentation"},
+      {"e.yaml", "seed: 1\n  max_steps: 2\n", "e.yaml:2: invalid YAML: illegal map value"},
+      {"g.yaml", "seed: 1\nreport_to: [a, b\nmax_steps: 3\n",
+       "g.yaml:3: invalid YAML: end of sequence flow not found"},
+      {"j.yaml", "seed: 1\nmax_steps: *x\n", "j.yaml:2: invalid YAML: the referenced anchor is not defined"},
+      // yaml-cpp itself accepts a quote still open at the end of the file.
+      {"d.yaml", "seed: 1\nrun_name: \"open\nmax_steps: 2\n", "d.yaml:2: unterminated double quote"},
+      {"d2.yaml", "run_name: 'it''s open\n", "d2.yaml:1: unterminated single quote"},
+      // Duplicate keys (yaml-cpp keeps both), at any depth.
+      {"b.yaml", "seed: 1\nseed: 2\n", "b.yaml:2: duplicate key 'seed' (first at line 1)"},
+      {"b2.yaml", "plugin_config:\n  a:\n    x: 1\n\n    x: 2\n",
+       "b2.yaml:5: duplicate key 'plugin_config.a.x' (first at line 3)"},
+      // Structure.
+      {"c.yaml", "seed 1\n", "c.yaml:1: the top level must be a mapping"},
+      {"i.yaml", "- a\n- b\n",
+       "i.yaml:1: the top level must be a mapping of `name: value` lines, not a list"},
+      {"k.yaml", "seed: 1\n---\nseed: 2\n", "k.yaml:3: more than one YAML document"},
+      {"n.yaml", "? [a]\n: 1\n", "n.yaml:1: a key must be a plain name"},
+      {"m.yaml", "plugin_config: &s 1\nlogging_dir:\n  <<: *s\n",
+       "m.yaml:3: a merge key (<<) takes a mapping or a list of mappings"},
+      // Tags and types.
+      {"t.yaml", "seed: 1\nmax_steps: !custom 1\n", "t.yaml:2: the tag '!custom' is not supported"},
+      {"t2.yaml", "seed: !!int abc\n", "t2.yaml:1: 'abc' is not a valid !!int"},
+      {"o.yaml", "seed: 99999999999999999999\n", "o.yaml:1: the number 99999999999999999999 is out of range"},
+      {"h.yaml", "seed: 1\ncallbacks:\n  - name: x\n",
+       "h.yaml:2: key 'callbacks': expected a list of strings"},
+      {"l.yaml", "learning_rate: .inf\n", "l.yaml:1: key 'learning_rate': expected a finite"},
+  };
+  for (const auto& c : cases) {
+    INFO(c.file);
+    CHECK(contains(error_of({"--config", write_file(dir / c.file, c.text)}), c.message));
+  }
 }
 
 TEST_CASE("args files: <program>.args and --args_file, comments, quotes, precedence") {
