@@ -4,6 +4,7 @@
 #include <trainhook/args/argument_parser.hpp>
 
 #include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
 
 #include <unistd.h>
 #include <atomic>
@@ -320,24 +321,145 @@ label_column: label
   CHECK(parse({"--config", write_file(dir / "empty.yaml", "# nothing\n")}).training.seed == 42);
 }
 
+TEST_CASE("YAML config file: anchors, merge keys, block scalars, lists of mappings") {
+  const fs::path dir = scratch_dir();
+  const std::string cfg = write_file(dir / "full.yaml", R"(output_dir: &out runs/anchored
+run_name: *out
+plugin_config:
+  base: &base {patience: 3, threshold: 0.5}
+  early_stopping:
+    <<: *base
+    threshold: 0.01
+  mlflow:
+    <<: [{extra: 1, patience: 9}, *base]
+  notes:
+    text: |
+      line one
+      line two
+    folded: >
+      folded
+      text
+    stripped: |-
+      no newline
+  hooks:
+    steps:
+      - name: a
+        every: 2
+      - name: b
+max_steps: 7
+)");
+  const auto p = parse({"--config", cfg});
+  CHECK(p.training.output_dir == "runs/anchored");
+  CHECK(p.training.run_name == "runs/anchored");  // alias
+  const auto& pc = p.training.plugin_config;
+  // Merge key: the mapping's own keys win over merged ones.
+  CHECK(pc["early_stopping"] == nlohmann::json({{"patience", 3}, {"threshold", 0.01}}));
+  // A list of merged mappings: the earlier one wins.
+  CHECK(pc["mlflow"] == nlohmann::json({{"extra", 1}, {"patience", 9}, {"threshold", 0.5}}));
+  CHECK(pc["notes"]["text"] == "line one\nline two\n");
+  CHECK(pc["notes"]["folded"] == "folded text\n");
+  CHECK(pc["notes"]["stripped"] == "no newline");
+  CHECK(pc["hooks"]["steps"] == nlohmann::json::parse(R"([{"name": "a", "every": 2}, {"name": "b"}])"));
+  CHECK(p.training.max_steps == 7);
+  // Lines stay right after a block scalar.
+  CHECK(
+      contains(error_of({"--config", write_file(dir / "b.yaml", "run_name: |\n  a\n  b\nmax_steps: many\n")}),
+               "b.yaml:4: key 'max_steps': expected an integer"));
+}
+
+TEST_CASE("YAML config file: YAML 1.2 typing of plain and quoted scalars") {
+  const fs::path dir = scratch_dir();
+  const std::string cfg = write_file(dir / "types.yaml", R"(run_name: "3"
+seed: 5
+plugin_config:
+  t:
+    int: 3
+    quoted_int: "3"
+    float: 1.5
+    quoted_float: '1.5'
+    exp: 5e-5
+    hex: 0x1F
+    octal: 0o17
+    plain_true: true
+    quoted_true: "true"
+    yes_word: yes
+    off_word: off
+    plain_null: null
+    tilde: ~
+    empty:
+    quoted_null: "null"
+    tagged_str: !!str 12
+    tagged_float: !!float 3
+    underscores: 1_000
+)");
+  const auto p = parse({"--config", cfg});
+  CHECK(p.training.run_name == "3");
+  CHECK(p.training.seed == 5);
+  const auto& t = p.training.plugin_config["t"];
+  CHECK(t["int"] == 3);
+  CHECK(t["int"].is_number_integer());
+  CHECK(t["quoted_int"] == "3");
+  CHECK(t["float"] == 1.5);
+  CHECK(t["quoted_float"] == "1.5");
+  CHECK(t["exp"] == doctest::Approx(5e-5));
+  CHECK(t["hex"] == 31);
+  CHECK(t["octal"] == 15);
+  CHECK(t["plain_true"] == true);
+  CHECK(t["quoted_true"] == "true");
+  // YAML 1.1's yes/no/on/off are plain strings in YAML 1.2.
+  CHECK(t["yes_word"] == "yes");
+  CHECK(t["off_word"] == "off");
+  CHECK(t["plain_null"].is_null());
+  CHECK(t["tilde"].is_null());
+  CHECK(t["empty"].is_null());
+  CHECK(t["quoted_null"] == "null");
+  CHECK(t["tagged_str"] == "12");
+  CHECK(t["tagged_float"].is_number_float());
+  CHECK(t["underscores"] == "1_000");
+}
+
 TEST_CASE("YAML errors carry file:line") {
   const fs::path dir = scratch_dir();
-  const auto yaml_error = [&](const std::string& name, const std::string& text) {
-    return error_of({"--config", write_file(dir / name, text)});
+  struct Case {
+    const char* file;
+    const char* text;
+    const char* message;
   };
-  CHECK(contains(yaml_error("a.yaml", "seed: 1\n\tmax_steps: 2\n"), "a.yaml:2: a tab in the indentation"));
-  CHECK(contains(yaml_error("b.yaml", "seed: 1\nseed: 2\n"), "b.yaml:2: duplicate key 'seed'"));
-  CHECK(contains(yaml_error("c.yaml", "seed 1\n"), "c.yaml:1: expected `key: value`"));
-  CHECK(contains(yaml_error("d.yaml", "run_name: \"open\n"), "d.yaml:1: unterminated double quote"));
-  CHECK(contains(yaml_error("e.yaml", "seed: 1\n  max_steps: 2\n"), "e.yaml:2: unexpected indentation"));
-  CHECK(contains(yaml_error("f.yaml", "run_name: |\n  text\n"), "f.yaml:1: block scalars"));
-  CHECK(contains(yaml_error("g.yaml", "report_to: [a, b\n"), "g.yaml:1: unterminated list"));
-  CHECK(contains(yaml_error("h.yaml", "callbacks:\n  - name: x\n"), "h.yaml:2: lists of mappings"));
-  CHECK(contains(yaml_error("i.yaml", "- a\n- b\n"), "i.yaml:1: the top level must be a mapping"));
-  CHECK(contains(yaml_error("j.yaml", "seed: &x 1\n"), "j.yaml:1: anchors and aliases"));
-  CHECK(contains(yaml_error("k.yaml", "seed: 1\n---\nseed: 2\n"), "k.yaml:2: more than one YAML document"));
-  CHECK(contains(yaml_error("l.yaml", "learning_rate: .inf\n"),
-                 "l.yaml:1: key 'learning_rate': expected a finite"));
+  const Case cases[] = {
+      // Syntax errors (yaml-cpp's message, our file:line).
+      {"a.yaml", "seed: 1\n\tmax_steps: 2\n",
+       "a.yaml:2: invalid YAML: illegal tab when looking for indentation"},
+      {"e.yaml", "seed: 1\n  max_steps: 2\n", "e.yaml:2: invalid YAML: illegal map value"},
+      {"g.yaml", "seed: 1\nreport_to: [a, b\nmax_steps: 3\n",
+       "g.yaml:3: invalid YAML: end of sequence flow not found"},
+      {"j.yaml", "seed: 1\nmax_steps: *x\n", "j.yaml:2: invalid YAML: the referenced anchor is not defined"},
+      // yaml-cpp itself accepts a quote still open at the end of the file.
+      {"d.yaml", "seed: 1\nrun_name: \"open\nmax_steps: 2\n", "d.yaml:2: unterminated double quote"},
+      {"d2.yaml", "run_name: 'it''s open\n", "d2.yaml:1: unterminated single quote"},
+      // Duplicate keys (yaml-cpp keeps both), at any depth.
+      {"b.yaml", "seed: 1\nseed: 2\n", "b.yaml:2: duplicate key 'seed' (first at line 1)"},
+      {"b2.yaml", "plugin_config:\n  a:\n    x: 1\n\n    x: 2\n",
+       "b2.yaml:5: duplicate key 'plugin_config.a.x' (first at line 3)"},
+      // Structure.
+      {"c.yaml", "seed 1\n", "c.yaml:1: the top level must be a mapping"},
+      {"i.yaml", "- a\n- b\n",
+       "i.yaml:1: the top level must be a mapping of `name: value` lines, not a list"},
+      {"k.yaml", "seed: 1\n---\nseed: 2\n", "k.yaml:3: more than one YAML document"},
+      {"n.yaml", "? [a]\n: 1\n", "n.yaml:1: a key must be a plain name"},
+      {"m.yaml", "plugin_config: &s 1\nlogging_dir:\n  <<: *s\n",
+       "m.yaml:3: a merge key (<<) takes a mapping or a list of mappings"},
+      // Tags and types.
+      {"t.yaml", "seed: 1\nmax_steps: !custom 1\n", "t.yaml:2: the tag '!custom' is not supported"},
+      {"t2.yaml", "seed: !!int abc\n", "t2.yaml:1: 'abc' is not a valid !!int"},
+      {"o.yaml", "seed: 99999999999999999999\n", "o.yaml:1: the number 99999999999999999999 is out of range"},
+      {"h.yaml", "seed: 1\ncallbacks:\n  - name: x\n",
+       "h.yaml:2: key 'callbacks': expected a list of strings"},
+      {"l.yaml", "learning_rate: .inf\n", "l.yaml:1: key 'learning_rate': expected a finite"},
+  };
+  for (const auto& c : cases) {
+    INFO(c.file);
+    CHECK(contains(error_of({"--config", write_file(dir / c.file, c.text)}), c.message));
+  }
 }
 
 TEST_CASE("args files: <program>.args and --args_file, comments, quotes, precedence") {

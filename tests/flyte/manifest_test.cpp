@@ -1,11 +1,12 @@
 #include "test_files.hpp"
 
 #include <trainhook/flyte/manifest.hpp>
-#include <trainhook/flyte/sha256.hpp>
+#include <trainhook/support/sha256.hpp>
 
 #include <doctest/doctest.h>
 
 using namespace trainhook::flyte;
+using trainhook::support::sha256_hex;
 
 TEST_CASE("manifest: checkpoint names") {
   CHECK(checkpoint_step("checkpoint-120") == 120);

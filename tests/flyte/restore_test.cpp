@@ -8,15 +8,17 @@
 #include <doctest/doctest.h>
 
 using namespace trainhook::flyte;
+namespace support = trainhook::support;
+using trainhook::LogLevel;
 namespace fs = std::filesystem;
 
 namespace {
-Logger quiet() {
-  return [](Level, const std::string&) {};
+support::Logger quiet() {
+  return [](LogLevel, const std::string&) {};
 }
 void upload(Store& s, const fs::path& dir, const fs::path& scratch) {
   Cancellation never;
-  upload_checkpoint(s, dir, dir.filename().string(), scratch, RetryPolicy{}, never, quiet());
+  upload_checkpoint(s, dir, dir.filename().string(), scratch, support::RetryPolicy{}, never, quiet());
 }
 }  // namespace
 
@@ -33,12 +35,12 @@ TEST_CASE("restore: the newest complete checkpoint wins, partial and corrupt one
   cs_test::write(tmp.path / "prev" / "log_history.html", "<html></html>");
 
   std::vector<std::string> warnings;
-  Logger log = [&](Level l, const std::string& m) {
-    if (l == Level::warn) warnings.push_back(m);
+  support::Logger log = [&](LogLevel l, const std::string& m) {
+    if (l == LogLevel::warn) warnings.push_back(m);
   };
   Cancellation never;
   const fs::path out = tmp.path / "out";
-  const auto r = restore_checkpoints(prev, out, false, RetryPolicy{}, never, log);
+  const auto r = restore_checkpoints(prev, out, false, support::RetryPolicy{}, never, log);
   REQUIRE(r.resume_from);
   CHECK(*r.resume_from == out / "checkpoint-20");
   CHECK(r.restored == std::vector<std::string>{"checkpoint-20"});
@@ -56,7 +58,7 @@ TEST_CASE("restore: the newest complete checkpoint wins, partial and corrupt one
   // restore=all also brings the older complete ones; a local copy that already
   // matches is kept, one that does not is replaced.
   cs_test::write(out / "checkpoint-20" / "model.pt", "local edit");
-  const auto all = restore_checkpoints(prev, out, true, RetryPolicy{}, never, log);
+  const auto all = restore_checkpoints(prev, out, true, support::RetryPolicy{}, never, log);
   CHECK(all.restored == std::vector<std::string>{"checkpoint-20", "checkpoint-10"});
   CHECK(cs_test::read(out / "checkpoint-20" / "model.pt") == std::string(1020, 'u'));
   CHECK(fs::exists(out / "checkpoint-10" / kManifestName));
@@ -66,7 +68,7 @@ TEST_CASE("restore: an empty or missing previous prefix restores nothing") {
   cs_test::TempDir tmp("th_cs_restore_empty");
   LocalFolderStore prev(tmp.path / "nothing-here");
   Cancellation never;
-  const auto r = restore_checkpoints(prev, tmp.path / "out", false, RetryPolicy{}, never, quiet());
+  const auto r = restore_checkpoints(prev, tmp.path / "out", false, support::RetryPolicy{}, never, quiet());
   CHECK_FALSE(r.resume_from);
   CHECK(r.skipped.empty());
 }

@@ -5,7 +5,7 @@
 #include "test_http_server.hpp"  // tests/support: the shared scripted HTTP server
 
 #include <trainhook/flyte/s3_store.hpp>
-#include <trainhook/flyte/sha256.hpp>
+#include <trainhook/support/sha256.hpp>
 
 #include <doctest/doctest.h>
 
@@ -14,6 +14,7 @@
 #include <regex>
 
 using namespace trainhook::flyte;
+using trainhook::support::sha256_hex;
 using trainhook::testing::TestHttpServer;
 using trainhook::testing::TestReply;
 using trainhook::testing::TestRequest;

@@ -1,6 +1,6 @@
 #include "sigv4_check.hpp"
 
-#include <trainhook/flyte/sha256.hpp>
+#include <trainhook/support/sha256.hpp>
 
 #include <algorithm>
 #include <sstream>
@@ -8,9 +8,9 @@
 #include <vector>
 
 namespace sigv4_check {
-using trainhook::flyte::hmac_sha256;
-using trainhook::flyte::sha256_hex;
-using trainhook::flyte::to_hex;
+using trainhook::support::hmac_sha256;
+using trainhook::support::sha256_hex;
+using trainhook::support::to_hex;
 
 namespace {
 

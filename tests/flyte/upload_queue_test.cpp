@@ -1,4 +1,5 @@
-#include <trainhook/flyte/retry.hpp>
+#include <trainhook/flyte/store.hpp>
+#include <trainhook/flyte/sync_options.hpp>
 #include <trainhook/flyte/upload_queue.hpp>
 
 #include <doctest/doctest.h>
@@ -9,14 +10,16 @@
 #include <vector>
 
 using namespace trainhook::flyte;
+namespace support = trainhook::support;
+using trainhook::LogLevel;
 using Status = UploadOutcome::Status;
 
 namespace {
 struct Capture {
   std::mutex mu;
   std::vector<std::string> lines;
-  Logger logger() {
-    return [this](Level, const std::string& m) {
+  support::Logger logger() {
+    return [this](LogLevel, const std::string& m) {
       std::lock_guard<std::mutex> lock(mu);
       lines.push_back(m);
     };
@@ -84,9 +87,9 @@ TEST_CASE("upload queue: failures are reported, shutdown cancels a retrying job"
   std::atomic<int> attempts{0};
   q.enqueue({"stuck", "a",
              [&](const Cancellation& c) {
-               RetryPolicy p;
-               p.budget = std::chrono::hours(1);
-               p.initial_backoff = std::chrono::milliseconds(50);
+               const auto p = support::RetryPolicy()
+                                  .initial_delay(std::chrono::milliseconds(50))
+                                  .max_elapsed(std::chrono::hours(1));
                with_retries(p, c, cap.logger(), "upload of stuck", [&] {
                  ++attempts;
                  throw StoreError("connection refused", true);
@@ -108,16 +111,29 @@ TEST_CASE("upload queue: failures are reported, shutdown cancels a retrying job"
 TEST_CASE("retry: a store that comes back within the budget loses nothing") {
   Capture cap;
   Cancellation never;
-  RetryPolicy p;
-  p.initial_backoff = std::chrono::milliseconds(10);
+  auto p = SyncOptions{}.retry;  // the plugin's policy, with shorter waits
+  p.initial_delay(std::chrono::milliseconds(10));
   int calls = 0;
   with_retries(p, never, cap.logger(), "op", [&] {
     if (++calls < 4) throw StoreError("HTTP 503", true);
   });
   CHECK(calls == 4);
   CHECK(cap.has("op: succeeded on attempt 4"));
-  p.budget = std::chrono::milliseconds(0);
+  p.max_elapsed(std::chrono::milliseconds(1));  // spent before the first wait
   CHECK_THROWS_WITH_AS(
       with_retries(p, never, cap.logger(), "op2", [&] { throw StoreError("HTTP 500", true); }),
       doctest::Contains("op2: gave up after 1 attempts"), StoreError);
+  // flyte.retry_seconds is the policy's time limit; 0 means a single attempt
+  // (support's max_elapsed 0 would mean "no limit").
+  CHECK(SyncOptions::parse(R"({"retry_seconds": 30})").retry.max_elapsed_ == std::chrono::seconds(30));
+  const auto once = SyncOptions::parse(R"({"retry_seconds": 0})").retry;
+  CHECK(once.max_attempts_ == 1);
+  calls = 0;
+  CHECK_THROWS_WITH_AS(with_retries(once, never, cap.logger(), "op3",
+                                    [&] {
+                                      ++calls;
+                                      throw StoreError("HTTP 500", true);
+                                    }),
+                       doctest::Contains("op3: gave up after 1 attempts"), StoreError);
+  CHECK(calls == 1);
 }

@@ -154,3 +154,68 @@ TEST_CASE("before_retry can rewrite or cancel the retry and an interrupted sleep
   CHECK(interrupted.interrupted);
   CHECK(interrupted.decision == RetryDecision::retry);
 }
+
+TEST_CASE("retry_operation: any operation, logged retries, a late success is reported") {
+  RecordingSleeper sleeper;
+  std::vector<std::pair<trainhook::LogLevel, std::string>> lines;
+  const Logger log = [&](trainhook::LogLevel l, const std::string& m) { lines.emplace_back(l, m); };
+  const auto policy = RetryPolicy().initial_delay(100ms).jitter(0);
+  const auto r = retry_operation("store put", policy, sleeper.fn(), log, [](int attempt) -> AttemptResult {
+    if (attempt < 3) return {RetryDecision::retry, "status 503", std::nullopt};
+    return {};
+  });
+  CHECK(r.decision == RetryDecision::success);
+  CHECK(r.attempts == 3);
+  CHECK(sleeper.delays == std::vector<std::chrono::milliseconds>{100ms, 200ms});
+  REQUIRE(lines.size() == 3);
+  CHECK(lines[0].first == trainhook::LogLevel::warn);
+  CHECK(lines[0].second == "store put: attempt 1 failed (status 503); retrying in 100 ms");
+  CHECK(lines[2].first == trainhook::LogLevel::info);
+  CHECK(lines[2].second == "store put: succeeded on attempt 3");
+}
+
+TEST_CASE("retry_operation: fail stops at once, and attempts, time and an interrupted wait bound the retries") {
+  RecordingSleeper sleeper;
+  const auto policy = RetryPolicy().initial_delay(10ms).jitter(0);
+  auto r = retry_operation("op", policy, sleeper.fn(), nullptr, [](int) -> AttemptResult {
+    return {RetryDecision::fail, "denied", std::nullopt};
+  });
+  CHECK(r.decision == RetryDecision::fail);
+  CHECK(r.attempts == 1);
+  CHECK(r.error == "denied");
+  CHECK(sleeper.delays.empty());
+
+  r = retry_operation("op", RetryPolicy(policy).max_attempts(4), sleeper.fn(), nullptr,
+                      [](int n) -> AttemptResult {
+                        return {RetryDecision::retry, "try " + std::to_string(n), {}};
+                      });
+  CHECK(r.decision == RetryDecision::retry);  // gave up
+  CHECK(r.attempts == 4);
+  CHECK(r.error == "try 4");
+
+  // The next wait would end past max_elapsed: give up before waiting.
+  r = retry_operation("op", RetryPolicy(policy).max_elapsed(5ms), sleeper.fn(), nullptr,
+                      [](int) -> AttemptResult {
+                        return {RetryDecision::retry, "busy", {}};
+                      });
+  CHECK(r.decision == RetryDecision::retry);
+  CHECK(r.attempts == 1);
+
+  // A hint from the other side replaces the computed delay.
+  RecordingSleeper hinted;
+  retry_operation("op", RetryPolicy(policy).max_attempts(2), hinted.fn(), nullptr, [](int) -> AttemptResult {
+    return {RetryDecision::retry, "slow down", 1234ms};
+  });
+  CHECK(hinted.delays == std::vector<std::chrono::milliseconds>{1234ms});
+
+  const Sleeper stop = [](std::chrono::milliseconds) { return false; };
+  r = retry_operation("op", policy, stop, nullptr, [](int) -> AttemptResult {
+    return {RetryDecision::retry, "down", {}};
+  });
+  CHECK(r.interrupted);
+  CHECK(r.attempts == 1);
+  // An exception from the operation reaches the caller.
+  CHECK_THROWS_AS(retry_operation("op", policy, sleeper.fn(), nullptr,
+                                  [](int) -> AttemptResult { throw std::logic_error("bug"); }),
+                  std::logic_error);
+}

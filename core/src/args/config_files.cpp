@@ -1,4 +1,4 @@
-// Reading --config files (JSON / YAML subset) and args files of flags.
+// Reading --config files (JSON / YAML) and args files of flags.
 #include "config_files.hpp"
 
 #include "yaml_config.hpp"
@@ -66,7 +66,7 @@ ConfigFile read_config_file(const std::string& path) {
       throw ArgumentError(path + ": expected a JSON object of {\"name\": value}, got a " +
                           std::string(file.values.type_name()));
   } else {
-    YamlDocument doc = parse_yaml_subset(text, path);
+    YamlDocument doc = parse_yaml_config(text, path);
     file.values = std::move(doc.root);
     file.key_lines = std::move(doc.key_lines);
   }

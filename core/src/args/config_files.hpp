@@ -1,6 +1,6 @@
-// Private to the argument parser: reading a --config file (JSON or the YAML
-// subset) and an args file (`<program>.args`, --args_file). Errors name the file
-// (and the line where one is known) and throw ArgumentError.
+// Private to the argument parser: reading a --config file (JSON or YAML) and an
+// args file (`<program>.args`, --args_file). Errors name the file (and the line
+// where one is known) and throw ArgumentError.
 #pragma once
 
 #include <map>

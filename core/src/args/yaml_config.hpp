@@ -1,18 +1,15 @@
-// Private to the argument parser: the YAML subset a --config file may use.
+// Private to the argument parser: a YAML --config file as JSON, read with
+// yaml-cpp (Debian libyaml-cpp-dev; issue 14: we no longer keep our own parser).
 //
-//   key: value             plain, 'single' or "double" quoted scalars
-//   key: [a, b, "c"]       flow lists (and flow maps {k: v})
-//   key:                   block lists of scalars
-//     - a
-//   plugin_config:         nested mappings, by indentation (spaces only)
-//     early_stopping:
-//       patience: 3
-//   # comments, blank lines, a leading "---"
-//
-// Scalars resolve as YAML 1.2's core schema: null/~, true/false, integers,
-// floats (5e-5 too), .inf/.nan; everything else is a string. Anchors, aliases,
-// tags, block scalars (| >), multi-document files and lists of mappings are
-// refused with an error naming file:line.
+// Full YAML syntax: block and flow collections, lists of mappings, comments,
+// quoted and block scalars (| >), anchors and aliases (& *), merge keys (<<).
+// Plain scalars are typed by YAML 1.2's core schema, not yaml-cpp's YAML 1.1
+// rules: null/~/empty, true/false, integers (also 0x.., 0o..), floats (5e-5,
+// .inf, .nan); everything else, yes/no/on/off included, is a string. Quoted and
+// block scalars are always strings. The standard tags !!str !!int !!float !!bool
+// !!null are honoured; other tags, duplicate keys, non-scalar keys, a top level
+// that is not a mapping and multi-document files are refused with an error
+// naming file:line.
 #pragma once
 
 #include <map>
@@ -24,11 +21,12 @@ namespace trainhook::detail {
 struct YamlDocument {
   nlohmann::json root;  // an object (empty for an empty file)
   // Line (1-based) of every mapping key by dotted path: "learning_rate",
-  // "plugin_config.early_stopping.patience".
+  // "plugin_config.early_stopping.patience". A key that comes in by a merge
+  // (<<) has the line where its anchored mapping wrote it.
   std::map<std::string, int> key_lines;
 };
 
 // Throws ArgumentError "<file>:<line>: <problem>".
-YamlDocument parse_yaml_subset(const std::string& text, const std::string& file);
+YamlDocument parse_yaml_config(const std::string& text, const std::string& file);
 
 }  // namespace trainhook::detail

@@ -8,7 +8,8 @@
 namespace trainhook::flyte {
 namespace fs = std::filesystem;
 
-fs::path stage_checkpoint(const fs::path& checkpoint_dir, const fs::path& staging_root, const Logger& log) {
+fs::path stage_checkpoint(const fs::path& checkpoint_dir, const fs::path& staging_root,
+                          const support::Logger& log) {
   static std::atomic<uint64_t> counter{0};
   const fs::path staged =
       staging_root / (checkpoint_dir.filename().string() + "." + std::to_string(counter.fetch_add(1)));
@@ -23,8 +24,8 @@ fs::path stage_checkpoint(const fs::path& checkpoint_dir, const fs::path& stagin
       fs::create_hard_link(it->path(), target, ec);
   }
   if (ec) {
-    log(Level::debug, "cannot hard-link " + checkpoint_dir.string() + " for upload (" + ec.message() +
-                          "); uploading from the folder itself");
+    log(LogLevel::debug, "cannot hard-link " + checkpoint_dir.string() + " for upload (" + ec.message() +
+                             "); uploading from the folder itself");
     std::error_code ignored;
     fs::remove_all(staged, ignored);
     return checkpoint_dir;
@@ -33,8 +34,8 @@ fs::path stage_checkpoint(const fs::path& checkpoint_dir, const fs::path& stagin
 }
 
 void upload_checkpoint(Store& store, const fs::path& dir, const std::string& name,
-                       const fs::path& manifest_scratch, const RetryPolicy& retry, const Cancellation& cancel,
-                       const Logger& log) {
+                       const fs::path& manifest_scratch, const support::RetryPolicy& retry,
+                       const Cancellation& cancel, const support::Logger& log) {
   const Manifest manifest = Manifest::build(dir, name);
   for (const auto& f : manifest.files) {
     const std::string key = name + "/" + f.path;

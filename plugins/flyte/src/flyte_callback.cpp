@@ -15,22 +15,7 @@ namespace fs = std::filesystem;
 
 FlyteCallback::FlyteCallback(trainhook::Setup& setup)
     : host_(setup.host()), options_(SyncOptions::parse(setup.config_json())) {
-  log_ = [host = host_](Level level, const std::string& msg) {
-    switch (level) {
-      case Level::debug:
-        host.debug(msg);
-        break;
-      case Level::info:
-        host.info(msg);
-        break;
-      case Level::warn:
-        host.warn(msg);
-        break;
-      case Level::error:
-        host.error(msg);
-        break;
-    }
-  };
+  log_ = support::host_logger(host_);
   staging_root_ = fs::path(host_.output_dir()) / ".trainhook-upload-staging";
   queue_ = std::make_unique<UploadQueue>(log_);
   // Both stores are made now so a bad location or missing credentials fail
@@ -38,9 +23,9 @@ FlyteCallback::FlyteCallback(trainhook::Setup& setup)
   if (options_.previous) prev_ = make_store(*options_.previous, options_, nullptr);
   if (options_.destination) {
     dest_ = make_store(*options_.destination, options_, &queue_->cancellation());
-    log_(Level::info, "checkpoints will be uploaded to " + dest_->describe());
+    log_(LogLevel::info, "checkpoints will be uploaded to " + dest_->describe());
   } else {
-    log_(Level::info,
+    log_(LogLevel::info,
          "no checkpoint destination (flyte.checkpoint_path / TRAINHOOK_CHECKPOINT_DEST): checkpoints stay "
          "local");
   }
@@ -59,39 +44,39 @@ void FlyteCallback::on_init_end(trainhook::Event& e) {
   const fs::path output_dir = host_.output_dir();
   const Cancellation never;                              // restore runs before training; nothing cancels it
   const std::unique_ptr<Store> prev = std::move(prev_);  // used once, here
-  log_(Level::info, "restoring from the previous attempt at " + prev->describe());
+  log_(LogLevel::info, "restoring from the previous attempt at " + prev->describe());
   RestoreResult r;
   try {
     r = restore_checkpoints(*prev, output_dir, options_.restore_all, options_.retry, never, log_);
   } catch (const std::exception& ex) {
     // Keep the callback alive: this attempt's own checkpoints still get uploaded.
-    log_(Level::error,
+    log_(LogLevel::error,
          "cannot restore from " + prev->describe() + ": " + ex.what() + "; training starts from scratch");
     return;
   }
   if (!r.resume_from) {
-    log_(Level::warn, "no complete checkpoint in " + prev->describe() +
-                          (r.skipped.empty() ? std::string(" (it is empty)")
-                                             : " (" + std::to_string(r.skipped.size()) + " skipped)") +
-                          "; training starts from scratch");
+    log_(LogLevel::warn, "no complete checkpoint in " + prev->describe() +
+                             (r.skipped.empty() ? std::string(" (it is empty)")
+                                                : " (" + std::to_string(r.skipped.size()) + " skipped)") +
+                             "; training starts from scratch");
     return;
   }
   std::string restored;
   for (const auto& n : r.restored) restored += (restored.empty() ? "" : ", ") + n;
-  log_(Level::info, "restored " + restored + " from " + prev->describe() + " into " + output_dir.string());
+  log_(LogLevel::info, "restored " + restored + " from " + prev->describe() + " into " + output_dir.string());
   if (args.is_object() && args.contains("resume_from_checkpoint") &&
       args["resume_from_checkpoint"].is_string() &&
       !args["resume_from_checkpoint"].get<std::string>().empty()) {
-    log_(Level::warn, "resume_from_checkpoint is set explicitly (" +
-                          args["resume_from_checkpoint"].get<std::string>() + "); not replacing it with " +
-                          r.resume_from->string());
+    log_(LogLevel::warn, "resume_from_checkpoint is set explicitly (" +
+                             args["resume_from_checkpoint"].get<std::string>() + "); not replacing it with " +
+                             r.resume_from->string());
   } else {
     try {
       host_.set_resume_checkpoint(r.resume_from->string());
-      log_(Level::info, "resuming from " + r.resume_from->string());
+      log_(LogLevel::info, "resuming from " + r.resume_from->string());
     } catch (const trainhook::ConfigError& refused) {
       // Keep the callback alive (uploads still matter); the run starts over.
-      log_(Level::error,
+      log_(LogLevel::error,
            "the trainer refused to resume from " + r.resume_from->string() + ": " + refused.what());
     }
   }
@@ -109,7 +94,7 @@ void FlyteCallback::enqueue_checkpoint(const fs::path& dir) {
   const fs::path scratch = staging_root_ / (staged.filename().string() + ".manifest.json");
   Store* store = dest_.get();
   const SyncOptions* opts = &options_;
-  Logger log = log_;
+  support::Logger log = log_;
   UploadJob job;
   job.name = name;
   job.group = "checkpoint";
@@ -119,7 +104,8 @@ void FlyteCallback::enqueue_checkpoint(const fs::path& dir) {
     const auto ms =
         std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start)
             .count();
-    log(Level::info, "uploaded " + name + " to " + store->describe() + " in " + std::to_string(ms) + " ms");
+    log(LogLevel::info,
+        "uploaded " + name + " to " + store->describe() + " in " + std::to_string(ms) + " ms");
   };
   job.cleanup = [staged, owns_staged, scratch] {
     std::error_code ec;
@@ -135,7 +121,8 @@ void FlyteCallback::on_save(trainhook::Event& e) {
   if (dir.empty())
     dir = fs::path(host_.output_dir()) / ("checkpoint-" + std::to_string(e.state().global_step));
   if (!fs::is_directory(dir)) {
-    log_(Level::warn, "on_save: checkpoint folder '" + dir.string() + "' does not exist; nothing to upload");
+    log_(LogLevel::warn,
+         "on_save: checkpoint folder '" + dir.string() + "' does not exist; nothing to upload");
     return;
   }
   enqueue_checkpoint(dir);
@@ -153,11 +140,11 @@ void FlyteCallback::on_train_end(trainhook::Event& e) {
                                      "Log history" + (run.empty() ? std::string() : " — " + run));
       if (!out.flush()) throw std::runtime_error("cannot write the log-history deck '" + deck.string() + "'");
     }
-    log_(Level::info, "wrote the log-history deck " + deck.string());
+    log_(LogLevel::info, "wrote the log-history deck " + deck.string());
     if (dest_) {
       Store* store = dest_.get();
-      const RetryPolicy retry = options_.retry;
-      Logger log = log_;
+      const support::RetryPolicy retry = options_.retry;
+      support::Logger log = log_;
       queue_->enqueue({kDeckFileName, "deck",
                        [store, deck, retry, log](const Cancellation& cancel) {
                          with_retries(retry, cancel, log, std::string("upload of ") + kDeckFileName,
@@ -167,10 +154,10 @@ void FlyteCallback::on_train_end(trainhook::Event& e) {
     }
   }
   if (!dest_) return;
-  log_(Level::info, "waiting up to " + std::to_string(options_.wait_timeout.count() / 1000) +
-                        " s for uploads to " + dest_->describe());
+  log_(LogLevel::info, "waiting up to " + std::to_string(options_.wait_timeout.count() / 1000) +
+                           " s for uploads to " + dest_->describe());
   if (!queue_->wait_idle(options_.wait_timeout)) {
-    log_(Level::warn, "uploads did not finish within flyte.wait_timeout; stopping them");
+    log_(LogLevel::warn, "uploads did not finish within flyte.wait_timeout; stopping them");
     queue_->shutdown();
   }
   report_uploads();
@@ -187,8 +174,8 @@ void FlyteCallback::report_uploads() {
       missing += (missing.empty() ? "" : "; ") + o.name + " (" + to_string(o.status) +
                  (o.detail.empty() ? "" : ": " + o.detail) + ")";
   }
-  log_(Level::info, "uploaded to " + dest_->describe() + ": " + (ok.empty() ? "nothing" : ok));
-  if (!missing.empty()) log_(Level::warn, "not uploaded: " + missing);
+  log_(LogLevel::info, "uploaded to " + dest_->describe() + ": " + (ok.empty() ? "nothing" : ok));
+  if (!missing.empty()) log_(LogLevel::warn, "not uploaded: " + missing);
 }
 
 }  // namespace trainhook::flyte

@@ -1,5 +1,5 @@
 #include <trainhook/flyte/manifest.hpp>
-#include <trainhook/flyte/sha256.hpp>
+#include <trainhook/support/sha256.hpp>
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
@@ -38,7 +38,7 @@ Manifest Manifest::build(const fs::path& dir, const std::string& checkpoint_name
     if (!it->is_regular_file()) continue;
     const std::string rel = fs::relative(it->path(), dir).generic_string();
     if (rel == kManifestName) continue;
-    m.files.push_back({rel, static_cast<uint64_t>(it->file_size()), sha256_file_hex(it->path())});
+    m.files.push_back({rel, static_cast<uint64_t>(it->file_size()), support::sha256_file_hex(it->path())});
   }
   std::sort(m.files.begin(), m.files.end(), [](auto& a, auto& b) { return a.path < b.path; });
   return m;
@@ -105,7 +105,7 @@ std::optional<std::string> Manifest::verify(const fs::path& dir) const {
              std::to_string(f.size);
     std::string hash;
     try {
-      hash = sha256_file_hex(p);
+      hash = support::sha256_file_hex(p);
     } catch (const std::exception& e) {
       return e.what();
     }

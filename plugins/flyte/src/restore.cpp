@@ -37,8 +37,8 @@ std::string read_file(const fs::path& p) {
 
 // Downloads, verifies and installs one checkpoint; returns the problem if any.
 std::optional<std::string> restore_one(Store& prev, const Candidate& c, const fs::path& output_dir,
-                                       const RetryPolicy& retry, const Cancellation& cancel,
-                                       const Logger& log) {
+                                       const support::RetryPolicy& retry, const Cancellation& cancel,
+                                       const support::Logger& log) {
   const fs::path staging = output_dir / (".trainhook-restore-" + c.name);
   std::error_code ec;
   fs::remove_all(staging, ec);
@@ -62,7 +62,7 @@ std::optional<std::string> restore_one(Store& prev, const Candidate& c, const fs
   }
   const fs::path target = output_dir / c.name;
   if (fs::exists(target) && !m.verify(target)) {
-    log(Level::info, c.name + " is already in " + output_dir.string() + " and matches its manifest");
+    log(LogLevel::info, c.name + " is already in " + output_dir.string() + " and matches its manifest");
     return std::nullopt;
   }
   for (const auto& f : m.files)
@@ -80,8 +80,9 @@ std::optional<std::string> restore_one(Store& prev, const Candidate& c, const fs
 
 }  // namespace
 
-RestoreResult restore_checkpoints(Store& prev, const fs::path& output_dir, bool all, const RetryPolicy& retry,
-                                  const Cancellation& cancel, const Logger& log) {
+RestoreResult restore_checkpoints(Store& prev, const fs::path& output_dir, bool all,
+                                  const support::RetryPolicy& retry, const Cancellation& cancel,
+                                  const support::Logger& log) {
   RestoreResult result;
   std::vector<ObjectInfo> objects;
   with_retries(retry, cancel, log, "listing " + prev.describe(), [&] { objects = prev.list(""); });
@@ -110,7 +111,7 @@ RestoreResult restore_checkpoints(Store& prev, const fs::path& output_dir, bool 
   for (auto& [name, c] : by_name) candidates.push_back(std::move(c));
   std::sort(candidates.begin(), candidates.end(), [](auto& a, auto& b) { return a.step > b.step; });
   if (other > 0)
-    log(Level::debug,
+    log(LogLevel::debug,
         std::to_string(other) + " object(s) in " + prev.describe() + " are not checkpoints; ignored");
 
   std::error_code ec;
@@ -128,7 +129,7 @@ RestoreResult restore_checkpoints(Store& prev, const fs::path& output_dir, bool 
       }
     }
     if (problem) {
-      log(Level::warn, "skipping " + c.name + " from " + prev.describe() + ": " + *problem);
+      log(LogLevel::warn, "skipping " + c.name + " from " + prev.describe() + ": " + *problem);
       result.skipped.push_back(c.name + ": " + *problem);
       continue;
     }

@@ -1,7 +1,7 @@
 #include <trainhook/flyte/local_folder_store.hpp>
 #include <trainhook/flyte/s3_store.hpp>
 #include <trainhook/flyte/s3_xml.hpp>
-#include <trainhook/flyte/sha256.hpp>
+#include <trainhook/support/sha256.hpp>
 
 #include <algorithm>
 #include <atomic>
@@ -12,6 +12,7 @@ namespace trainhook::flyte {
 namespace fs = std::filesystem;
 using support::HttpRequest;
 using support::HttpResponse;
+using support::sha256_hex;
 
 namespace {
 const std::string kEmptySha256 = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";

@@ -47,7 +47,11 @@ SyncOptions SyncOptions::parse(const std::string& config_json) {
   o.wait_timeout = std::chrono::milliseconds(static_cast<int64_t>(wait * 1000));
   const double retry = s.number("retry_seconds", nullptr, 120);
   if (retry < 0) throw ConfigError("plugin_config flyte.retry_seconds must be >= 0 seconds");
-  o.retry.budget = std::chrono::milliseconds(static_cast<int64_t>(retry * 1000));
+  if (retry == 0) {
+    o.retry.max_attempts(1);  // max_elapsed 0 would mean "no limit"
+  } else {
+    o.retry.max_elapsed(std::chrono::milliseconds(std::max<int64_t>(1, static_cast<int64_t>(retry * 1000))));
+  }
   const int64_t threshold =
       s.integer("multipart_threshold", nullptr, static_cast<int64_t>(o.multipart_threshold));
   if (threshold < static_cast<int64_t>(kMinPartSize))

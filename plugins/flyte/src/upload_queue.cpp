@@ -20,7 +20,7 @@ const char* to_string(UploadOutcome::Status s) noexcept {
   return "?";
 }
 
-UploadQueue::UploadQueue(Logger log) : log_(std::move(log)) {}
+UploadQueue::UploadQueue(support::Logger log) : log_(std::move(log)) {}
 
 UploadQueue::~UploadQueue() { shutdown(); }
 
@@ -38,8 +38,8 @@ void UploadQueue::enqueue(UploadJob job) {
         if (it->job.group != job.group) continue;
         outcomes_[it->outcome].status = UploadOutcome::Status::superseded;
         outcomes_[it->outcome].detail = "replaced by " + job.name + " before its upload started";
-        log_(Level::warn, "uploads are behind training: " + it->job.name + " is skipped, " + job.name +
-                              " will be uploaded instead");
+        log_(LogLevel::warn, "uploads are behind training: " + it->job.name + " is skipped, " + job.name +
+                                 " will be uploaded instead");
         superseded_cleanup = std::move(it->job.cleanup);
         waiting_.erase(it);
         break;
@@ -81,7 +81,7 @@ void UploadQueue::worker() {
       e.job.run(cancel_);
       finish(e, UploadOutcome::Status::uploaded, "");
     } catch (const std::exception& ex) {
-      log_(Level::error, "upload of " + e.job.name + " failed: " + ex.what());
+      log_(LogLevel::error, "upload of " + e.job.name + " failed: " + ex.what());
       finish(e, UploadOutcome::Status::failed, ex.what());
     } catch (...) {
       finish(e, UploadOutcome::Status::failed, "unknown error");

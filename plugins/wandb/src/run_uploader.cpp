@@ -1,7 +1,5 @@
 #include <trainhook/wandb/run_uploader.hpp>
 
-#include <trainhook/abi.h>
-
 #include <unistd.h>
 
 #include <cmath>
@@ -48,9 +46,7 @@ RunUploader::RunUploader(WandbSettings settings, RunSpec spec, double start_time
 
 RunUploader::~RunUploader() = default;
 
-void RunUploader::log(int level, const std::string& m) const {
-  if (hooks_.log) hooks_.log(level, m);
-}
+void RunUploader::log(LogLevel level, const std::string& m) const { support::log_to(hooks_.log, level, m); }
 
 support::HttpClient& RunUploader::http(support::WorkerContext* ctx) {
   if (!http_) {
@@ -95,8 +91,8 @@ void RunUploader::absorb(Record& r) {
   }
   if (r.kind == Record::Kind::upload) {
     if (phase_ == Phase::offline)
-      log(TH_LOG_WARN, "wandb: offline, so '" + r.artifact.name + "' (" + r.artifact.dir.string() +
-                           ") is not uploaded (WANDB_LOG_MODEL); the files stay on disk");
+      log(LogLevel::warn, "wandb: offline, so '" + r.artifact.name + "' (" + r.artifact.dir.string() +
+                              ") is not uploaded (WANDB_LOG_MODEL); the files stay on disk");
     else
       uploads_.add(std::move(r.artifact));
     return;
@@ -145,7 +141,7 @@ support::BatchResult RunUploader::handle(std::vector<Record>& batch, support::Wo
     return {};
   } catch (const std::exception& e) {
     // Disk trouble while spooling: nothing more we can do for these records.
-    log(TH_LOG_ERROR, std::string("wandb: ") + e.what());
+    log(LogLevel::error, std::string("wandb: ") + e.what());
     return support::BatchResult{0, batch.size(), milliseconds(-1)};
   }
 }
@@ -159,12 +155,12 @@ support::BatchResult RunUploader::on_failure(const std::string& what, millisecon
     return {};
   }
   if (!warned_this_streak_) {
-    log(TH_LOG_WARN, "wandb: " + what + "; retrying (backoff up to " + seconds_text(settings_.backoff_max) +
-                         ", switching to the offline spool after " + seconds_text(settings_.offline_after) +
-                         ")");
+    log(LogLevel::warn, "wandb: " + what + "; retrying (backoff up to " +
+                            seconds_text(settings_.backoff_max) + ", switching to the offline spool after " +
+                            seconds_text(settings_.offline_after) + ")");
     warned_this_streak_ = true;
   } else {
-    log(TH_LOG_DEBUG, "wandb: " + what + "; next attempt in " + seconds_text(retry_in));
+    log(LogLevel::debug, "wandb: " + what + "; next attempt in " + seconds_text(retry_in));
   }
   return support::BatchResult::again_in(retry_in);
 }
@@ -211,8 +207,8 @@ support::BatchResult RunUploader::connect(support::WorkerContext& ctx) {
       next_step_ = resume.next_step;
       runtime_base_ = resume.runtime;
       summary_.load(resume.summary_json);
-      log(TH_LOG_INFO, "wandb: resuming run " + spec_.run_id + " at history line " + std::to_string(offset) +
-                           ", _step " + std::to_string(next_step_));
+      log(LogLevel::info, "wandb: resuming run " + spec_.run_id + " at history line " +
+                              std::to_string(offset) + ", _step " + std::to_string(next_step_));
     }
     StreamOptions so;
     so.max_request_bytes = settings_.max_request_bytes;
@@ -226,12 +222,12 @@ support::BatchResult RunUploader::connect(support::WorkerContext& ctx) {
     phase_ = Phase::streaming;
     failing_since_.reset();
     warned_this_streak_ = false;
-    log(TH_LOG_INFO, "wandb: streaming run " + target.entity + "/" + target.project + "/" + target.run_id +
-                         " to " + settings_.base_url);
+    log(LogLevel::info, "wandb: streaming run " + target.entity + "/" + target.project + "/" + target.run_id +
+                            " to " + settings_.base_url);
     for (const auto& rec : unbuilt_) build_line(rec);
     unbuilt_.clear();
   } catch (const std::exception& e) {
-    log(TH_LOG_ERROR, std::string("wandb: ") + e.what());
+    log(LogLevel::error, std::string("wandb: ") + e.what());
     go_offline("the run could not be started on the server (reported above)");
   }
   return {};
@@ -260,7 +256,7 @@ support::BatchResult RunUploader::stream(support::WorkerContext& ctx) {
     case SendStatus::delivered:
       delivered_ += static_cast<int64_t>(r.lines);
       failing_since_.reset();
-      if (warned_this_streak_) log(TH_LOG_INFO, "wandb: the server answers again; streaming resumed");
+      if (warned_this_streak_) log(LogLevel::info, "wandb: the server answers again; streaming resumed");
       warned_this_streak_ = false;
       next_send_ = clock_type::now() + settings_.transmit_interval;
       if (r.stopped && !stop_requested_ && hooks_.request_stop) {
@@ -272,7 +268,7 @@ support::BatchResult RunUploader::stream(support::WorkerContext& ctx) {
       if (ctx.stopping()) return support::BatchResult::again_in(r.retry_in);
       return on_failure("file_stream: " + r.message, r.retry_in);
     case SendStatus::fatal:
-      log(TH_LOG_ERROR, "wandb: the server refused the history upload (not retried): " + r.message);
+      log(LogLevel::error, "wandb: the server refused the history upload (not retried): " + r.message);
       go_offline("the server refused the upload (reported above)");
       return {};
   }
@@ -297,20 +293,20 @@ support::BatchResult RunUploader::upload_step(support::WorkerContext& ctx) {
       break;
     case UploadStatus::uploaded:
       failing_since_.reset();
-      if (warned_this_streak_) log(TH_LOG_INFO, "wandb: the server answers again; uploads resumed");
+      if (warned_this_streak_) log(LogLevel::info, "wandb: the server answers again; uploads resumed");
       warned_this_streak_ = false;
       if (!u.finished.empty())
-        log(TH_LOG_INFO, "wandb: uploaded '" + u.finished + "' (WANDB_LOG_MODEL=" +
-                             (settings_.log_model == LogModel::end ? "end" : "checkpoint") + ")");
+        log(LogLevel::info, "wandb: uploaded '" + u.finished + "' (WANDB_LOG_MODEL=" +
+                                (settings_.log_model == LogModel::end ? "end" : "checkpoint") + ")");
       break;
     case UploadStatus::skipped:
-      log(TH_LOG_WARN, "wandb: " + u.message);
+      log(LogLevel::warn, "wandb: " + u.message);
       break;
     case UploadStatus::retry:
       if (ctx.stopping()) return support::BatchResult::again_in(u.retry_in);
       return on_failure(u.message, u.retry_in);
     case UploadStatus::fatal:
-      log(TH_LOG_ERROR, "wandb: the server refused a model file (not retried): " + u.message);
+      log(LogLevel::error, "wandb: the server refused a model file (not retried): " + u.message);
       break;
   }
   if (finish_ && !uploads_.has_work() && !streamer_->complete()) streamer_->set_complete(*finish_);
@@ -336,7 +332,8 @@ void RunUploader::go_offline(const std::string& reason) {
   if (uploads_.has_work()) {
     std::string names;
     for (const auto& d : uploads_.pending_description()) names += (names.empty() ? "" : ", ") + d;
-    log(TH_LOG_WARN, "wandb: model folders not uploaded (WANDB_LOG_MODEL; the files stay on disk): " + names);
+    log(LogLevel::warn,
+        "wandb: model folders not uploaded (WANDB_LOG_MODEL; the files stay on disk): " + names);
     uploads_ = ModelUploader(policy_of(settings_));
   }
   if (was == Phase::connecting) {
@@ -346,11 +343,11 @@ void RunUploader::go_offline(const std::string& reason) {
   spool_->write_summary(summary_.line());
   summary_changed_ = false;
   if (settings_.mode == Mode::offline)
-    log(TH_LOG_INFO, "wandb: offline mode; writing the run to " + spool_->dir().string() +
-                         " (upload it later with `trainhook wandb-sync " + spool_->dir().string() + "`)");
+    log(LogLevel::info, "wandb: offline mode; writing the run to " + spool_->dir().string() +
+                            " (upload it later with `trainhook wandb-sync " + spool_->dir().string() + "`)");
   else
-    log(TH_LOG_WARN, "wandb: " + reason + "; writing the rest of the run to " + spool_->dir().string() +
-                         "; upload it later with `trainhook wandb-sync " + spool_->dir().string() + "`");
+    log(LogLevel::warn, "wandb: " + reason + "; writing the rest of the run to " + spool_->dir().string() +
+                            "; upload it later with `trainhook wandb-sync " + spool_->dir().string() + "`");
 }
 
 std::string RunUploader::finalize(std::vector<Record> leftovers) {

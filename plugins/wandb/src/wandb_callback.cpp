@@ -104,9 +104,7 @@ void WandbCallback::on_train_begin(trainhook::Event& e) {
 
   trainhook::Host host = host_;
   UploaderHooks hooks;
-  hooks.log = [host](int level, const std::string& m) {
-    host.log(static_cast<trainhook::LogLevel>(level), m);
-  };
+  hooks.log = support::host_logger(host);
   hooks.request_stop = [host](const std::string& reason) { host.request_stop(reason); };
   // Only ever called on the worker thread while worker_ exists (stop() joins it first).
   hooks.take_queued = [this] { return worker_->take_queued(1000); };

@@ -3,9 +3,8 @@
 #pragma once
 
 #include <trainhook/flyte/cancellation.hpp>
-#include <trainhook/flyte/log.hpp>
-#include <trainhook/flyte/retry.hpp>
 #include <trainhook/flyte/store.hpp>
+#include <trainhook/support/log.hpp>
 
 #include <filesystem>
 #include <string>
@@ -18,13 +17,13 @@ namespace trainhook::flyte {
 // Returns the staged folder, or the original folder when links are not
 // possible (another file system); never throws.
 std::filesystem::path stage_checkpoint(const std::filesystem::path& checkpoint_dir,
-                                       const std::filesystem::path& staging_root, const Logger& log);
+                                       const std::filesystem::path& staging_root, const support::Logger& log);
 
 // Uploads dir's files under "<name>/...", then "<name>/trainhook_manifest.json".
 // The manifest is written to manifest_scratch (a file path outside dir).
 // Throws StoreError (or std::runtime_error for unreadable local files).
 void upload_checkpoint(Store& store, const std::filesystem::path& dir, const std::string& name,
-                       const std::filesystem::path& manifest_scratch, const RetryPolicy& retry,
-                       const Cancellation& cancel, const Logger& log);
+                       const std::filesystem::path& manifest_scratch, const support::RetryPolicy& retry,
+                       const Cancellation& cancel, const support::Logger& log);
 
 }  // namespace trainhook::flyte

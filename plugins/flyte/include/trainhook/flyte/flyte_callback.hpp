@@ -7,10 +7,10 @@
 //    up to wait_timeout and report what was and was not uploaded.
 #pragma once
 
-#include <trainhook/flyte/log.hpp>
 #include <trainhook/flyte/store.hpp>
 #include <trainhook/flyte/sync_options.hpp>
 #include <trainhook/flyte/upload_queue.hpp>
+#include <trainhook/support/log.hpp>
 
 #include <trainhook/plugin.hpp>
 
@@ -34,7 +34,7 @@ class FlyteCallback final : public trainhook::Callback {
 
   trainhook::Host host_;
   SyncOptions options_;
-  Logger log_;
+  support::Logger log_;
   std::filesystem::path staging_root_;
   std::unique_ptr<UploadQueue> queue_;  // its worker is joined in the destructor, before dest_ goes
   std::unique_ptr<Store> prev_;         // the previous attempt; used (and released) in on_init_end

@@ -5,9 +5,8 @@
 #pragma once
 
 #include <trainhook/flyte/cancellation.hpp>
-#include <trainhook/flyte/log.hpp>
-#include <trainhook/flyte/retry.hpp>
 #include <trainhook/flyte/store.hpp>
+#include <trainhook/support/log.hpp>
 
 #include <filesystem>
 #include <optional>
@@ -26,6 +25,7 @@ struct RestoreResult {
 // complete one (Flyte's "download the whole prefix"), newest first. A local
 // folder that already matches its manifest is used without downloading.
 RestoreResult restore_checkpoints(Store& prev, const std::filesystem::path& output_dir, bool all,
-                                  const RetryPolicy& retry, const Cancellation& cancel, const Logger& log);
+                                  const support::RetryPolicy& retry, const Cancellation& cancel,
+                                  const support::Logger& log);
 
 }  // namespace trainhook::flyte

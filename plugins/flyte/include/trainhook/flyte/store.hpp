@@ -6,8 +6,13 @@
 // or the training thread during restore before any upload starts).
 #pragma once
 
+#include <trainhook/flyte/cancellation.hpp>
+#include <trainhook/support/log.hpp>
+#include <trainhook/support/retry.hpp>
+
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -44,5 +49,15 @@ class Store {
   // Downloads key into file (parent folders created), streamed to disk.
   virtual void get_file(const std::string& key, const std::filesystem::path& file) = 0;
 };
+
+// Runs a store operation until it succeeds, on support's retry loop: a store
+// that goes away for a while (S3 5xx, a connection refused, a mounted folder
+// that is read-only) loses nothing as long as it comes back within the policy
+// (SyncOptions::retry: flyte.retry_seconds as max_elapsed). Rethrows a
+// non-retryable StoreError at once; throws a retryable StoreError "<what>: gave
+// up after N attempts: ..." when the policy is spent, and a non-retryable one
+// when cancelled. `what` names the operation in log lines.
+void with_retries(const support::RetryPolicy& policy, const Cancellation& cancel, const support::Logger& log,
+                  const std::string& what, const std::function<void()>& op);
 
 }  // namespace trainhook::flyte

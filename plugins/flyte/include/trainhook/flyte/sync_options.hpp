@@ -5,7 +5,7 @@
 #pragma once
 
 #include <trainhook/flyte/location.hpp>
-#include <trainhook/flyte/retry.hpp>
+#include <trainhook/support/retry.hpp>
 
 #include <chrono>
 #include <cstdint>
@@ -19,7 +19,13 @@ struct SyncOptions {
   std::optional<Location> previous;     // prev_checkpoint / TRAINHOOK_PREV_CHECKPOINT
   bool restore_all = false;             // restore=all: every complete checkpoint, not only the newest
   std::chrono::milliseconds wait_timeout{std::chrono::seconds(300)};  // at train end
-  RetryPolicy retry;                                                  // retry_seconds: budget per file
+  // Per store operation (one file, one part): exponential backoff from 0.5 s to
+  // 8 s with jitter, for up to retry_seconds (120 s) in all.
+  support::RetryPolicy retry = support::RetryPolicy()
+                                   .initial_delay(std::chrono::milliseconds(500))
+                                   .max_delay(std::chrono::seconds(8))
+                                   .jitter(0.25)
+                                   .max_elapsed(std::chrono::seconds(120));
   uint64_t multipart_threshold = 64ull << 20;
   uint64_t part_size = 16ull << 20;
   bool deck = true;  // write and upload log_history.html

@@ -9,7 +9,7 @@
 #pragma once
 
 #include <trainhook/flyte/cancellation.hpp>
-#include <trainhook/flyte/log.hpp>
+#include <trainhook/support/log.hpp>
 
 #include <chrono>
 #include <condition_variable>
@@ -44,7 +44,7 @@ const char* to_string(UploadOutcome::Status s) noexcept;
 
 class UploadQueue {
  public:
-  explicit UploadQueue(Logger log);
+  explicit UploadQueue(support::Logger log);
   ~UploadQueue();
   UploadQueue(const UploadQueue&) = delete;
   UploadQueue& operator=(const UploadQueue&) = delete;
@@ -68,7 +68,7 @@ class UploadQueue {
   void worker();
   void finish(Entry& e, UploadOutcome::Status s, const std::string& detail);
 
-  Logger log_;
+  support::Logger log_;
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::deque<Entry> waiting_;

@@ -1,18 +1,22 @@
-// Retries for HTTP integrations: which answers are worth retrying (a
+// Retries for the plugins: which HTTP answers are worth retrying (a
 // classification each integration tunes), exponential backoff with jitter,
-// Retry-After, and a retry loop whose waits can be interrupted.
+// Retry-After, and one retry loop whose waits can be interrupted. The loop
+// (retry_operation) takes any operation: an HTTP request (send_with_retry is
+// built on it) or a store call, a file write (the flyte plugin's uploads).
 //
 //   RetryPolicy policy = RetryPolicy().initial_delay(1s).max_delay(30s).max_attempts(8);
 //   RetryResult r = send_with_retry(http, request, policy, RetryClassification::standard(), sleeper);
 #pragma once
 
 #include <trainhook/support/http_client.hpp>
+#include <trainhook/support/log.hpp>
 
 #include <chrono>
 #include <functional>
 #include <optional>
 #include <random>
 #include <set>
+#include <string>
 
 namespace trainhook::support {
 
@@ -81,6 +85,9 @@ class Backoff {
  public:
   explicit Backoff(RetryPolicy policy, uint64_t seed = std::random_device{}());
   std::chrono::milliseconds next_delay(const HttpResponse* failed = nullptr);
+  // The same for any operation: `hint` (the other side's Retry-After, if it
+  // gave one) replaces the computed delay, capped by max_retry_after.
+  std::chrono::milliseconds next_delay(std::optional<std::chrono::milliseconds> hint);
   void reset() noexcept { attempt_ = 0; }
   int failures() const noexcept { return attempt_; }
   const RetryPolicy& policy() const noexcept { return policy_; }
@@ -98,6 +105,30 @@ std::optional<std::chrono::milliseconds> retry_after(const HttpResponse& respons
 // caller should give up). WorkerContext::sleep_for fits.
 using Sleeper = std::function<bool(std::chrono::milliseconds)>;
 Sleeper plain_sleeper();
+
+// One attempt of an operation for retry_operation.
+struct AttemptResult {
+  RetryDecision decision = RetryDecision::success;
+  std::string error;                                     // why it failed: for logs and the caller
+  std::optional<std::chrono::milliseconds> retry_after;  // the other side's hint, if any
+};
+
+struct OperationResult {
+  RetryDecision decision = RetryDecision::fail;  // success, fail (not retryable), retry (gave up)
+  int attempts = 0;
+  bool interrupted = false;  // the sleeper said stop
+  std::string error;         // the last failed attempt's
+};
+
+// The retry loop. Calls attempt(n) for n = 1, 2, ... until it succeeds or fails
+// for good, the policy's max_attempts or max_elapsed (counted from the first
+// attempt, including the next wait) is spent, or sleep() is interrupted.
+// attempt may throw: the exception ends the loop and reaches the caller.
+// With a logger, each retry is logged as a warning
+//   "<what>: attempt <n> failed (<error>); retrying in <ms> ms"
+// and a success after failures as info "<what>: succeeded on attempt <n>".
+OperationResult retry_operation(const std::string& what, const RetryPolicy& policy, const Sleeper& sleep,
+                                const Logger& log, const std::function<AttemptResult(int attempt)>& attempt);
 
 struct RetryResult {
   HttpResponse response;                         // the last answer

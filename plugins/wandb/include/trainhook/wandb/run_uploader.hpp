@@ -33,6 +33,7 @@
 #include <trainhook/wandb/wandb_settings.hpp>
 
 #include <trainhook/support/http_client.hpp>
+#include <trainhook/support/log.hpp>
 #include <trainhook/support/worker.hpp>
 
 #include <chrono>
@@ -56,7 +57,7 @@ struct Record {
 
 // How the uploader talks back (to the host's logger, the trainer's stop).
 struct UploaderHooks {
-  std::function<void(int level, const std::string& message)> log;  // TH_LOG_* levels
+  support::Logger log;
   std::function<void(const std::string& reason)> request_stop;
   // Takes the records queued on the worker since this batch (the Worker's
   // take_queued); called during a history request so the queue stays short.
@@ -97,7 +98,7 @@ class RunUploader {
   void go_offline(const std::string& reason);
   void spool_pending();
   support::HttpClient& http(support::WorkerContext* ctx);
-  void log(int level, const std::string& m) const;
+  void log(LogLevel level, const std::string& m) const;
 
   WandbSettings settings_;
   RunSpec spec_;
