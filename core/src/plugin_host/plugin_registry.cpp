@@ -2,6 +2,7 @@
 // the file; only problems the user must resolve before a run (duplicate names,
 // a missing --plugin_dir, an unknown name) throw.
 #include <trainhook/plugin_host/plugin_registry.hpp>
+#include <trainhook/strings.hpp>
 
 #include "host_bridge.hpp"
 #include "plugin_callback.hpp"
@@ -48,11 +49,7 @@ bool valid_name(const char* s, bool allow_dash) {
   return true;
 }
 
-std::string join(const std::vector<std::string>& items, const char* sep = ", ") {
-  std::string out;
-  for (const auto& s : items) out += (out.empty() ? "" : sep) + s;
-  return out;
-}
+using strings::join;
 
 std::string quoted(const char* s) {
   return s == nullptr ? std::string("(null)") : "'" + std::string(s) + "'";

@@ -1,4 +1,5 @@
 #include <trainhook/early_stopping/early_stopping_callback.hpp>
+#include <trainhook/strings.hpp>
 
 #include <cmath>
 #include <nlohmann/json.hpp>
@@ -15,9 +16,7 @@ std::string format_number(double v) {
   return os.str();
 }
 
-bool ends_with(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
+using strings::ends_with;
 
 }  // namespace
 

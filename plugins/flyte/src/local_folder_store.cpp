@@ -1,4 +1,5 @@
 #include <trainhook/flyte/local_folder_store.hpp>
+#include <trainhook/strings.hpp>
 
 #include <atomic>
 #include <system_error>
@@ -7,9 +8,7 @@ namespace trainhook::flyte {
 namespace fs = std::filesystem;
 namespace {
 
-bool ends_with(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
+using strings::ends_with;
 
 // Copies src to dst through a temporary sibling + rename. Every failure is
 // retryable: a mounted folder may come back (read-only, full, unmounted).

@@ -1,18 +1,13 @@
 #include <trainhook/flyte/location.hpp>
+#include <trainhook/strings.hpp>
 
 #include <stdexcept>
 
 namespace trainhook::flyte {
 namespace {
 
-std::string_view trim(std::string_view s) {
-  const char* ws = " \t\r\n";
-  const auto b = s.find_first_not_of(ws);
-  if (b == std::string_view::npos) return {};
-  return s.substr(b, s.find_last_not_of(ws) - b + 1);
-}
-
-bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
+constexpr auto trim = strings::trim_view;
+using strings::starts_with;
 
 }  // namespace
 

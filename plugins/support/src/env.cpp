@@ -1,4 +1,5 @@
 #include <trainhook/plugin.hpp>
+#include <trainhook/strings.hpp>
 #include <trainhook/support/env.hpp>
 #include <trainhook/support/secrets.hpp>
 
@@ -12,16 +13,8 @@
 namespace trainhook::support {
 
 namespace {
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-  return s;
-}
-bool iequals(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
-         });
-}
+constexpr auto trim = strings::trim_view;
+using strings::iequals;
 }  // namespace
 
 std::optional<std::string> get_env(const char* name) {

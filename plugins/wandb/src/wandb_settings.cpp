@@ -1,3 +1,4 @@
+#include <trainhook/strings.hpp>
 #include <trainhook/wandb/wandb_settings.hpp>
 
 #include <trainhook/plugin.hpp>
@@ -10,15 +11,7 @@ namespace trainhook::wandb {
 
 namespace {
 
-std::string lower_trimmed(std::string s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.pop_back();
-  size_t b = 0;
-  while (b < s.size() && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
-  s.erase(0, b);
-  std::transform(s.begin(), s.end(), s.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return s;
-}
+std::string lower_trimmed(const std::string& s) { return strings::lower(strings::trim_view(s)); }
 
 std::chrono::milliseconds seconds_setting(const support::Settings& s, const char* key,
                                           std::chrono::milliseconds fallback) {
@@ -31,16 +24,8 @@ std::chrono::milliseconds seconds_setting(const support::Settings& s, const char
 
 std::vector<std::string> split_tags(const std::string& text) {
   std::vector<std::string> out;
-  size_t start = 0;
-  while (start <= text.size()) {
-    size_t comma = text.find(',', start);
-    if (comma == std::string::npos) comma = text.size();
-    std::string tag = text.substr(start, comma - start);
-    while (!tag.empty() && tag.back() == ' ') tag.pop_back();
-    while (!tag.empty() && tag.front() == ' ') tag.erase(0, 1);
-    if (!tag.empty()) out.push_back(tag);
-    start = comma + 1;
-  }
+  for (auto& tag : strings::split(text, ',', /*trim_pieces=*/true))
+    if (!tag.empty()) out.push_back(std::move(tag));
   return out;
 }
 
