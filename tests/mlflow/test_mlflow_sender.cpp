@@ -99,7 +99,8 @@ struct Harness {
   trainhook::support::Worker<Record> worker;
   std::vector<std::string> logs;
   Harness(MlflowConfig c, RunPlan plan, std::string spool)
-      : sender(std::move(c), std::move(plan), std::move(spool), [](int32_t, const std::string&) {}),
+      : sender(std::move(c), std::move(plan), std::move(spool),
+               [](trainhook::LogLevel, const std::string&) {}),
         worker([this](std::vector<Record>& b, trainhook::support::WorkerContext& ctx) {
           return sender.handle(b, ctx);
         }) {}
@@ -224,10 +225,11 @@ TEST_CASE("a rejected batch is dropped once with the server's message and later 
   TestHttpServer server([&](const TestRequest& r) { return fake.handle(r); });
   std::vector<std::string> errors;
   std::mutex emu;
-  Sender sender(config_for(server), RunPlan{}, temp_dir("reject"), [&](int32_t level, const std::string& m) {
-    std::lock_guard<std::mutex> lock(emu);
-    if (level == TH_LOG_ERROR) errors.push_back(m);
-  });
+  Sender sender(config_for(server), RunPlan{}, temp_dir("reject"),
+                [&](trainhook::LogLevel level, const std::string& m) {
+                  std::lock_guard<std::mutex> lock(emu);
+                  if (level == trainhook::LogLevel::error) errors.push_back(m);
+                });
   trainhook::support::Worker<Record> worker(
       [&](std::vector<Record>& b, trainhook::support::WorkerContext& ctx) { return sender.handle(b, ctx); });
   fake.reject_metrics = true;
