@@ -13,6 +13,7 @@
 #include <atomic>
 #include <filesystem>
 #include <mutex>
+#include <thread>
 
 using namespace trainhook::mlflow;
 using namespace std::chrono_literals;
@@ -31,12 +32,28 @@ struct FakeMlflow {
   std::atomic<int> drop_after_store{0};  // store, then close without answering (n times)
   std::atomic<bool> down{false};         // 503 for everything
   std::atomic<bool> reject_metrics{false};
+  std::atomic<bool> hold_metrics{false};  // a metrics log-batch waits here until cleared
+  std::atomic<bool> holding{false};       // such a request is waiting now
+  std::atomic<int> fail_metrics{0};       // then answers 503 without storing (n times)
 
   TestReply handle(const TestRequest& r) {
     TestReply out;
     if (down) {
       out.status = 503;
       return out;
+    }
+    if (r.target.find("runs/log-batch") != std::string::npos &&
+        !nlohmann::json::parse(r.body)["metrics"].empty()) {
+      while (hold_metrics) {
+        holding = true;
+        std::this_thread::sleep_for(1ms);
+      }
+      holding = false;
+      if (fail_metrics > 0) {
+        --fail_metrics;
+        out.status = 503;
+        return out;
+      }
     }
     std::lock_guard<std::mutex> lock(mu);
     if (r.target.find("experiments/get-by-name") != std::string::npos) {
@@ -103,7 +120,10 @@ struct Harness {
                [](trainhook::LogLevel, const std::string&) {}),
         worker([this](std::vector<Record>& b, trainhook::support::WorkerContext& ctx) {
           return sender.handle(b, ctx);
-        }) {}
+        }) {
+    // As the plugin wires it (enqueues come after this).
+    sender.take_queued_from([this] { return worker.take_queued(1000); });
+  }
 };
 
 }  // namespace
@@ -176,6 +196,40 @@ TEST_CASE("while the server is down records spill to the spool and arrive in ord
   std::lock_guard<std::mutex> lock(fake.mu);
   REQUIRE(fake.metrics.size() == 200);
   for (size_t i = 0; i < 200; ++i) CHECK(fake.metrics[i]["step"] == static_cast<int>(i + 1));
+  fs::remove_all(spool);
+}
+
+TEST_CASE(
+    "during a slow request the queue is taken in and spilled, and a failed request goes back in front") {
+  FakeMlflow fake;
+  TestHttpServer server([&](const TestRequest& r) { return fake.handle(r); });
+  MlflowConfig c = config_for(server);
+  c.memory_records = 20;
+  std::string spool = temp_dir("slow");
+  Harness h(c, RunPlan{}, spool);
+  h.worker.enqueue(Record::metric("loss", 1.0, 6001, 1));
+  REQUIRE(h.worker.flush(30s));  // the run exists
+  fake.hold_metrics = true;
+  fake.fail_metrics = 1;
+  h.worker.enqueue(Record::metric("loss", 0.5, 6002, 2));
+  for (int i = 0; i < 6000 && !fake.holding; ++i) std::this_thread::sleep_for(1ms);
+  REQUIRE(fake.holding);  // step 2's request is in flight and stays so
+  for (int s = 3; s <= 400; ++s) h.worker.enqueue(Record::metric("loss", 1.0 / s, 6000 + s, s));
+  // Only the sender taking them in during the request empties the queue, and
+  // only the memory bound puts them on disk.
+  const fs::path file = fs::path(spool) / "run1.jsonl";
+  for (int i = 0; i < 10000 && (h.worker.stats().queued > 0 || !fs::exists(file)); ++i)
+    std::this_thread::sleep_for(1ms);
+  CHECK(h.worker.stats().queued == 0);
+  CHECK(fs::exists(file));
+  CHECK(fake.holding);
+  fake.hold_metrics = false;  // step 2's request fails (503); it must still arrive first
+  REQUIRE(h.worker.flush(60s));
+  h.worker.stop();
+  CHECK_FALSE(fs::exists(file));  // all acknowledged
+  std::lock_guard<std::mutex> lock(fake.mu);
+  REQUIRE(fake.metrics.size() == 400);
+  for (size_t i = 0; i < 400; ++i) CHECK(fake.metrics[i]["step"] == static_cast<int>(i + 1));
   fs::remove_all(spool);
 }
 
