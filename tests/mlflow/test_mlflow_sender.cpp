@@ -126,6 +126,24 @@ struct Harness {
   }
 };
 
+// A fake server and a sender with at most memory_records in memory whose run
+// exists: step 1 (timestamp ts0 + 1) is delivered.
+struct RunExists {
+  FakeMlflow fake;
+  TestHttpServer server{[this](const TestRequest& r) { return fake.handle(r); }};
+  std::string spool;
+  Harness h;
+  RunExists(const char* name, size_t memory_records, int64_t ts0)
+      : spool(temp_dir(name)), h(bounded(config_for(server), memory_records), RunPlan{}, spool) {
+    h.worker.enqueue(Record::metric("loss", 1.0, ts0 + 1, 1));
+    REQUIRE(h.worker.flush(30s));
+  }
+  static MlflowConfig bounded(MlflowConfig c, size_t memory_records) {
+    c.memory_records = memory_records;
+    return c;
+  }
+};
+
 }  // namespace
 
 TEST_CASE("setup creates the experiment and run and then params and metrics arrive once each") {
@@ -174,14 +192,10 @@ TEST_CASE("a batch stored by the server whose answer was lost is not stored twic
 }
 
 TEST_CASE("while the server is down records spill to the spool and arrive in order when it is back") {
-  FakeMlflow fake;
-  TestHttpServer server([&](const TestRequest& r) { return fake.handle(r); });
-  MlflowConfig c = config_for(server);
-  c.memory_records = 10;
-  std::string spool = temp_dir("down");
-  Harness h(c, RunPlan{}, spool);
-  h.worker.enqueue(Record::metric("loss", 1.0, 3001, 1));
-  REQUIRE(h.worker.flush(30s));  // the run exists
+  RunExists run("down", 10, 3000);
+  FakeMlflow& fake = run.fake;
+  Harness& h = run.h;
+  const std::string& spool = run.spool;
   fake.down = true;
   for (int s = 2; s <= 200; ++s) h.worker.enqueue(Record::metric("loss", 1.0 / s, 3000 + s, s));
   // Wait until the sender moved records to disk.
@@ -201,14 +215,10 @@ TEST_CASE("while the server is down records spill to the spool and arrive in ord
 
 TEST_CASE(
     "during a slow request the queue is taken in and spilled, and a failed request goes back in front") {
-  FakeMlflow fake;
-  TestHttpServer server([&](const TestRequest& r) { return fake.handle(r); });
-  MlflowConfig c = config_for(server);
-  c.memory_records = 20;
-  std::string spool = temp_dir("slow");
-  Harness h(c, RunPlan{}, spool);
-  h.worker.enqueue(Record::metric("loss", 1.0, 6001, 1));
-  REQUIRE(h.worker.flush(30s));  // the run exists
+  RunExists run("slow", 20, 6000);
+  FakeMlflow& fake = run.fake;
+  Harness& h = run.h;
+  const std::string& spool = run.spool;
   fake.hold_metrics = true;
   fake.fail_metrics = 1;
   h.worker.enqueue(Record::metric("loss", 0.5, 6002, 2));
