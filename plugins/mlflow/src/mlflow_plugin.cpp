@@ -1,7 +1,8 @@
 // The "mlflow" callback (kind integration): HF MLflowCallback semantics over
 // MLflow's REST API. The training thread only validates settings, builds the
-// run plan and enqueues records; all HTTP runs on a support::Worker thread
-// (see sender.hpp for delivery, spooling and duplicate avoidance).
+// run plan and enqueues records; a support::Worker thread delivers them, its
+// HTTP requests on a support::RequestThread (see sender.hpp for delivery, the
+// memory bound, spooling and duplicate avoidance).
 #include <trainhook/mlflow/config.hpp>
 #include <trainhook/mlflow/params.hpp>
 #include <trainhook/mlflow/record.hpp>
