@@ -434,8 +434,16 @@ void Sender::open_run_spool() {
 
 void Sender::absorb_queued() {
   if (!take_queued_) return;
-  for (auto& r : take_queued_()) pending_.push_back(std::move(r));
-  spill_over_limit();
+  // Everything queued, a chunk at a time (each spilled before the next): one
+  // chunk per poll falls behind a fast loop, and the queue then grows with
+  // the run (measured: 1 M metrics in 5.5 s). Capped so the request's answer
+  // is not kept waiting by a producer that never pauses.
+  for (int round = 0; round < 100; ++round) {
+    std::vector<Record> got = take_queued_();
+    if (got.empty()) break;
+    for (auto& r : got) pending_.push_back(std::move(r));
+    spill_over_limit();
+  }
 }
 
 void Sender::put_back(std::vector<Record>& group) {
