@@ -13,6 +13,7 @@
 #include <atomic>
 #include <filesystem>
 #include <mutex>
+#include <thread>
 
 using namespace trainhook::mlflow;
 using namespace std::chrono_literals;
@@ -31,12 +32,28 @@ struct FakeMlflow {
   std::atomic<int> drop_after_store{0};  // store, then close without answering (n times)
   std::atomic<bool> down{false};         // 503 for everything
   std::atomic<bool> reject_metrics{false};
+  std::atomic<bool> hold_metrics{false};  // a metrics log-batch waits here until cleared
+  std::atomic<bool> holding{false};       // such a request is waiting now
+  std::atomic<int> fail_metrics{0};       // then answers 503 without storing (n times)
 
   TestReply handle(const TestRequest& r) {
     TestReply out;
     if (down) {
       out.status = 503;
       return out;
+    }
+    if (r.target.find("runs/log-batch") != std::string::npos &&
+        !nlohmann::json::parse(r.body)["metrics"].empty()) {
+      while (hold_metrics) {
+        holding = true;
+        std::this_thread::sleep_for(1ms);
+      }
+      holding = false;
+      if (fail_metrics > 0) {
+        --fail_metrics;
+        out.status = 503;
+        return out;
+      }
     }
     std::lock_guard<std::mutex> lock(mu);
     if (r.target.find("experiments/get-by-name") != std::string::npos) {
@@ -99,10 +116,32 @@ struct Harness {
   trainhook::support::Worker<Record> worker;
   std::vector<std::string> logs;
   Harness(MlflowConfig c, RunPlan plan, std::string spool)
-      : sender(std::move(c), std::move(plan), std::move(spool), [](int32_t, const std::string&) {}),
+      : sender(std::move(c), std::move(plan), std::move(spool),
+               [](trainhook::LogLevel, const std::string&) {}),
         worker([this](std::vector<Record>& b, trainhook::support::WorkerContext& ctx) {
           return sender.handle(b, ctx);
-        }) {}
+        }) {
+    // As the plugin wires it (enqueues come after this).
+    sender.take_queued_from([this] { return worker.take_queued(1000); });
+  }
+};
+
+// A fake server and a sender with at most memory_records in memory whose run
+// exists: step 1 (timestamp ts0 + 1) is delivered.
+struct RunExists {
+  FakeMlflow fake;
+  TestHttpServer server{[this](const TestRequest& r) { return fake.handle(r); }};
+  std::string spool;
+  Harness h;
+  RunExists(const char* name, size_t memory_records, int64_t ts0)
+      : spool(temp_dir(name)), h(bounded(config_for(server), memory_records), RunPlan{}, spool) {
+    h.worker.enqueue(Record::metric("loss", 1.0, ts0 + 1, 1));
+    REQUIRE(h.worker.flush(30s));
+  }
+  static MlflowConfig bounded(MlflowConfig c, size_t memory_records) {
+    c.memory_records = memory_records;
+    return c;
+  }
 };
 
 }  // namespace
@@ -153,14 +192,10 @@ TEST_CASE("a batch stored by the server whose answer was lost is not stored twic
 }
 
 TEST_CASE("while the server is down records spill to the spool and arrive in order when it is back") {
-  FakeMlflow fake;
-  TestHttpServer server([&](const TestRequest& r) { return fake.handle(r); });
-  MlflowConfig c = config_for(server);
-  c.memory_records = 10;
-  std::string spool = temp_dir("down");
-  Harness h(c, RunPlan{}, spool);
-  h.worker.enqueue(Record::metric("loss", 1.0, 3001, 1));
-  REQUIRE(h.worker.flush(30s));  // the run exists
+  RunExists run("down", 10, 3000);
+  FakeMlflow& fake = run.fake;
+  Harness& h = run.h;
+  const std::string& spool = run.spool;
   fake.down = true;
   for (int s = 2; s <= 200; ++s) h.worker.enqueue(Record::metric("loss", 1.0 / s, 3000 + s, s));
   // Wait until the sender moved records to disk.
@@ -175,6 +210,36 @@ TEST_CASE("while the server is down records spill to the spool and arrive in ord
   std::lock_guard<std::mutex> lock(fake.mu);
   REQUIRE(fake.metrics.size() == 200);
   for (size_t i = 0; i < 200; ++i) CHECK(fake.metrics[i]["step"] == static_cast<int>(i + 1));
+  fs::remove_all(spool);
+}
+
+TEST_CASE(
+    "during a slow request the queue is taken in and spilled, and a failed request goes back in front") {
+  RunExists run("slow", 20, 6000);
+  FakeMlflow& fake = run.fake;
+  Harness& h = run.h;
+  const std::string& spool = run.spool;
+  fake.hold_metrics = true;
+  fake.fail_metrics = 1;
+  h.worker.enqueue(Record::metric("loss", 0.5, 6002, 2));
+  for (int i = 0; i < 6000 && !fake.holding; ++i) std::this_thread::sleep_for(1ms);
+  REQUIRE(fake.holding);  // step 2's request is in flight and stays so
+  for (int s = 3; s <= 400; ++s) h.worker.enqueue(Record::metric("loss", 1.0 / s, 6000 + s, s));
+  // Only the sender taking them in during the request empties the queue, and
+  // only the memory bound puts them on disk.
+  const fs::path file = fs::path(spool) / "run1.jsonl";
+  for (int i = 0; i < 10000 && (h.worker.stats().queued > 0 || !fs::exists(file)); ++i)
+    std::this_thread::sleep_for(1ms);
+  CHECK(h.worker.stats().queued == 0);
+  CHECK(fs::exists(file));
+  CHECK(fake.holding);
+  fake.hold_metrics = false;  // step 2's request fails (503); it must still arrive first
+  REQUIRE(h.worker.flush(60s));
+  h.worker.stop();
+  CHECK_FALSE(fs::exists(file));  // all acknowledged
+  std::lock_guard<std::mutex> lock(fake.mu);
+  REQUIRE(fake.metrics.size() == 400);
+  for (size_t i = 0; i < 400; ++i) CHECK(fake.metrics[i]["step"] == static_cast<int>(i + 1));
   fs::remove_all(spool);
 }
 
@@ -224,10 +289,11 @@ TEST_CASE("a rejected batch is dropped once with the server's message and later 
   TestHttpServer server([&](const TestRequest& r) { return fake.handle(r); });
   std::vector<std::string> errors;
   std::mutex emu;
-  Sender sender(config_for(server), RunPlan{}, temp_dir("reject"), [&](int32_t level, const std::string& m) {
-    std::lock_guard<std::mutex> lock(emu);
-    if (level == TH_LOG_ERROR) errors.push_back(m);
-  });
+  Sender sender(config_for(server), RunPlan{}, temp_dir("reject"),
+                [&](trainhook::LogLevel level, const std::string& m) {
+                  std::lock_guard<std::mutex> lock(emu);
+                  if (level == trainhook::LogLevel::error) errors.push_back(m);
+                });
   trainhook::support::Worker<Record> worker(
       [&](std::vector<Record>& b, trainhook::support::WorkerContext& ctx) { return sender.handle(b, ctx); });
   fake.reject_metrics = true;

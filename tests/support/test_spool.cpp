@@ -84,3 +84,30 @@ TEST_CASE("a large acknowledged prefix is compacted away") {
   CHECK(reopened.peek(10).lines == std::vector<std::string>{"last"});
   fs::remove_all(dir);
 }
+
+TEST_CASE(
+    "prepend puts lines before the unacknowledged ones, also after a partial acknowledge and a reopen") {
+  fs::path dir = fresh_dir("prepend");
+  fs::path file = dir / "spool.jsonl";
+  {
+    Spool s(file);
+    s.prepend({"a0"});  // an empty spool: same as append
+    CHECK(s.pending() == 1);
+    s.append({"b1", "b2", "b3"});
+    auto first = s.peek(2);  // a0, b1 acknowledged
+    s.acknowledge(first);
+    s.prepend({"f1", "f2"});
+    CHECK(s.pending() == 4);
+    CHECK(s.peek(10).lines == std::vector<std::string>{"f1", "f2", "b2", "b3"});
+    s.append({"c1"});
+    CHECK(s.peek(10).lines == std::vector<std::string>{"f1", "f2", "b2", "b3", "c1"});
+  }
+  Spool again(file);  // the acknowledged a0, b1 are not replayed
+  CHECK(again.pending() == 5);
+  auto all = again.peek(10);
+  CHECK(all.lines == std::vector<std::string>{"f1", "f2", "b2", "b3", "c1"});
+  again.acknowledge(all);
+  CHECK(again.empty());
+  CHECK_FALSE(fs::exists(file));
+  fs::remove_all(dir);
+}

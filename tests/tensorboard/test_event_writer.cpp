@@ -134,7 +134,7 @@ TEST_CASE("after a write error the writer warns once, counts what it lost, and t
   {
     tbtest::FileSizeLimit limit(4096);
     EventWriter w(path, 100000, std::chrono::milliseconds(5),
-                  [&](const std::string& m) { warnings.push_back(m); });
+                  [&](trainhook::LogLevel, const std::string& m) { warnings.push_back(m); });
     for (int step = 1; step <= 2000; ++step) {
       LogRecord r(1.0, step);
       r.add_scalar("loss", step);
@@ -181,7 +181,7 @@ TEST_CASE("tags follow HF rewrite_logs (support::split_log_key), texts included"
 TEST_CASE("finish writes everything queued even when the worker's timer has not come by") {
   const auto dir = temp_dir("finish");
   const auto path = dir / "events.out.tfevents.6.h.1.0";
-  // An hour-long interval and a queue far from half full: only finish() can
+  // An hour-long interval and fewer records than wake the thread: only finish() can
   // get these records to the file.
   EventWriter w(path, 100000, std::chrono::hours(1), {});
   for (int step = 1; step <= 50; ++step) {

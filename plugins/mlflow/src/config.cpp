@@ -89,7 +89,7 @@ MlflowConfig read_config(const std::string& config_json) {
   c.request_timeout = seconds(s, "request_timeout", 30);
   c.retry_initial = seconds(s, "retry_initial", 0.5);
   c.retry_max = seconds(s, "retry_max", 10);
-  int64_t mem = s.integer("memory_records", nullptr, 20000);
+  int64_t mem = s.integer("memory_records", nullptr, static_cast<int64_t>(MlflowConfig{}.memory_records));
   if (mem < 1) throw ConfigError("plugin_config mlflow.memory_records must be >= 1");
   c.memory_records = static_cast<size_t>(mem);
   c.spool_dir = s.get("spool_dir", nullptr).value_or("");

@@ -1,13 +1,15 @@
 // The "mlflow" callback (kind integration): HF MLflowCallback semantics over
 // MLflow's REST API. The training thread only validates settings, builds the
-// run plan and enqueues records; all HTTP runs on a support::Worker thread
-// (see sender.hpp for delivery, spooling and duplicate avoidance).
+// run plan and enqueues records; a support::Worker thread delivers them, its
+// HTTP requests on a support::RequestThread (see sender.hpp for delivery, the
+// memory bound, spooling and duplicate avoidance).
 #include <trainhook/mlflow/config.hpp>
 #include <trainhook/mlflow/params.hpp>
 #include <trainhook/mlflow/record.hpp>
 #include <trainhook/mlflow/sender.hpp>
 #include <trainhook/plugin.hpp>
 #include <trainhook/support/env.hpp>
+#include <trainhook/support/log.hpp>
 #include <trainhook/support/worker.hpp>
 
 #include <algorithm>
@@ -18,6 +20,9 @@
 
 namespace trainhook::mlflow {
 namespace {
+
+// Records the sender takes from the worker's queue per poll during a request.
+constexpr size_t kTakeQueued = 1000;
 
 std::string join(const std::vector<std::string>& v) {
   std::string s;
@@ -77,15 +82,16 @@ class MlflowCallback final : public Callback {
 
     std::string spool_dir = config_.spool_dir;
     if (spool_dir.empty()) spool_dir = (std::filesystem::path(host_.output_dir()) / "mlflow_spool").string();
-    Host host = host_;
-    sender_ = std::make_unique<Sender>(
-        config_, std::move(plan), spool_dir,
-        [host](int32_t level, const std::string& m) { host.log(static_cast<LogLevel>(level), m); });
+    sender_ = std::make_unique<Sender>(config_, std::move(plan), spool_dir, support::host_logger(host_));
     Sender* sender = sender_.get();
     worker_ = std::make_unique<support::Worker<Record>>(
         [sender](std::vector<Record>& batch, support::WorkerContext& ctx) {
           return sender->handle(batch, ctx);
         });
+    // The sender takes in what is queued while a request is in flight (on the
+    // worker thread, which stop() joins before worker_ goes away).
+    support::Worker<Record>* worker = worker_.get();
+    sender_->take_queued_from([worker] { return worker->take_queued(kTakeQueued); });
   }
 
   void on_log(Event& e) override {

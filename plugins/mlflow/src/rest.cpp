@@ -40,7 +40,7 @@ std::string RestResult::describe() const {
 
 RestResult MlflowRest::call(HttpRequest request) {
   RestResult r;
-  r.http = http_.perform(request);
+  r.http = thread_ ? thread_->perform(http_, request, while_waiting_) : http_.perform(request);
   if (r.http.ok() && !r.http.body.empty()) {
     try {
       r.json = nlohmann::json::parse(r.http.body);

@@ -28,7 +28,7 @@ bool same_value(double a, double b) {
 }
 }  // namespace
 
-Sender::Sender(MlflowConfig config, RunPlan plan, std::string spool_dir, Log log)
+Sender::Sender(MlflowConfig config, RunPlan plan, std::string spool_dir, support::Logger log)
     : config_(std::move(config)),
       plan_(std::move(plan)),
       spool_dir_(std::move(spool_dir)),
@@ -43,10 +43,10 @@ Sender::Sender(MlflowConfig config, RunPlan plan, std::string spool_dir, Log log
   spool_ = std::make_unique<support::Spool>(fs::path(spool_dir_) / (std::string(kUnassigned) + ".jsonl"));
   if (!spool_->empty()) {
     suspect_ = true;
-    log_(TH_LOG_WARN, "found " + std::to_string(spool_->pending()) + " undelivered records in " +
-                          spool_->path().string() +
-                          " from an earlier run that never reached the server; they will "
-                          "be logged to this run");
+    log(LogLevel::warn, "found " + std::to_string(spool_->pending()) + " undelivered records in " +
+                            spool_->path().string() +
+                            " from an earlier run that never reached the server; they will "
+                            "be logged to this run");
   }
 }
 
@@ -68,13 +68,13 @@ Sender::Outcome Sender::classify(const RestResult& r, const std::string& what) {
     case support::RetryDecision::retry:
       if (r.http.ambiguous()) suspect_ = true;
       if (backoff_.failures() == 0)
-        log_(TH_LOG_WARN,
-             what + " failed (" + r.describe() + "); retrying in the background, training continues");
+        log(LogLevel::warn,
+            what + " failed (" + r.describe() + "); retrying in the background, training continues");
       return Outcome::retry;
     case support::RetryDecision::fail:
       break;
   }
-  log_(TH_LOG_ERROR, what + " rejected by the server: " + r.describe());
+  log(LogLevel::error, what + " rejected by the server: " + r.describe());
   return Outcome::fail;
 }
 
@@ -90,6 +90,8 @@ BatchResult Sender::handle(std::vector<Record>& batch, support::WorkerContext& c
     }
     http_ = std::make_unique<support::HttpClient>(opts);
     rest_ = std::make_unique<MlflowRest>(*http_, config_.tracking_uri);
+    requests_ = std::make_unique<support::RequestThread>();
+    rest_->run_on(*requests_, [this] { absorb_queued(); });
   }
   for (auto& r : batch) pending_.push_back(std::move(r));
   batch.clear();
@@ -122,7 +124,7 @@ BatchResult Sender::handle(std::vector<Record>& batch, support::WorkerContext& c
       pending_.clear();
       return result;
     }
-    if (backoff_.failures() > 0) log_(TH_LOG_INFO, "MLflow server reachable again; run set up");
+    if (backoff_.failures() > 0) log(LogLevel::info, "MLflow server reachable again; run set up");
     backoff_.reset();
   }
 
@@ -138,7 +140,7 @@ BatchResult Sender::handle(std::vector<Record>& batch, support::WorkerContext& c
           if (r->kind == Record::Kind::end_run && r->timestamp < started_ms_) continue;
           group.push_back(std::move(*r));
         } else {
-          log_(TH_LOG_WARN, "skipping an unreadable line in " + spool_->path().string());
+          log(LogLevel::warn, "skipping an unreadable line in " + spool_->path().string());
           ++result.failed;
         }
       }
@@ -155,13 +157,10 @@ BatchResult Sender::handle(std::vector<Record>& batch, support::WorkerContext& c
       // Part of a spool chunk may be stored already; the chunk is re-read on
       // retry, so check the server's history first.
       if (from_spool && delivered > 0) suspect_ = true;
-      if (!from_spool) {
-        // Put the group back in front, in order.
-        for (auto it = group.rbegin(); it != group.rend(); ++it) pending_.push_front(std::move(*it));
-      }
+      if (!from_spool) put_back(group);
       return schedule_retry();
     }
-    if (backoff_.failures() > 0) log_(TH_LOG_INFO, "MLflow server reachable again; delivering the backlog");
+    if (backoff_.failures() > 0) log(LogLevel::info, "MLflow server reachable again; delivering the backlog");
     backoff_.reset();
     if (from_spool) spool_->acknowledge(chunk);
   }
@@ -256,9 +255,9 @@ bool Sender::drop_already_stored(std::vector<Record>& metrics) {
                                }),
                 metrics.end());
   if (metrics.size() != before)
-    log_(TH_LOG_INFO, "the server already had " + std::to_string(before - metrics.size()) +
-                          " metric points of a retried batch; sending only the " +
-                          std::to_string(metrics.size()) + " missing ones");
+    log(LogLevel::info, "the server already had " + std::to_string(before - metrics.size()) +
+                            " metric points of a retried batch; sending only the " +
+                            std::to_string(metrics.size()) + " missing ones");
   return true;
 }
 
@@ -275,18 +274,18 @@ Sender::Outcome Sender::send_metrics(std::vector<Record>& metrics) {
 Sender::Outcome Sender::upload_dir(const Record& r) {
   if (!artifact_path_) {
     if (!warned_artifacts_)
-      log_(TH_LOG_WARN,
-           "the run's artifacts are not served by the tracking server (start it with "
-           "--serve-artifacts / --artifacts-destination); checkpoints are not uploaded");
+      log(LogLevel::warn,
+          "the run's artifacts are not served by the tracking server (start it with "
+          "--serve-artifacts / --artifacts-destination); checkpoints are not uploaded");
     warned_artifacts_ = true;
     return Outcome::fail;
   }
   fs::path dir(r.key);
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) {
-    log_(TH_LOG_WARN, "checkpoint folder " + dir.string() +
-                          " no longer exists (deleted by save_total_limit?); "
-                          "not uploaded");
+    log(LogLevel::warn, "checkpoint folder " + dir.string() +
+                            " no longer exists (deleted by save_total_limit?); "
+                            "not uploaded");
     return Outcome::fail;
   }
   std::string prefix = *artifact_path_ + "/" + dir.filename().string();
@@ -298,13 +297,13 @@ Sender::Outcome Sender::upload_dir(const Record& r) {
     try {
       res = rest_->upload_artifact(prefix + "/" + rel, it->path());
     } catch (const std::exception& e) {
-      log_(TH_LOG_WARN, std::string("artifact upload skipped: ") + e.what());
+      log(LogLevel::warn, std::string("artifact upload skipped: ") + e.what());
       continue;
     }
     Outcome o = classify(res, "uploading " + it->path().string());
     if (o != Outcome::ok) return o;
   }
-  log_(TH_LOG_DEBUG, "uploaded " + dir.string() + " to artifacts " + prefix);
+  log(LogLevel::debug, "uploaded " + dir.string() + " to artifacts " + prefix);
   return Outcome::ok;
 }
 
@@ -335,7 +334,7 @@ Sender::Outcome Sender::resolve_experiment(std::string& experiment_id) {
     if (c.error_code() != "RESOURCE_ALREADY_EXISTS")
       return classify(c, "creating experiment '" + config_.experiment_name + "'");
   }
-  log_(TH_LOG_ERROR, "experiment '" + config_.experiment_name + "' neither found nor created");
+  log(LogLevel::error, "experiment '" + config_.experiment_name + "' neither found nor created");
   return Outcome::fail;
 }
 
@@ -355,8 +354,8 @@ Sender::Outcome Sender::log_params_and_tags(const nlohmann::json& existing_param
   if (!changed.empty()) {
     std::string names;
     for (const auto& c : changed) names += (names.empty() ? "" : ", ") + c;
-    log_(TH_LOG_WARN, "resumed run already has different values for params " + names +
-                          "; MLflow params cannot change, so the run keeps its old values");
+    log(LogLevel::warn, "resumed run already has different values for params " + names +
+                            "; MLflow params cannot change, so the run keeps its old values");
   }
   std::map<std::string, std::string> tags = resumed ? config_.tags : std::map<std::string, std::string>{};
   auto chunks = chunk_params(to_send);
@@ -366,7 +365,7 @@ Sender::Outcome Sender::log_params_and_tags(const nlohmann::json& existing_param
     Outcome o = classify(r, "logging params");
     if (o == Outcome::fail) {
       // Params are not worth losing the run over (HF #9210): report and go on.
-      log_(TH_LOG_WARN, "some params were not logged; metrics and artifacts continue");
+      log(LogLevel::warn, "some params were not logged; metrics and artifacts continue");
       continue;
     }
     if (o == Outcome::retry) return o;
@@ -383,8 +382,8 @@ Sender::Outcome Sender::setup(support::WorkerContext&) {
     if (!g.ok()) {
       Outcome o = classify(g, "looking up MLFLOW_RUN_ID=" + config_.run_id);
       if (o == Outcome::fail)
-        log_(TH_LOG_ERROR, "cannot resume run " + config_.run_id + " on " + config_.tracking_uri +
-                               "; nothing will be logged to MLflow for this training run");
+        log(LogLevel::error, "cannot resume run " + config_.run_id + " on " + config_.tracking_uri +
+                                 "; nothing will be logged to MLflow for this training run");
       return o;
     }
     run_id_ = config_.run_id;
@@ -405,8 +404,8 @@ Sender::Outcome Sender::setup(support::WorkerContext&) {
     if (Outcome o = classify(c, "creating a run in experiment " + experiment_id); o != Outcome::ok) return o;
     run_id_ = c.json["run"]["info"]["run_id"].get<std::string>();
     artifact_uri = c.json["run"]["info"].value("artifact_uri", "");
-    log_(TH_LOG_INFO, "logging to MLflow run " + run_id_ + " (experiment " + experiment_id + ") at " +
-                          config_.tracking_uri + "; resume it with MLFLOW_RUN_ID=" + run_id_);
+    log(LogLevel::info, "logging to MLflow run " + run_id_ + " (experiment " + experiment_id + ") at " +
+                            config_.tracking_uri + "; resume it with MLFLOW_RUN_ID=" + run_id_);
   }
   // run_id_ set: only params/tags are left (a retry resumes here).
   if (!artifact_uri.empty()) artifact_path_ = artifact_proxy_path(artifact_uri);
@@ -422,8 +421,8 @@ void Sender::open_run_spool() {
   auto run_spool = std::make_unique<support::Spool>(fs::path(spool_dir_) / (run_id_ + ".jsonl"));
   if (!run_spool->empty()) {
     suspect_ = true;  // that process may have died mid-request
-    log_(TH_LOG_INFO, "delivering " + std::to_string(run_spool->pending()) +
-                          " records spooled by an earlier run in " + run_spool->path().string());
+    log(LogLevel::info, "delivering " + std::to_string(run_spool->pending()) +
+                            " records spooled by an earlier run in " + run_spool->path().string());
   }
   while (!spool_->empty()) {
     auto chunk = spool_->peek(10000);
@@ -431,6 +430,41 @@ void Sender::open_run_spool() {
     spool_->acknowledge(chunk);
   }
   spool_ = std::move(run_spool);
+}
+
+void Sender::absorb_queued() {
+  if (!take_queued_) return;
+  // Everything queued, a chunk at a time (each spilled before the next): one
+  // chunk per poll falls behind a fast loop, and the queue then grows with
+  // the run (measured: 1 M metrics in 5.5 s). Capped so the request's answer
+  // is not kept waiting by a producer that never pauses.
+  for (int round = 0; round < 100; ++round) {
+    std::vector<Record> got = take_queued_();
+    if (got.empty()) break;
+    for (auto& r : got) pending_.push_back(std::move(r));
+    spill_over_limit();
+  }
+}
+
+void Sender::put_back(std::vector<Record>& group) {
+  // The group is older than everything left: in front of memory, or in front
+  // of the spool when newer records were spilled while it was in flight.
+  if (!spool_->empty()) {
+    std::vector<std::string> lines;
+    lines.reserve(group.size());
+    for (const auto& r : group) lines.push_back(to_line(r));
+    try {
+      spool_->prepend(lines);
+      group.clear();
+      return;
+    } catch (const std::exception& e) {
+      log(LogLevel::error, std::string("cannot put a failed request's records back in the spool (they are "
+                                       "kept in memory, and may arrive after newer ones): ") +
+                               e.what());
+    }
+  }
+  for (auto it = group.rbegin(); it != group.rend(); ++it) pending_.push_front(std::move(*it));
+  group.clear();
 }
 
 void Sender::spill_over_limit() {
@@ -444,10 +478,17 @@ void Sender::spill_over_limit() {
   }
   try {
     spool_->append(lines);
-    log_(TH_LOG_WARN,
-         "MLflow server unreachable: " + std::to_string(n) + " records moved to " + spool_->path().string());
+    // Normal when the server is slower than training: said once per run.
+    const std::string what = std::to_string(n) + " records moved to " + spool_->path().string();
+    if (warned_spill_) {
+      log(LogLevel::debug, what);
+    } else {
+      log(LogLevel::warn, "the MLflow server is behind (or unreachable): records beyond memory_records=" +
+                              std::to_string(config_.memory_records) + " wait on disk; " + what);
+      warned_spill_ = true;
+    }
   } catch (const std::exception& e) {
-    log_(TH_LOG_ERROR, std::string("cannot spool undelivered records: ") + e.what());
+    log(LogLevel::error, std::string("cannot spool undelivered records: ") + e.what());
   }
 }
 

@@ -109,15 +109,27 @@ void Spool::write_ack() const {
   if (ec) fail(ack_file_, "cannot replace: " + ec.message());
 }
 
-void Spool::compact() {
+void Spool::prepend(const std::vector<std::string>& lines) {
+  if (lines.empty()) return;
+  if (pending_lines_ == 0) return append(lines);
+  rewrite(lines);
+  pending_lines_ += lines.size();
+}
+
+void Spool::compact() { rewrite({}); }
+
+void Spool::rewrite(const std::vector<std::string>& front) {
   fs::path tmp = file_.string() + ".compact";
   {
     std::ifstream in(file_, std::ios::binary);
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!in || !out) fail(file_, "cannot compact");
+    if (!in || !out) fail(file_, "cannot rewrite");
+    for (const auto& l : front) out << l << '\n';
     in.seekg(static_cast<std::streamoff>(ack_offset_));
-    out << in.rdbuf();
-    if (!out) fail(tmp, "write failed while compacting");
+    // Guarded: << of an empty rdbuf sets failbit, which is not a write error.
+    if (in.peek() != std::ifstream::traits_type::eof()) out << in.rdbuf();
+    out.flush();
+    if (!out) fail(tmp, "write failed while rewriting (disk full?)");
   }
   // The .ack goes first: a crash between the two steps then replays the old
   // file from offset 0 (acknowledged lines again, which a consumer replaying a
@@ -125,7 +137,7 @@ void Spool::compact() {
   std::error_code ec;
   fs::remove(ack_file_, ec);
   fs::rename(tmp, file_, ec);
-  if (ec) fail(file_, "cannot replace after compacting: " + ec.message());
+  if (ec) fail(file_, "cannot replace after rewriting: " + ec.message());
   ack_offset_ = 0;
 }
 

@@ -21,6 +21,10 @@ uint32_t end_offset(const std::string& blob) {
   return static_cast<uint32_t>(blob.size());
 }
 
+// Records queued that wake the writer thread, and records it encodes per write.
+constexpr size_t kWakeAt = 256;
+constexpr size_t kMaxBatch = 1024;
+
 double now_secs() {
   using namespace std::chrono;
   return duration<double>(system_clock::now().time_since_epoch()).count();
@@ -41,21 +45,25 @@ void LogRecord::add_text(std::string_view key, std::string_view text) {
 }
 
 EventWriter::EventWriter(std::filesystem::path file, size_t queue_capacity,
-                         std::chrono::milliseconds flush_interval, Warn warn)
-    : file_(std::move(file)), warn_(std::move(warn)) {
+                         std::chrono::milliseconds flush_interval, support::Logger log)
+    : file_(std::move(file)), log_(std::move(log)) {
   stats_.file = file_.path();
   std::string event;
   encode_file_version_event(event, now_secs());
   std::string record;
   append_record(record, event);
   if (!file_.append(record)) throw std::runtime_error(file_.error());
-  // Batched wake-ups: the thread takes everything queued (one write(2)) when
-  // the queue is half full or every flush interval, so an enqueue never wakes it
-  // per record. Nothing is retried here: a write error is final (see append).
+  // Batched wake-ups: the thread takes what is queued (one write(2) per batch)
+  // when kWakeAt records are waiting or every flush interval, so an enqueue
+  // never wakes it per record. The mark and the batch are small and fixed, not
+  // a share of the capacity: a fast loop then never lets the queue grow toward
+  // the capacity (peak RSS flat in the run's length, issue 14); the capacity
+  // only bounds a writer that cannot keep up. Nothing is retried here: a write
+  // error is final (see append).
   support::WorkerOptions opts;
   opts.capacity = std::max<size_t>(1, queue_capacity);
-  opts.max_batch = opts.capacity;
-  opts.wake_at = std::max<size_t>(1, opts.capacity / 2);
+  opts.max_batch = std::min(opts.capacity, kMaxBatch);
+  opts.wake_at = std::max<size_t>(1, std::min(opts.capacity / 2, kWakeAt));
   opts.wake_interval = std::max(flush_interval, std::chrono::milliseconds(1));
   worker_.emplace(
       [this](std::vector<Item>& batch, support::WorkerContext&) {
@@ -136,7 +144,7 @@ bool EventWriter::append(const std::string& records, uint64_t record_count) {
   }
   stats_.error = file_.error();
   stats_.lost_records += record_count;
-  if (warn_) warn_(stats_.error + "; no further events are written to this file");
+  support::log_to(log_, LogLevel::warn, stats_.error + "; no further events are written to this file");
   return false;
 }
 

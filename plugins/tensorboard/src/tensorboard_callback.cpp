@@ -71,10 +71,8 @@ void TensorBoardCallback::open(const th_state& state) {
     throw std::runtime_error("cannot create the TensorBoard log folder " + dir.string() + ": " +
                              ec.message());
   const auto file = dir / event_file_name(now, host, static_cast<int64_t>(::getpid()), g_file_counter++);
-  trainhook::Host log_host = host_;
   const auto interval = std::chrono::milliseconds(static_cast<int64_t>(options_.flush_secs() * 1000));
-  writer_ = std::make_unique<EventWriter>(file, options_.queue_size(), interval,
-                                          [log_host](const std::string& msg) { log_host.warn(msg); });
+  writer_ = std::make_unique<EventWriter>(file, options_.queue_size(), interval, support::host_logger(host_));
   host_.info("writing TensorBoard events to " + file.string());
 }
 

@@ -5,13 +5,10 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
-#include <condition_variable>
 #include <iterator>
 #include <limits>
-#include <mutex>
 #include <stdexcept>
 #include <system_error>
-#include <thread>
 
 namespace trainhook::wandb {
 
@@ -71,61 +68,6 @@ bool reply_says_stopped(const std::string& body) {
   return !j.is_discarded() && j.is_object() && j.contains("stopped") && j["stopped"].is_boolean() &&
          j["stopped"].get<bool>();
 }
-
-// The request thread of send_once(..., while_waiting): one request at a time.
-struct FileStreamer::Runner {
-  std::mutex mu;
-  std::condition_variable cv;
-  bool has_job = false, done = false, quit = false;
-  support::HttpClient* http = nullptr;
-  const support::HttpRequest* request = nullptr;
-  support::HttpResponse response;
-  std::thread thread;
-
-  Runner() : thread([this] { loop(); }) {}
-  ~Runner() {
-    {
-      std::lock_guard<std::mutex> lock(mu);
-      quit = true;
-    }
-    cv.notify_all();
-    thread.join();
-  }
-  void loop() {
-    std::unique_lock<std::mutex> lock(mu);
-    for (;;) {
-      cv.wait(lock, [&] { return quit || has_job; });
-      if (quit) return;
-      has_job = false;
-      support::HttpClient* h = http;
-      const support::HttpRequest* r = request;
-      lock.unlock();
-      support::HttpResponse got = h->perform(*r);
-      lock.lock();
-      response = std::move(got);
-      done = true;
-      cv.notify_all();
-    }
-  }
-  void start(support::HttpClient& h, const support::HttpRequest& r) {
-    {
-      std::lock_guard<std::mutex> lock(mu);
-      http = &h;
-      request = &r;
-      done = false;
-      has_job = true;
-    }
-    cv.notify_all();
-  }
-  bool wait_for(std::chrono::milliseconds d) {
-    std::unique_lock<std::mutex> lock(mu);
-    return cv.wait_for(lock, d, [&] { return done; });
-  }
-  support::HttpResponse take() {
-    std::lock_guard<std::mutex> lock(mu);
-    return std::move(response);
-  }
-};
 
 FileStreamer::FileStreamer(StreamTarget target, int64_t history_offset, StreamOptions options)
     : target_(std::move(target)),
@@ -235,10 +177,8 @@ SendResult FileStreamer::send_once(support::HttpClient& http, const std::functio
     // request does not carry), so nothing piles up upstream during a slow
     // request. One long-lived thread, not one per request: each new thread
     // may get a malloc arena of its own, which would grow the RSS with the run.
-    if (!runner_) runner_ = std::make_unique<Runner>();
-    runner_->start(http, request);
-    while (!runner_->wait_for(std::chrono::milliseconds(5))) while_waiting();
-    response = runner_->take();
+    if (!runner_) runner_ = std::make_unique<support::RequestThread>();
+    response = runner_->perform(http, request, while_waiting);
   } else {
     response = http.perform(request);
   }

@@ -35,8 +35,8 @@ struct MlflowConfig {
   std::chrono::milliseconds request_timeout{std::chrono::seconds(30)};
   std::chrono::milliseconds retry_initial{500};
   std::chrono::milliseconds retry_max{std::chrono::seconds(10)};
-  size_t memory_records = 20000;  // records kept in memory before spilling to disk
-  std::string spool_dir;          // empty = <output_dir>/mlflow_spool
+  size_t memory_records = 500;  // records kept in memory before spilling to disk (flat RSS, issue 14)
+  std::string spool_dir;        // empty = <output_dir>/mlflow_spool
 };
 
 // Reads and validates everything; throws trainhook::ConfigError naming the

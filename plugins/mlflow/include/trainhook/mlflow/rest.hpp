@@ -5,10 +5,12 @@
 
 #include <trainhook/mlflow/record.hpp>
 #include <trainhook/support/http_client.hpp>
+#include <trainhook/support/request_thread.hpp>
 
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <string>
 #include <utility>
@@ -47,10 +49,20 @@ class MlflowRest {
 
   const std::string& base() const noexcept { return base_; }
 
+  // From now on every call runs on `thread`, and while_waiting is called on
+  // the caller's thread until its answer comes (the sender takes in and spills
+  // what is queued meanwhile). Both must outlive this object.
+  void run_on(support::RequestThread& thread, std::function<void()> while_waiting) {
+    thread_ = &thread;
+    while_waiting_ = std::move(while_waiting);
+  }
+
  private:
   RestResult call(support::HttpRequest request);
   support::HttpClient& http_;
   std::string base_;
+  support::RequestThread* thread_ = nullptr;  // null: calls run on the caller's thread
+  std::function<void()> while_waiting_;
 };
 
 // log-batch bodies: metrics ([{key, value, timestamp, step}], non-finite

@@ -3,10 +3,17 @@
 // worker thread (support::Worker); the owner touches it again only after the
 // worker stopped.
 //
-// Nothing lost: records that cannot be delivered stay in memory up to
-// MlflowConfig::memory_records, then the oldest spill to a spool file
-// (<spool_dir>/<run_id>.jsonl); the spool is always delivered before newer
-// records, so the server receives everything in step order.
+// Memory flat in the run's length (issue 14): requests run on a
+// support::RequestThread; while one is in flight the worker thread takes what
+// the training thread queued (take_queued_from) into memory, and beyond
+// MlflowConfig::memory_records (500) the oldest spill to a spool file
+// (<spool_dir>/<run_id>.jsonl). So neither the worker's queue nor memory grows
+// when the server is slower than training; the spool on disk does.
+//
+// Nothing lost, in order: the spool is always delivered before newer records;
+// a failed request's records go back in front (of the spool too, with
+// Spool::prepend, when newer ones were spilled meanwhile), so the server
+// receives everything in step order.
 //
 // No duplicates: every metric carries the timestamp fixed at enqueue time, and
 // after any failure that may have reached the server (timeout, dropped
@@ -19,6 +26,8 @@
 #include <trainhook/mlflow/record.hpp>
 #include <trainhook/mlflow/rest.hpp>
 #include <trainhook/support/http_client.hpp>
+#include <trainhook/support/log.hpp>
+#include <trainhook/support/request_thread.hpp>
 #include <trainhook/support/retry.hpp>
 #include <trainhook/support/spool.hpp>
 #include <trainhook/support/worker.hpp>
@@ -47,10 +56,16 @@ struct RunPlan {
 
 class Sender {
  public:
-  // log: thread-safe logging to the host (level TH_LOG_*, message).
-  using Log = std::function<void(int32_t, const std::string&)>;
-  Sender(MlflowConfig config, RunPlan plan, std::string spool_dir, Log log);
+  // log: thread-safe logging to the host (called on the worker thread).
+  Sender(MlflowConfig config, RunPlan plan, std::string spool_dir, support::Logger log);
   ~Sender();
+
+  // Where the records queued while a request is in flight come from (the
+  // worker's take_queued); set before the first enqueue. Unset: nothing is
+  // taken early (the worker hands them over at the next call).
+  void take_queued_from(std::function<std::vector<Record>()> take_queued) {
+    take_queued_ = std::move(take_queued);
+  }
 
   // The support::Worker handler.
   support::BatchResult handle(std::vector<Record>& batch, support::WorkerContext& ctx);
@@ -78,14 +93,20 @@ class Sender {
   bool drop_already_stored(std::vector<Record>& metrics);
   void open_run_spool();
   void spill_over_limit();
+  void absorb_queued();  // during a request: take the worker's queue in, spill beyond the bound
+  void put_back(std::vector<Record>& group);
+  void log(LogLevel level, const std::string& message) const { support::log_to(log_, level, message); }
   size_t take_group(std::deque<Record>& from, std::vector<Record>& group) const;
 
   MlflowConfig config_;
   RunPlan plan_;
   std::string spool_dir_;
-  Log log_;
+  support::Logger log_;
+  std::function<std::vector<Record>()> take_queued_;
+  bool warned_spill_ = false;
   int64_t started_ms_;  // end_run records older than this come from an earlier process
   std::unique_ptr<support::HttpClient> http_;
+  std::unique_ptr<support::RequestThread> requests_;
   std::unique_ptr<MlflowRest> rest_;
   support::RetryClassification classification_;
   support::Backoff backoff_;

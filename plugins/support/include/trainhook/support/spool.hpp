@@ -34,6 +34,12 @@ class Spool {
   // OS. Creates parent folders. Throws std::runtime_error naming the file.
   void append(const std::vector<std::string>& lines);
 
+  // Puts lines before every unacknowledged one (a failed request's lines,
+  // older than what was spilled while it was in flight): the file is rewritten
+  // as lines + the unacknowledged rest, with the .ack reset (as compaction
+  // does). Throws std::runtime_error naming the file.
+  void prepend(const std::vector<std::string>& lines);
+
   // Up to max_lines unacknowledged lines from the front, in order.
   SpoolChunk peek(size_t max_lines) const;
   // Marks everything before chunk.end_offset as delivered.
@@ -46,6 +52,8 @@ class Spool {
  private:
   void write_ack() const;
   void compact();
+  // Replaces the file by `front` + the unacknowledged lines; resets the ack.
+  void rewrite(const std::vector<std::string>& front);
 
   std::filesystem::path file_;
   std::filesystem::path ack_file_;

@@ -4,12 +4,13 @@
 //
 // Flushing: the worker (support::Worker in its batched wake mode) takes what
 // is queued every flush interval (default 1 s, at most a few seconds), or
-// sooner when the queue is half full, encodes it and appends it with one
-// write(2). So records reach the OS (and a live TensorBoard) within one
-// interval, a crash of the process loses at most that interval, and the
-// training thread never makes a system call per record (an enqueue is a lock
-// and a move; only the half-full mark wakes the thread). The file is fsync'ed
-// when the writer finishes.
+// sooner when 256 records wait, encodes it in batches of at most 1024 and
+// appends each batch with one write(2). So records reach the OS (and a live
+// TensorBoard) within one interval, a crash of the process loses at most that
+// interval, the queue stays short however fast the loop logs (memory flat in
+// the run's length), and the training thread never makes a system call per
+// record (an enqueue is a lock and a move; only the 256 mark wakes the
+// thread). The file is fsync'ed when the writer finishes.
 //
 // Ownership: the writer owns its worker and file; finish() (or the destructor)
 // stops the worker, writes what it had not taken yet and closes the file.
@@ -17,6 +18,7 @@
 
 #include <trainhook/tensorboard/record_writer.hpp>
 
+#include <trainhook/support/log.hpp>
 #include <trainhook/support/worker.hpp>
 
 #include <atomic>
@@ -93,16 +95,15 @@ struct WriterStats {
 
 class EventWriter {
  public:
-  // Called from the worker thread (e.g. to log a write error as it happens).
-  using Warn = std::function<void(const std::string&)>;
   // Given the sorted scalar tags written, returns Event payloads to append last.
   using FinalEvents = std::function<std::vector<std::string>(const std::vector<std::string>& scalar_tags)>;
 
   // Creates `file` (its folder must exist), writes the file_version record and
   // starts the worker. queue_capacity: items (log records and ready events)
-  // waiting at most. Throws std::runtime_error naming the file on failure.
+  // waiting at most. `log` is called from the worker thread (a write error as
+  // it happens). Throws std::runtime_error naming the file on failure.
   EventWriter(std::filesystem::path file, size_t queue_capacity, std::chrono::milliseconds flush_interval,
-              Warn warn);
+              support::Logger log);
   ~EventWriter();
   EventWriter(const EventWriter&) = delete;
   EventWriter& operator=(const EventWriter&) = delete;
@@ -127,7 +128,7 @@ class EventWriter {
   bool append(const std::string& records, uint64_t record_count);
 
   EventFile file_;
-  Warn warn_;
+  support::Logger log_;
   bool finished_ = false;
   std::atomic<uint64_t> dropped_scalars_{0};  // the worker counts dropped records
   // Worker-owned until it is joined.

@@ -21,6 +21,7 @@
 #pragma once
 
 #include <trainhook/support/http_client.hpp>
+#include <trainhook/support/request_thread.hpp>
 #include <trainhook/support/retry.hpp>
 
 #include <trainhook/support/spool.hpp>
@@ -134,17 +135,16 @@ class FileStreamer {
 
  private:
   void remove_spill_files() const;
-  struct Runner;
   void fill_request();  // moves the next request's lines into inflight_
 
   StreamTarget target_;
   StreamOptions options_;
   support::Backoff backoff_;
   int64_t offset_;
-  std::deque<std::string> inflight_;       // the oldest lines: the request sent (or to resend)
-  std::deque<std::string> pending_;        // newer than every spilled line
-  std::unique_ptr<Runner> runner_;         // the request thread (while_waiting), started at first use
-  std::unique_ptr<support::Spool> spill_;  // older lines, when memory_lines is exceeded
+  std::deque<std::string> inflight_;                // the oldest lines: the request sent (or to resend)
+  std::deque<std::string> pending_;                 // newer than every spilled line
+  std::unique_ptr<support::RequestThread> runner_;  // for while_waiting, started at first use
+  std::unique_ptr<support::Spool> spill_;           // older lines, when memory_lines is exceeded
   std::optional<std::string> summary_;
   bool summary_dirty_ = false;
   uint64_t summary_version_ = 0;  // a summary set during a request stays dirty
