@@ -4,6 +4,7 @@
 // HTTP requests on a support::RequestThread (see sender.hpp for delivery, the
 // memory bound, spooling and duplicate avoidance).
 #include <trainhook/mlflow/config.hpp>
+#include <trainhook/strings.hpp>
 #include <trainhook/mlflow/params.hpp>
 #include <trainhook/mlflow/record.hpp>
 #include <trainhook/mlflow/sender.hpp>
@@ -24,11 +25,7 @@ namespace {
 // Records the sender takes from the worker's queue per poll during a request.
 constexpr size_t kTakeQueued = 1000;
 
-std::string join(const std::vector<std::string>& v) {
-  std::string s;
-  for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
-  return s;
-}
+using strings::join;
 
 class MlflowCallback final : public Callback {
  public:
