@@ -35,6 +35,23 @@ struct FakeMlflow {
   std::atomic<bool> hold_metrics{false};  // a metrics log-batch waits here until cleared
   std::atomic<bool> holding{false};       // such a request is waiting now
   std::atomic<int> fail_metrics{0};       // then answers 503 without storing (n times)
+  size_t history_page = 25000;            // get-history points per page at most (server side)
+  std::atomic<size_t> history_pages{0};   // get-history answers given
+
+  // A query parameter's value (no percent-decoding needed for these tests).
+  static std::string query(const std::string& target, const std::string& name) {
+    const size_t q = target.find('?');
+    if (q == std::string::npos) return "";
+    size_t at = q + 1;
+    while (at < target.size()) {
+      const size_t amp = target.find('&', at);
+      const std::string pair = target.substr(at, amp == std::string::npos ? std::string::npos : amp - at);
+      if (pair.compare(0, name.size() + 1, name + "=") == 0) return pair.substr(name.size() + 1);
+      if (amp == std::string::npos) break;
+      at = amp + 1;
+    }
+    return "";
+  }
 
   TestReply handle(const TestRequest& r) {
     TestReply out;
@@ -79,10 +96,25 @@ struct FakeMlflow {
       }
       out.body = "{}";
     } else if (r.target.find("metrics/get-history") != std::string::npos) {
-      std::string key = r.target.substr(r.target.find("metric_key=") + 11);
+      // Pages as MLflow does: at most max_results (and at most history_page, a
+      // server-side cap), page_token = offset of the next page here.
+      const std::string key = query(r.target, "metric_key");
+      const std::string token = query(r.target, "page_token");
+      const size_t offset = token.empty() ? 0 : std::stoul(token);
+      size_t limit = std::min<size_t>(history_page, std::stoul(query(r.target, "max_results")));
       nlohmann::json res{{"metrics", nlohmann::json::array()}};
-      for (auto& m : metrics)
-        if (m["key"] == key) res["metrics"].push_back(m);
+      size_t seen = 0;
+      for (auto& m : metrics) {
+        if (m["key"] != key) continue;
+        if (seen++ < offset) continue;
+        if (limit == 0) {
+          res["next_page_token"] = std::to_string(seen - 1);
+          break;
+        }
+        res["metrics"].push_back(m);
+        --limit;
+      }
+      ++history_pages;
       out.body = res.dump();
     } else if (r.target.find("runs/update") != std::string::npos) {
       statuses.push_back(nlohmann::json::parse(r.body)["status"]);
@@ -173,6 +205,7 @@ TEST_CASE("a batch stored by the server whose answer was lost is not stored twic
   TestHttpServer server([&](const TestRequest& r) { return fake.handle(r); });
   Harness h(config_for(server), RunPlan{}, temp_dir("dup"));
   fake.drop_after_store = 1;  // the first metrics batch is stored, then the connection drops
+  fake.history_page = 10;     // the history check must follow next_page_token
   for (int s = 1; s <= 25; ++s) {
     h.worker.enqueue(Record::metric("loss", 1.0 / s, 2000 + s, s));
     h.worker.enqueue(Record::metric("lr", 0.1, 2000 + s, s));
@@ -189,6 +222,7 @@ TEST_CASE("a batch stored by the server whose answer was lost is not stored twic
   size_t history_checks = 0;
   for (const auto& q : server.requests()) history_checks += q.target.find("get-history") != std::string::npos;
   CHECK(history_checks >= 1);
+  CHECK(fake.history_pages >= 3);  // 25 points of a key, 10 per page
 }
 
 TEST_CASE("while the server is down records spill to the spool and arrive in order when it is back") {

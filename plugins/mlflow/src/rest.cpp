@@ -84,9 +84,12 @@ RestResult MlflowRest::log_batch(const nlohmann::json& body) {
   return call(HttpRequest::post_json(base_ + kApi + "runs/log-batch", body.dump()));
 }
 
-RestResult MlflowRest::metric_history(const std::string& run_id, const std::string& key) {
-  return call(HttpRequest::get(base_ + kApi + "metrics/get-history?run_id=" + url_encode(run_id) +
-                               "&metric_key=" + url_encode(key)));
+RestResult MlflowRest::metric_history(const std::string& run_id, const std::string& key, int max_results,
+                                      const std::string& page_token) {
+  std::string target = base_ + kApi + "metrics/get-history?run_id=" + url_encode(run_id) +
+                       "&metric_key=" + url_encode(key) + "&max_results=" + std::to_string(max_results);
+  if (!page_token.empty()) target += "&page_token=" + url_encode(page_token);
+  return call(HttpRequest::get(target));
 }
 
 RestResult MlflowRest::upload_artifact(const std::string& artifact_path, const std::filesystem::path& file) {

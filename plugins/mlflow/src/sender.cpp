@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <map>
 #include <set>
 #include <tuple>
 
@@ -18,6 +19,7 @@ namespace {
 constexpr size_t kMetricsPerRequest = 1000;         // MLflow log-batch limit
 constexpr size_t kBodyBudget = 900 * 1024;          // under the 1 MB request limit
 constexpr size_t kSpoolChunk = kMetricsPerRequest;  // lines read back per delivery
+constexpr int kHistoryPage = 1000;                  // history points per get-history page
 const char* kUnassigned = "unassigned";
 
 size_t metric_json_size(const Record& r) { return r.key.size() + 80; }
@@ -220,39 +222,49 @@ Sender::Outcome Sender::deliver(std::vector<Record>& records, uint64_t& delivere
 }
 
 bool Sender::drop_already_stored(std::vector<Record>& metrics) {
-  // (key) -> set of (step, timestamp) with values, from the server's history.
-  std::set<std::string> keys;
-  for (const auto& m : metrics) keys.insert(m.key);
-  std::map<std::string, std::vector<std::tuple<int64_t, int64_t, double>>> stored;
-  for (const auto& key : keys) {
-    RestResult r = rest_->metric_history(run_id_, key);
-    if (!r.ok()) {
-      if (r.http.status == 404) continue;  // nothing stored under that key
-      classify(r, "checking metric history of '" + key + "'");
-      return false;
-    }
-    for (const auto& m : r.json.value("metrics", nlohmann::json::array())) {
-      double v = 0;
-      const auto& jv = m.value("value", nlohmann::json(0.0));
-      if (jv.is_number()) {
-        v = jv.get<double>();
-      } else if (jv.is_string()) {
-        std::string t = jv.get<std::string>();
-        v = t == "NaN" ? std::nan("") : (t == "Infinity" ? HUGE_VAL : -HUGE_VAL);
+  // The server's history of each key in the batch is read a page at a time and
+  // compared as it arrives, so memory stays at one page however long the run
+  // (a whole history would grow with it, and MLflow may cap an unpaged answer).
+  // key -> (step, timestamp) -> indices of the batch's points
+  std::map<std::string, std::map<std::pair<int64_t, int64_t>, std::vector<size_t>>> wanted;
+  for (size_t i = 0; i < metrics.size(); ++i)
+    wanted[metrics[i].key][{metrics[i].step, metrics[i].timestamp}].push_back(i);
+  std::vector<bool> stored(metrics.size(), false);
+  for (const auto& [key, points] : wanted) {
+    size_t left = 0;  // points of this key not yet found on the server
+    for (const auto& [at, indices] : points) left += indices.size();
+    std::string page_token;
+    do {
+      RestResult r = rest_->metric_history(run_id_, key, kHistoryPage, page_token);
+      if (!r.ok()) {
+        if (r.http.status == 404) break;  // nothing stored under that key
+        classify(r, "checking metric history of '" + key + "'");
+        return false;
       }
-      stored[key].emplace_back(m.value("step", int64_t{0}), m.value("timestamp", int64_t{0}), v);
-    }
+      for (const auto& m : r.json.value("metrics", nlohmann::json::array())) {
+        double v = 0;
+        const auto& jv = m.value("value", nlohmann::json(0.0));
+        if (jv.is_number()) {
+          v = jv.get<double>();
+        } else if (jv.is_string()) {
+          std::string t = jv.get<std::string>();
+          v = t == "NaN" ? std::nan("") : (t == "Infinity" ? HUGE_VAL : -HUGE_VAL);
+        }
+        const auto it = points.find({m.value("step", int64_t{0}), m.value("timestamp", int64_t{0})});
+        if (it == points.end()) continue;
+        for (size_t i : it->second)
+          if (!stored[i] && same_value(metrics[i].value, v)) {
+            stored[i] = true;
+            --left;
+          }
+      }
+      const auto next = r.json.find("next_page_token");
+      page_token = next != r.json.end() && next->is_string() ? next->get<std::string>() : std::string();
+    } while (!page_token.empty() && left > 0);
   }
   size_t before = metrics.size();
-  metrics.erase(std::remove_if(metrics.begin(), metrics.end(),
-                               [&](const Record& m) {
-                                 auto it = stored.find(m.key);
-                                 if (it == stored.end()) return false;
-                                 for (const auto& [step, ts, v] : it->second)
-                                   if (step == m.step && ts == m.timestamp && same_value(v, m.value))
-                                     return true;
-                                 return false;
-                               }),
+  size_t i = 0;
+  metrics.erase(std::remove_if(metrics.begin(), metrics.end(), [&](const Record&) { return stored[i++]; }),
                 metrics.end());
   if (metrics.size() != before)
     log(LogLevel::info, "the server already had " + std::to_string(before - metrics.size()) +

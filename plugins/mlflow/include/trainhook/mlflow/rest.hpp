@@ -41,7 +41,10 @@ class MlflowRest {
   RestResult update_run(const std::string& run_id, const std::string& status,
                         std::optional<int64_t> end_time_ms);
   RestResult log_batch(const nlohmann::json& body);
-  RestResult metric_history(const std::string& run_id, const std::string& key);
+  // One page of a metric's history (max_results <= 25000, MLflow's limit);
+  // the answer's "next_page_token" is empty or absent on the last page.
+  RestResult metric_history(const std::string& run_id, const std::string& key, int max_results,
+                            const std::string& page_token);
   // PUT through the server's artifact proxy. artifact_path: the run's
   // artifact_uri path part (see artifact_proxy_path) + "/" + relative path.
   RestResult upload_artifact(const std::string& artifact_path, const std::filesystem::path& file);
