@@ -4,6 +4,7 @@
 #include "yaml_config.hpp"
 
 #include <trainhook/args/argument_parser.hpp>
+#include <trainhook/strings.hpp>
 
 #include <cctype>
 #include <cerrno>
@@ -26,9 +27,7 @@ std::string extension(const std::string& path) {
   const size_t slash = path.find_last_of('/');
   const size_t dot = path.find_last_of('.');
   if (dot == std::string::npos || (slash != std::string::npos && dot < slash)) return {};
-  std::string ext = path.substr(dot);
-  for (auto& c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return ext;
+  return strings::lower(path.substr(dot));
 }
 
 // nlohmann's what() starts with "[json.exception.parse_error.101] "; users need

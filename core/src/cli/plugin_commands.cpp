@@ -6,6 +6,7 @@
 #include <trainhook/common/closest_name.hpp>
 #include <trainhook/plugin_host/host_services.hpp>
 #include <trainhook/plugin_host/plugin_registry.hpp>
+#include <trainhook/strings.hpp>
 
 #include <spdlog/spdlog.h>
 
@@ -73,9 +74,7 @@ int run_plugin_command(const std::string& command, const std::vector<std::string
     std::string msg = "unknown command '" + command + "'";
     if (const std::string close = closest_name(command, all); !close.empty())
       msg += " (did you mean '" + close + "'?)";
-    std::string known;
-    for (const auto& c : all) known += (known.empty() ? "" : ", ") + c;
-    throw std::invalid_argument(msg + "; commands: " + known);
+    throw std::invalid_argument(msg + "; commands: " + strings::join(all));
   }
   CommandHost host;
   return r.run_command(command, args, host);

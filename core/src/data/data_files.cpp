@@ -5,6 +5,7 @@
 
 #include <trainhook/data/csv_table.hpp>
 #include <trainhook/data/tensor_dataset.hpp>
+#include <trainhook/strings.hpp>
 
 #include <ATen/CPUGeneratorImpl.h>
 
@@ -20,10 +21,7 @@ namespace trainhook {
 namespace {
 
 bool has_extension(const std::string& file, const std::string& ext) {
-  std::string e = std::filesystem::path(file).extension().string();
-  std::transform(e.begin(), e.end(), e.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return e == ext;
+  return strings::lower(std::filesystem::path(file).extension().string()) == ext;
 }
 
 DataKind kind_of(const std::string& file) {

@@ -1,4 +1,5 @@
 #include "plugin_file_checks.hpp"
+#include <trainhook/strings.hpp>
 
 #include <algorithm>
 #include <cerrno>
@@ -120,7 +121,7 @@ DynamicSymbols read_dynamic_symbols(std::ifstream& in, const Elf64_Ehdr& eh, con
       candidate.resize(std::strlen(candidate.c_str()));
       if (candidate == name)
         out.exports_name = true;
-      else if (candidate.rfind(entry_prefix, 0) == 0)
+      else if (strings::starts_with(candidate, entry_prefix))
         out.entry_like.push_back(candidate);
     }
   }
@@ -176,8 +177,7 @@ std::string elf_problem(const fs::path& file, const std::string& entry_symbol) {
     return "not a shared library (its ELF section table or symbols lie past the end of the file)";
   if (!dyn.has_dynsym) return "not a shared library (no dynamic symbol table)";
   if (dyn.exports_name) return {};
-  std::string other;
-  for (const auto& s : dyn.entry_like) other += (other.empty() ? "" : ", ") + s;
+  const std::string other = strings::join(dyn.entry_like);
   return "no entry symbol " + entry_symbol + " (not a Trainhook plugin, or built for another ABI" +
          (other.empty() ? std::string() : "; it exports " + other) + ")";
 }

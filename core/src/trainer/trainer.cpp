@@ -8,6 +8,7 @@
 #include <trainhook/callbacks/default_flow_callback.hpp>
 #include <trainhook/callbacks/trainer_state_io.hpp>
 #include <trainhook/distributed/process_group.hpp>
+#include <trainhook/strings.hpp>
 #include <trainhook/trainer/checkpoint_dirs.hpp>
 #include <trainhook/trainer/checkpoint_io.hpp>
 #include <trainhook/trainer/reproducibility.hpp>
@@ -167,8 +168,7 @@ Trainer::Impl::Impl(std::shared_ptr<Model> model_in, TrainingArguments args_in,
     if (registry->has(progress)) {
       handler.add(registry->create(progress, *host, plugin_config_of(args, progress)));
     } else {
-      std::string dirs;
-      for (const auto& d : registry->searched_dirs()) dirs += (dirs.empty() ? "" : ", ") + d;
+      const std::string dirs = strings::join(registry->searched_dirs());
       spdlog::warn("the '{}' plugin was not found, so no progress is shown (searched: {})", progress,
                    dirs.empty() ? std::string("no folders") : dirs);
     }

@@ -4,6 +4,7 @@
 #include <trainhook/flyte/make_store.hpp>
 #include <trainhook/flyte/manifest.hpp>
 #include <trainhook/flyte/restore.hpp>
+#include <trainhook/strings.hpp>
 
 #include <nlohmann/json.hpp>
 
@@ -61,9 +62,8 @@ void FlyteCallback::on_init_end(trainhook::Event& e) {
                              "; training starts from scratch");
     return;
   }
-  std::string restored;
-  for (const auto& n : r.restored) restored += (restored.empty() ? "" : ", ") + n;
-  log_(LogLevel::info, "restored " + restored + " from " + prev->describe() + " into " + output_dir.string());
+  log_(LogLevel::info, "restored " + strings::join(r.restored) + " from " + prev->describe() + " into " +
+                           output_dir.string());
   if (args.is_object() && args.contains("resume_from_checkpoint") &&
       args["resume_from_checkpoint"].is_string() &&
       !args["resume_from_checkpoint"].get<std::string>().empty()) {

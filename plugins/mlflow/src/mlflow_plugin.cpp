@@ -4,11 +4,11 @@
 // HTTP requests on a support::RequestThread (see sender.hpp for delivery, the
 // memory bound, spooling and duplicate avoidance).
 #include <trainhook/mlflow/config.hpp>
-#include <trainhook/strings.hpp>
 #include <trainhook/mlflow/params.hpp>
 #include <trainhook/mlflow/record.hpp>
 #include <trainhook/mlflow/sender.hpp>
 #include <trainhook/plugin.hpp>
+#include <trainhook/strings.hpp>
 #include <trainhook/support/env.hpp>
 #include <trainhook/support/log.hpp>
 #include <trainhook/support/worker.hpp>

@@ -1,13 +1,12 @@
 #include <trainhook/abi.h>
 #include <trainhook/mlflow/params.hpp>
 #include <trainhook/mlflow/sender.hpp>
+#include <trainhook/strings.hpp>
 
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <map>
-#include <set>
-#include <tuple>
 
 namespace trainhook::mlflow {
 
@@ -364,8 +363,7 @@ Sender::Outcome Sender::log_params_and_tags(const nlohmann::json& existing_param
     }
   }
   if (!changed.empty()) {
-    std::string names;
-    for (const auto& c : changed) names += (names.empty() ? "" : ", ") + c;
+    const std::string names = strings::join(changed);
     log(LogLevel::warn, "resumed run already has different values for params " + names +
                             "; MLflow params cannot change, so the run keeps its old values");
   }
