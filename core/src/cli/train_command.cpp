@@ -15,8 +15,11 @@
 #include <spdlog/spdlog.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
+#include <stdexcept>
+#include <string>
 
 namespace fs = std::filesystem;
 
@@ -48,6 +51,19 @@ std::string check_tasks(const ParsedArguments& p) {
   }
   if (t.do_predict && !p.data.test_file) return "--do_predict needs --test_file";
   return "";
+}
+
+// bench/ddp's comparison point, set from the program's environment (the
+// Trainer itself reads no environment for it: TrainerOptions::gradient_reduction).
+// TRAINHOOK_DDP_OVERLAP=0 all-reduces gradients after backward instead of
+// while backward runs; unset or 1: the default.
+distributed::GradientReduction gradient_reduction_from_env() {
+  const char* v = std::getenv("TRAINHOOK_DDP_OVERLAP");
+  if (!v || !*v || std::string(v) == "1") return distributed::GradientReduction::overlap_with_backward;
+  if (std::string(v) == "0") return distributed::GradientReduction::after_backward;
+  throw std::runtime_error(
+      std::string("TRAINHOOK_DDP_OVERLAP='") + v +
+      "': expected 1 (all-reduce while backward runs, the default) or 0 (after backward)");
 }
 
 }  // namespace
@@ -107,6 +123,12 @@ int train_command(const std::vector<std::string>& args, const std::string& progr
 
   TrainerOptions options;
   options.compute_metrics = accuracy_metrics;
+  try {
+    options.gradient_reduction = gradient_reduction_from_env();
+  } catch (const std::runtime_error& e) {
+    std::fprintf(stderr, "trainhook train: error: %s\n", e.what());
+    return 2;
+  }
   Trainer trainer(model, targs, data.train, data.validation, std::move(options));
 
   if (targs.do_train) {

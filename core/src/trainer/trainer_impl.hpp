@@ -1,21 +1,29 @@
-// Trainer::Impl, shared by trainer.cpp (setup, log, evaluate, predict, save)
-// and training_loop.cpp (train()). Private to the library.
+// Trainer::Impl, private to the library. Its work is split by job, one file each:
+//   trainer.cpp            construction, log(), the public face
+//   callback_assembly.cpp  the callback list in HF's order (plugins, C++ callbacks, progress)
+//   training_loop.cpp      train(): plan the steps, restore, run the epochs, finish
+//   evaluation_loop.cpp    evaluate(), predict() and their shared prediction loop
+//   checkpointing.cpp      checkpoints, the best metric, resume, model and state files
+// What differs with one process or many is behind `data_parallel`
+// (distributed/data_parallel.hpp); no file here asks how many processes there are.
 #pragma once
 
 #include <trainhook/callbacks/callback_handler.hpp>
+#include <trainhook/data/batch_sampler.hpp>
 #include <trainhook/data/tensor_dataset.hpp>
-#include <trainhook/distributed/process_group.hpp>
-#include <trainhook/trainer/lr_schedule.hpp>
-#include <trainhook/trainer/memory_metrics.hpp>
+#include <trainhook/distributed/data_parallel.hpp>
 #include <trainhook/models/model.hpp>
 #include <trainhook/plugin_host/plugin_registry.hpp>
-#include <trainhook/trainer/trainer.hpp>
 #include <trainhook/trainer/eval_prediction.hpp>
+#include <trainhook/trainer/lr_schedule.hpp>
+#include <trainhook/trainer/memory_metrics.hpp>
+#include <trainhook/trainer/trainer.hpp>
 #include <trainhook/trainer/trainer_host.hpp>
 
 #include <torch/optim/optimizer.h>
 
 #include <chrono>
+#include <filesystem>
 #include <optional>
 
 namespace trainhook {
@@ -32,42 +40,72 @@ class ValuesView {
   th_values values_{};
 };
 
+// What train() works out before its first step (HF's len_dataloader,
+// num_update_steps_per_epoch, max_steps, num_train_epochs, num_train_samples).
+struct TrainingPlan {
+  BatchSampler sampler;
+  int64_t updates_per_epoch = 0;
+  int64_t max_steps = 0;
+  int64_t num_epochs = 0;
+  double num_train_samples = 0;
+};
+
+// Where training starts: epoch 0 of a new run, or where a checkpoint stopped.
+struct StartPoint {
+  int64_t epoch = 0;
+  int64_t micro_steps_done = 0;                     // batches of `epoch` already trained on (skipped)
+  std::optional<std::filesystem::path> checkpoint;  // its RNG state is restored before the next batch
+};
+
 struct Trainer::Impl {
   Impl(std::shared_ptr<Model> model, TrainingArguments args, std::shared_ptr<TensorDataset> train,
        std::shared_ptr<TensorDataset> eval, TrainerOptions options);
 
+  // trainer.cpp
   void fire(EventId event, const EventPayload& payload = {});
   void log(const Metrics& logs);
+  void fill_rank_state();
+  bool world_zero() const noexcept { return state.is_world_process_zero; }
+
+  // callback_assembly.cpp
+  void assemble_callbacks(TrainerOptions& options);
+  void add_plugin_callbacks(const PluginSearchOptions& search);
+  void add_progress_callback();
+
+  // training_loop.cpp
+  TrainOutput train(std::optional<std::string> resume);
+  TrainingPlan plan_steps() const;
+  StartPoint restore(const std::filesystem::path& checkpoint, const TrainingPlan& plan);
+  void begin_training(const TrainingPlan& plan);
+  void run_epoch(const TrainingPlan& plan, int64_t epoch, const StartPoint& start);
+  void training_step(const torch::Tensor& indices, int64_t epoch, int64_t step, int64_t steps_in_epoch);
+  void optimizer_step(double epoch);
+  TrainOutput finish_training(const TrainingPlan& plan, int64_t start_step,
+                              std::chrono::steady_clock::time_point start);
+  void maybe_log_save_evaluate();
+
+  // evaluation_loop.cpp
   Metrics evaluate(const std::shared_ptr<TensorDataset>& dataset, const std::string& prefix);
   PredictionOutput predict(const std::shared_ptr<TensorDataset>& dataset, const std::string& prefix);
   // The shared evaluation/prediction pass: <prefix>_loss, compute_metrics and
   // speed metrics; kind 0 = evaluate, 1 = predict (for on_prediction_step).
   PredictionOutput prediction_loop(const TensorDataset& dataset, const std::string& prefix, int32_t kind);
-  TrainOutput train(std::optional<std::string> resume);
-  void maybe_log_save_evaluate(std::optional<double> grad_norm);
+
+  // checkpointing.cpp
   bool update_best_metric(const Metrics& metrics);
   void save_checkpoint();
   std::optional<std::filesystem::path> resolve_resume(std::optional<std::string> resume);
   void write_training_args() const;
-  bool world_zero() const noexcept { return state.is_world_process_zero; }
-  // Multi-process agreement (no-ops without a group): TrainerControl flags
-  // OR-ed over ranks, a number averaged over ranks.
-  void sync_control();
-  double mean_over_ranks(double v);
-  void fill_rank_state();
 
   TrainingArguments args;
   std::shared_ptr<Model> model;
   std::shared_ptr<TensorDataset> train_dataset;
   std::shared_ptr<TensorDataset> eval_dataset;
   ComputeMetricsFn compute_metrics;
-  std::function<void(Model&)> reduce_gradients;
-  std::shared_ptr<distributed::ProcessGroup> group;
-  // The default reduce_gradients of a multi-process run (overlaps with backward).
-  std::shared_ptr<distributed::GradientReducer> reducer;
   std::function<void(const std::filesystem::path&)> on_checkpoint_file;
-  bool print_metrics = false;
   std::string args_json;
+  // One process or many (set in the constructor; never null after it).
+  std::unique_ptr<distributed::DataParallel> data_parallel;
 
   TrainerState state;
   TrainerControl control;
@@ -82,11 +120,13 @@ struct Trainer::Impl {
   std::optional<LrScheduler> scheduler;
   int64_t parameter_count = 0;
 
-  // Training-loop bookkeeping (HF's tr_loss, _globalstep_last_logged, ...).
+  // Training-loop bookkeeping (HF's tr_loss, _total_loss_scalar,
+  // _globalstep_last_logged, grad_norm).
   double tr_loss = 0;
   double total_loss = 0;
   int64_t globalstep_last_logged = 0;
-  bool in_train = false;
+  std::optional<double> grad_norm;
+  std::vector<torch::Tensor> trained_parameters;  // clipped on every optimizer step
 };
 
 double seconds_since(std::chrono::steady_clock::time_point start);

@@ -37,7 +37,6 @@ class ProcessGroup {
 
   int rank() const noexcept;
   int size() const noexcept;
-  std::chrono::seconds timeout() const noexcept;
 
   // In place, element-wise over all ranks.
   void all_reduce_sum(std::vector<torch::Tensor>& tensors, const char* what);
@@ -69,49 +68,6 @@ class ProcessGroup {
  private:
   explicit ProcessGroup(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
-};
-
-// DDP's gradient averaging: gradients of `params` flattened into buckets of at
-// most `bucket_bytes` (DDP's 25 MB), one sum all-reduce per bucket, divided by
-// the world size and copied back. Parameters without a gradient are skipped
-// (the same on every rank, as the model is the same).
-void average_gradients(ProcessGroup& group, const std::vector<torch::Tensor>& params,
-                       int64_t bucket_bytes = 25LL * 1024 * 1024);
-
-// DDP's reducer, overlapping the all-reduce with backward: gradient hooks on
-// the parameters copy each gradient into its bucket (parameters in reverse
-// order, the order backward produces them; the first bucket up to 1 MB, the
-// others up to `bucket_bytes`, as DDP's) and
-// a bucket's all-reduce starts as soon as all its gradients are in, while
-// backward goes on with earlier layers. Buckets start strictly in bucket order,
-// so every rank issues the same collectives in the same order. Only a backward
-// after arm(true) is reduced (the last micro-step of an accumulation window);
-// finish() starts the buckets left (parameters without a gradient this time
-// count as zero), waits, divides by the world size and writes the averages to
-// .grad. The values equal average_gradients'.
-class GradientReducer {
- public:
-  GradientReducer(std::shared_ptr<ProcessGroup> group, std::vector<torch::Tensor> params,
-                  int64_t bucket_bytes = 25LL * 1024 * 1024);
-  ~GradientReducer();
-  GradientReducer(const GradientReducer&) = delete;
-  GradientReducer& operator=(const GradientReducer&) = delete;
-  // Before loss.backward(): whether this backward ends an accumulation window.
-  void arm(bool sync);
-  // After backward (the reduce_gradients hook).
-  void finish();
-
- private:
-  struct Bucket;
-  void on_gradient(size_t param, const torch::Tensor& grad);
-  void launch_ready();
-  std::shared_ptr<ProcessGroup> group_;
-  std::vector<torch::Tensor> params_;
-  std::vector<Bucket> buckets_;
-  std::vector<std::pair<size_t, int64_t>> where_;  // param -> (bucket, offset)
-  std::vector<unsigned> hooks_;
-  size_t next_launch_ = 0;
-  bool armed_ = false;
 };
 
 // Parameters and buffers of every rank set to rank 0's (DDP's start).

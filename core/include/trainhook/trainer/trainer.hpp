@@ -12,12 +12,13 @@
 // services table plugins call back into.
 #pragma once
 
+#include <trainhook/args/training_arguments.hpp>
 #include <trainhook/callbacks/callback.hpp>
 #include <trainhook/callbacks/callback_handler.hpp>
-#include <trainhook/trainer/metrics_io.hpp>
-#include <trainhook/plugin_host/plugin_registry.hpp>
 #include <trainhook/callbacks/state.hpp>
-#include <trainhook/args/training_arguments.hpp>
+#include <trainhook/distributed/gradient_reduction.hpp>
+#include <trainhook/plugin_host/plugin_registry.hpp>
+#include <trainhook/trainer/metrics_io.hpp>
 
 #include <filesystem>
 #include <functional>
@@ -52,13 +53,14 @@ struct TrainerOptions {
   bool use_plugins = true;
   // Where plugins are searched; plugin_dirs from the arguments come first.
   PluginSearchOptions plugin_search;
-  // The one place gradients are reduced across processes: called on every
+  // Replaces the averaging of gradients across processes: called on every
   // optimizer step before clipping (the last micro-step of an accumulation
-  // window). Empty: a multi-process run averages them over the process group
-  // with distributed::GradientReducer (DDP's buckets, all-reduced while backward
-  // runs; TRAINHOOK_DDP_OVERLAP=0: after backward, distributed::average_gradients);
-  // a single process does nothing.
+  // window), with one process too. Empty: one process does nothing; several
+  // average over the process group as gradient_reduction says.
   std::function<void(Model&)> reduce_gradients;
+  // How several processes average gradients: DDP's buckets all-reduced while
+  // backward runs (the default), or after backward (bench/ddp's comparison point).
+  distributed::GradientReduction gradient_reduction = distributed::GradientReduction::overlap_with_backward;
   // The multi-process group (world_size > 1). Empty with args.world_size > 1:
   // the Trainer joins one from the launcher's environment (torchrun's RANK,
   // WORLD_SIZE, MASTER_ADDR, ...; see distributed/launch_env.hpp).
@@ -66,8 +68,6 @@ struct TrainerOptions {
   // Called after each file of a checkpoint is written (tests inject crashes
   // here; a throw aborts the save and leaves earlier checkpoints intact).
   std::function<void(const std::filesystem::path& file)> on_checkpoint_file;
-  // Where log_metrics and warnings print; stdout/spdlog by default.
-  bool print_metrics = false;
 };
 
 struct TrainOutput {

@@ -1,0 +1,81 @@
+// MultiProcess (see multi_process.hpp): the trainer's collectives over c10d.
+#include <trainhook/distributed/multi_process.hpp>
+
+#include <trainhook/callbacks/state.hpp>
+#include <trainhook/trainer/checkpoint_io.hpp>
+
+#include <torch/torch.h>
+
+#include <utility>
+
+namespace trainhook::distributed {
+
+MultiProcess::MultiProcess(std::shared_ptr<ProcessGroup> group, torch::nn::Module& module,
+                           GradientReduction reduction, std::function<void()> reduce_gradients)
+    : group_(std::move(group)), params_(module.parameters()), reduce_gradients_(std::move(reduce_gradients)) {
+  // DDP's start: every rank holds rank 0's parameters and buffers, whatever its seed.
+  std::vector<torch::Tensor> tensors = params_;
+  for (const auto& b : module.buffers()) tensors.push_back(b);
+  broadcast_from_rank0(*group_, tensors);
+  if (!reduce_gradients_ && reduction == GradientReduction::overlap_with_backward)
+    reducer_ = std::make_unique<GradientReducer>(group_, params_);
+}
+
+void MultiProcess::before_backward(bool accumulation_boundary) {
+  if (reducer_) reducer_->arm(accumulation_boundary);
+}
+
+void MultiProcess::reduce_gradients() {
+  if (reduce_gradients_) {
+    reduce_gradients_();
+  } else if (reducer_) {
+    reducer_->finish();
+  } else {
+    average_gradients(*group_, params_);
+  }
+}
+
+void MultiProcess::agree_on_control(TrainerControl& control) {
+  auto flags = torch::tensor(
+      {static_cast<int32_t>(control.should_training_stop), static_cast<int32_t>(control.should_epoch_stop),
+       static_cast<int32_t>(control.should_save), static_cast<int32_t>(control.should_evaluate),
+       static_cast<int32_t>(control.should_log)},
+      torch::kInt);
+  std::vector<torch::Tensor> t{flags};
+  group_->all_reduce_max(t, "TrainerControl flags");
+  const auto f = flags.accessor<int32_t, 1>();
+  control.should_training_stop = f[0] != 0;
+  control.should_epoch_stop = f[1] != 0;
+  control.should_save = f[2] != 0;
+  control.should_evaluate = f[3] != 0;
+  control.should_log = f[4] != 0;
+}
+
+double MultiProcess::sum_over_ranks(double value, const char* what) {
+  auto t = torch::tensor({value}, torch::kDouble);
+  std::vector<torch::Tensor> one{t};
+  group_->all_reduce_sum(one, what);
+  return t.item<double>();
+}
+
+double MultiProcess::mean_over_ranks(double value) {
+  return sum_over_ranks(value, "logged metrics") / static_cast<double>(group_->size());
+}
+
+torch::Tensor MultiProcess::gather_rows(const torch::Tensor& local, const char* what) {
+  return group_->gather_rows(local, what);
+}
+
+std::vector<torch::Tensor> MultiProcess::gather_rng_states() {
+  const auto all =
+      group_->gather_rows(cpu_rng_state().reshape({1, -1}).contiguous(), "checkpoint RNG states");
+  std::vector<torch::Tensor> states;
+  for (int64_t r = 0; r < all.size(0); ++r) states.push_back(all[r].clone());
+  return states;
+}
+
+std::string MultiProcess::rng_state_file() const { return rank_rng_state_file(group_->rank()); }
+
+void MultiProcess::barrier(const char* what) { group_->barrier(what); }
+
+}  // namespace trainhook::distributed

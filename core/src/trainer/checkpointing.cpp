@@ -1,0 +1,132 @@
+// The Trainer's files: checkpoints (and the best metric that names the best
+// one), which checkpoint to resume from, training_args.json, the model weights
+// and trainer_state.json. The file formats are in checkpoint_io.cpp, the
+// folder names and rotation in checkpoint_dirs.cpp.
+#include "trainer_impl.hpp"
+
+#include <trainhook/callbacks/trainer_state_io.hpp>
+#include <trainhook/trainer/checkpoint_dirs.hpp>
+#include <trainhook/trainer/checkpoint_io.hpp>
+
+#include <fstream>
+#include <stdexcept>
+
+namespace fs = std::filesystem;
+
+namespace trainhook {
+namespace {
+
+bool truthy(const std::string& s) { return s == "true" || s == "True" || s == "TRUE" || s == "1"; }
+
+}  // namespace
+
+bool Trainer::Impl::update_best_metric(const Metrics& metrics) {
+  if (!args.metric_for_best_model) return false;
+  std::string name = *args.metric_for_best_model;
+  if (name.rfind("eval_", 0) != 0) name = "eval_" + name;
+  const auto it = metrics.find(name);
+  if (it == metrics.end()) {
+    std::string have;
+    for (const auto& [k, v] : metrics) have += (have.empty() ? "" : ", ") + k;
+    throw std::runtime_error("metric_for_best_model: the evaluation has no metric '" + name +
+                             "' (it has: " + have + "); set --metric_for_best_model to one of them");
+  }
+  const bool greater =
+      args.greater_is_better.value_or(name.size() < 4 || name.compare(name.size() - 4, 4, "loss") != 0);
+  const double value = it->second;
+  const bool better =
+      !state.best_metric || (greater ? value > *state.best_metric : value < *state.best_metric);
+  if (better) {
+    state.best_metric = value;
+    state.best_global_step = state.global_step;
+  }
+  return better;
+}
+
+void Trainer::Impl::save_checkpoint() {
+  const fs::path out(args.output_dir);
+  const fs::path folder = checkpoint_dir(out, state.global_step);
+  // The best checkpoint is the one saved at the step of the best evaluation.
+  if (state.best_global_step && (*state.best_global_step == state.global_step ||
+                                 fs::exists(checkpoint_dir(out, *state.best_global_step)))) {
+    state.best_model_checkpoint = checkpoint_dir(out, *state.best_global_step).string();
+  }
+  handler.save_states(state, control);
+  // Every rank's RNG state goes into the checkpoint rank 0 writes
+  // (rng_state_<rank>.pth, as HF names them in a multi-process run).
+  const std::vector<torch::Tensor> rank_rng = data_parallel->gather_rng_states();
+  if (world_zero()) {
+    fs::create_directories(out);
+    CheckpointContents contents;
+    contents.module = &model->module();
+    contents.optimizer = optimizer.get();
+    contents.scheduler = &*scheduler;
+    contents.state = &state;
+    contents.training_args_json = args_json;
+    contents.on_file = on_checkpoint_file;
+    contents.rank_rng_states = rank_rng;
+    write_checkpoint_atomically(out, state.global_step,
+                                [&](const fs::path& tmp) { write_checkpoint_files(tmp, contents); });
+    if (args.save_total_limit) rotate_checkpoints(out, *args.save_total_limit, state.best_model_checkpoint);
+  }
+  // No rank goes on (and may load it, or exit) before the checkpoint is complete.
+  data_parallel->barrier("checkpoint written by rank 0");
+  const std::string dir = folder.string();
+  EventPayload payload;
+  payload.checkpoint_dir = dir.c_str();
+  fire(TH_EVENT_SAVE, payload);
+}
+
+std::optional<fs::path> Trainer::Impl::resolve_resume(std::optional<std::string> resume) {
+  if (!resume) resume = host->take_resume_checkpoint();
+  if (!resume) resume = args.resume_from_checkpoint;
+  if (!resume || resume->empty() || *resume == "false" || *resume == "False") return std::nullopt;
+  if (truthy(*resume)) {
+    auto latest = latest_checkpoint(args.output_dir);
+    if (!latest) {
+      throw std::runtime_error(
+          "resume_from_checkpoint=true: no complete checkpoint-<step> folder in output_dir '" +
+          args.output_dir + "'");
+    }
+    return latest;
+  }
+  const fs::path dir(*resume);
+  if (!fs::is_directory(dir))
+    throw std::runtime_error("resume_from_checkpoint: '" + *resume + "' is not a folder");
+  if (!fs::exists(dir / kTrainerStateFile)) {
+    throw std::runtime_error("resume_from_checkpoint: '" + *resume + "' has no " + kTrainerStateFile +
+                             " (not a complete checkpoint)");
+  }
+  return dir;
+}
+
+void Trainer::Impl::write_training_args() const {
+  if (!world_zero()) return;
+  fs::create_directories(args.output_dir);
+  const fs::path file = fs::path(args.output_dir) / kTrainingArgsFile;
+  std::ofstream out(file);
+  out << args_json << "\n";
+  if (!out) throw std::runtime_error("cannot write " + file.string());
+}
+
+void Trainer::save_model(const std::optional<fs::path>& dir) {
+  if (!impl_->world_zero()) return;
+  const fs::path target = dir.value_or(fs::path(impl_->args.output_dir));
+  fs::create_directories(target);
+  save_model_weights(impl_->model->module(), target / kModelFile);
+  std::ofstream out(target / kTrainingArgsFile);
+  out << impl_->args_json << "\n";
+  if (!out) throw std::runtime_error("cannot write " + (target / kTrainingArgsFile).string());
+}
+
+void Trainer::load_model(const fs::path& path) {
+  load_model_weights(impl_->model->module(), fs::is_directory(path) ? path / kModelFile : path);
+}
+
+void Trainer::save_state() const {
+  if (!impl_->world_zero()) return;
+  fs::create_directories(impl_->args.output_dir);
+  save_trainer_state(impl_->state, fs::path(impl_->args.output_dir) / kTrainerStateFile);
+}
+
+}  // namespace trainhook

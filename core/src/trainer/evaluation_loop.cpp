@@ -1,0 +1,143 @@
+// evaluate() and predict(): HF's evaluation_loop over a dataset, split across
+// processes and gathered back in dataset order, then compute_metrics and the
+// speed metrics.
+#include "trainer_impl.hpp"
+
+#include <cmath>
+#include <fstream>
+#include <stdexcept>
+
+namespace fs = std::filesystem;
+
+namespace trainhook {
+namespace {
+
+// "index<TAB>prediction" lines, argmax of the last output dimension (a
+// sequence gives space-separated ids), written to a temporary file and renamed.
+void write_predictions(const torch::Tensor& predictions, const fs::path& file) {
+  const auto ids = predictions.argmax(-1).reshape({predictions.size(0), -1}).contiguous();
+  const auto acc = ids.accessor<int64_t, 2>();
+  const fs::path tmp = file.string() + ".tmp";
+  {
+    std::ofstream out(tmp);
+    out << "index\tprediction\n";
+    for (int64_t i = 0; i < ids.size(0); ++i) {
+      out << i << '\t';
+      for (int64_t j = 0; j < ids.size(1); ++j) out << (j ? " " : "") << acc[i][j];
+      out << '\n';
+    }
+    if (!out) throw std::runtime_error("cannot write " + tmp.string());
+  }
+  fs::rename(tmp, file);
+}
+
+}  // namespace
+
+PredictionOutput Trainer::Impl::prediction_loop(const TensorDataset& dataset, const std::string& prefix,
+                                                int32_t kind) {
+  auto& module = model->module();
+  const bool was_training = module.is_training();
+  module.eval();
+  torch::NoGradGuard no_grad;
+  const int64_t bs = args.per_device_eval_batch_size;
+  const int64_t n = dataset.size();
+  // Each process takes a contiguous part of the set and the parts are gathered
+  // in rank order, so the predictions are in dataset order with no padding
+  // (HF's SequentialDistributedSampler + DistributedTensorGatherer).
+  const int64_t world = data_parallel->world_size();
+  const int64_t per_rank = (n + world - 1) / world;
+  const int64_t first = std::min(n, per_rank * data_parallel->rank());
+  const int64_t count = std::min(n - first, per_rank);
+  const int64_t batches = (count + bs - 1) / bs;
+  std::vector<torch::Tensor> outputs, labels;
+  double loss_sum = 0;
+  for (int64_t b = 0; b < batches; ++b) {
+    const int64_t len = std::min(bs, count - b * bs);
+    const Batch batch{dataset.inputs().narrow(0, first + b * bs, len),
+                      dataset.labels().narrow(0, first + b * bs, len)};
+    auto out = model->forward(batch.inputs);
+    loss_sum += model->loss(out, batch.labels).item<double>() * static_cast<double>(len);
+    outputs.push_back(out);
+    labels.push_back(batch.labels);
+    EventPayload payload;
+    payload.batch_index = b;
+    payload.batch_count = batches;
+    payload.prediction_kind = kind;
+    fire(TH_EVENT_PREDICTION_STEP, payload);
+  }
+  PredictionOutput result;
+  if (n > 0) {
+    if (outputs.empty()) {
+      // This rank's part is empty (fewer samples than ranks): zero rows of the right shape.
+      outputs.push_back(model->forward(dataset.inputs().narrow(0, 0, 1)).narrow(0, 0, 0));
+      labels.push_back(dataset.labels().narrow(0, 0, 0));
+    }
+    result.predictions = data_parallel->gather_rows(torch::cat(outputs).contiguous(), "evaluation outputs");
+    result.label_ids = data_parallel->gather_rows(torch::cat(labels).contiguous(), "evaluation labels");
+    result.metrics[prefix + "_loss"] =
+        data_parallel->sum_over_ranks(loss_sum, "evaluation loss") / static_cast<double>(n);
+  }
+  if (was_training) module.train();
+  if (compute_metrics && result.predictions.defined()) {
+    for (const auto& [k, v] : compute_metrics(EvalPrediction{result.predictions, result.label_ids})) {
+      result.metrics[k.rfind(prefix + "_", 0) == 0 ? k : prefix + "_" + k] = v;
+    }
+  }
+  return result;
+}
+
+Metrics Trainer::Impl::evaluate(const std::shared_ptr<TensorDataset>& dataset_in, const std::string& prefix) {
+  const auto dataset = dataset_in ? dataset_in : eval_dataset;
+  if (!dataset)
+    throw std::invalid_argument(
+        "evaluate: no evaluation dataset (pass one or give the Trainer an eval_dataset)");
+  memory.start(prefix == "eval" ? "eval" : prefix);
+  const auto start = std::chrono::steady_clock::now();
+  auto output = prediction_loop(*dataset, prefix, 0);
+  const auto n = static_cast<double>(dataset->size());
+  const double steps = std::ceil(n / static_cast<double>(args.per_device_eval_batch_size));
+  add_speed_metrics(output.metrics, prefix, seconds_since(start), n, steps);
+  log(output.metrics);
+  // HF's log() adds "epoch" to the dict it is given, so evaluate's metrics (seen
+  // by on_evaluate and saved to eval_results.json) carry it too.
+  output.metrics["epoch"] = state.epoch;
+  ValuesView view(output.metrics);
+  EventPayload payload;
+  payload.values = view.get();
+  fire(TH_EVENT_EVALUATE, payload);
+  memory.stop_and_update(prefix == "eval" ? "eval" : prefix, output.metrics);
+  return output.metrics;
+}
+
+PredictionOutput Trainer::Impl::predict(const std::shared_ptr<TensorDataset>& dataset,
+                                        const std::string& prefix) {
+  if (!dataset) throw std::invalid_argument("predict: no dataset given");
+  memory.start("test");
+  const auto start = std::chrono::steady_clock::now();
+  auto output = prediction_loop(*dataset, prefix, 1);
+  const auto n = static_cast<double>(dataset->size());
+  add_speed_metrics(output.metrics, prefix, seconds_since(start), n,
+                    std::ceil(n / static_cast<double>(args.per_device_eval_batch_size)));
+  ValuesView view(output.metrics);
+  EventPayload payload;
+  payload.values = view.get();
+  fire(TH_EVENT_PREDICT, payload);
+  memory.stop_and_update("test", output.metrics);
+  return output;
+}
+
+Metrics Trainer::predict_metrics(std::shared_ptr<TensorDataset> dataset, const std::string& prefix,
+                                 const std::optional<fs::path>& predictions_file) {
+  const auto output = impl_->predict(dataset, prefix);
+  if (predictions_file && impl_->world_zero() && output.predictions.defined())
+    write_predictions(output.predictions, *predictions_file);
+  return output.metrics;
+}
+
+Metrics accuracy_metrics(const EvalPrediction& p) {
+  const auto predicted = p.predictions.argmax(-1);
+  const double correct = predicted.eq(p.label_ids).sum().item<double>();
+  return {{"accuracy", correct / static_cast<double>(p.label_ids.numel())}};
+}
+
+}  // namespace trainhook
