@@ -15,7 +15,7 @@ namespace trainhook::flyte {
 namespace fs = std::filesystem;
 
 FlyteCallback::FlyteCallback(trainhook::Setup& setup)
-    : host_(setup.host()), options_(SyncOptions::parse(setup.config_json())) {
+    : host_(setup.host()), options_(FlyteOptions::parse(setup.config_json())) {
   log_ = support::host_logger(host_);
   staging_root_ = fs::path(host_.output_dir()) / ".trainhook-upload-staging";
   queue_ = std::make_unique<UploadQueue>(log_);
@@ -93,7 +93,7 @@ void FlyteCallback::enqueue_checkpoint(const fs::path& dir) {
   const bool owns_staged = staged != dir;
   const fs::path scratch = staging_root_ / (staged.filename().string() + ".manifest.json");
   Store* store = dest_.get();
-  const SyncOptions* opts = &options_;
+  const FlyteOptions* opts = &options_;
   support::Logger log = log_;
   UploadJob job;
   job.name = name;

@@ -4,7 +4,7 @@
 
 namespace trainhook::flyte {
 
-std::unique_ptr<Store> make_store(const Location& where, const SyncOptions& options,
+std::unique_ptr<Store> make_store(const Location& where, const FlyteOptions& options,
                                   const Cancellation* cancel) {
   if (where.kind == Location::Kind::local) return std::make_unique<LocalFolderStore>(where.path);
   S3Config config = S3Config::from_environment();

@@ -29,7 +29,7 @@ bool same_value(double a, double b) {
 }
 }  // namespace
 
-Sender::Sender(MlflowConfig config, RunPlan plan, std::string spool_dir, support::Logger log)
+Sender::Sender(MlflowOptions config, RunPlan plan, std::string spool_dir, support::Logger log)
     : config_(std::move(config)),
       plan_(std::move(plan)),
       spool_dir_(std::move(spool_dir)),

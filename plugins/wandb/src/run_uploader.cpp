@@ -28,13 +28,13 @@ std::string iso_now() {
   return buf;
 }
 
-support::RetryPolicy policy_of(const WandbSettings& s) {
+support::RetryPolicy policy_of(const WandbOptions& s) {
   return support::RetryPolicy().initial_delay(s.backoff_initial).max_delay(s.backoff_max).jitter(0.25);
 }
 
 }  // namespace
 
-RunUploader::RunUploader(WandbSettings settings, RunSpec spec, double start_time, UploaderHooks hooks)
+RunUploader::RunUploader(WandbOptions settings, RunSpec spec, double start_time, UploaderHooks hooks)
     : settings_(std::move(settings)),
       spec_(std::move(spec)),
       start_time_(start_time),

@@ -1,5 +1,5 @@
 #include <trainhook/strings.hpp>
-#include <trainhook/wandb/wandb_settings.hpp>
+#include <trainhook/wandb/wandb_options.hpp>
 
 #include <trainhook/plugin.hpp>
 
@@ -67,7 +67,7 @@ Mode read_mode(const support::Settings& s) {
                     "'");
 }
 
-WandbSettings read_settings(const support::Settings& s, const std::string& default_dir) {
+WandbOptions read_options(const support::Settings& s, const std::string& default_dir) {
   auto unknown = s.unknown_keys(known_config_keys());
   if (!unknown.empty()) {
     std::string known;
@@ -75,7 +75,7 @@ WandbSettings read_settings(const support::Settings& s, const std::string& defau
     throw ConfigError("plugin_config wandb." + unknown.front() +
                       " is not a wandb setting; known keys: " + known);
   }
-  WandbSettings w;
+  WandbOptions w;
   w.mode = read_mode(s);
   if (auto v = s.get("api_key", "WANDB_API_KEY")) w.api_key = *v;
   if (auto v = s.get("base_url", "WANDB_BASE_URL")) w.base_url = *v;

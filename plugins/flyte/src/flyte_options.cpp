@@ -1,5 +1,5 @@
+#include <trainhook/flyte/flyte_options.hpp>
 #include <trainhook/flyte/s3_config.hpp>
-#include <trainhook/flyte/sync_options.hpp>
 
 #include <trainhook/plugin.hpp>
 #include <trainhook/support/env.hpp>
@@ -26,7 +26,7 @@ std::optional<Location> location(const support::Settings& s, const char* key, co
 
 }  // namespace
 
-SyncOptions SyncOptions::parse(const std::string& config_json) {
+FlyteOptions FlyteOptions::parse(const std::string& config_json) {
   support::Settings s(config_json, "flyte");
   const auto unknown = s.unknown_keys(kKnownKeys);
   if (!unknown.empty()) {
@@ -35,7 +35,7 @@ SyncOptions SyncOptions::parse(const std::string& config_json) {
     throw ConfigError("plugin_config flyte." + unknown.front() +
                       " is not a setting of the flyte callback; known: " + known);
   }
-  SyncOptions o;
+  FlyteOptions o;
   o.destination = location(s, "checkpoint_path", "TRAINHOOK_CHECKPOINT_DEST");
   o.previous = location(s, "prev_checkpoint", "TRAINHOOK_PREV_CHECKPOINT");
   const std::string restore = s.get("restore", nullptr).value_or("latest");

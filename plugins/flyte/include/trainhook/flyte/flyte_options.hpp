@@ -14,7 +14,7 @@
 
 namespace trainhook::flyte {
 
-struct SyncOptions {
+struct FlyteOptions {
   std::optional<Location> destination;  // checkpoint_path / TRAINHOOK_CHECKPOINT_DEST
   std::optional<Location> previous;     // prev_checkpoint / TRAINHOOK_PREV_CHECKPOINT
   bool restore_all = false;             // restore=all: every complete checkpoint, not only the newest
@@ -31,7 +31,7 @@ struct SyncOptions {
   bool deck = true;  // write and upload log_history.html
 
   // Throws trainhook::ConfigError naming the key / variable and what was expected.
-  static SyncOptions parse(const std::string& config_json);
+  static FlyteOptions parse(const std::string& config_json);
 };
 
 }  // namespace trainhook::flyte

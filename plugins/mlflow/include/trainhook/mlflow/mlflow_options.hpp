@@ -14,7 +14,7 @@
 
 namespace trainhook::mlflow {
 
-struct MlflowConfig {
+struct MlflowOptions {
   bool disabled = false;                    // DISABLE_MLFLOW_INTEGRATION
   std::string tracking_uri;                 // MLFLOW_TRACKING_URI, http(s) only, no trailing '/'
   std::string experiment_name;              // MLFLOW_EXPERIMENT_NAME; empty = the default experiment ("0")
@@ -43,7 +43,7 @@ struct MlflowConfig {
 // variable or config key at fault (missing MLFLOW_TRACKING_URI, bad MLFLOW_TAGS,
 // non-numeric limits, a non-http tracking URI). With DISABLE_MLFLOW_INTEGRATION
 // set, returns {disabled = true} without checking the rest.
-MlflowConfig read_config(const std::string& config_json);
+MlflowOptions read_options(const std::string& config_json);
 
 // Configuration keys this plugin understands (others get a warning).
 const std::vector<std::string>& known_config_keys();

@@ -1,4 +1,4 @@
-#include <trainhook/mlflow/config.hpp>
+#include <trainhook/mlflow/mlflow_options.hpp>
 #include <trainhook/plugin.hpp>
 
 #include <nlohmann/json.hpp>
@@ -24,9 +24,9 @@ std::chrono::milliseconds seconds(const support::Settings& s, const char* key, d
 }
 }  // namespace
 
-MlflowConfig read_config(const std::string& config_json) {
+MlflowOptions read_options(const std::string& config_json) {
   support::Settings s(config_json, "mlflow");
-  MlflowConfig c;
+  MlflowOptions c;
   c.disabled = s.flag("disable", "DISABLE_MLFLOW_INTEGRATION", false);
   if (c.disabled) return c;
 
@@ -89,7 +89,7 @@ MlflowConfig read_config(const std::string& config_json) {
   c.request_timeout = seconds(s, "request_timeout", 30);
   c.retry_initial = seconds(s, "retry_initial", 0.5);
   c.retry_max = seconds(s, "retry_max", 10);
-  int64_t mem = s.integer("memory_records", nullptr, static_cast<int64_t>(MlflowConfig{}.memory_records));
+  int64_t mem = s.integer("memory_records", nullptr, static_cast<int64_t>(MlflowOptions{}.memory_records));
   if (mem < 1) throw ConfigError("plugin_config mlflow.memory_records must be >= 1");
   c.memory_records = static_cast<size_t>(mem);
   c.spool_dir = s.get("spool_dir", nullptr).value_or("");

@@ -19,7 +19,7 @@ enum class Mode { online, offline, disabled };
 enum class Resume { none, allow, must, never, automatic };
 enum class LogModel { off, end, checkpoint };
 
-struct WandbSettings {
+struct WandbOptions {
   Mode mode = Mode::online;
   std::string api_key;  // never printed or logged
   std::string base_url = "https://api.wandb.ai";
@@ -57,7 +57,7 @@ Mode read_mode(const support::Settings& settings);
 // Everything. default_dir is used when WANDB_DIR is unset (the run's
 // output_dir). Throws ConfigError for unknown keys and malformed values; an
 // online run without an API key is an error that says how to fix it.
-WandbSettings read_settings(const support::Settings& settings, const std::string& default_dir);
+WandbOptions read_options(const support::Settings& settings, const std::string& default_dir);
 
 const char* to_string(Mode m);
 const char* to_string(Resume r);
