@@ -23,7 +23,7 @@ TEST_CASE("a missing tracking URI is an error naming MLFLOW_TRACKING_URI") {
   clear_env();
   CHECK_THROWS_WITH_AS(read_options("{}"), doctest::Contains("MLFLOW_TRACKING_URI"), trainhook::ConfigError);
   ::setenv("DISABLE_MLFLOW_INTEGRATION", "TRUE", 1);
-  CHECK(read_options("{}").disabled);  // disabled: nothing else is required
+  CHECK(read_options("{}").disabled());  // disabled: nothing else is required
   clear_env();
 }
 
@@ -37,15 +37,15 @@ TEST_CASE("environment variables and config keys with HF names") {
   ::setenv("HF_MLFLOW_LOG_ARTIFACTS", "1", 1);
   ::setenv("MLFLOW_TRACKING_TOKEN", "tok", 1);
   MlflowOptions c = read_options(R"({"experiment_name": "from-config", "flush_timeout": 2.5})");
-  CHECK(c.tracking_uri == "http://127.0.0.1:5000");
-  CHECK(c.experiment_name == "from-config");
-  CHECK(c.tags.at("team") == "nlp");
-  CHECK(c.tags.at("n") == "3");
-  CHECK(c.flatten_params);
-  CHECK(c.max_log_params == 12);
-  CHECK(c.log_artifacts);
-  CHECK(c.token == "tok");
-  CHECK(c.flush_timeout.count() == 2500);
+  CHECK(c.tracking_uri() == "http://127.0.0.1:5000");
+  CHECK(c.experiment_name() == "from-config");
+  CHECK(c.tags().at("team") == "nlp");
+  CHECK(c.tags().at("n") == "3");
+  CHECK(c.flatten_params());
+  CHECK(c.max_log_params() == 12);
+  CHECK(c.log_artifacts());
+  CHECK(c.token() == "tok");
+  CHECK(c.flush_timeout().count() == 2500);
   clear_env();
 }
 
@@ -67,8 +67,8 @@ TEST_CASE("bad values are clear errors") {
   CHECK_THROWS_WITH_AS(read_options("{}"), doctest::Contains("MLFLOW_PARENT_RUN_ID"), trainhook::ConfigError);
   ::setenv("MLFLOW_RUN_ID", "parent123", 1);
   MlflowOptions nested = read_options("{}");
-  CHECK(nested.parent_run_id == "parent123");
-  CHECK(nested.run_id.empty());
+  CHECK(nested.parent_run_id() == "parent123");
+  CHECK(nested.run_id().empty());
   clear_env();
 }
 

@@ -129,11 +129,11 @@ struct FakeMlflow {
 
 MlflowOptions config_for(const TestHttpServer& server) {
   MlflowOptions c;
-  c.tracking_uri = server.url();
-  c.experiment_name = "exp";
-  c.retry_initial = 10ms;
-  c.retry_max = 50ms;
-  c.request_timeout = 5000ms;
+  c.tracking_uri(server.url());
+  c.experiment_name("exp");
+  c.retry_initial(10ms);
+  c.retry_max(50ms);
+  c.request_timeout(5000ms);
   return c;
 }
 
@@ -172,7 +172,7 @@ struct RunExists {
     REQUIRE(h.worker.flush(30s));
   }
   static MlflowOptions bounded(MlflowOptions c, size_t memory_records) {
-    c.memory_records = memory_records;
+    c.memory_records(memory_records);
     return c;
   }
 };
@@ -303,7 +303,7 @@ TEST_CASE("records still held at the end are spooled and a later sender delivers
     return fake.handle(r);
   });
   MlflowOptions c = config_for(resumed);
-  c.run_id = "run1";  // resume the run the spool belongs to
+  c.run_id("run1");  // resume the run the spool belongs to
   Harness later(c, RunPlan{}, spool);
   later.worker.enqueue(Record::metric("loss", 0.01, 5000, 21));
   REQUIRE(later.worker.flush(30s));

@@ -34,7 +34,7 @@ class MlflowDelivery final : public support::Delivery<Record> {
   std::optional<Record> end_mark(support::RunOutcome outcome) override {
     return Record::end_run(status_of(outcome), now_ms());
   }
-  std::chrono::milliseconds flush_timeout() const override { return options_.flush_timeout; }
+  std::chrono::milliseconds flush_timeout() const override { return options_.flush_timeout(); }
 
   void report(support::DeliveryResult<Record> r) override {
     const std::string status = status_of(r.outcome);
@@ -51,7 +51,7 @@ class MlflowDelivery final : public support::Delivery<Record> {
                  " records delivered");
     } else {
       std::string msg = "MLflow: " + std::to_string(sender_->spooled()) + " records not delivered within " +
-                        std::to_string(options_.flush_timeout.count() / 1000.0).substr(0, 5) + " s (" +
+                        std::to_string(options_.flush_timeout().count() / 1000.0).substr(0, 5) + " s (" +
                         std::to_string(r.stats.delivered) + " delivered); ";
       if (!spill_error.empty()) {
         msg += std::to_string(spilled) + " could not be spooled either: " + spill_error;
@@ -88,41 +88,41 @@ MlflowCallback::MlflowCallback(trainhook::Setup& setup)
   if (auto unknown = s.unknown_keys(known_config_keys()); !unknown.empty())
     host_.warn("unknown plugin_config keys for mlflow: " + join(unknown) +
                " (known: " + join(known_config_keys()) + ")");
-  if (options_.disabled) host_.info("DISABLE_MLFLOW_INTEGRATION is set: nothing is logged to MLflow");
+  if (options_.disabled()) host_.info("DISABLE_MLFLOW_INTEGRATION is set: nothing is logged to MLflow");
 }
 
 void MlflowCallback::on_train_begin(trainhook::Event& e) { start(e); }
 
 std::unique_ptr<support::Delivery<Record>> MlflowCallback::open_run(trainhook::Event&) {
-  if (options_.disabled) return nullptr;
+  if (options_.disabled()) return nullptr;
   RunPlan plan;
   plan.start_time_ms = now_ms();
-  plan.run_name = !options_.run_name.empty() ? options_.run_name : host_.run_name();
-  if (options_.run_id.empty()) {
+  plan.run_name = !options_.run_name().empty() ? options_.run_name() : host_.run_name();
+  if (options_.run_id().empty()) {
     if (!plan.run_name.empty()) plan.tags["mlflow.runName"] = plan.run_name;
     plan.tags["mlflow.user"] = support::get_env("USER").value_or("trainhook");
     plan.tags["mlflow.source.name"] = "trainhook";
     plan.tags["mlflow.source.type"] = "LOCAL";
-    if (!options_.parent_run_id.empty()) plan.tags["mlflow.parentRunId"] = options_.parent_run_id;
-    for (const auto& [k, v] : options_.tags) plan.tags[k] = v;
+    if (!options_.parent_run_id().empty()) plan.tags["mlflow.parentRunId"] = options_.parent_run_id();
+    for (const auto& [k, v] : options_.tags()) plan.tags[k] = v;
   }
   ParamSet ps;
   try {
-    ps = build_params(host_.training_args_json(), options_.flatten_params, options_.max_param_value_length,
-                      options_.max_log_params);
+    ps = build_params(host_.training_args_json(), options_.flatten_params(),
+                      options_.max_param_value_length(), options_.max_log_params());
   } catch (const std::exception& ex) {
     host_.warn(std::string("training arguments are not a JSON object; no params logged: ") + ex.what());
   }
   if (!ps.too_long.empty())
     host_.warn("params dropped because their values exceed MLflow's limit of " +
-               std::to_string(options_.max_param_value_length) + " characters: " + join(ps.too_long));
+               std::to_string(options_.max_param_value_length()) + " characters: " + join(ps.too_long));
   if (ps.capped > 0)
     host_.warn(std::to_string(ps.capped) + " params not logged because of MLFLOW_MAX_LOG_PARAMS=" +
-               std::to_string(options_.max_log_params));
+               std::to_string(options_.max_log_params()));
   if (!ps.secrets.empty()) host_.debug("params withheld because they look like secrets: " + join(ps.secrets));
   plan.params = std::move(ps.params);
 
-  std::string spool_dir = options_.spool_dir;
+  std::string spool_dir = options_.spool_dir();
   if (spool_dir.empty()) spool_dir = (std::filesystem::path(host_.output_dir()) / "mlflow_spool").string();
   auto sender = std::make_unique<Sender>(options_, std::move(plan), spool_dir, support::host_logger(host_));
   // The sender takes in what is queued while a request is in flight (on the
@@ -151,7 +151,7 @@ void MlflowCallback::on_log(trainhook::Event& e) {
 }
 
 void MlflowCallback::on_save(trainhook::Event& e) {
-  if (!running() || !options_.log_artifacts || e.checkpoint_dir().empty()) return;
+  if (!running() || !options_.log_artifacts() || e.checkpoint_dir().empty()) return;
   enqueue(Record::artifact_dir(std::string(e.checkpoint_dir()), e.state().global_step));
 }
 

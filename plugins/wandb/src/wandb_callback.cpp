@@ -52,7 +52,7 @@ class WandbRun final : public support::Delivery<Record> {
         options_(options),
         uploader_(std::move(uploader)),
         auto_resume_file_(auto_resume_file),
-        drain_left_(options.finish_timeout) {}
+        drain_left_(options.finish_timeout()) {}
 
   support::BatchResult deliver(std::vector<Record>& batch, support::WorkerContext& ctx) override {
     return uploader_->handle(batch, ctx);
@@ -65,7 +65,7 @@ class WandbRun final : public support::Delivery<Record> {
   }
   support::WorkerOptions worker_options() const override {
     support::WorkerOptions wo;
-    wo.capacity = options_.queue_capacity;
+    wo.capacity = options_.queue_capacity();
     wo.max_batch = 1000;
     return wo;
   }
@@ -77,12 +77,12 @@ class WandbRun final : public support::Delivery<Record> {
     if (r.stats.dropped > 0)
       host_.warn("wandb: " + std::to_string(r.stats.dropped) +
                  " record(s) were dropped because the queue was full (wandb.queue_capacity=" +
-                 std::to_string(options_.queue_capacity) + ")");
+                 std::to_string(options_.queue_capacity()) + ")");
     if (!report.empty())
       host_.warn(report);
-    else if (r.drained && options_.mode == Mode::online)
+    else if (r.drained && options_.mode() == Mode::online)
       host_.info("wandb: run delivered (" + std::to_string(uploader_->lines_delivered()) + " history lines)");
-    if (auto_resume_file_ && exitcode(r.outcome) == 0) clear_auto_resume_id(options_.dir);
+    if (auto_resume_file_ && exitcode(r.outcome) == 0) clear_auto_resume_id(options_.dir());
   }
 
  private:
@@ -102,7 +102,7 @@ WandbCallback::WandbCallback(trainhook::Setup& setup) : IntegrationCallback(setu
     return;
   }
   options_ = read_options(s, host_.output_dir());
-  if (options_->log_model != LogModel::off && options_->mode == Mode::offline)
+  if (options_->log_model() != LogModel::off && options_->mode() == Mode::offline)
     host_.warn(
         "wandb: WANDB_LOG_MODEL uploads need the server; in offline mode model files are not uploaded");
 }
@@ -119,37 +119,37 @@ std::unique_ptr<support::Delivery<Record>> WandbCallback::open_run(trainhook::Ev
   if (disabled_) return nullptr;
   WandbOptions st = *options_;
   RunSpec spec;
-  spec.run_id = st.run_id;
-  if (st.resume == Resume::automatic && spec.run_id.empty()) {
-    if (auto id = read_auto_resume_id(st.dir)) {
+  spec.run_id = st.run_id();
+  if (st.resume() == Resume::automatic && spec.run_id.empty()) {
+    if (auto id = read_auto_resume_id(st.dir())) {
       spec.run_id = *id;
       host_.info("wandb: WANDB_RESUME=auto: resuming run " + *id + " that did not finish");
     }
   }
   if (spec.run_id.empty()) {
-    if (st.resume == Resume::must)
+    if (st.resume() == Resume::must)
       throw ConfigError("wandb: WANDB_RESUME=must needs the run to resume in WANDB_RUN_ID (or wandb.run_id)");
     spec.run_id = new_run_id();
   }
-  if (st.mode == Mode::offline && st.resume != Resume::none) {
+  if (st.mode() == Mode::offline && st.resume() != Resume::none) {
     host_.warn("wandb: WANDB_RESUME is ignored in offline mode (the server's line counts are unknown)");
-    st.resume = Resume::none;
+    st.resume(Resume::none);
   }
-  if (st.resume == Resume::automatic) st.resume = Resume::allow;
-  spec.project = st.project;
-  spec.entity = st.entity;
+  if (st.resume() == Resume::automatic) st.resume(Resume::allow);
+  spec.project = st.project();
+  spec.entity = st.entity();
   spec.display_name = host_.run_name();
   std::vector<std::string> dropped;
   spec.config_json = config_from_training_args(host_.training_args_json(), &dropped);
   for (const auto& k : dropped)
     host_.warn("wandb: training argument '" + k + "' looks like a secret; not sent");
   spec.host = host_name();
-  spec.job_type = st.job_type;
-  spec.group = st.run_group;
-  spec.tags = st.tags;
+  spec.job_type = st.job_type();
+  spec.group = st.run_group();
+  spec.tags = st.tags();
   bool auto_resume_file = false;
-  if (options_->resume == Resume::automatic) {
-    write_auto_resume_id(st.dir, spec.run_id);
+  if (options_->resume() == Resume::automatic) {
+    write_auto_resume_id(st.dir(), spec.run_id);
     auto_resume_file = true;
   }
 
@@ -176,7 +176,7 @@ void WandbCallback::on_predict(trainhook::Event& e) {
 void WandbCallback::on_save(trainhook::Event& e) {
   if (!running() || e.checkpoint_dir().empty()) return;
   last_checkpoint_ = std::string(e.checkpoint_dir());
-  if (options_->log_model != LogModel::checkpoint) return;
+  if (options_->log_model() != LogModel::checkpoint) return;
   Record r;
   r.kind = Record::Kind::upload;
   r.artifact = ArtifactUpload{std::filesystem::path(last_checkpoint_).filename().string(), last_checkpoint_};
@@ -185,7 +185,7 @@ void WandbCallback::on_save(trainhook::Event& e) {
 
 void WandbCallback::on_train_end(trainhook::Event&) {
   if (!running()) return;
-  if (options_->log_model == LogModel::end) {
+  if (options_->log_model() == LogModel::end) {
     std::string dir = last_checkpoint_;
     const auto state = nlohmann::json::parse(host_.trainer_state_json(), nullptr, false);
     const auto args = nlohmann::json::parse(host_.training_args_json(), nullptr, false);

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <trainhook/support/env.hpp>
+#include <trainhook/support/option.hpp>
 
 #include <chrono>
 #include <cstddef>
@@ -19,32 +20,39 @@ enum class Mode { online, offline, disabled };
 enum class Resume { none, allow, must, never, automatic };
 enum class LogModel { off, end, checkpoint };
 
-struct WandbOptions {
-  Mode mode = Mode::online;
-  std::string api_key;  // never printed or logged
-  std::string base_url = "https://api.wandb.ai";
-  std::string project = "trainhook";
-  std::string entity;  // empty: the server's default entity for the key
-  std::string run_id;  // empty: a new random id
-  Resume resume = Resume::none;
-  std::string dir;  // WANDB_DIR; the spool goes to <dir>/wandb/offline-run-*
-  LogModel log_model = LogModel::off;
-  std::vector<std::string> tags;  // WANDB_TAGS, comma-separated
-  std::string job_type;           // WANDB_JOB_TYPE
-  std::string run_group;          // WANDB_RUN_GROUP
+// Built with chained setters (WandbOptions().project(p).mode(Mode::offline)) or
+// read from the environment and the plugin_config section by read_options().
+class WandbOptions {
+ public:
+  TRAINHOOK_OPTION(Mode, mode, Mode::online);
+  TRAINHOOK_OPTION(std::string, api_key, {});  // never printed or logged
+  TRAINHOOK_OPTION(std::string, base_url, "https://api.wandb.ai");
+  TRAINHOOK_OPTION(std::string, project, "trainhook");
+  TRAINHOOK_OPTION(std::string, entity, {});  // empty: the server's default entity for the key
+  TRAINHOOK_OPTION(std::string, run_id, {});  // empty: a new random id
+  TRAINHOOK_OPTION(Resume, resume, Resume::none);
+  TRAINHOOK_OPTION(std::string, dir, {});  // WANDB_DIR; the spool goes to <dir>/wandb/offline-run-*
+  TRAINHOOK_OPTION(LogModel, log_model, LogModel::off);
+  TRAINHOOK_OPTION(std::vector<std::string>, tags, {});  // WANDB_TAGS, comma-separated
+  TRAINHOOK_OPTION(std::string, job_type, {});           // WANDB_JOB_TYPE
+  TRAINHOOK_OPTION(std::string, run_group, {});          // WANDB_RUN_GROUP
 
   // Tuning (plugin_config only; seconds as numbers).
-  std::chrono::milliseconds transmit_interval{15000};  // coalescing window between requests
-  std::chrono::milliseconds backoff_initial{2000};
-  std::chrono::milliseconds backoff_max{60000};
-  std::chrono::milliseconds offline_after{600000};   // unreachable this long -> spool to disk
-  std::chrono::milliseconds finish_timeout{120000};  // on_train_end waits at most this long
-  std::chrono::milliseconds request_timeout{30000};
-  size_t max_request_bytes = 10u << 20;  // history content per file_stream request (approx.)
-  size_t queue_capacity = 100000;        // records queued on the training side at most
+  TRAINHOOK_OPTION(std::chrono::milliseconds, transmit_interval,
+                   std::chrono::milliseconds(15000));  // coalescing
+  TRAINHOOK_OPTION(std::chrono::milliseconds, backoff_initial, std::chrono::milliseconds(2000));
+  TRAINHOOK_OPTION(std::chrono::milliseconds, backoff_max, std::chrono::milliseconds(60000));
+  TRAINHOOK_OPTION(std::chrono::milliseconds, offline_after,
+                   std::chrono::milliseconds(600000));  // then spool
+  TRAINHOOK_OPTION(std::chrono::milliseconds, finish_timeout,
+                   std::chrono::milliseconds(120000));  // run end waits
+  TRAINHOOK_OPTION(std::chrono::milliseconds, request_timeout, std::chrono::milliseconds(30000));
+  TRAINHOOK_OPTION(size_t, max_request_bytes,
+                   10u << 20);                       // history content per file_stream request (approx.)
+  TRAINHOOK_OPTION(size_t, queue_capacity, 100000);  // records queued on the training side at most
   // Undelivered history lines kept in memory at most; older ones spill to
   // <dir>/wandb/spill-<run>-<pid>.jsonl (as mlflow's memory_records).
-  size_t memory_records = 500;
+  TRAINHOOK_OPTION(size_t, memory_records, 500);
 };
 
 // Names of the plugin_config keys we understand (for the unknown-key error).
