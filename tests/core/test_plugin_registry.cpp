@@ -493,6 +493,33 @@ TEST_CASE("duplicate callback names in two libraries: an error naming both, unle
   CHECK(r.describe().find("[DUPLICATE: ignored, " + a + " comes first]") != std::string::npos);
 }
 
+TEST_CASE("a library earlier in the search path overrides one of the same name found later, with a notice") {
+  const fs::path a = kRoot / "dup" / plugin_file_name("dup_a");
+  const fs::path b = kRoot / "dup" / plugin_file_name("dup_b");
+  // b alone first (--plugin_dir may name one file), then its folder: b wins over a.
+  {
+    PluginRegistry r(only({b, kRoot / "dup"}));
+    CHECK(r.has("dup_cb"));
+    const LibraryRecord& shadowed = record_named(r, plugin_file_name("dup_a"));
+    CHECK(shadowed.callbacks[0].shadowed_by == b);
+    CHECK(shadowed.callbacks[0].overridden);
+    CHECK(record_named(r, plugin_file_name("dup_b")).callbacks[0].shadowed_by.empty());
+    CHECK(r.describe().find("[OVERRIDDEN by " + b.string() + ", earlier in the search path]") !=
+          std::string::npos);
+  }
+  // A TRAINHOOK_PLUGIN_PATH entry overrides the default folder.
+  {
+    ::setenv("TRAINHOOK_PLUGIN_PATH", a.string().c_str(), 1);
+    PluginSearchOptions o;
+    o.default_dir = kRoot / "dup";
+    PluginRegistry r(o);
+    ::unsetenv("TRAINHOOK_PLUGIN_PATH");
+    const LibraryRecord& shadowed = record_named(r, plugin_file_name("dup_b"));
+    CHECK(shadowed.callbacks[0].shadowed_by == a);
+    CHECK(shadowed.callbacks[0].overridden);
+  }
+}
+
 TEST_CASE("search order: --plugin_dir, then TRAINHOOK_PLUGIN_PATH, then the default folder, each file once") {
   ::setenv("TRAINHOOK_PLUGIN_PATH", ((kRoot / "no_entry").string() + "::/nonexistent/stale").c_str(), 1);
   PluginSearchOptions o;

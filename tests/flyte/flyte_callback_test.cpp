@@ -8,6 +8,7 @@
 
 #include <doctest/doctest.h>
 #include <plugin_driver.hpp>
+#include <wait_until.hpp>
 
 #include <cstdlib>
 #include <thread>
@@ -33,7 +34,7 @@ void expect_same_tree(const fs::path& a, const fs::path& b) {
     if (!e.is_regular_file()) continue;
     const auto rel = fs::relative(e.path(), a);
     INFO(rel.string());
-    CHECK(cs_test::read(b / rel) == cs_test::read(e.path()));
+    CHECK(flyte_test::read(b / rel) == flyte_test::read(e.path()));
     ++n;
   }
   CHECK(n > 0);
@@ -47,7 +48,7 @@ const char* kState = R"({"global_step": 2, "log_history": [{"loss": 1.5, "epoch"
 TEST_CASE(
     "flyte callback: saves are uploaded with manifests, deck written and uploaded, a second attempt "
     "resumes") {
-  cs_test::TempDir tmp("th_cs_flyte");
+  flyte_test::TempDir tmp("th_flyte_flyte");
   const fs::path dest1 = tmp.path / "attempt1";
   {
     FakeHost host;
@@ -60,7 +61,7 @@ TEST_CASE(
     CHECK_NOTHROW(cb.fire(TH_EVENT_INIT_END, run));
     CHECK(host.resume_checkpoint.empty());
     for (int step : {1, 2}) {
-      const auto dir = cs_test::make_checkpoint(host.output_dir, step);
+      const auto dir = flyte_test::make_checkpoint(host.output_dir, step);
       run.state.global_step = step;
       CHECK_NOTHROW(cb.save(run, dir));
     }
@@ -73,8 +74,8 @@ TEST_CASE(
       expect_same_tree(fs::path(host.output_dir) / name, dest1 / name);
       CHECK(fs::exists(dest1 / name / kManifestName));
     }
-    const std::string deck = cs_test::read(dest1 / "log_history.html");
-    CHECK(deck == cs_test::read(fs::path(host.output_dir) / "log_history.html"));
+    const std::string deck = flyte_test::read(dest1 / "log_history.html");
+    CHECK(deck == flyte_test::read(fs::path(host.output_dir) / "log_history.html"));
     CHECK(deck.find("<svg") != std::string::npos);
     CHECK(deck.find("test-run") != std::string::npos);
     CHECK_FALSE(fs::exists(fs::path(host.output_dir) / ".trainhook-upload-staging"));
@@ -99,7 +100,7 @@ TEST_CASE(
 }
 
 TEST_CASE("flyte callback: a destination that fails for a while mid-upload loses nothing") {
-  cs_test::TempDir tmp("th_cs_flyte_fail");
+  flyte_test::TempDir tmp("th_flyte_flyte_fail");
   const fs::path dest = tmp.path / "dest";
   FakeHost host;
   host.output_dir = (tmp.path / "out").string();
@@ -107,12 +108,13 @@ TEST_CASE("flyte callback: a destination that fails for a while mid-upload loses
   Run run;
   // The destination is blocked (a file where its folder should be) until the
   // second checkpoint has been saved.
-  cs_test::write(dest, "blocked");
-  const auto c1 = cs_test::make_checkpoint(host.output_dir, 1);
+  flyte_test::write(dest, "blocked");
+  const auto c1 = flyte_test::make_checkpoint(host.output_dir, 1);
   CHECK_NOTHROW(cb.save(run, c1));
-  const auto c2 = cs_test::make_checkpoint(host.output_dir, 2);
+  const auto c2 = flyte_test::make_checkpoint(host.output_dir, 2);
   CHECK_NOTHROW(cb.save(run, c2));
-  std::this_thread::sleep_for(std::chrono::seconds(2));
+  // Unblock only once an upload has failed and is being retried.
+  CHECK(testkit::wait_until([&] { return host.logged("retrying in"); }));
   fs::remove(dest);
   CHECK_NOTHROW(cb.fire(TH_EVENT_TRAIN_END, run));
   INFO(host.all_logs());
@@ -145,7 +147,7 @@ TEST_CASE("flyte callback: configuration errors name the key or variable") {
 }
 
 TEST_CASE("flyte callback: locations from the environment, unset templates mean none") {
-  cs_test::TempDir tmp("th_cs_flyte_env");
+  flyte_test::TempDir tmp("th_flyte_flyte_env");
   ::setenv("TRAINHOOK_CHECKPOINT_DEST", (tmp.path / "env-dest").c_str(), 1);
   ::setenv("TRAINHOOK_PREV_CHECKPOINT", "\"\"", 1);
   {
@@ -153,7 +155,7 @@ TEST_CASE("flyte callback: locations from the environment, unset templates mean 
     host.output_dir = (tmp.path / "out").string();
     Instance cb(info(), host, "{}");
     Run run;
-    const auto c = cs_test::make_checkpoint(host.output_dir, 3);
+    const auto c = flyte_test::make_checkpoint(host.output_dir, 3);
     CHECK_NOTHROW(cb.save(run, c));
     CHECK_NOTHROW(cb.fire(TH_EVENT_TRAIN_END, run));
     CHECK(fs::exists(tmp.path / "env-dest" / "checkpoint-3" / kManifestName));

@@ -95,7 +95,7 @@ void check_signature(const TestRequest& r) {
 TEST_CASE("s3 store: a PUT is signed with SigV4 over x-amz-content-sha256 and the session token") {
   TestHttpServer server([](const TestRequest&) { return reply(200, {{"ETag", "\"abc\""}}, ""); });
   S3Store store(config_for(server, "SESSIONTOKEN/xyz=="), "my-bucket", "runs/attempt 1");
-  const auto file = write_file("th_cs_put.bin", 1000);
+  const auto file = write_file("th_flyte_put.bin", 1000);
   store.put_file(file, "checkpoint-5/model.pt");
   const auto reqs = server.requests();
   REQUIRE(reqs.size() == 1);
@@ -146,7 +146,7 @@ TEST_CASE("s3 store: a large file goes as a multipart upload streamed in >= 5 Mi
   });
   S3Store store(config_for(server), "b", "");
   const size_t size = (12u << 20) + 123;
-  const auto file = write_file("th_cs_multipart.bin", size);
+  const auto file = write_file("th_flyte_multipart.bin", size);
   store.put_file(file, "big.bin");
   const auto reqs = server.requests();
   REQUIRE(reqs.size() == 5);
@@ -180,7 +180,7 @@ TEST_CASE("s3 store: a 200 answer carrying <Error> fails the multipart upload, w
   });
   S3Store store(config_for(server), "b", "");
   fast_retries(store);
-  const auto file = write_file("th_cs_multipart_err.bin", (5u << 20) + 1);
+  const auto file = write_file("th_flyte_multipart_err.bin", (5u << 20) + 1);
   try {
     store.put_file(file, "k");
     FAIL("expected a StoreError");
@@ -206,7 +206,7 @@ TEST_CASE("s3 store: 503 is retried, 403 fails at once, not retryable, without t
   });
   S3Store store(config_for(server), "b", "pre");
   fast_retries(store);
-  const fs::path out = fs::temp_directory_path() / "th_cs_get" / "sub" / "file.txt";
+  const fs::path out = fs::temp_directory_path() / "th_flyte_get" / "sub" / "file.txt";
   store.get_file("ok.txt", out);
   CHECK(calls == 2);
   CHECK(file_bytes(out) == "hello");
@@ -220,5 +220,5 @@ TEST_CASE("s3 store: 503 is retried, 403 fails at once, not retryable, without t
   }
   CHECK(calls == 3);
   CHECK(file_bytes(out) == "hello");  // a failed download leaves the previous file alone
-  fs::remove_all(fs::temp_directory_path() / "th_cs_get");
+  fs::remove_all(fs::temp_directory_path() / "th_flyte_get");
 }

@@ -69,7 +69,7 @@ int main(int argc, char** argv) {
   while (rc == 0 && std::getline(steps, step, ',')) {
     if (step.empty()) continue;
     const int s = std::stoi(step);
-    const auto dir = cs_test::make_checkpoint(host.output_dir, s);
+    const auto dir = flyte_test::make_checkpoint(host.output_dir, s);
     std::string data(big, '\0');
     uint32_t x = 2463534242u + static_cast<uint32_t>(s);
     for (auto& c : data) {  // xorshift: incompressible, step-dependent bytes
@@ -78,7 +78,7 @@ int main(int argc, char** argv) {
       x ^= x << 5;
       c = static_cast<char>(x);
     }
-    if (big > 0) cs_test::write(dir / "big.bin", data);
+    if (big > 0) flyte_test::write(dir / "big.bin", data);
     run.state.global_step = s;
     if (!fire(*cb, run, TH_EVENT_SAVE, "on_save", dir.string())) rc = 4;
   }

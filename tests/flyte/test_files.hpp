@@ -7,7 +7,7 @@
 #include <random>
 #include <string>
 
-namespace cs_test {
+namespace flyte_test {
 
 // A fresh, empty folder under the temp directory, removed by the destructor.
 struct TempDir {
@@ -43,4 +43,4 @@ inline std::filesystem::path make_checkpoint(const std::filesystem::path& root, 
   return dir;
 }
 
-}  // namespace cs_test
+}  // namespace flyte_test

@@ -1,5 +1,5 @@
+#include <trainhook/flyte/flyte_options.hpp>
 #include <trainhook/flyte/store.hpp>
-#include <trainhook/flyte/sync_options.hpp>
 #include <trainhook/flyte/upload_queue.hpp>
 
 #include <doctest/doctest.h>
@@ -111,7 +111,7 @@ TEST_CASE("upload queue: failures are reported, shutdown cancels a retrying job"
 TEST_CASE("retry: a store that comes back within the budget loses nothing") {
   Capture cap;
   Cancellation never;
-  auto p = SyncOptions{}.retry;  // the plugin's policy, with shorter waits
+  auto p = FlyteOptions{}.retry();  // the plugin's policy, with shorter waits
   p.initial_delay(std::chrono::milliseconds(10));
   int calls = 0;
   with_retries(p, never, cap.logger(), "op", [&] {
@@ -125,8 +125,8 @@ TEST_CASE("retry: a store that comes back within the budget loses nothing") {
       doctest::Contains("op2: gave up after 1 attempts"), StoreError);
   // flyte.retry_seconds is the policy's time limit; 0 means a single attempt
   // (support's max_elapsed 0 would mean "no limit").
-  CHECK(SyncOptions::parse(R"({"retry_seconds": 30})").retry.max_elapsed_ == std::chrono::seconds(30));
-  const auto once = SyncOptions::parse(R"({"retry_seconds": 0})").retry;
+  CHECK(FlyteOptions::parse(R"({"retry_seconds": 30})").retry().max_elapsed_ == std::chrono::seconds(30));
+  const auto once = FlyteOptions::parse(R"({"retry_seconds": 0})").retry();
   CHECK(once.max_attempts_ == 1);
   calls = 0;
   CHECK_THROWS_WITH_AS(with_retries(once, never, cap.logger(), "op3",

@@ -25,7 +25,19 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "testkit"))
 from mlflow_server import MlflowServer, TcpProxy  # noqa: E402
+from wait_until import wait_until  # noqa: E402
+
+# How long the fault test keeps the server down: the fault itself (long enough
+# for several retries at retry_max 2 s while training goes on), not a wait.
+OUTAGE_S = 10
+
+
+def _loss_points(server, experiment):
+    """loss points the server holds for the experiment's first run (0 before it exists)."""
+    runs = server.runs(experiment) if _has_experiment(server, experiment) else []
+    return len(server.history(runs[0]["info"]["run_id"], "loss")) if runs else 0
 
 FAILURES = []
 
@@ -395,18 +407,14 @@ def fault(opts, work):
                                  "--step_ms", "100", "--eval_every", "25", "--config", cfg],
                                 env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         try:
-            # Kill only once the run exists and metrics flow (the machine may be slow).
-            deadline = time.time() + 120
-            while time.time() < deadline:
-                runs = server.runs("th-fault") if _has_experiment(server, "th-fault") else []
-                if runs and server.history(runs[0]["info"]["run_id"], "loss"):
-                    break
-                time.sleep(0.5)
-            time.sleep(3)
+            # Kill in the middle of the run: once the run exists and 30 of its 300 steps
+            # arrived (the machine may be slow).
+            check(wait_until(lambda: _loss_points(server, "th-fault") >= 30, timeout=120, poll=0.2),
+                  "the run's first metrics arrived")
             server.stop()  # SIGKILL: requests in flight are lost mid-way
             proxy.go_down()
             print("server killed", flush=True)
-            time.sleep(10)
+            time.sleep(OUTAGE_S)
             server, spare = spare, None
             proxy.go_up(server.port)
             print("server restarted on the same store", flush=True)
@@ -438,12 +446,7 @@ def fault(opts, work):
                                  "--step_ms", "50", "--config", cfg],
                                 env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         # Go down once the run exists and its first metrics arrived.
-        deadline = time.time() + 120
-        while time.time() < deadline and proc.poll() is None:
-            runs = server.runs("th-spool") if _has_experiment(server, "th-spool") else []
-            if runs and server.history(runs[0]["info"]["run_id"], "loss"):
-                break
-            time.sleep(0.2)
+        wait_until(lambda: proc.poll() is not None or _loss_points(server, "th-spool") > 0, timeout=120, poll=0.2)
         proxy.go_down()
         stdout, stderr = proc.communicate(timeout=120)
         check(proc.returncode == 0, "driver finished while the server was down")

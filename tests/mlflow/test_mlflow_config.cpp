@@ -1,5 +1,5 @@
 #include <doctest/doctest.h>
-#include <trainhook/mlflow/config.hpp>
+#include <trainhook/mlflow/mlflow_options.hpp>
 #include <trainhook/mlflow/record.hpp>
 #include <trainhook/mlflow/rest.hpp>
 #include <trainhook/plugin.hpp>
@@ -21,9 +21,9 @@ void clear_env() {
 
 TEST_CASE("a missing tracking URI is an error naming MLFLOW_TRACKING_URI") {
   clear_env();
-  CHECK_THROWS_WITH_AS(read_config("{}"), doctest::Contains("MLFLOW_TRACKING_URI"), trainhook::ConfigError);
+  CHECK_THROWS_WITH_AS(read_options("{}"), doctest::Contains("MLFLOW_TRACKING_URI"), trainhook::ConfigError);
   ::setenv("DISABLE_MLFLOW_INTEGRATION", "TRUE", 1);
-  CHECK(read_config("{}").disabled);  // disabled: nothing else is required
+  CHECK(read_options("{}").disabled());  // disabled: nothing else is required
   clear_env();
 }
 
@@ -36,16 +36,16 @@ TEST_CASE("environment variables and config keys with HF names") {
   ::setenv("MLFLOW_MAX_LOG_PARAMS", "12", 1);
   ::setenv("HF_MLFLOW_LOG_ARTIFACTS", "1", 1);
   ::setenv("MLFLOW_TRACKING_TOKEN", "tok", 1);
-  MlflowConfig c = read_config(R"({"experiment_name": "from-config", "flush_timeout": 2.5})");
-  CHECK(c.tracking_uri == "http://127.0.0.1:5000");
-  CHECK(c.experiment_name == "from-config");
-  CHECK(c.tags.at("team") == "nlp");
-  CHECK(c.tags.at("n") == "3");
-  CHECK(c.flatten_params);
-  CHECK(c.max_log_params == 12);
-  CHECK(c.log_artifacts);
-  CHECK(c.token == "tok");
-  CHECK(c.flush_timeout.count() == 2500);
+  MlflowOptions c = read_options(R"({"experiment_name": "from-config", "flush_timeout": 2.5})");
+  CHECK(c.tracking_uri() == "http://127.0.0.1:5000");
+  CHECK(c.experiment_name() == "from-config");
+  CHECK(c.tags().at("team") == "nlp");
+  CHECK(c.tags().at("n") == "3");
+  CHECK(c.flatten_params());
+  CHECK(c.max_log_params() == 12);
+  CHECK(c.log_artifacts());
+  CHECK(c.token() == "tok");
+  CHECK(c.flush_timeout().count() == 2500);
   clear_env();
 }
 
@@ -53,21 +53,22 @@ TEST_CASE("bad values are clear errors") {
   clear_env();
   ::setenv("MLFLOW_TRACKING_URI", "http://h", 1);
   ::setenv("MLFLOW_TAGS", "{not json", 1);
-  CHECK_THROWS_WITH_AS(read_config("{}"), doctest::Contains("MLFLOW_TAGS"), trainhook::ConfigError);
+  CHECK_THROWS_WITH_AS(read_options("{}"), doctest::Contains("MLFLOW_TAGS"), trainhook::ConfigError);
   ::setenv("MLFLOW_TAGS", "[1]", 1);
-  CHECK_THROWS_WITH_AS(read_config("{}"), doctest::Contains("JSON object"), trainhook::ConfigError);
+  CHECK_THROWS_WITH_AS(read_options("{}"), doctest::Contains("JSON object"), trainhook::ConfigError);
   ::unsetenv("MLFLOW_TAGS");
   ::setenv("MLFLOW_MAX_LOG_PARAMS", "many", 1);
-  CHECK_THROWS_WITH_AS(read_config("{}"), doctest::Contains("MLFLOW_MAX_LOG_PARAMS"), trainhook::ConfigError);
+  CHECK_THROWS_WITH_AS(read_options("{}"), doctest::Contains("MLFLOW_MAX_LOG_PARAMS"),
+                       trainhook::ConfigError);
   ::unsetenv("MLFLOW_MAX_LOG_PARAMS");
-  CHECK_THROWS_WITH_AS(read_config(R"({"tracking_uri": "file:///tmp/mlruns"})"),
+  CHECK_THROWS_WITH_AS(read_options(R"({"tracking_uri": "file:///tmp/mlruns"})"),
                        doctest::Contains("plugin_config mlflow.tracking_uri"), trainhook::ConfigError);
   ::setenv("MLFLOW_NESTED_RUN", "1", 1);
-  CHECK_THROWS_WITH_AS(read_config("{}"), doctest::Contains("MLFLOW_PARENT_RUN_ID"), trainhook::ConfigError);
+  CHECK_THROWS_WITH_AS(read_options("{}"), doctest::Contains("MLFLOW_PARENT_RUN_ID"), trainhook::ConfigError);
   ::setenv("MLFLOW_RUN_ID", "parent123", 1);
-  MlflowConfig nested = read_config("{}");
-  CHECK(nested.parent_run_id == "parent123");
-  CHECK(nested.run_id.empty());
+  MlflowOptions nested = read_options("{}");
+  CHECK(nested.parent_run_id() == "parent123");
+  CHECK(nested.run_id().empty());
   clear_env();
 }
 

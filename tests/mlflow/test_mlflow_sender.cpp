@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 #include <trainhook/abi.h>
 #include <trainhook/mlflow/sender.hpp>
+#include <wait_until.hpp>
 
 #include <unistd.h>
 #include <nlohmann/json.hpp>
@@ -126,13 +127,13 @@ struct FakeMlflow {
   }
 };
 
-MlflowConfig config_for(const TestHttpServer& server) {
-  MlflowConfig c;
-  c.tracking_uri = server.url();
-  c.experiment_name = "exp";
-  c.retry_initial = 10ms;
-  c.retry_max = 50ms;
-  c.request_timeout = 5000ms;
+MlflowOptions config_for(const TestHttpServer& server) {
+  MlflowOptions c;
+  c.tracking_uri(server.url());
+  c.experiment_name("exp");
+  c.retry_initial(10ms);
+  c.retry_max(50ms);
+  c.request_timeout(5000ms);
   return c;
 }
 
@@ -147,7 +148,7 @@ struct Harness {
   Sender sender;
   trainhook::support::Worker<Record> worker;
   std::vector<std::string> logs;
-  Harness(MlflowConfig c, RunPlan plan, std::string spool)
+  Harness(MlflowOptions c, RunPlan plan, std::string spool)
       : sender(std::move(c), std::move(plan), std::move(spool),
                [](trainhook::LogLevel, const std::string&) {}),
         worker([this](std::vector<Record>& b, trainhook::support::WorkerContext& ctx) {
@@ -170,8 +171,8 @@ struct RunExists {
     h.worker.enqueue(Record::metric("loss", 1.0, ts0 + 1, 1));
     REQUIRE(h.worker.flush(30s));
   }
-  static MlflowConfig bounded(MlflowConfig c, size_t memory_records) {
-    c.memory_records = memory_records;
+  static MlflowOptions bounded(MlflowOptions c, size_t memory_records) {
+    c.memory_records(memory_records);
     return c;
   }
 };
@@ -233,9 +234,7 @@ TEST_CASE("while the server is down records spill to the spool and arrive in ord
   fake.down = true;
   for (int s = 2; s <= 200; ++s) h.worker.enqueue(Record::metric("loss", 1.0 / s, 3000 + s, s));
   // Wait until the sender moved records to disk.
-  for (int i = 0; i < 3000 && !fs::exists(fs::path(spool) / "run1.jsonl"); ++i)
-    std::this_thread::sleep_for(5ms);
-  CHECK(fs::exists(fs::path(spool) / "run1.jsonl"));
+  CHECK(testkit::wait_until([&] { return fs::exists(fs::path(spool) / "run1.jsonl"); }));
   CHECK_FALSE(h.worker.flush(50ms));
   fake.down = false;
   REQUIRE(h.worker.flush(60s));
@@ -256,14 +255,13 @@ TEST_CASE(
   fake.hold_metrics = true;
   fake.fail_metrics = 1;
   h.worker.enqueue(Record::metric("loss", 0.5, 6002, 2));
-  for (int i = 0; i < 6000 && !fake.holding; ++i) std::this_thread::sleep_for(1ms);
-  REQUIRE(fake.holding);  // step 2's request is in flight and stays so
+  REQUIRE(testkit::wait_until(
+      [&] { return fake.holding.load(); }));  // step 2's request is in flight and stays so
   for (int s = 3; s <= 400; ++s) h.worker.enqueue(Record::metric("loss", 1.0 / s, 6000 + s, s));
   // Only the sender taking them in during the request empties the queue, and
   // only the memory bound puts them on disk.
   const fs::path file = fs::path(spool) / "run1.jsonl";
-  for (int i = 0; i < 10000 && (h.worker.stats().queued > 0 || !fs::exists(file)); ++i)
-    std::this_thread::sleep_for(1ms);
+  testkit::wait_until([&] { return h.worker.stats().queued == 0 && fs::exists(file); });
   CHECK(h.worker.stats().queued == 0);
   CHECK(fs::exists(file));
   CHECK(fake.holding);
@@ -304,8 +302,8 @@ TEST_CASE("records still held at the end are spooled and a later sender delivers
     }
     return fake.handle(r);
   });
-  MlflowConfig c = config_for(resumed);
-  c.run_id = "run1";  // resume the run the spool belongs to
+  MlflowOptions c = config_for(resumed);
+  c.run_id("run1");  // resume the run the spool belongs to
   Harness later(c, RunPlan{}, spool);
   later.worker.enqueue(Record::metric("loss", 0.01, 5000, 21));
   REQUIRE(later.worker.flush(30s));

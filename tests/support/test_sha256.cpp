@@ -33,7 +33,7 @@ TEST_CASE("sha256: FIPS 180-4 examples") {
 
 TEST_CASE("sha256: file hash equals the in-memory hash") {
   const auto p =
-      std::filesystem::temp_directory_path() / ("th_cs_sha_file_" + std::to_string(::getpid()) + ".bin");
+      std::filesystem::temp_directory_path() / ("th_flyte_sha_file_" + std::to_string(::getpid()) + ".bin");
   std::string data;  // several 64 KiB reads and a partial last one
   for (int i = 0; i < 200000; ++i) data += static_cast<char>(i * 31);
   std::ofstream(p, std::ios::binary) << data;

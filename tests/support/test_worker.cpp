@@ -1,5 +1,6 @@
 #include <doctest/doctest.h>
 #include <trainhook/support/worker.hpp>
+#include <wait_until.hpp>
 
 #include <algorithm>
 #include <atomic>
@@ -184,10 +185,10 @@ TEST_CASE("wake_at: enqueues below the mark do not wake the thread, reaching it 
       },
       opts);
   for (int i = 0; i < 4; ++i) w.enqueue(i);
-  std::this_thread::sleep_for(200ms);  // a woken thread would have taken them by now
-  CHECK(w.stats().queued == 4);
+  // A woken thread would take them within microseconds; none does in 200 ms.
+  CHECK(testkit::stays_false_for([&] { return w.stats().queued != 4; }, 200ms));
   w.enqueue(4);
-  for (int i = 0; i < 60000 && w.stats().delivered < 5; ++i) std::this_thread::sleep_for(1ms);
+  CHECK(testkit::wait_until([&] { return w.stats().delivered >= 5; }));
   CHECK(w.stats().delivered == 5);
   w.stop();
   std::lock_guard<std::mutex> lock(mu);
@@ -202,7 +203,7 @@ TEST_CASE("wake_at: below the mark, the timer picks the items up") {
   Worker<int> w([](std::vector<int>& batch, WorkerContext&) { return BatchResult{batch.size(), 0}; }, opts);
   for (int i = 0; i < 3; ++i) w.enqueue(i);
   // No flush: only the timer can hand them over.
-  for (int i = 0; i < 60000 && w.stats().delivered < 3; ++i) std::this_thread::sleep_for(1ms);
+  CHECK(testkit::wait_until([&] { return w.stats().delivered >= 3; }));
   CHECK(w.stats().delivered == 3);
   CHECK(w.stats().queued == 0);
 }

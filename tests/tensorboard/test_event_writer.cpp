@@ -5,6 +5,7 @@
 #include "file_size_limit.hpp"
 
 #include <doctest/doctest.h>
+#include <wait_until.hpp>
 
 #include <unistd.h>
 #include <filesystem>
@@ -117,10 +118,8 @@ TEST_CASE("records reach the file within the flush interval, before finish") {
   CHECK(w.log(std::move(r)));
   // What a live TensorBoard sees: poll the file (no time limit asserted).
   size_t n = 0;
-  for (int i = 0; i < 6000 && n < 2; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    n = tbtest::read_events(path.string()).size();
-  }
+  testkit::wait_until([&] { return (n = tbtest::read_events(path.string()).size()) >= 2; },
+                      testkit::kDefaultDeadline, std::chrono::milliseconds(10));
   CHECK(n == 2);
   w.finish();
   std::filesystem::remove_all(dir);

@@ -16,10 +16,11 @@ import os
 import subprocess
 import sys
 import tempfile
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "testkit"))
 from wandb_receiver import Receiver  # noqa: E402
+from wait_until import wait_until  # noqa: E402
 
 KEY = "test-key-0123456789abcdef"
 N = 20  # training logs per run; an eval log every 4th, then train_* and predict
@@ -315,9 +316,7 @@ def scenario_unreachable(ctx, rx):
     dirs = offline_dirs(out)
     if len(dirs) != 1 or "unreachable" not in log or rx.away_events != 1:
         fail("an unreachable server did not send the run to the spool: %r" % dirs)
-    deadline = time.time() + 30
-    while not rx.is_up() and time.time() < deadline:
-        time.sleep(0.2)
+    wait_until(rx.is_up, timeout=30, poll=0.2)
     ctx.sync(rx, dirs[0])
     store = rx.run("test-entity", "trainhook", "gone1")
     check_content(check_run(store))

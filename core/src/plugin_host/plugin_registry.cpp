@@ -186,7 +186,8 @@ void PluginRegistry::Impl::scan() {
 
   std::set<fs::path> seen;  // canonical paths: a library found twice is loaded once
   std::vector<std::shared_ptr<const PluginLibrary>> loaded;
-  for (const auto& [dir, origin] : dirs) {
+  for (size_t folder = 0; folder < dirs.size(); ++folder) {
+    const auto& [dir, origin] = dirs[folder];
     std::error_code ec;
     if (!fs::exists(dir, ec)) {
       if (origin == "--plugin_dir")
@@ -210,6 +211,7 @@ void PluginRegistry::Impl::scan() {
       if (!seen.insert(ec ? file : canonical).second) continue;
       LibraryRecord rec;
       rec.path = file;
+      rec.folder = folder;
       if (!folder_problem.empty()) {
         rec.refused_reason =
             "unsafe plugin path: " + folder_problem + " (pass --allow_unsafe_plugin_paths to load anyway)";
@@ -311,7 +313,28 @@ std::shared_ptr<const PluginLibrary> PluginRegistry::Impl::load(const fs::path& 
 
 void PluginRegistry::Impl::resolve_duplicates(
     const std::vector<std::shared_ptr<const PluginLibrary>>& loaded) {
+  // The folder each loaded library came from: a library in an earlier folder
+  // overrides (a --plugin_dir or TRAINHOOK_PLUGIN_PATH folder comes before
+  // the default one); two in the same folder clash.
+  std::map<const PluginLibrary*, size_t> folder_of;
+  {
+    size_t i = 0;
+    for (const auto& rec : records)
+      if (rec.loaded) folder_of[loaded[i++].get()] = rec.folder;
+  }
   std::vector<std::string> clashes;
+  // Records the earlier library `winner` taking `what` from `rec`.
+  auto shadow = [&](const std::shared_ptr<const PluginLibrary>& winner, LibraryRecord& rec,
+                    const std::string& what, fs::path& shadowed_by, bool& overridden) {
+    shadowed_by = winner->path;
+    overridden = folder_of[winner.get()] < rec.folder;
+    if (overridden) {
+      spdlog::info("{} from {} overrides the one in {} (found later in the plugin search path)", what,
+                   winner->path.string(), rec.path.string());
+    } else {
+      clashes.push_back(what + " is exported by both " + winner->path.string() + " and " + rec.path.string());
+    }
+  };
   size_t lib_index = 0;
   for (auto& rec : records) {
     if (!rec.loaded) continue;
@@ -323,9 +346,8 @@ void PluginRegistry::Impl::resolve_duplicates(
         callbacks.push_back({cb->name, {lib, cb}});
         continue;
       }
-      rec.callbacks[i].shadowed_by = first->library->path;
-      clashes.push_back("callback '" + std::string(cb->name) + "' is exported by both " +
-                        first->library->path.string() + " and " + rec.path.string());
+      shadow(first->library, rec, "callback '" + std::string(cb->name) + "'", rec.callbacks[i].shadowed_by,
+             rec.callbacks[i].overridden);
     }
     for (uint32_t i = 0; i < command_count(lib->info); ++i) {
       const th_command_info* c = lib->info->commands[i];
@@ -335,9 +357,8 @@ void PluginRegistry::Impl::resolve_duplicates(
         commands.push_back({c->name, {lib, c}});
         continue;
       }
-      rec.commands[i].shadowed_by = it->second.library->path;
-      clashes.push_back("command '" + std::string(c->name) + "' is exported by both " +
-                        it->second.library->path.string() + " and " + rec.path.string());
+      shadow(it->second.library, rec, "command '" + std::string(c->name) + "'", rec.commands[i].shadowed_by,
+             rec.commands[i].overridden);
     }
   }
   if (clashes.empty()) return;
@@ -480,6 +501,13 @@ int PluginRegistry::run_command(const std::string& name, const std::vector<std::
   return exit_code;
 }
 
+namespace {
+std::string shadow_note(const fs::path& by, bool overridden) {
+  return overridden ? "  [OVERRIDDEN by " + by.string() + ", earlier in the search path]"
+                    : "  [DUPLICATE: ignored, " + by.string() + " comes first]";
+}
+}  // namespace
+
 std::string PluginRegistry::describe() const {
   std::ostringstream out;
   out << "Plugin search path, in order:\n";
@@ -499,15 +527,13 @@ std::string PluginRegistry::describe() const {
     for (const auto& cb : rec.callbacks) {
       out << "  " << kind_name(cb.kind) << " " << cb.name << " " << cb.version;
       if (!cb.description.empty()) out << "  - " << cb.description;
-      if (!cb.shadowed_by.empty())
-        out << "  [DUPLICATE: ignored, " << cb.shadowed_by.string() << " comes first]";
+      if (!cb.shadowed_by.empty()) out << shadow_note(cb.shadowed_by, cb.overridden);
       out << "\n";
     }
     for (const auto& c : rec.commands) {
       out << "  command " << c.name;
       if (!c.description.empty()) out << "  - " << c.description;
-      if (!c.shadowed_by.empty())
-        out << "  [DUPLICATE: ignored, " << c.shadowed_by.string() << " comes first]";
+      if (!c.shadowed_by.empty()) out << shadow_note(c.shadowed_by, c.overridden);
       out << "\n";
     }
   }

@@ -15,15 +15,15 @@ namespace trainhook::flyte {
 namespace fs = std::filesystem;
 
 FlyteCallback::FlyteCallback(trainhook::Setup& setup)
-    : host_(setup.host()), options_(SyncOptions::parse(setup.config_json())) {
+    : host_(setup.host()), options_(FlyteOptions::parse(setup.config_json())) {
   log_ = support::host_logger(host_);
   staging_root_ = fs::path(host_.output_dir()) / ".trainhook-upload-staging";
   queue_ = std::make_unique<UploadQueue>(log_);
   // Both stores are made now so a bad location or missing credentials fail
   // the run at start, not after the first save.
-  if (options_.previous) prev_ = make_store(*options_.previous, options_, nullptr);
-  if (options_.destination) {
-    dest_ = make_store(*options_.destination, options_, &queue_->cancellation());
+  if (options_.previous()) prev_ = make_store(*options_.previous(), options_, nullptr);
+  if (options_.destination()) {
+    dest_ = make_store(*options_.destination(), options_, &queue_->cancellation());
     log_(LogLevel::info, "checkpoints will be uploaded to " + dest_->describe());
   } else {
     log_(LogLevel::info,
@@ -48,7 +48,7 @@ void FlyteCallback::on_init_end(trainhook::Event& e) {
   log_(LogLevel::info, "restoring from the previous attempt at " + prev->describe());
   RestoreResult r;
   try {
-    r = restore_checkpoints(*prev, output_dir, options_.restore_all, options_.retry, never, log_);
+    r = restore_checkpoints(*prev, output_dir, options_.restore_all(), options_.retry(), never, log_);
   } catch (const std::exception& ex) {
     // Keep the callback alive: this attempt's own checkpoints still get uploaded.
     log_(LogLevel::error,
@@ -83,7 +83,8 @@ void FlyteCallback::on_init_end(trainhook::Event& e) {
   // Carry the restored checkpoint forward: if this attempt dies before its
   // first save, the next attempt (whose previous prefix is OUR destination)
   // still finds it.
-  if (dest_ && e.is_world_process_zero() && options_.destination->display() != options_.previous->display())
+  if (dest_ && e.is_world_process_zero() &&
+      options_.destination()->display() != options_.previous()->display())
     enqueue_checkpoint(*r.resume_from);
 }
 
@@ -93,14 +94,14 @@ void FlyteCallback::enqueue_checkpoint(const fs::path& dir) {
   const bool owns_staged = staged != dir;
   const fs::path scratch = staging_root_ / (staged.filename().string() + ".manifest.json");
   Store* store = dest_.get();
-  const SyncOptions* opts = &options_;
+  const FlyteOptions* opts = &options_;
   support::Logger log = log_;
   UploadJob job;
   job.name = name;
   job.group = "checkpoint";
   job.run = [store, staged, name, scratch, opts, log](const Cancellation& cancel) {
     const auto start = std::chrono::steady_clock::now();
-    upload_checkpoint(*store, staged, name, scratch, opts->retry, cancel, log);
+    upload_checkpoint(*store, staged, name, scratch, opts->retry(), cancel, log);
     const auto ms =
         std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start)
             .count();
@@ -130,7 +131,7 @@ void FlyteCallback::on_save(trainhook::Event& e) {
 
 void FlyteCallback::on_train_end(trainhook::Event& e) {
   if (!e.is_world_process_zero()) return;
-  if (options_.deck) {
+  if (options_.deck()) {
     const fs::path deck = fs::path(host_.output_dir()) / kDeckFileName;
     const auto state = nlohmann::json::parse(host_.trainer_state_json(), nullptr, false);
     const std::string run = host_.run_name();
@@ -143,7 +144,7 @@ void FlyteCallback::on_train_end(trainhook::Event& e) {
     log_(LogLevel::info, "wrote the log-history deck " + deck.string());
     if (dest_) {
       Store* store = dest_.get();
-      const support::RetryPolicy retry = options_.retry;
+      const support::RetryPolicy retry = options_.retry();
       support::Logger log = log_;
       queue_->enqueue({kDeckFileName, "deck",
                        [store, deck, retry, log](const Cancellation& cancel) {
@@ -154,9 +155,9 @@ void FlyteCallback::on_train_end(trainhook::Event& e) {
     }
   }
   if (!dest_) return;
-  log_(LogLevel::info, "waiting up to " + std::to_string(options_.wait_timeout.count() / 1000) +
+  log_(LogLevel::info, "waiting up to " + std::to_string(options_.wait_timeout().count() / 1000) +
                            " s for uploads to " + dest_->describe());
-  if (!queue_->wait_idle(options_.wait_timeout)) {
+  if (!queue_->wait_idle(options_.wait_timeout())) {
     log_(LogLevel::warn, "uploads did not finish within flyte.wait_timeout; stopping them");
     queue_->shutdown();
   }

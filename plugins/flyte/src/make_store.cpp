@@ -4,12 +4,12 @@
 
 namespace trainhook::flyte {
 
-std::unique_ptr<Store> make_store(const Location& where, const SyncOptions& options,
+std::unique_ptr<Store> make_store(const Location& where, const FlyteOptions& options,
                                   const Cancellation* cancel) {
   if (where.kind == Location::Kind::local) return std::make_unique<LocalFolderStore>(where.path);
   S3Config config = S3Config::from_environment();
-  config.multipart_threshold = options.multipart_threshold;
-  config.part_size = options.part_size;
+  config.multipart_threshold = options.multipart_threshold();
+  config.part_size = options.part_size();
   return std::make_unique<S3Store>(std::move(config), where.bucket, where.prefix, cancel);
 }
 

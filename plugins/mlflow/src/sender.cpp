@@ -29,15 +29,15 @@ bool same_value(double a, double b) {
 }
 }  // namespace
 
-Sender::Sender(MlflowConfig config, RunPlan plan, std::string spool_dir, support::Logger log)
+Sender::Sender(MlflowOptions config, RunPlan plan, std::string spool_dir, support::Logger log)
     : config_(std::move(config)),
       plan_(std::move(plan)),
       spool_dir_(std::move(spool_dir)),
       log_(std::move(log)),
       started_ms_(now_ms()),
       backoff_(support::RetryPolicy()
-                   .initial_delay(config_.retry_initial)
-                   .max_delay(config_.retry_max)
+                   .initial_delay(config_.retry_initial())
+                   .max_delay(config_.retry_max())
                    .jitter(0.25)) {
   // Before the run exists, spilled records go to "unassigned"; a leftover from
   // an earlier process that never reached the server is delivered to this run.
@@ -82,15 +82,15 @@ Sender::Outcome Sender::classify(const RestResult& r, const std::string& what) {
 BatchResult Sender::handle(std::vector<Record>& batch, support::WorkerContext& ctx) {
   if (!http_) {
     HttpClientOptions opts;
-    opts.timeout(config_.request_timeout).insecure_tls(config_.insecure_tls).abort_flag(ctx.abort_flag());
+    opts.timeout(config_.request_timeout()).insecure_tls(config_.insecure_tls()).abort_flag(ctx.abort_flag());
     opts.user_agent("trainhook-mlflow");
-    if (!config_.username.empty()) {
-      opts.basic_auth(config_.username, config_.password);
-    } else if (!config_.token.empty()) {
-      opts.bearer_token(config_.token);
+    if (!config_.username().empty()) {
+      opts.basic_auth(config_.username(), config_.password());
+    } else if (!config_.token().empty()) {
+      opts.bearer_token(config_.token());
     }
     http_ = std::make_unique<support::HttpClient>(opts);
-    rest_ = std::make_unique<MlflowRest>(*http_, config_.tracking_uri);
+    rest_ = std::make_unique<MlflowRest>(*http_, config_.tracking_uri());
     requests_ = std::make_unique<support::RequestThread>();
     rest_->run_on(*requests_, [this] { absorb_queued(); });
   }
@@ -324,28 +324,28 @@ Sender::Outcome Sender::end_run(const Record& r) {
 }
 
 Sender::Outcome Sender::resolve_experiment(std::string& experiment_id) {
-  if (config_.experiment_name.empty()) {
+  if (config_.experiment_name().empty()) {
     experiment_id = "0";
     return Outcome::ok;
   }
   for (int round = 0; round < 2; ++round) {
-    RestResult g = rest_->get_experiment_by_name(config_.experiment_name);
+    RestResult g = rest_->get_experiment_by_name(config_.experiment_name());
     if (g.ok()) {
       experiment_id = g.json["experiment"]["experiment_id"].get<std::string>();
       return Outcome::ok;
     }
     if (g.http.status != 404 && g.error_code() != "RESOURCE_DOES_NOT_EXIST")
-      return classify(g, "looking up experiment '" + config_.experiment_name + "'");
-    RestResult c = rest_->create_experiment(config_.experiment_name);
+      return classify(g, "looking up experiment '" + config_.experiment_name() + "'");
+    RestResult c = rest_->create_experiment(config_.experiment_name());
     if (c.ok()) {
       experiment_id = c.json["experiment_id"].get<std::string>();
       return Outcome::ok;
     }
     // Another process created it between our two calls: look it up again.
     if (c.error_code() != "RESOURCE_ALREADY_EXISTS")
-      return classify(c, "creating experiment '" + config_.experiment_name + "'");
+      return classify(c, "creating experiment '" + config_.experiment_name() + "'");
   }
-  log(LogLevel::error, "experiment '" + config_.experiment_name + "' neither found nor created");
+  log(LogLevel::error, "experiment '" + config_.experiment_name() + "' neither found nor created");
   return Outcome::fail;
 }
 
@@ -367,7 +367,7 @@ Sender::Outcome Sender::log_params_and_tags(const nlohmann::json& existing_param
     log(LogLevel::warn, "resumed run already has different values for params " + names +
                             "; MLflow params cannot change, so the run keeps its old values");
   }
-  std::map<std::string, std::string> tags = resumed ? config_.tags : std::map<std::string, std::string>{};
+  std::map<std::string, std::string> tags = resumed ? config_.tags() : std::map<std::string, std::string>{};
   auto chunks = chunk_params(to_send);
   if (chunks.empty() && !tags.empty()) chunks.emplace_back();
   for (size_t i = 0; i < chunks.size(); ++i) {
@@ -387,16 +387,16 @@ Sender::Outcome Sender::setup(support::WorkerContext&) {
   nlohmann::json existing_params = nlohmann::json::array();
   bool resumed = false;
   std::string artifact_uri;
-  if (run_id_.empty() && !config_.run_id.empty()) {
-    RestResult g = rest_->get_run(config_.run_id);
+  if (run_id_.empty() && !config_.run_id().empty()) {
+    RestResult g = rest_->get_run(config_.run_id());
     if (!g.ok()) {
-      Outcome o = classify(g, "looking up MLFLOW_RUN_ID=" + config_.run_id);
+      Outcome o = classify(g, "looking up MLFLOW_RUN_ID=" + config_.run_id());
       if (o == Outcome::fail)
-        log(LogLevel::error, "cannot resume run " + config_.run_id + " on " + config_.tracking_uri +
+        log(LogLevel::error, "cannot resume run " + config_.run_id() + " on " + config_.tracking_uri() +
                                  "; nothing will be logged to MLflow for this training run");
       return o;
     }
-    run_id_ = config_.run_id;
+    run_id_ = config_.run_id();
     resumed = true;
     const auto& run = g.json["run"];
     artifact_uri = run["info"].value("artifact_uri", "");
@@ -415,7 +415,7 @@ Sender::Outcome Sender::setup(support::WorkerContext&) {
     run_id_ = c.json["run"]["info"]["run_id"].get<std::string>();
     artifact_uri = c.json["run"]["info"].value("artifact_uri", "");
     log(LogLevel::info, "logging to MLflow run " + run_id_ + " (experiment " + experiment_id + ") at " +
-                            config_.tracking_uri + "; resume it with MLFLOW_RUN_ID=" + run_id_);
+                            config_.tracking_uri() + "; resume it with MLFLOW_RUN_ID=" + run_id_);
   }
   // run_id_ set: only params/tags are left (a retry resumes here).
   if (!artifact_uri.empty()) artifact_path_ = artifact_proxy_path(artifact_uri);
@@ -478,8 +478,8 @@ void Sender::put_back(std::vector<Record>& group) {
 }
 
 void Sender::spill_over_limit() {
-  if (pending_.size() <= config_.memory_records) return;
-  size_t n = pending_.size() - config_.memory_records / 2;
+  if (pending_.size() <= config_.memory_records()) return;
+  size_t n = pending_.size() - config_.memory_records() / 2;
   std::vector<std::string> lines;
   lines.reserve(n);
   for (size_t i = 0; i < n; ++i) {
@@ -494,7 +494,7 @@ void Sender::spill_over_limit() {
       log(LogLevel::debug, what);
     } else {
       log(LogLevel::warn, "the MLflow server is behind (or unreachable): records beyond memory_records=" +
-                              std::to_string(config_.memory_records) + " wait on disk; " + what);
+                              std::to_string(config_.memory_records()) + " wait on disk; " + what);
       warned_spill_ = true;
     }
   } catch (const std::exception& e) {

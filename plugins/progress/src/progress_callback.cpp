@@ -6,7 +6,7 @@
 namespace trainhook::progress {
 
 ProgressCallback::ProgressCallback(trainhook::Setup& setup)
-    : ProgressCallback(setup.host(), progress_options_from_json(setup.config_json())) {}
+    : ProgressCallback(setup.host(), ProgressOptions::from_json(setup.config_json()).display_options()) {}
 
 ProgressCallback::ProgressCallback(const trainhook::Host& host, const DisplayOptions& options)
     : host_(host), display_(options) {}

@@ -42,17 +42,25 @@ double positive_number(const std::string& key, const nlohmann::json& v) {
 
 }  // namespace
 
-DisplayOptions progress_options_from_json(const std::string& config_json) {
+DisplayOptions ProgressOptions::display_options() const {
+  DisplayOptions d;
+  d.min_interval = min_interval_;
+  d.plain_interval = plain_interval_;
+  d.plain_percent = plain_percent_;
+  return d;
+}
+
+ProgressOptions ProgressOptions::from_json(const std::string& config_json) {
   const nlohmann::json cfg = parse_object("progress", config_json);
-  DisplayOptions o;
+  ProgressOptions o;
   for (auto it = cfg.begin(); it != cfg.end(); ++it) {
     const std::string& key = it.key();
     if (key == "min_interval")
-      o.min_interval = positive_number(key, it.value());
+      o.min_interval(positive_number(key, it.value()));
     else if (key == "plain_interval")
-      o.plain_interval = positive_number(key, it.value());
+      o.plain_interval(positive_number(key, it.value()));
     else if (key == "plain_percent")
-      o.plain_percent = positive_number(key, it.value());
+      o.plain_percent(positive_number(key, it.value()));
     else
       throw ConfigError("plugin_config progress." + key +
                         ": unknown key; valid keys: min_interval, plain_interval, plain_percent");

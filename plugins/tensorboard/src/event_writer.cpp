@@ -44,8 +44,8 @@ void LogRecord::add_text(std::string_view key, std::string_view text) {
   text_ends_.push_back(end_offset(texts_));
 }
 
-EventWriter::EventWriter(std::filesystem::path file, size_t queue_capacity,
-                         std::chrono::milliseconds flush_interval, support::Logger log)
+EventFileDelivery::EventFileDelivery(std::filesystem::path file, size_t queue_capacity,
+                                     std::chrono::milliseconds flush_interval, support::Logger log)
     : file_(std::move(file)), log_(std::move(log)) {
   stats_.file = file_.path();
   std::string event;
@@ -60,35 +60,20 @@ EventWriter::EventWriter(std::filesystem::path file, size_t queue_capacity,
   // the capacity (peak RSS flat in the run's length, issue 14); the capacity
   // only bounds a writer that cannot keep up. Nothing is retried here: a write
   // error is final (see append).
-  support::WorkerOptions opts;
-  opts.capacity = std::max<size_t>(1, queue_capacity);
-  opts.max_batch = std::min(opts.capacity, kMaxBatch);
-  opts.wake_at = std::max<size_t>(1, std::min(opts.capacity / 2, kWakeAt));
-  opts.wake_interval = std::max(flush_interval, std::chrono::milliseconds(1));
-  worker_.emplace(
-      [this](std::vector<Item>& batch, support::WorkerContext&) {
-        write_batch(batch);
-        support::BatchResult r;
-        r.delivered = batch.size();
-        return r;
-      },
-      opts);
+  worker_options_.capacity = std::max<size_t>(1, queue_capacity);
+  worker_options_.max_batch = std::min(worker_options_.capacity, kMaxBatch);
+  worker_options_.wake_at = std::max<size_t>(1, std::min(worker_options_.capacity / 2, kWakeAt));
+  worker_options_.wake_interval = std::max(flush_interval, std::chrono::milliseconds(1));
 }
 
-EventWriter::~EventWriter() { finish(); }
-
-bool EventWriter::log(LogRecord&& record) {
-  const size_t scalars = record.scalar_count();
-  if (worker_->enqueue(Item(std::move(record)))) return true;
-  dropped_scalars_.fetch_add(scalars, std::memory_order_relaxed);
-  return false;
+support::BatchResult EventFileDelivery::deliver(std::vector<EventItem>& batch, support::WorkerContext&) {
+  write_batch(batch);
+  support::BatchResult r;
+  r.delivered = batch.size();
+  return r;
 }
 
-bool EventWriter::write_event(std::string event_payload) {
-  return worker_->enqueue(Item(std::move(event_payload)));
-}
-
-void EventWriter::encode(const Item& item) {
+void EventFileDelivery::encode(const EventItem& item) {
   if (const auto* payload = std::get_if<std::string>(&item)) {
     append_record(records_, *payload);
     return;
@@ -112,7 +97,7 @@ void EventWriter::encode(const Item& item) {
 // Collects the scalar tags for the hparams experiment. Runs mostly see the
 // same keys log after log, so a record with the previous one's keys is skipped
 // with one comparison.
-void EventWriter::track_tags(const LogRecord& rec) {
+void EventFileDelivery::track_tags(const LogRecord& rec) {
   if (rec.scalar_keys() == last_keys_) return;
   last_keys_ = rec.scalar_keys();
   for (size_t i = 0; i < rec.scalar_count(); ++i) {
@@ -122,7 +107,7 @@ void EventWriter::track_tags(const LogRecord& rec) {
   }
 }
 
-void EventWriter::write_batch(const std::vector<Item>& batch) {
+void EventFileDelivery::write_batch(const std::vector<EventItem>& batch) {
   records_.clear();
   uint64_t scalars = 0;
   for (const auto& item : batch) {
@@ -132,7 +117,7 @@ void EventWriter::write_batch(const std::vector<Item>& batch) {
   if (append(records_, batch.size())) stats_.scalars_written += scalars;
 }
 
-bool EventWriter::append(const std::string& records, uint64_t record_count) {
+bool EventFileDelivery::append(const std::string& records, uint64_t record_count) {
   if (records.empty()) return true;
   if (!stats_.error.empty()) {  // after a write error nothing more is written
     stats_.lost_records += record_count;
@@ -148,28 +133,48 @@ bool EventWriter::append(const std::string& records, uint64_t record_count) {
   return false;
 }
 
-WriterStats EventWriter::finish(const FinalEvents& final_events) {
-  if (finished_) return stats_;
-  finished_ = true;
-  // stop() wakes the thread at once, lets a batch in progress finish, joins,
-  // and hands back what it had not taken; the thread has ended, so this thread
-  // writes the rest (in order, after everything written before).
-  std::vector<Item> rest = worker_->stop();
-  if (!rest.empty()) write_batch(rest);
-  const support::WorkerStats ws = worker_->stats();
-  if (final_events) {
+void EventFileDelivery::report(support::DeliveryResult<EventItem> result) {
+  // The worker has stopped (it let a batch in progress finish and handed back
+  // what it had not taken); this thread writes the rest, in order, after
+  // everything written before.
+  if (!result.undelivered.empty()) write_batch(result.undelivered);
+  if (final_events_) {
     std::vector<std::string> tags = scalar_tags_;
     std::sort(tags.begin(), tags.end());
     std::string records;
-    const std::vector<std::string> payloads = final_events(tags);
+    const std::vector<std::string> payloads = final_events_(tags);
     for (const auto& p : payloads) append_record(records, p);
     append(records, payloads.size());
   }
   if (!file_.close() && stats_.error.empty()) stats_.error = file_.error();
   stats_.bytes = file_.size();
-  stats_.dropped_records = ws.dropped;
-  stats_.dropped_scalars = dropped_scalars_.load();
-  return stats_;
+  stats_.dropped_records = result.stats.dropped;
+  stats_.dropped_scalars = dropped_scalars_;
+  closed(result.outcome);
+}
+
+EventWriter::EventWriter(std::filesystem::path file, size_t queue_capacity,
+                         std::chrono::milliseconds flush_interval, support::Logger log)
+    : queue_(std::make_unique<EventFileDelivery>(std::move(file), queue_capacity, flush_interval,
+                                                 std::move(log))),
+      file_(static_cast<EventFileDelivery*>(&queue_.delivery())) {}
+
+bool EventWriter::log(LogRecord&& record) {
+  const size_t scalars = record.scalar_count();
+  if (queue_.enqueue(EventItem(std::move(record)))) return true;
+  file_->count_dropped_scalars(scalars);
+  return false;
+}
+
+bool EventWriter::write_event(std::string event_payload) {
+  return queue_.enqueue(EventItem(std::move(event_payload)));
+}
+
+WriterStats EventWriter::finish(const FinalEvents& final_events) {
+  if (queue_.finished()) return file_->stats();
+  file_->set_final_events(final_events);
+  queue_.finish(support::RunOutcome::finished);
+  return file_->stats();
 }
 
 }  // namespace trainhook::tensorboard

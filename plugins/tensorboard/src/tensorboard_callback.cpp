@@ -36,19 +36,76 @@ std::string pretty_json(const std::string& text) {
 
 }  // namespace
 
-TensorBoardCallback::TensorBoardCallback(trainhook::Setup& setup)
-    : host_(setup.host()), options_(TensorBoardOptions::from_json(setup.config_json())) {}
-
-TensorBoardCallback::~TensorBoardCallback() {
-  // Destroyed without on_train_end: the run did not finish.
-  try {
-    if (writer_) finish(SessionStatus::failure);
-  } catch (...) {
-    // Nothing may leave a destructor; the file holds what was written so far.
+// One run's event file and what its closing hparams events need; the state
+// lives here, not in the callback, because a run that fails is closed by the
+// base after the callback's own members are gone.
+class TensorBoardRun final : public EventFileDelivery {
+ public:
+  TensorBoardRun(trainhook::Host host, const std::filesystem::path& file, const TensorBoardOptions& options)
+      : EventFileDelivery(file, options.queue_size(),
+                          std::chrono::milliseconds(static_cast<int64_t>(options.flush_secs() * 1000)),
+                          support::host_logger(host)),
+        host_(host),
+        queue_size_(options.queue_size()) {
+    set_final_events(
+        [this](const std::vector<std::string>& scalar_tags) { return closing_events(scalar_tags); });
   }
-}
 
-void TensorBoardCallback::open(const th_state& state) {
+  std::vector<HParam> hparams;
+  bool session_started = false;
+  int64_t last_step = 0;  // global_step of the last event seen, for the closing hparams events
+
+  void report(support::DeliveryResult<EventItem> result) override {
+    status_ =
+        result.outcome == support::RunOutcome::finished ? SessionStatus::success : SessionStatus::failure;
+    EventFileDelivery::report(std::move(result));
+  }
+
+ private:
+  std::vector<std::string> closing_events(const std::vector<std::string>& scalar_tags) const {
+    std::vector<std::string> events;
+    if (!session_started) return events;
+    const double now = now_secs();
+    // Written once, at the end, because TensorBoard keeps the first
+    // experiment it reads and only now are all the metric tags known; while
+    // the run is live the HPARAMS tab derives the metrics from the scalars.
+    const std::string experiment = experiment_content(hparams, scalar_tags, now);
+    const std::string end = session_end_content(status_, now);
+    events.emplace_back();
+    encode_summary_event(events.back(), now, last_step, [&](ProtoWriter& summary) {
+      write_hparams_value(summary, kExperimentTag, experiment);
+    });
+    events.emplace_back();
+    encode_summary_event(events.back(), now, last_step,
+                         [&](ProtoWriter& summary) { write_hparams_value(summary, kSessionEndTag, end); });
+    return events;
+  }
+
+  void closed(support::RunOutcome) override {
+    const WriterStats& st = stats();
+    if (st.dropped_records > 0)
+      host_.warn("dropped " + std::to_string(st.dropped_records) + " log records (" +
+                 std::to_string(st.dropped_scalars) + " scalars) because the writer queue of " +
+                 std::to_string(queue_size_) +
+                 " records was full; raise plugin_config tensorboard.queue_size");
+    if (!st.error.empty())
+      host_.warn(st.error + " (" + std::to_string(st.lost_records) + " events not written)");
+    host_.info("wrote " + std::to_string(st.scalars_written) + " scalars in " +
+               std::to_string(st.events_written) + " events to " + st.file.string());
+  }
+
+  trainhook::Host host_;
+  size_t queue_size_;
+  SessionStatus status_ = SessionStatus::failure;
+};
+
+TensorBoardCallback::TensorBoardCallback(trainhook::Setup& setup)
+    : IntegrationCallback(setup.host()), options_(TensorBoardOptions::from_json(setup.config_json())) {}
+
+TensorBoardRun& TensorBoardCallback::run() { return static_cast<TensorBoardRun&>(delivery()); }
+
+std::unique_ptr<support::Delivery<EventItem>> TensorBoardCallback::open_run(trainhook::Event& e) {
+  const th_state& state = e.state();
   const std::time_t now = std::time(nullptr);
   const std::string host = host_name();
   LogDirInputs in;
@@ -71,16 +128,16 @@ void TensorBoardCallback::open(const th_state& state) {
     throw std::runtime_error("cannot create the TensorBoard log folder " + dir.string() + ": " +
                              ec.message());
   const auto file = dir / event_file_name(now, host, static_cast<int64_t>(::getpid()), g_file_counter++);
-  const auto interval = std::chrono::milliseconds(static_cast<int64_t>(options_.flush_secs() * 1000));
-  writer_ = std::make_unique<EventWriter>(file, options_.queue_size(), interval, support::host_logger(host_));
+  auto run = std::make_unique<TensorBoardRun>(host_, file, options_);
   host_.info("writing TensorBoard events to " + file.string());
+  return run;
 }
 
 void TensorBoardCallback::on_train_begin(trainhook::Event& e) {
-  if (!e.is_world_process_zero()) return;
+  if (!start(e)) return;
   const th_state& state = e.state();
-  last_step_ = state.global_step;
-  if (!writer_) open(state);
+  TensorBoardRun& r = run();
+  r.last_step = state.global_step;
   const double now = now_secs();
   const std::string args = host_.training_args_json();
   const std::string model = host_.model_description();
@@ -89,29 +146,27 @@ void TensorBoardCallback::on_train_begin(trainhook::Event& e) {
     write_text_value(summary, "", "args", pretty_json(args));
     if (!model.empty()) write_text_value(summary, "", "model_config", model);
   });
-  writer_->write_event(std::move(event));
+  enqueue(EventItem(std::move(event)));
 
   try {
-    hparams_ = hparams_from_json(args);
+    r.hparams = hparams_from_json(args);
   } catch (const std::exception& ex) {
     host_.warn(std::string("no hparams session: ") + ex.what());
     return;
   }
   event.clear();
-  const std::string content = session_start_content(hparams_, "", now);
+  const std::string content = session_start_content(r.hparams, "", now);
   encode_summary_event(event, now, state.global_step, [&](ProtoWriter& summary) {
     write_hparams_value(summary, kSessionStartTag, content);
   });
-  writer_->write_event(std::move(event));
-  session_started_ = true;
+  enqueue(EventItem(std::move(event)));
+  r.session_started = true;
 }
 
 void TensorBoardCallback::on_log(trainhook::Event& e) {
-  if (!e.is_world_process_zero()) return;
   const trainhook::Values logs = e.values();
-  if (logs.empty()) return;
-  if (!writer_) open(e.state());
-  last_step_ = e.state().global_step;
+  if (logs.empty() || !start(e)) return;
+  run().last_step = e.state().global_step;
   // Everything the ABI carries is a number or a string, which HF writes as a
   // scalar or a text; HF's "other types are skipped with a warning" has no
   // counterpart here. NaN and infinities are scalars, as in HF.
@@ -121,48 +176,14 @@ void TensorBoardCallback::on_log(trainhook::Event& e) {
   record.reserve_scalars(logs.size(), key_bytes);
   for (uint32_t i = 0; i < logs.size(); ++i) record.add_scalar(logs.key(i), logs.value(i));
   for (uint32_t i = 0; i < logs.string_size(); ++i) record.add_text(logs.string_key(i), logs.string_value(i));
-  writer_->log(std::move(record));
+  const size_t scalars = record.scalar_count();
+  if (!enqueue(EventItem(std::move(record)))) run().count_dropped_scalars(scalars);
 }
 
 void TensorBoardCallback::on_train_end(trainhook::Event& e) {
-  if (!e.is_world_process_zero()) return;
-  last_step_ = e.state().global_step;
-  if (writer_) finish(SessionStatus::success);
-}
-
-void TensorBoardCallback::finish(SessionStatus status) {
-  const bool session = session_started_;
-  const std::vector<HParam> hparams = hparams_;
-  const int64_t step = last_step_;
-  const WriterStats stats = writer_->finish([&](const std::vector<std::string>& scalar_tags) {
-    std::vector<std::string> events;
-    if (!session) return events;
-    const double now = now_secs();
-    // Written once, at the end, because TensorBoard keeps the first
-    // experiment it reads and only now are all the metric tags known; while
-    // the run is live the HPARAMS tab derives the metrics from the scalars.
-    const std::string experiment = experiment_content(hparams, scalar_tags, now);
-    const std::string end = session_end_content(status, now);
-    events.emplace_back();
-    encode_summary_event(events.back(), now, step, [&](ProtoWriter& summary) {
-      write_hparams_value(summary, kExperimentTag, experiment);
-    });
-    events.emplace_back();
-    encode_summary_event(events.back(), now, step,
-                         [&](ProtoWriter& summary) { write_hparams_value(summary, kSessionEndTag, end); });
-    return events;
-  });
-  writer_.reset();
-  session_started_ = false;
-  if (stats.dropped_records > 0)
-    host_.warn("dropped " + std::to_string(stats.dropped_records) + " log records (" +
-               std::to_string(stats.dropped_scalars) + " scalars) because the writer queue of " +
-               std::to_string(options_.queue_size()) +
-               " records was full; raise plugin_config tensorboard.queue_size");
-  if (!stats.error.empty())
-    host_.warn(stats.error + " (" + std::to_string(stats.lost_records) + " events not written)");
-  host_.info("wrote " + std::to_string(stats.scalars_written) + " scalars in " +
-             std::to_string(stats.events_written) + " events to " + stats.file.string());
+  if (!running()) return;
+  run().last_step = e.state().global_step;
+  finish(support::RunOutcome::finished);
 }
 
 }  // namespace trainhook::tensorboard

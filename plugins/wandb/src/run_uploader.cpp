@@ -28,20 +28,20 @@ std::string iso_now() {
   return buf;
 }
 
-support::RetryPolicy policy_of(const WandbSettings& s) {
-  return support::RetryPolicy().initial_delay(s.backoff_initial).max_delay(s.backoff_max).jitter(0.25);
+support::RetryPolicy policy_of(const WandbOptions& s) {
+  return support::RetryPolicy().initial_delay(s.backoff_initial()).max_delay(s.backoff_max()).jitter(0.25);
 }
 
 }  // namespace
 
-RunUploader::RunUploader(WandbSettings settings, RunSpec spec, double start_time, UploaderHooks hooks)
+RunUploader::RunUploader(WandbOptions settings, RunSpec spec, double start_time, UploaderHooks hooks)
     : settings_(std::move(settings)),
       spec_(std::move(spec)),
       start_time_(start_time),
       hooks_(std::move(hooks)),
       connect_backoff_(policy_of(settings_)),
       uploads_(policy_of(settings_)) {
-  if (settings_.mode == Mode::offline) go_offline("WANDB_MODE=offline");
+  if (settings_.mode() == Mode::offline) go_offline("WANDB_MODE=offline");
 }
 
 RunUploader::~RunUploader() = default;
@@ -51,9 +51,9 @@ void RunUploader::log(LogLevel level, const std::string& m) const { support::log
 support::HttpClient& RunUploader::http(support::WorkerContext* ctx) {
   if (!http_) {
     support::HttpClientOptions o;
-    o.basic_auth("api", settings_.api_key)
-        .timeout(settings_.request_timeout)
-        .connect_timeout(std::min(settings_.request_timeout, milliseconds(10000)))
+    o.basic_auth("api", settings_.api_key())
+        .timeout(settings_.request_timeout())
+        .connect_timeout(std::min(settings_.request_timeout(), milliseconds(10000)))
         .user_agent("trainhook-wandb/1.0");
     if (ctx != nullptr) o.abort_flag(ctx->abort_flag());
     http_ = std::make_unique<support::HttpClient>(o);
@@ -150,14 +150,14 @@ support::BatchResult RunUploader::on_failure(const std::string& what, millisecon
   const auto now = clock_type::now();
   if (!failing_since_) failing_since_ = now;
   const auto down = std::chrono::duration_cast<milliseconds>(now - *failing_since_);
-  if (down + retry_in > settings_.offline_after) {
+  if (down + retry_in > settings_.offline_after()) {
     go_offline("the server was unreachable for " + seconds_text(down) + " (" + what + ")");
     return {};
   }
   if (!warned_this_streak_) {
-    log(LogLevel::warn, "wandb: " + what + "; retrying (backoff up to " +
-                            seconds_text(settings_.backoff_max) + ", switching to the offline spool after " +
-                            seconds_text(settings_.offline_after) + ")");
+    log(LogLevel::warn,
+        "wandb: " + what + "; retrying (backoff up to " + seconds_text(settings_.backoff_max()) +
+            ", switching to the offline spool after " + seconds_text(settings_.offline_after()) + ")");
     warned_this_streak_ = true;
   } else {
     log(LogLevel::debug, "wandb: " + what + "; next attempt in " + seconds_text(retry_in));
@@ -166,23 +166,23 @@ support::BatchResult RunUploader::on_failure(const std::string& what, millisecon
 }
 
 support::BatchResult RunUploader::connect(support::WorkerContext& ctx) {
-  const std::string url = settings_.base_url + "/graphql";
+  const std::string url = settings_.base_url() + "/graphql";
   ResumeStatus resume;
   try {
-    if (settings_.resume != Resume::none) {
+    if (settings_.resume() != Resume::none) {
       auto r = http(&ctx).perform(support::HttpRequest::post_json(url, resume_status_body(spec_)));
       auto d = classify(r);
       if (d == support::RetryDecision::retry)
         return on_failure("RunResumeStatus: " + r.describe(), connect_backoff_.next_delay(&r));
       if (d == support::RetryDecision::fail) throw GraphqlError("RunResumeStatus refused: " + r.describe());
       resume = parse_resume_status(r.body);
-      if (settings_.resume == Resume::must && !resume.exists) {
+      if (settings_.resume() == Resume::must && !resume.exists) {
         if (hooks_.request_stop)
           hooks_.request_stop("wandb: WANDB_RESUME=must but run " + spec_.run_id + " does not exist");
         throw GraphqlError("WANDB_RESUME=must but run '" + spec_.run_id + "' does not exist in project '" +
                            spec_.project + "'");
       }
-      if (settings_.resume == Resume::never && resume.exists) {
+      if (settings_.resume() == Resume::never && resume.exists) {
         if (hooks_.request_stop)
           hooks_.request_stop("wandb: WANDB_RESUME=never but run " + spec_.run_id + " exists");
         throw GraphqlError("WANDB_RESUME=never but run '" + spec_.run_id + "' already exists in project '" +
@@ -195,7 +195,7 @@ support::BatchResult RunUploader::connect(support::WorkerContext& ctx) {
       return on_failure("UpsertBucket: " + r.describe(), connect_backoff_.next_delay(&r));
     if (d == support::RetryDecision::fail) throw GraphqlError("UpsertBucket refused: " + r.describe());
     UpsertResult up = parse_upsert_response(r.body);
-    StreamTarget target{settings_.base_url, up.entity.empty() ? spec_.entity : up.entity,
+    StreamTarget target{settings_.base_url(), up.entity.empty() ? spec_.entity : up.entity,
                         up.project.empty() ? spec_.project : up.project,
                         up.run_id.empty() ? spec_.run_id : up.run_id};
     if (target.entity.empty())
@@ -211,11 +211,11 @@ support::BatchResult RunUploader::connect(support::WorkerContext& ctx) {
                               std::to_string(offset) + ", _step " + std::to_string(next_step_));
     }
     StreamOptions so;
-    so.max_request_bytes = settings_.max_request_bytes;
+    so.max_request_bytes = settings_.max_request_bytes();
     // The memory bound (issue 14): a lagging server makes the backlog grow on
     // disk, not in memory; the file is this process's alone (removed after).
-    so.memory_lines = settings_.memory_records;
-    so.spill_file = std::filesystem::path(settings_.dir) / "wandb" /
+    so.memory_lines = settings_.memory_records();
+    so.spill_file = std::filesystem::path(settings_.dir()) / "wandb" /
                     ("spill-" + spec_.run_id + "-" + std::to_string(::getpid()) + ".jsonl");
     so.policy = policy_of(settings_);
     streamer_ = std::make_unique<FileStreamer>(target, offset, so);
@@ -223,7 +223,7 @@ support::BatchResult RunUploader::connect(support::WorkerContext& ctx) {
     failing_since_.reset();
     warned_this_streak_ = false;
     log(LogLevel::info, "wandb: streaming run " + target.entity + "/" + target.project + "/" + target.run_id +
-                            " to " + settings_.base_url);
+                            " to " + settings_.base_url());
     for (const auto& rec : unbuilt_) build_line(rec);
     unbuilt_.clear();
   } catch (const std::exception& e) {
@@ -258,7 +258,7 @@ support::BatchResult RunUploader::stream(support::WorkerContext& ctx) {
       failing_since_.reset();
       if (warned_this_streak_) log(LogLevel::info, "wandb: the server answers again; streaming resumed");
       warned_this_streak_ = false;
-      next_send_ = clock_type::now() + settings_.transmit_interval;
+      next_send_ = clock_type::now() + settings_.transmit_interval();
       if (r.stopped && !stop_requested_ && hooks_.request_stop) {
         stop_requested_ = true;
         hooks_.request_stop("wandb: the run was stopped from the server");
@@ -297,7 +297,7 @@ support::BatchResult RunUploader::upload_step(support::WorkerContext& ctx) {
       warned_this_streak_ = false;
       if (!u.finished.empty())
         log(LogLevel::info, "wandb: uploaded '" + u.finished + "' (WANDB_LOG_MODEL=" +
-                                (settings_.log_model == LogModel::end ? "end" : "checkpoint") + ")");
+                                (settings_.log_model() == LogModel::end ? "end" : "checkpoint") + ")");
       break;
     case UploadStatus::skipped:
       log(LogLevel::warn, "wandb: " + u.message);
@@ -317,11 +317,11 @@ void RunUploader::go_offline(const std::string& reason) {
   if (phase_ == Phase::offline) return;
   OfflineMeta meta;
   meta.spec = spec_;
-  meta.base_url = settings_.base_url;
+  meta.base_url = settings_.base_url();
   meta.history_offset = streamer_ ? streamer_->acked_offset() : 0;
   meta.reason = reason;
   meta.created = iso_now();
-  spool_ = std::make_unique<OfflineRunWriter>(settings_.dir, meta, static_cast<std::time_t>(start_time_));
+  spool_ = std::make_unique<OfflineRunWriter>(settings_.dir(), meta, static_cast<std::time_t>(start_time_));
   offline_reason_ = reason;
   const Phase was = phase_;
   phase_ = Phase::offline;
@@ -342,7 +342,7 @@ void RunUploader::go_offline(const std::string& reason) {
   }
   spool_->write_summary(summary_.line());
   summary_changed_ = false;
-  if (settings_.mode == Mode::offline)
+  if (settings_.mode() == Mode::offline)
     log(LogLevel::info, "wandb: offline mode; writing the run to " + spool_->dir().string() +
                             " (upload it later with `trainhook wandb-sync " + spool_->dir().string() + "`)");
   else
@@ -372,15 +372,15 @@ std::string RunUploader::finalize(std::vector<Record> leftovers) {
     else if (phase_ == Phase::connecting)
       undelivered = "the run (" + std::to_string(unbuilt_.size()) + " history line(s))";
     if (phase_ != Phase::offline)
-      go_offline("not delivered within finish_timeout " + seconds_text(settings_.finish_timeout));
+      go_offline("not delivered within finish_timeout " + seconds_text(settings_.finish_timeout()));
     if (summary_changed_) spool_->write_summary(summary_.line());
     summary_changed_ = false;
     if (finish_) spool_->finish(*finish_);
-    if (settings_.mode == Mode::offline) return "";
-    return "wandb: not delivered to " + settings_.base_url + ": " +
+    if (settings_.mode() == Mode::offline) return "";
+    return "wandb: not delivered to " + settings_.base_url() + ": " +
            (undelivered.empty() ? offline_reason_
                                 : undelivered + " (drain timeout: finish_timeout " +
-                                      seconds_text(settings_.finish_timeout) + ")") +
+                                      seconds_text(settings_.finish_timeout()) + ")") +
            "; saved in " + spool_->dir().string() + "; upload with `trainhook wandb-sync " +
            spool_->dir().string() + "`";
   } catch (const std::exception& e) {

@@ -41,111 +41,151 @@ LogRecord record_of(const trainhook::Values& v, std::optional<int64_t> global_st
 
 }  // namespace
 
-WandbCallback::WandbCallback(trainhook::Setup& setup) : host_(setup.host()) {
+// How the run is delivered (RunUploader, on the worker thread) and reported.
+// The drain budget (finish_timeout) is shared by train end's drain and the end
+// mark, so it lives here and shrinks as it is spent.
+class WandbRun final : public support::Delivery<Record> {
+ public:
+  WandbRun(trainhook::Host host, const WandbOptions& options, std::unique_ptr<RunUploader> uploader,
+           bool auto_resume_file)
+      : host_(host),
+        options_(options),
+        uploader_(std::move(uploader)),
+        auto_resume_file_(auto_resume_file),
+        drain_left_(options.finish_timeout()) {}
+
+  support::BatchResult deliver(std::vector<Record>& batch, support::WorkerContext& ctx) override {
+    return uploader_->handle(batch, ctx);
+  }
+  std::optional<Record> end_mark(support::RunOutcome outcome) override {
+    Record end;
+    end.kind = Record::Kind::finish;
+    end.exitcode = exitcode(outcome);
+    return end;
+  }
+  support::WorkerOptions worker_options() const override {
+    support::WorkerOptions wo;
+    wo.capacity = options_.queue_capacity();
+    wo.max_batch = 1000;
+    return wo;
+  }
+  std::chrono::milliseconds flush_timeout() const override { return drain_left_; }
+  void spend(std::chrono::milliseconds spent) { drain_left_ -= std::min(drain_left_, spent); }
+
+  void report(support::DeliveryResult<Record> r) override {
+    const std::string report = uploader_->finalize(std::move(r.undelivered));
+    if (r.stats.dropped > 0)
+      host_.warn("wandb: " + std::to_string(r.stats.dropped) +
+                 " record(s) were dropped because the queue was full (wandb.queue_capacity=" +
+                 std::to_string(options_.queue_capacity()) + ")");
+    if (!report.empty())
+      host_.warn(report);
+    else if (r.drained && options_.mode() == Mode::online)
+      host_.info("wandb: run delivered (" + std::to_string(uploader_->lines_delivered()) + " history lines)");
+    if (auto_resume_file_ && exitcode(r.outcome) == 0) clear_auto_resume_id(options_.dir());
+  }
+
+ private:
+  static int exitcode(support::RunOutcome o) { return o == support::RunOutcome::finished ? 0 : 1; }
+
+  trainhook::Host host_;
+  WandbOptions options_;
+  std::unique_ptr<RunUploader> uploader_;
+  bool auto_resume_file_;
+  std::chrono::milliseconds drain_left_;
+};
+
+WandbCallback::WandbCallback(trainhook::Setup& setup) : IntegrationCallback(setup.host()) {
   support::Settings s(setup.config_json(), "wandb");
   if (read_mode(s) == Mode::disabled) {
     disabled_ = true;  // HF #16594: disabled means nothing happens, and no key is asked for
     return;
   }
-  settings_ = read_settings(s, host_.output_dir());
-  drain_left_ = settings_->finish_timeout;
-  if (settings_->log_model != LogModel::off && settings_->mode == Mode::offline)
+  options_ = read_options(s, host_.output_dir());
+  if (options_->log_model() != LogModel::off && options_->mode() == Mode::offline)
     host_.warn(
         "wandb: WANDB_LOG_MODEL uploads need the server; in offline mode model files are not uploaded");
 }
 
-WandbCallback::~WandbCallback() {
-  if (!worker_) return;
-  try {
-    // The run ends here, not at on_train_end: HF's run stays open for the
-    // evaluate()/predict() logged after training (W&B finishes it at exit).
-    // Destroyed without on_train_end: the run failed.
-    finish(train_ended_ ? 0 : 1);
-  } catch (...) {
-  }
-}
+WandbRun& WandbCallback::run() { return static_cast<WandbRun&>(delivery()); }
 
 void WandbCallback::on_train_begin(trainhook::Event& e) {
-  if (disabled_ || worker_ || !e.is_world_process_zero()) return;
-  WandbSettings st = *settings_;
+  if (running() || !start(e)) return;
+  // Connect now (in the background) rather than at the first log.
+  enqueue(Record{Record::Kind::start, LogRecord{}, 0, {}});
+}
+
+std::unique_ptr<support::Delivery<Record>> WandbCallback::open_run(trainhook::Event&) {
+  if (disabled_) return nullptr;
+  WandbOptions st = *options_;
   RunSpec spec;
-  spec.run_id = st.run_id;
-  if (st.resume == Resume::automatic && spec.run_id.empty()) {
-    if (auto id = read_auto_resume_id(st.dir)) {
+  spec.run_id = st.run_id();
+  if (st.resume() == Resume::automatic && spec.run_id.empty()) {
+    if (auto id = read_auto_resume_id(st.dir())) {
       spec.run_id = *id;
       host_.info("wandb: WANDB_RESUME=auto: resuming run " + *id + " that did not finish");
     }
   }
   if (spec.run_id.empty()) {
-    if (st.resume == Resume::must)
+    if (st.resume() == Resume::must)
       throw ConfigError("wandb: WANDB_RESUME=must needs the run to resume in WANDB_RUN_ID (or wandb.run_id)");
     spec.run_id = new_run_id();
   }
-  if (st.mode == Mode::offline && st.resume != Resume::none) {
+  if (st.mode() == Mode::offline && st.resume() != Resume::none) {
     host_.warn("wandb: WANDB_RESUME is ignored in offline mode (the server's line counts are unknown)");
-    st.resume = Resume::none;
+    st.resume(Resume::none);
   }
-  if (st.resume == Resume::automatic) st.resume = Resume::allow;
-  spec.project = st.project;
-  spec.entity = st.entity;
+  if (st.resume() == Resume::automatic) st.resume(Resume::allow);
+  spec.project = st.project();
+  spec.entity = st.entity();
   spec.display_name = host_.run_name();
   std::vector<std::string> dropped;
   spec.config_json = config_from_training_args(host_.training_args_json(), &dropped);
   for (const auto& k : dropped)
     host_.warn("wandb: training argument '" + k + "' looks like a secret; not sent");
   spec.host = host_name();
-  spec.job_type = st.job_type;
-  spec.group = st.run_group;
-  spec.tags = st.tags;
-  if (settings_->resume == Resume::automatic) {
-    write_auto_resume_id(st.dir, spec.run_id);
-    auto_resume_file_ = true;
+  spec.job_type = st.job_type();
+  spec.group = st.run_group();
+  spec.tags = st.tags();
+  bool auto_resume_file = false;
+  if (options_->resume() == Resume::automatic) {
+    write_auto_resume_id(st.dir(), spec.run_id);
+    auto_resume_file = true;
   }
 
   trainhook::Host host = host_;
   UploaderHooks hooks;
   hooks.log = support::host_logger(host);
   hooks.request_stop = [host](const std::string& reason) { host.request_stop(reason); };
-  // Only ever called on the worker thread while worker_ exists (stop() joins it first).
-  hooks.take_queued = [this] { return worker_->take_queued(1000); };
-  uploader_ = std::make_unique<RunUploader>(st, spec, unix_now(), std::move(hooks));
-  RunUploader* up = uploader_.get();
-  support::WorkerOptions wo;
-  wo.capacity = st.queue_capacity;
-  wo.max_batch = 1000;
-  worker_ = std::make_unique<support::Worker<Record>>(
-      [up](std::vector<Record>& batch, support::WorkerContext& ctx) { return up->handle(batch, ctx); }, wo);
-  // Connect now (in the background) rather than at the first log.
-  enqueue(Record{Record::Kind::start, LogRecord{}, 0, {}});
-}
-
-void WandbCallback::enqueue(Record r) {
-  if (worker_) worker_->enqueue(std::move(r));  // a full queue is counted and reported at the end
+  // Only ever called on the worker thread (the base joins it before the run goes).
+  hooks.take_queued = [take = queued_taker()] { return take(1000); };
+  auto uploader = std::make_unique<RunUploader>(st, spec, unix_now(), std::move(hooks));
+  return std::make_unique<WandbRun>(host_, *options_, std::move(uploader), auto_resume_file);
 }
 
 void WandbCallback::on_log(trainhook::Event& e) {
-  if (!worker_ || !e.is_world_process_zero()) return;
+  if (!running()) return;
   enqueue(Record{Record::Kind::log, record_of(e.values(), e.state().global_step), 0, {}});
 }
 
 void WandbCallback::on_predict(trainhook::Event& e) {
-  if (!worker_ || !e.is_world_process_zero() || e.values().empty()) return;
+  if (!running() || e.values().empty()) return;
   enqueue(Record{Record::Kind::log, record_of(e.values(), std::nullopt), 0, {}});
 }
 
 void WandbCallback::on_save(trainhook::Event& e) {
-  if (!worker_ || !e.is_world_process_zero() || e.checkpoint_dir().empty()) return;
+  if (!running() || e.checkpoint_dir().empty()) return;
   last_checkpoint_ = std::string(e.checkpoint_dir());
-  if (settings_->log_model != LogModel::checkpoint) return;
+  if (options_->log_model() != LogModel::checkpoint) return;
   Record r;
   r.kind = Record::Kind::upload;
   r.artifact = ArtifactUpload{std::filesystem::path(last_checkpoint_).filename().string(), last_checkpoint_};
   enqueue(std::move(r));
 }
 
-void WandbCallback::on_train_end(trainhook::Event& e) {
-  if (!worker_ || !e.is_world_process_zero()) return;
-  if (settings_->log_model == LogModel::end) {
+void WandbCallback::on_train_end(trainhook::Event&) {
+  if (!running()) return;
+  if (options_->log_model() == LogModel::end) {
     std::string dir = last_checkpoint_;
     const auto state = nlohmann::json::parse(host_.trainer_state_json(), nullptr, false);
     const auto args = nlohmann::json::parse(host_.training_args_json(), nullptr, false);
@@ -169,34 +209,12 @@ void WandbCallback::on_train_end(trainhook::Event& e) {
   // Send the backlog now rather than at the next transmit interval, and wait
   // for it within finish_timeout (the drain budget, shared with the end mark);
   // the end mark follows when the callback is destroyed (after a final evaluate()).
-  train_ended_ = true;
+  finish_at_destruction(support::RunOutcome::finished);
   enqueue(Record{Record::Kind::drain, LogRecord{}, 0, {}});
+  WandbRun& r = run();
   const auto started = std::chrono::steady_clock::now();
-  worker_->flush(drain_left_);
-  drain_left_ -= std::min(drain_left_, std::chrono::duration_cast<std::chrono::milliseconds>(
-                                           std::chrono::steady_clock::now() - started));
-}
-
-void WandbCallback::finish(int exitcode) {
-  Record end;
-  end.kind = Record::Kind::finish;
-  end.exitcode = exitcode;
-  enqueue(std::move(end));
-  const bool drained = worker_->flush(drain_left_);
-  const support::WorkerStats stats = worker_->stats();
-  std::vector<Record> rest = worker_->stop();
-  worker_.reset();
-  const std::string report = uploader_->finalize(std::move(rest));
-  if (stats.dropped > 0)
-    host_.warn("wandb: " + std::to_string(stats.dropped) +
-               " record(s) were dropped because the queue was full (wandb.queue_capacity=" +
-               std::to_string(settings_->queue_capacity) + ")");
-  if (!report.empty())
-    host_.warn(report);
-  else if (drained && settings_->mode == Mode::online)
-    host_.info("wandb: run delivered (" + std::to_string(uploader_->lines_delivered()) + " history lines)");
-  if (auto_resume_file_ && exitcode == 0) clear_auto_resume_id(settings_->dir);
-  uploader_.reset();
+  flush(r.flush_timeout());
+  r.spend(std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started));
 }
 
 }  // namespace trainhook::wandb

@@ -27,8 +27,11 @@ struct PluginSearchOptions {
   bool use_environment = true;
   std::filesystem::path default_dir;  // empty = default_plugin_dir()
   bool allow_unsafe_plugin_paths = false;
-  // Two libraries exporting the same callback name: error unless this is set,
-  // then the first in search order wins (with a warning).
+  // Two libraries exporting the same name: a library in an earlier folder
+  // (a --plugin_dir or TRAINHOOK_PLUGIN_PATH folder) overrides the later one,
+  // with a one-line notice, so a development build shadows an installed pack.
+  // Two in the same folder are an error unless this is set, then the first in
+  // search order wins (with a warning).
   bool allow_duplicate_plugins = false;
 };
 
@@ -41,8 +44,10 @@ struct CallbackDescriptor {
   std::string version;
   int32_t kind = 0;  // TH_KIND_*
   std::string description;
-  // Set when allow_duplicate_plugins let an earlier library win this name.
+  // Set when an earlier library won this name: it overrides this one (an
+  // earlier folder) or allow_duplicate_plugins let it win (the same folder).
   std::filesystem::path shadowed_by;
+  bool overridden = false;  // shadowed_by is in an earlier folder of the search path
 };
 
 // A CLI subcommand a library exports (th_command_info): `trainhook <name> ...`.
@@ -50,10 +55,12 @@ struct CommandDescriptor {
   std::string name;
   std::string description;
   std::filesystem::path shadowed_by;  // as for callbacks
+  bool overridden = false;
 };
 
 struct LibraryRecord {
   std::filesystem::path path;
+  size_t folder = 0;  // index of the folder it was found in, in searched_dirs()
   bool loaded = false;
   std::string refused_reason;  // set when !loaded
   std::string plugin_name;
@@ -66,8 +73,9 @@ struct LibraryRecord {
 
 class PluginRegistry {
  public:
-  // Scans the search path. Refused files are recorded, not thrown; duplicate
-  // callback names throw PluginError naming both libraries unless allowed.
+  // Scans the search path. Refused files are recorded, not thrown; a name
+  // exported twice in one folder throws PluginError naming both libraries
+  // unless allowed (across folders the earlier one overrides).
   explicit PluginRegistry(const PluginSearchOptions& options);
   ~PluginRegistry();
   PluginRegistry(PluginRegistry&&) noexcept;

@@ -7,8 +7,8 @@
 //    up to wait_timeout and report what was and was not uploaded.
 #pragma once
 
+#include <trainhook/flyte/flyte_options.hpp>
 #include <trainhook/flyte/store.hpp>
-#include <trainhook/flyte/sync_options.hpp>
 #include <trainhook/flyte/upload_queue.hpp>
 #include <trainhook/support/log.hpp>
 
@@ -33,13 +33,12 @@ class FlyteCallback final : public trainhook::Callback {
   void report_uploads();
 
   trainhook::Host host_;
-  SyncOptions options_;
+  FlyteOptions options_;
   support::Logger log_;
   std::filesystem::path staging_root_;
   std::unique_ptr<UploadQueue> queue_;  // its worker is joined in the destructor, before dest_ goes
   std::unique_ptr<Store> prev_;         // the previous attempt; used (and released) in on_init_end
   std::unique_ptr<Store> dest_;         // used only by the queue's worker thread; null = no destination
-  bool reported_ = false;
 };
 
 }  // namespace trainhook::flyte

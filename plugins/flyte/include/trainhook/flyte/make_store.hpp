@@ -3,16 +3,16 @@
 #pragma once
 
 #include <trainhook/flyte/cancellation.hpp>
+#include <trainhook/flyte/flyte_options.hpp>
 #include <trainhook/flyte/location.hpp>
 #include <trainhook/flyte/store.hpp>
-#include <trainhook/flyte/sync_options.hpp>
 
 #include <memory>
 
 namespace trainhook::flyte {
 
 // Throws trainhook::ConfigError when S3 credentials are missing.
-std::unique_ptr<Store> make_store(const Location& where, const SyncOptions& options,
+std::unique_ptr<Store> make_store(const Location& where, const FlyteOptions& options,
                                   const Cancellation* cancel);
 
 }  // namespace trainhook::flyte

@@ -53,7 +53,7 @@ class Store {
 // Runs a store operation until it succeeds, on support's retry loop: a store
 // that goes away for a while (S3 5xx, a connection refused, a mounted folder
 // that is read-only) loses nothing as long as it comes back within the policy
-// (SyncOptions::retry: flyte.retry_seconds as max_elapsed). Rethrows a
+// (FlyteOptions::retry: flyte.retry_seconds as max_elapsed). Rethrows a
 // non-retryable StoreError at once; throws a retryable StoreError "<what>: gave
 // up after N attempts: ..." when the policy is spent, and a non-retryable one
 // when cancelled. `what` names the operation in log lines.

@@ -6,7 +6,7 @@
 // Memory flat in the run's length (issue 14): requests run on a
 // support::RequestThread; while one is in flight the worker thread takes what
 // the training thread queued (take_queued_from) into memory, and beyond
-// MlflowConfig::memory_records (500) the oldest spill to a spool file
+// MlflowOptions::memory_records (500) the oldest spill to a spool file
 // (<spool_dir>/<run_id>.jsonl). So neither the worker's queue nor memory grows
 // when the server is slower than training; the spool on disk does.
 //
@@ -22,7 +22,7 @@
 // (metrics/get-history) and points the server already has are not resent.
 #pragma once
 
-#include <trainhook/mlflow/config.hpp>
+#include <trainhook/mlflow/mlflow_options.hpp>
 #include <trainhook/mlflow/record.hpp>
 #include <trainhook/mlflow/rest.hpp>
 #include <trainhook/support/http_client.hpp>
@@ -57,7 +57,7 @@ struct RunPlan {
 class Sender {
  public:
   // log: thread-safe logging to the host (called on the worker thread).
-  Sender(MlflowConfig config, RunPlan plan, std::string spool_dir, support::Logger log);
+  Sender(MlflowOptions config, RunPlan plan, std::string spool_dir, support::Logger log);
   ~Sender();
 
   // Where the records queued while a request is in flight come from (the
@@ -98,7 +98,7 @@ class Sender {
   void log(LogLevel level, const std::string& message) const { support::log_to(log_, level, message); }
   size_t take_group(std::deque<Record>& from, std::vector<Record>& group) const;
 
-  MlflowConfig config_;
+  MlflowOptions config_;
   RunPlan plan_;
   std::string spool_dir_;
   support::Logger log_;

@@ -10,9 +10,39 @@
 
 namespace trainhook::progress {
 
-// Throws trainhook::ConfigError naming the key (and the valid keys when it is
-// unknown) for bad input. `callback` names the section in messages.
-DisplayOptions progress_options_from_json(const std::string& config_json);
+class ProgressOptions {
+ public:
+  // Throws trainhook::ConfigError naming the key (and the valid keys when it
+  // is unknown) for bad input.
+  static ProgressOptions from_json(const std::string& config_json);
+
+  // Seconds between redraws on a terminal (tqdm's mininterval).
+  ProgressOptions& min_interval(double s) {
+    min_interval_ = s;
+    return *this;
+  }
+  // Not a terminal: at most this many seconds between progress lines.
+  ProgressOptions& plain_interval(double s) {
+    plain_interval_ = s;
+    return *this;
+  }
+  // Not a terminal: a progress line each time this many percent are done.
+  ProgressOptions& plain_percent(double p) {
+    plain_percent_ = p;
+    return *this;
+  }
+  double min_interval() const noexcept { return min_interval_; }
+  double plain_interval() const noexcept { return plain_interval_; }
+  double plain_percent() const noexcept { return plain_percent_; }
+
+  // What the display thread is given (bars on stderr, logs on stdout).
+  DisplayOptions display_options() const;
+
+ private:
+  double min_interval_ = DisplayOptions{}.min_interval;
+  double plain_interval_ = DisplayOptions{}.plain_interval;
+  double plain_percent_ = DisplayOptions{}.plain_percent;
+};
 // The printer's section must be empty; any key is an error.
 void check_printer_options(const std::string& config_json);
 

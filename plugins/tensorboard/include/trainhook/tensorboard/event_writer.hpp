@@ -12,12 +12,14 @@
 // record (an enqueue is a lock and a move; only the 256 mark wakes the
 // thread). The file is fsync'ed when the writer finishes.
 //
-// Ownership: the writer owns its worker and file; finish() (or the destructor)
-// stops the worker, writes what it had not taken yet and closes the file.
+// Ownership: a support::DeliveryQueue owns the worker and the
+// EventFileDelivery (the file); finishing stops the worker, writes what it had
+// not taken yet and closes the file.
 #pragma once
 
 #include <trainhook/tensorboard/record_writer.hpp>
 
+#include <trainhook/support/integration.hpp>
 #include <trainhook/support/log.hpp>
 #include <trainhook/support/worker.hpp>
 
@@ -93,18 +95,69 @@ struct WriterStats {
   std::string error;          // the first write error, empty when none
 };
 
+// What the writer's queue holds: a log record, or a ready Event payload.
+using EventItem = std::variant<LogRecord, std::string>;
+
+// Given the sorted scalar tags written, returns Event payloads to append last.
+using FinalEvents = std::function<std::vector<std::string>(const std::vector<std::string>& scalar_tags)>;
+
+// The event file's side of the support::DeliveryQueue: encodes a batch and
+// appends it with one write(2) (worker thread); at the end writes what the
+// worker never took, the final events, and closes the file (training thread).
+class EventFileDelivery : public support::Delivery<EventItem> {
+ public:
+  // Creates `file` (its folder must exist) and writes the file_version record.
+  // Throws std::runtime_error naming the file on failure.
+  EventFileDelivery(std::filesystem::path file, size_t queue_capacity,
+                    std::chrono::milliseconds flush_interval, support::Logger log);
+
+  support::BatchResult deliver(std::vector<EventItem>& batch, support::WorkerContext& ctx) override;
+  void report(support::DeliveryResult<EventItem> result) override;
+  support::WorkerOptions worker_options() const override { return worker_options_; }
+
+  // Training thread: scalars of records the full queue refused (for WriterStats).
+  void count_dropped_scalars(uint64_t n) noexcept { dropped_scalars_ += n; }
+  // The events appended last (default: none).
+  void set_final_events(FinalEvents final_events) { final_events_ = std::move(final_events); }
+  // Complete after report().
+  const WriterStats& stats() const noexcept { return stats_; }
+  const std::filesystem::path& file() const noexcept { return file_.path(); }
+
+ protected:
+  // Called at the end of report() (the tensorboard callback reports to its host).
+  virtual void closed(support::RunOutcome /*outcome*/) {}
+
+ private:
+  void write_batch(const std::vector<EventItem>& batch);
+  void encode(const EventItem& item);
+  void track_tags(const LogRecord& record);
+  bool append(const std::string& records, uint64_t record_count);
+
+  EventFile file_;
+  support::Logger log_;
+  support::WorkerOptions worker_options_;
+  FinalEvents final_events_;
+  uint64_t dropped_scalars_ = 0;  // training thread only
+  // Worker-owned until it is joined.
+  WriterStats stats_;
+  std::string event_;  // reused encoding buffers
+  std::string records_;
+  std::string tag_;
+  std::string last_keys_;  // scalar keys of the last record whose tags were tracked
+  std::unordered_set<std::string> seen_tags_;
+  std::vector<std::string> scalar_tags_;  // in first-seen order
+};
+
+// A standalone event file writer (the tests and the benchmark use it; the
+// tensorboard callback holds the same EventFileDelivery through its
+// support::IntegrationCallback base).
 class EventWriter {
  public:
-  // Given the sorted scalar tags written, returns Event payloads to append last.
-  using FinalEvents = std::function<std::vector<std::string>(const std::vector<std::string>& scalar_tags)>;
-
-  // Creates `file` (its folder must exist), writes the file_version record and
-  // starts the worker. queue_capacity: items (log records and ready events)
-  // waiting at most. `log` is called from the worker thread (a write error as
-  // it happens). Throws std::runtime_error naming the file on failure.
+  // queue_capacity: items (log records and ready events) waiting at most. `log`
+  // is called from the worker thread (a write error as it happens). Throws
+  // std::runtime_error naming the file on failure.
   EventWriter(std::filesystem::path file, size_t queue_capacity, std::chrono::milliseconds flush_interval,
               support::Logger log);
-  ~EventWriter();
   EventWriter(const EventWriter&) = delete;
   EventWriter& operator=(const EventWriter&) = delete;
 
@@ -118,30 +171,11 @@ class EventWriter {
   // the file. Later calls return the same stats.
   WriterStats finish(const FinalEvents& final_events = {});
 
-  const std::filesystem::path& file() const noexcept { return file_.path(); }
+  const std::filesystem::path& file() const noexcept { return file_->file(); }
 
  private:
-  using Item = std::variant<LogRecord, std::string>;
-  void write_batch(const std::vector<Item>& batch);
-  void encode(const Item& item);
-  void track_tags(const LogRecord& record);
-  bool append(const std::string& records, uint64_t record_count);
-
-  EventFile file_;
-  support::Logger log_;
-  bool finished_ = false;
-  std::atomic<uint64_t> dropped_scalars_{0};  // the worker counts dropped records
-  // Worker-owned until it is joined.
-  WriterStats stats_;
-  std::string event_;  // reused encoding buffers
-  std::string records_;
-  std::string tag_;
-  std::string last_keys_;  // scalar keys of the last record whose tags were tracked
-  std::unordered_set<std::string> seen_tags_;
-  std::vector<std::string> scalar_tags_;  // in first-seen order
-  // Last: started once everything above exists (and the file_version record
-  // is written), destroyed first.
-  std::optional<support::Worker<Item>> worker_;
+  support::DeliveryQueue<EventItem> queue_;
+  EventFileDelivery* file_;  // queue_'s delivery
 };
 
 }  // namespace trainhook::tensorboard

@@ -4,17 +4,22 @@
 // model description as "model_config") plus an hparams session at train begin;
 // logged numbers as scalars and strings as texts at global_step under
 // rewrite_logs tags; the session's end and an hparams experiment listing every
-// scalar as a metric at train end. Only the world-zero process writes.
+// scalar as a metric at train end (a failed session when the callback is
+// destroyed without train end). Only the world-zero process writes (the rank
+// rule of support::IntegrationCallback).
 //
-// The training thread only copies values into a queue; EventWriter's thread
-// does the encoding and the I/O.
+// The training thread only copies values into a queue; the base's worker
+// thread does the encoding and the I/O (EventFileDelivery). A writer reopened
+// after train end (the final evaluate()'s log) adds an event file to the same
+// folder.
 #pragma once
 
 #include <trainhook/tensorboard/event_writer.hpp>
 #include <trainhook/tensorboard/hparams.hpp>
-#include <trainhook/tensorboard/options.hpp>
+#include <trainhook/tensorboard/tensorboard_options.hpp>
 
 #include <trainhook/plugin.hpp>
+#include <trainhook/support/integration.hpp>
 
 #include <filesystem>
 #include <memory>
@@ -23,25 +28,21 @@
 
 namespace trainhook::tensorboard {
 
-class TensorBoardCallback final : public trainhook::Callback {
+class TensorBoardRun;
+
+class TensorBoardCallback final : public support::IntegrationCallback<EventItem> {
  public:
   explicit TensorBoardCallback(trainhook::Setup& setup);
-  ~TensorBoardCallback() override;
 
   void on_train_begin(trainhook::Event& e) override;
   void on_log(trainhook::Event& e) override;
   void on_train_end(trainhook::Event& e) override;
 
  private:
-  void open(const th_state& state);
-  void finish(SessionStatus status);
+  std::unique_ptr<support::Delivery<EventItem>> open_run(trainhook::Event& e) override;
+  TensorBoardRun& run();
 
-  trainhook::Host host_;
   TensorBoardOptions options_;
-  std::unique_ptr<EventWriter> writer_;
-  std::vector<HParam> hparams_;
-  bool session_started_ = false;
-  int64_t last_step_ = 0;          // global_step of the last event seen, for the closing hparams events
   std::filesystem::path log_dir_;  // resolved at the first open(), reused for the rest of the run
   std::string log_dir_trial_;      // the trial log_dir_ was resolved for
 };

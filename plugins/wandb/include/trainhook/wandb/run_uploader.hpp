@@ -30,7 +30,7 @@
 #include <trainhook/wandb/history_line.hpp>
 #include <trainhook/wandb/model_upload.hpp>
 #include <trainhook/wandb/offline_run.hpp>
-#include <trainhook/wandb/wandb_settings.hpp>
+#include <trainhook/wandb/wandb_options.hpp>
 
 #include <trainhook/support/http_client.hpp>
 #include <trainhook/support/log.hpp>
@@ -67,7 +67,7 @@ struct UploaderHooks {
 class RunUploader {
  public:
   // start_time: Unix seconds of train begin (_runtime counts from it).
-  RunUploader(WandbSettings settings, RunSpec spec, double start_time, UploaderHooks hooks);
+  RunUploader(WandbOptions settings, RunSpec spec, double start_time, UploaderHooks hooks);
   ~RunUploader();
   RunUploader(const RunUploader&) = delete;
   RunUploader& operator=(const RunUploader&) = delete;
@@ -96,11 +96,10 @@ class RunUploader {
   support::BatchResult still_busy(uint64_t delivered) const;  // what is left after one request
   support::BatchResult on_failure(const std::string& what, std::chrono::milliseconds retry_in);
   void go_offline(const std::string& reason);
-  void spool_pending();
   support::HttpClient& http(support::WorkerContext* ctx);
   void log(LogLevel level, const std::string& m) const;
 
-  WandbSettings settings_;
+  WandbOptions settings_;
   RunSpec spec_;
   double start_time_;
   UploaderHooks hooks_;

@@ -1,7 +1,13 @@
 // The "wandb" integration callback (report_to wandb): HF WandbCallback's
 // behaviour over our W&B-style HTTP protocol. The training thread only turns
 // logs into records and enqueues them; RunUploader does all I/O on the
-// worker thread. WANDB_MODE=disabled: the callback does nothing at all.
+// worker thread of the support::IntegrationCallback base. WANDB_MODE=disabled:
+// the callback does nothing at all.
+//
+// The run ends when the callback is destroyed, not at on_train_end: HF's run
+// stays open for the evaluate()/predict() logged after training (W&B finishes
+// it at exit). on_train_end drains the backlog and marks the run to end with
+// exit code 0; destroyed without it, the run ends with exit code 1.
 //
 // WANDB_LOG_MODEL (HF semantics, our files endpoint): "checkpoint" queues every
 // saved checkpoint folder for upload at on_save; "end" queues, at train end,
@@ -11,21 +17,21 @@
 #pragma once
 
 #include <trainhook/wandb/run_uploader.hpp>
-#include <trainhook/wandb/wandb_settings.hpp>
+#include <trainhook/wandb/wandb_options.hpp>
 
 #include <trainhook/plugin.hpp>
-#include <trainhook/support/worker.hpp>
+#include <trainhook/support/integration.hpp>
 
-#include <chrono>
 #include <memory>
 #include <optional>
 
 namespace trainhook::wandb {
 
-class WandbCallback final : public trainhook::Callback {
+class WandbRun;
+
+class WandbCallback final : public support::IntegrationCallback<Record> {
  public:
   explicit WandbCallback(trainhook::Setup& setup);
-  ~WandbCallback() override;
 
   void on_train_begin(trainhook::Event& e) override;
   void on_log(trainhook::Event& e) override;
@@ -34,21 +40,12 @@ class WandbCallback final : public trainhook::Callback {
   void on_train_end(trainhook::Event& e) override;
 
  private:
-  void enqueue(Record r);
-  // Sends the end mark, waits up to finish_timeout (the drain timeout),
-  // reports what was not delivered and where it was spooled.
-  void finish(int exitcode);
+  std::unique_ptr<support::Delivery<Record>> open_run(trainhook::Event& e) override;
+  WandbRun& run();
 
-  trainhook::Host host_;
   bool disabled_ = false;
-  std::optional<WandbSettings> settings_;
-  bool auto_resume_file_ = false;
-  bool train_ended_ = false;
-  // What is left of finish_timeout for the end of the run (train end's drain, then the end mark).
-  std::chrono::milliseconds drain_left_{0};  // on_train_end came: the run ends with exitcode 0 at destruction
-  std::string last_checkpoint_;              // the latest on_save folder (WANDB_LOG_MODEL=end uploads it)
-  std::unique_ptr<RunUploader> uploader_;
-  std::unique_ptr<support::Worker<Record>> worker_;
+  std::optional<WandbOptions> options_;
+  std::string last_checkpoint_;  // the latest on_save folder (WANDB_LOG_MODEL=end uploads it)
 };
 
 }  // namespace trainhook::wandb

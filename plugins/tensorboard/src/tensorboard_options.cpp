@@ -1,4 +1,4 @@
-#include <trainhook/tensorboard/options.hpp>
+#include <trainhook/tensorboard/tensorboard_options.hpp>
 
 #include <trainhook/plugin.hpp>
 

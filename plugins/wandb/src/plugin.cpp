@@ -1,11 +1,11 @@
 // The library's one exported symbol, through the SDK's macros like every
 // first-party plugin: the "wandb" callback and the "wandb-sync" CLI command.
-#include <trainhook/wandb/sync_command.hpp>
+#include <trainhook/wandb/offline_upload_command.hpp>
 #include <trainhook/wandb/wandb_callback.hpp>
 
 #include <trainhook/plugin.hpp>
 
-TRAINHOOK_COMMANDS(trainhook::command<&trainhook::wandb::run_sync>(
+TRAINHOOK_COMMANDS(trainhook::command<&trainhook::wandb::run_offline_upload>(
     "wandb-sync", "upload offline wandb runs (wandb/offline-run-*) with their original offsets"))
 
 TRAINHOOK_PLUGIN(

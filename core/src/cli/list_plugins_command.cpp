@@ -1,6 +1,7 @@
 // trainhook plugins [--plugin_dir D]... [--allow_unsafe_plugin_paths]
 // Lists every plugin library found in search order, what each exports, and why
 // any file was refused. Duplicates are shown (not fatal) so they can be fixed.
+// Exits 1 when a file on the path was refused, so CI can catch a broken pack.
 #include <trainhook/cli/commands.hpp>
 #include <trainhook/common/closest_name.hpp>
 #include <trainhook/plugin_host/plugin_registry.hpp>
@@ -18,7 +19,8 @@ void plugins_usage(std::FILE* out) {
       out,
       "usage: trainhook plugins [--plugin_dir DIR]... [--allow_unsafe_plugin_paths]\n"
       "Lists the plugin libraries found (--plugin_dir folders, then TRAINHOOK_PLUGIN_PATH, then the\n"
-      "default folder), their callbacks and commands, and the reason for every refused file.\n");
+      "default folder), their callbacks and commands, and the reason for every refused file.\n"
+      "Exits 1 when a file on the search path was refused.\n");
 }
 
 }  // namespace
@@ -49,15 +51,21 @@ int plugins_command(const std::vector<std::string>& args, const std::string& /*p
   // The listing already says what was loaded or refused; keep the log quiet.
   const auto level = spdlog::get_level();
   spdlog::set_level(spdlog::level::err);
+  size_t refused = 0;
   try {
     const PluginRegistry registry(options);
     spdlog::set_level(level);
     std::fputs(registry.describe().c_str(), stdout);
+    for (const auto& rec : registry.libraries()) refused += rec.loaded ? 0 : 1;
   } catch (...) {
     spdlog::set_level(level);
     throw;
   }
-  return 0;
+  if (refused == 0) return 0;
+  std::fprintf(stderr,
+               "trainhook plugins: %zu plugin file(s) on the search path were refused (see REFUSED above)\n",
+               refused);
+  return 1;
 }
 
 }  // namespace trainhook::cli

@@ -1,4 +1,4 @@
-#include <trainhook/wandb/sync_command.hpp>
+#include <trainhook/wandb/offline_upload_command.hpp>
 
 #include <trainhook/wandb/file_stream.hpp>
 #include <trainhook/wandb/graphql.hpp>
@@ -22,7 +22,7 @@ using clock_type = std::chrono::steady_clock;
 
 namespace {
 
-struct SyncOptions {
+struct OfflineUploadOptions {
   std::string base_url;  // empty: WANDB_BASE_URL, else the run's own
   std::string entity, project;
   milliseconds backoff_initial{2000}, backoff_max{60000}, max_wait{600000};
@@ -45,8 +45,8 @@ milliseconds seconds_arg(const std::string& flag, const std::string& v) {
   throw ConfigError("wandb-sync: " + flag + " expects a number of seconds >= 0, got '" + v + "'");
 }
 
-SyncOptions parse_args(const std::vector<std::string>& args) {
-  SyncOptions o;
+OfflineUploadOptions parse_args(const std::vector<std::string>& args) {
+  OfflineUploadOptions o;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     auto value = [&]() -> std::string {
@@ -95,7 +95,7 @@ std::vector<fs::path> runs_under(const fs::path& dir) {
 
 class Syncer {
  public:
-  Syncer(const trainhook::Host& host, const SyncOptions& o, std::string api_key)
+  Syncer(const trainhook::Host& host, const OfflineUploadOptions& o, std::string api_key)
       : host_(host), o_(o), api_key_(std::move(api_key)) {}
 
   bool sync(const fs::path& dir) {
@@ -178,20 +178,20 @@ class Syncer {
   }
 
   const trainhook::Host& host_;
-  const SyncOptions& o_;
+  const OfflineUploadOptions& o_;
   std::string api_key_;
   clock_type::time_point deadline_{};
 };
 
 }  // namespace
 
-int run_sync(const trainhook::Host& host, const std::vector<std::string>& args) {
+int run_offline_upload(const trainhook::Host& host, const std::vector<std::string>& args) {
   for (const auto& a : args)
     if (a == "--help" || a == "-h") {
       host.info(kUsage);
       return 0;
     }
-  const SyncOptions o = parse_args(args);
+  const OfflineUploadOptions o = parse_args(args);
   const auto key = support::get_env("WANDB_API_KEY");
   if (!key) throw ConfigError("wandb-sync: WANDB_API_KEY is not set");
   std::vector<fs::path> runs;

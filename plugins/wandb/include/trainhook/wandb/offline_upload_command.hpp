@@ -1,4 +1,4 @@
-// `trainhook wandb-sync [options] <dir>...`: uploads offline runs written by the
+// `trainhook wandb-sync [options] <dir>...` (the offline upload): uploads offline runs written by the
 // wandb callback (WANDB_MODE=offline, or an unreachable server) with the same
 // offsets they would have had online, so the server ends up with exactly the
 // history an online run would have produced. Re-running it is safe: it
@@ -19,6 +19,6 @@ namespace trainhook::wandb {
 
 // Returns the process exit code: 0 all delivered, 1 something was not, 2 usage.
 // Throws ConfigError for bad arguments or settings.
-int run_sync(const trainhook::Host& host, const std::vector<std::string>& args);
+int run_offline_upload(const trainhook::Host& host, const std::vector<std::string>& args);
 
 }  // namespace trainhook::wandb

@@ -1,5 +1,5 @@
 #include <trainhook/strings.hpp>
-#include <trainhook/wandb/wandb_settings.hpp>
+#include <trainhook/wandb/wandb_options.hpp>
 
 #include <trainhook/plugin.hpp>
 
@@ -67,7 +67,7 @@ Mode read_mode(const support::Settings& s) {
                     "'");
 }
 
-WandbSettings read_settings(const support::Settings& s, const std::string& default_dir) {
+WandbOptions read_options(const support::Settings& s, const std::string& default_dir) {
   auto unknown = s.unknown_keys(known_config_keys());
   if (!unknown.empty()) {
     std::string known;
@@ -75,74 +75,74 @@ WandbSettings read_settings(const support::Settings& s, const std::string& defau
     throw ConfigError("plugin_config wandb." + unknown.front() +
                       " is not a wandb setting; known keys: " + known);
   }
-  WandbSettings w;
-  w.mode = read_mode(s);
-  if (auto v = s.get("api_key", "WANDB_API_KEY")) w.api_key = *v;
-  if (auto v = s.get("base_url", "WANDB_BASE_URL")) w.base_url = *v;
-  while (!w.base_url.empty() && w.base_url.back() == '/') w.base_url.pop_back();
-  if (w.base_url.rfind("http://", 0) != 0 && w.base_url.rfind("https://", 0) != 0)
+  WandbOptions w;
+  w.mode(read_mode(s));
+  if (auto v = s.get("api_key", "WANDB_API_KEY")) w.api_key(*v);
+  if (auto v = s.get("base_url", "WANDB_BASE_URL")) w.base_url(*v);
+  while (!w.base_url().empty() && w.base_url().back() == '/') w.base_url().pop_back();
+  if (w.base_url().rfind("http://", 0) != 0 && w.base_url().rfind("https://", 0) != 0)
     throw ConfigError(s.source_of("base_url", "WANDB_BASE_URL") +
-                      " must start with http:// or https://, got '" + w.base_url + "'");
-  if (auto v = s.get("project", "WANDB_PROJECT")) w.project = *v;
-  if (auto v = s.get("entity", "WANDB_ENTITY")) w.entity = *v;
-  if (auto v = s.get("run_id", "WANDB_RUN_ID")) w.run_id = *v;
-  for (char c : w.run_id)
+                      " must start with http:// or https://, got '" + w.base_url() + "'");
+  if (auto v = s.get("project", "WANDB_PROJECT")) w.project(*v);
+  if (auto v = s.get("entity", "WANDB_ENTITY")) w.entity(*v);
+  if (auto v = s.get("run_id", "WANDB_RUN_ID")) w.run_id(*v);
+  for (char c : w.run_id())
     if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_'))
       throw ConfigError(s.source_of("run_id", "WANDB_RUN_ID") +
-                        " may hold only letters, digits, '-' and '_', got '" + w.run_id + "'");
+                        " may hold only letters, digits, '-' and '_', got '" + w.run_id() + "'");
   if (auto v = s.get("resume", "WANDB_RESUME")) {
     const std::string r = lower_trimmed(*v);
     if (r == "allow")
-      w.resume = Resume::allow;
+      w.resume(Resume::allow);
     else if (r == "must")
-      w.resume = Resume::must;
+      w.resume(Resume::must);
     else if (r == "never")
-      w.resume = Resume::never;
+      w.resume(Resume::never);
     else if (r == "auto" || r == "true")
-      w.resume = Resume::automatic;
+      w.resume(Resume::automatic);
     else if (r == "false" || r.empty())
-      w.resume = Resume::none;
+      w.resume(Resume::none);
     else
       throw ConfigError(s.source_of("resume", "WANDB_RESUME") + " must be allow, must, never or auto, got '" +
                         *v + "'");
   }
-  w.dir = s.get("dir", "WANDB_DIR").value_or(default_dir);
+  w.dir(s.get("dir", "WANDB_DIR").value_or(default_dir));
   if (auto v = s.get("log_model", "WANDB_LOG_MODEL")) {
     const std::string m = lower_trimmed(*v);
     if (m == "checkpoint")
-      w.log_model = LogModel::checkpoint;
+      w.log_model(LogModel::checkpoint);
     else if (m == "end" || support::is_truthy(m))
-      w.log_model = LogModel::end;  // HF: truthy means "end"
+      w.log_model(LogModel::end);  // HF: truthy means "end"
     else if (m == "false" || m == "0" || m == "no" || m == "off" || m.empty())
-      w.log_model = LogModel::off;
+      w.log_model(LogModel::off);
     else
       throw ConfigError(s.source_of("log_model", "WANDB_LOG_MODEL") +
                         " must be false, end or checkpoint, got '" + *v + "'");
   }
-  if (auto v = s.get("tags", "WANDB_TAGS")) w.tags = split_tags(*v);
-  if (auto v = s.get("job_type", "WANDB_JOB_TYPE")) w.job_type = *v;
-  if (auto v = s.get("run_group", "WANDB_RUN_GROUP")) w.run_group = *v;
+  if (auto v = s.get("tags", "WANDB_TAGS")) w.tags(split_tags(*v));
+  if (auto v = s.get("job_type", "WANDB_JOB_TYPE")) w.job_type(*v);
+  if (auto v = s.get("run_group", "WANDB_RUN_GROUP")) w.run_group(*v);
 
-  w.transmit_interval = seconds_setting(s, "transmit_interval", w.transmit_interval);
-  w.backoff_initial = seconds_setting(s, "backoff_initial", w.backoff_initial);
-  w.backoff_max = seconds_setting(s, "backoff_max", w.backoff_max);
-  if (w.backoff_max < w.backoff_initial)
+  w.transmit_interval(seconds_setting(s, "transmit_interval", w.transmit_interval()));
+  w.backoff_initial(seconds_setting(s, "backoff_initial", w.backoff_initial()));
+  w.backoff_max(seconds_setting(s, "backoff_max", w.backoff_max()));
+  if (w.backoff_max() < w.backoff_initial())
     throw ConfigError("plugin_config wandb.backoff_max must be >= wandb.backoff_initial");
-  w.offline_after = seconds_setting(s, "offline_after", w.offline_after);
-  w.finish_timeout = seconds_setting(s, "finish_timeout", w.finish_timeout);
-  w.request_timeout = seconds_setting(s, "request_timeout", w.request_timeout);
-  if (w.request_timeout.count() == 0) throw ConfigError("plugin_config wandb.request_timeout must be > 0");
-  const int64_t bytes = s.integer("max_request_bytes", nullptr, static_cast<int64_t>(w.max_request_bytes));
+  w.offline_after(seconds_setting(s, "offline_after", w.offline_after()));
+  w.finish_timeout(seconds_setting(s, "finish_timeout", w.finish_timeout()));
+  w.request_timeout(seconds_setting(s, "request_timeout", w.request_timeout()));
+  if (w.request_timeout().count() == 0) throw ConfigError("plugin_config wandb.request_timeout must be > 0");
+  const int64_t bytes = s.integer("max_request_bytes", nullptr, static_cast<int64_t>(w.max_request_bytes()));
   if (bytes < 1) throw ConfigError("plugin_config wandb.max_request_bytes must be >= 1");
-  w.max_request_bytes = static_cast<size_t>(bytes);
-  const int64_t cap = s.integer("queue_capacity", nullptr, static_cast<int64_t>(w.queue_capacity));
+  w.max_request_bytes(static_cast<size_t>(bytes));
+  const int64_t cap = s.integer("queue_capacity", nullptr, static_cast<int64_t>(w.queue_capacity()));
   if (cap < 1) throw ConfigError("plugin_config wandb.queue_capacity must be >= 1");
-  w.queue_capacity = static_cast<size_t>(cap);
-  const int64_t mem = s.integer("memory_records", nullptr, static_cast<int64_t>(w.memory_records));
+  w.queue_capacity(static_cast<size_t>(cap));
+  const int64_t mem = s.integer("memory_records", nullptr, static_cast<int64_t>(w.memory_records()));
   if (mem < 2) throw ConfigError("plugin_config wandb.memory_records must be >= 2");
-  w.memory_records = static_cast<size_t>(mem);
+  w.memory_records(static_cast<size_t>(mem));
 
-  if (w.mode == Mode::online && w.api_key.empty())
+  if (w.mode() == Mode::online && w.api_key().empty())
     throw ConfigError(
         "wandb: WANDB_API_KEY is not set (needed for WANDB_MODE=online); set it, or use WANDB_MODE=offline "
         "to "

@@ -1,5 +1,5 @@
 // wandb settings: env + plugin_config, defaults, validation messages.
-#include <trainhook/wandb/wandb_settings.hpp>
+#include <trainhook/wandb/wandb_options.hpp>
 
 #include <trainhook/plugin.hpp>
 
@@ -23,7 +23,7 @@ struct CleanEnv {
 };
 std::string error_of(const std::string& config) {
   try {
-    read_settings(Settings(config, "wandb"), "/out");
+    read_options(Settings(config, "wandb"), "/out");
   } catch (const trainhook::ConfigError& e) {
     return e.what();
   }
@@ -35,16 +35,16 @@ TEST_CASE("defaults, and an online run needs a key") {
   CleanEnv env;
   CHECK(error_of("{}").find("WANDB_API_KEY is not set") != std::string::npos);
   setenv("WANDB_API_KEY", "k", 1);
-  WandbSettings s = read_settings(Settings("{}", "wandb"), "/out");
-  CHECK(s.mode == Mode::online);
-  CHECK(s.project == "trainhook");
-  CHECK(s.base_url == "https://api.wandb.ai");
-  CHECK(s.dir == "/out");
-  CHECK(s.resume == Resume::none);
-  CHECK(s.log_model == LogModel::off);
-  CHECK(s.backoff_initial == std::chrono::milliseconds(2000));
-  CHECK(s.backoff_max == std::chrono::milliseconds(60000));
-  CHECK(s.memory_records == 500);
+  WandbOptions s = read_options(Settings("{}", "wandb"), "/out");
+  CHECK(s.mode() == Mode::online);
+  CHECK(s.project() == "trainhook");
+  CHECK(s.base_url() == "https://api.wandb.ai");
+  CHECK(s.dir() == "/out");
+  CHECK(s.resume() == Resume::none);
+  CHECK(s.log_model() == LogModel::off);
+  CHECK(s.backoff_initial() == std::chrono::milliseconds(2000));
+  CHECK(s.backoff_max() == std::chrono::milliseconds(60000));
+  CHECK(s.memory_records() == 500);
 }
 
 TEST_CASE("disabled needs no key and offline needs none either") {
@@ -52,7 +52,7 @@ TEST_CASE("disabled needs no key and offline needs none either") {
   setenv("WANDB_MODE", "disabled", 1);
   CHECK(read_mode(Settings("{}", "wandb")) == Mode::disabled);
   setenv("WANDB_MODE", "offline", 1);
-  CHECK(read_settings(Settings("{}", "wandb"), "/o").mode == Mode::offline);
+  CHECK(read_options(Settings("{}", "wandb"), "/o").mode() == Mode::offline);
   setenv("WANDB_MODE", "dryrun", 1);
   CHECK(read_mode(Settings("{}", "wandb")) == Mode::offline);
   setenv("WANDB_MODE", "sometimes", 1);
@@ -68,19 +68,19 @@ TEST_CASE("plugin_config wins over the environment and values are validated") {
   setenv("WANDB_PROJECT", "from-env", 1);
   setenv("WANDB_RESUME", "must", 1);
   setenv("WANDB_TAGS", "a, b,,c", 1);
-  WandbSettings s = read_settings(
+  WandbOptions s = read_options(
       Settings(R"({"project":"from-config","base_url":"http://h:1/","backoff_initial":0.1,"backoff_max":0.5,
                  "log_model":"checkpoint","dir":"/d"})",
                "wandb"),
       "/out");
-  CHECK(s.project == "from-config");
-  CHECK(s.base_url == "http://h:1");
-  CHECK(s.resume == Resume::must);
-  CHECK(s.log_model == LogModel::checkpoint);
-  CHECK(s.dir == "/d");
-  CHECK(s.tags == std::vector<std::string>{"a", "b", "c"});
-  CHECK(s.backoff_initial == std::chrono::milliseconds(100));
-  CHECK(s.backoff_max == std::chrono::milliseconds(500));
+  CHECK(s.project() == "from-config");
+  CHECK(s.base_url() == "http://h:1");
+  CHECK(s.resume() == Resume::must);
+  CHECK(s.log_model() == LogModel::checkpoint);
+  CHECK(s.dir() == "/d");
+  CHECK(s.tags() == std::vector<std::string>{"a", "b", "c"});
+  CHECK(s.backoff_initial() == std::chrono::milliseconds(100));
+  CHECK(s.backoff_max() == std::chrono::milliseconds(500));
 
   CHECK(error_of(R"({"resume":"maybe"})").find("wandb.resume must be allow, must, never or auto") !=
         std::string::npos);
@@ -93,7 +93,7 @@ TEST_CASE("plugin_config wins over the environment and values are validated") {
   CHECK(error_of(R"({"transmit_interval":"soon"})").find("transmit_interval must be a number") !=
         std::string::npos);
   CHECK(error_of(R"({"memory_records":1})").find("wandb.memory_records must be >= 2") != std::string::npos);
-  CHECK(read_settings(Settings(R"({"memory_records":64})", "wandb"), "/o").memory_records == 64);
+  CHECK(read_options(Settings(R"({"memory_records":64})", "wandb"), "/o").memory_records() == 64);
   setenv("WANDB_LOG_MODEL", "true", 1);  // HF: truthy means "end"
-  CHECK(read_settings(Settings("{}", "wandb"), "/o").log_model == LogModel::end);
+  CHECK(read_options(Settings("{}", "wandb"), "/o").log_model() == LogModel::end);
 }

@@ -1,0 +1,126 @@
+/* An example Trainhook plugin in plain C (C11, abi.h only), for docs/plugins.md.
+ *
+ * "loss_guard" (kind callback, `--callbacks loss_guard`) stops training when a
+ * logged "loss" is NaN, infinite, or above max_loss (plugin_config
+ * loss_guard.max_loss, default 1e6), as a user would want before wasting the
+ * rest of a run; it says why through the host's logger. Built and run by
+ * tests/sdk (test_c_example.cpp), which drives it through the C ABI.
+ *
+ * Build it alone: cc -std=c11 -shared -fPIC -fvisibility=hidden -I<sdk>/include \
+ *                    loss_guard.c -o libtrainhook_loss_guard.so */
+#include <trainhook/abi.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct loss_guard {
+  const th_host* host; /* outlives the instance */
+  double max_loss;
+} loss_guard;
+
+static void write_err(char* err, size_t err_size, const char* msg) {
+  if (err == NULL || err_size == 0) return;
+  strncpy(err, msg, err_size - 1);
+  err[err_size - 1] = '\0';
+}
+
+static void host_log(const th_host* host, int32_t level, const char* msg) {
+  if (host != NULL && host->log != NULL) host->log(host->ctx, level, msg);
+}
+
+/* The one setting, read from this callback's plugin_config section (a JSON
+ * object). A real plugin would use a JSON parser; a number after the key is
+ * all this one needs. Values given on the command line arrive as strings
+ * ("max_loss": "5"), so a quote before the number is skipped. */
+static int read_max_loss(const char* config_json, double* out, char* err, size_t err_size) {
+  const char* p = config_json != NULL ? strstr(config_json, "\"max_loss\"") : NULL;
+  char* end = NULL;
+  if (p == NULL) return 1; /* not set: keep the default */
+  p = strchr(p + strlen("\"max_loss\""), ':');
+  if (p != NULL) {
+    ++p;
+    while (*p == ' ' || *p == '"') ++p;
+    *out = strtod(p, &end);
+  }
+  if (p == NULL || end == p || !(*out > 0)) {
+    write_err(err, err_size, "plugin_config loss_guard.max_loss must be a number > 0");
+    return 0;
+  }
+  return 1;
+}
+
+static th_status on_event(void* self, const th_event_args* args, char* err, size_t err_size) {
+  loss_guard* g = (loss_guard*)self;
+  const th_values* v = args->values;
+  uint32_t i;
+  (void)err;
+  (void)err_size;
+  if (args->event != TH_EVENT_LOG || v == NULL) return TH_OK;
+  for (i = 0; i < v->count; ++i) {
+    char line[160];
+    double loss = v->values[i];
+    if (strcmp(v->keys[i], "loss") != 0) continue;
+    if (isfinite(loss) && loss <= g->max_loss) return TH_OK;
+    snprintf(line, sizeof line, "loss %g at step %lld is %s; stopping training", loss,
+             (long long)args->state->global_step, isfinite(loss) ? "above max_loss" : "not finite");
+    host_log(g->host, TH_LOG_WARN, line);
+    args->control->should_training_stop = 1; /* HF's rule: the loop ends after this step */
+    return TH_OK;
+  }
+  return TH_OK;
+}
+
+static void destroy(void* self) { free(self); }
+
+static th_status create(const th_host* host, const char* config_json, void** out_self, char* err,
+                        size_t err_size) {
+  loss_guard* g = (loss_guard*)calloc(1, sizeof(loss_guard));
+  if (g == NULL) {
+    write_err(err, err_size, "loss_guard: out of memory");
+    return TH_ERROR;
+  }
+  g->host = host;
+  g->max_loss = 1e6;
+  if (!read_max_loss(config_json, &g->max_loss, err, err_size)) {
+    free(g);
+    return TH_INVALID_ARGUMENT; /* the host names the plugin and shows err */
+  }
+  *out_self = g;
+  return TH_OK;
+}
+
+/* Stateless: no save_state / load_state. */
+static const th_callback_vtable vtable = {TH_CALLBACK_VTABLE_STRUCT_SIZE, on_event, NULL, NULL, destroy};
+
+static const th_callback_info callback = {
+    TH_CALLBACK_INFO_STRUCT_SIZE,
+    "loss_guard",
+    "1.0.0",
+    TH_KIND_CALLBACK,
+    "stops training when the logged loss is not finite or above max_loss",
+    TH_EVENT_BIT(TH_EVENT_LOG),
+    create,
+    &vtable};
+static const th_callback_info* const callbacks[] = {&callback};
+
+static const th_plugin_info info = {TH_PLUGIN_INFO_STRUCT_SIZE,
+                                    TRAINHOOK_ABI_VERSION_MAJOR,
+                                    TRAINHOOK_ABI_VERSION_MINOR,
+                                    "loss_guard",
+                                    "1.0.0",
+                                    1,
+                                    callbacks,
+                                    0,
+                                    NULL};
+
+TRAINHOOK_EXPORT th_status TRAINHOOK_ENTRY_NAME(const th_host_info* host, const th_plugin_info** out,
+                                                char* err, size_t err_size) {
+  if (host == NULL || host->abi_major != TRAINHOOK_ABI_VERSION_MAJOR) {
+    write_err(err, err_size, "loss_guard needs trainhook ABI 1");
+    return TH_ABI_MISMATCH;
+  }
+  *out = &info;
+  return TH_OK;
+}

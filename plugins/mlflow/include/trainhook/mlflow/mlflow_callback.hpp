@@ -1,0 +1,40 @@
+// The "mlflow" callback (kind integration): HF MLflowCallback semantics over
+// MLflow's REST API. The training thread only validates settings, builds the
+// run plan and enqueues records; the support::IntegrationCallback base owns
+// the worker and the run's end (FINISHED at train end, FAILED when destroyed
+// without it); the Sender delivers on the worker thread, its HTTP requests on
+// a support::RequestThread (see sender.hpp for delivery, the memory bound,
+// spooling and duplicate avoidance).
+#pragma once
+
+#include <trainhook/mlflow/mlflow_options.hpp>
+#include <trainhook/mlflow/record.hpp>
+
+#include <trainhook/plugin.hpp>
+#include <trainhook/support/integration.hpp>
+
+#include <cstdint>
+#include <memory>
+#include <set>
+#include <string>
+
+namespace trainhook::mlflow {
+
+class MlflowCallback final : public support::IntegrationCallback<Record> {
+ public:
+  explicit MlflowCallback(trainhook::Setup& setup);
+
+  void on_train_begin(trainhook::Event& e) override;
+  void on_log(trainhook::Event& e) override;
+  void on_save(trainhook::Event& e) override;
+  void on_train_end(trainhook::Event& e) override;
+
+ private:
+  std::unique_ptr<support::Delivery<Record>> open_run(trainhook::Event& e) override;
+
+  MlflowOptions options_;
+  std::set<std::string> warned_string_keys_;
+  int64_t last_log_ms_ = 0;  // timestamp of the previous on_log's metrics
+};
+
+}  // namespace trainhook::mlflow

@@ -1,0 +1,160 @@
+#include <trainhook/mlflow/mlflow_callback.hpp>
+
+#include <trainhook/mlflow/params.hpp>
+#include <trainhook/mlflow/sender.hpp>
+#include <trainhook/strings.hpp>
+#include <trainhook/support/env.hpp>
+#include <trainhook/support/log.hpp>
+
+#include <algorithm>
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <utility>
+#include <vector>
+
+namespace trainhook::mlflow {
+namespace {
+
+// Records the sender takes from the worker's queue per poll during a request.
+constexpr size_t kTakeQueued = 1000;
+
+using strings::join;
+
+// How the mlflow run is delivered (the Sender, on the worker thread) and
+// reported (here, after the worker stopped: what was spooled for later).
+class MlflowDelivery final : public support::Delivery<Record> {
+ public:
+  MlflowDelivery(trainhook::Host host, MlflowOptions options, std::unique_ptr<Sender> sender)
+      : host_(host), options_(std::move(options)), sender_(std::move(sender)) {}
+
+  support::BatchResult deliver(std::vector<Record>& batch, support::WorkerContext& ctx) override {
+    return sender_->handle(batch, ctx);
+  }
+  std::optional<Record> end_mark(support::RunOutcome outcome) override {
+    return Record::end_run(status_of(outcome), now_ms());
+  }
+  std::chrono::milliseconds flush_timeout() const override { return options_.flush_timeout(); }
+
+  void report(support::DeliveryResult<Record> r) override {
+    const std::string status = status_of(r.outcome);
+    uint64_t spilled = 0;
+    std::string spill_error;
+    try {
+      spilled = sender_->spill_everything(std::move(r.undelivered));
+    } catch (const std::exception& ex) {
+      spill_error = ex.what();
+    }
+    const std::string run = sender_->run_ready() ? sender_->run_id() : std::string("(not created)");
+    if (r.drained) {
+      host_.info("MLflow run " + run + " " + status + ": " + std::to_string(r.stats.delivered) +
+                 " records delivered");
+    } else {
+      std::string msg = "MLflow: " + std::to_string(sender_->spooled()) + " records not delivered within " +
+                        std::to_string(options_.flush_timeout().count() / 1000.0).substr(0, 5) + " s (" +
+                        std::to_string(r.stats.delivered) + " delivered); ";
+      if (!spill_error.empty()) {
+        msg += std::to_string(spilled) + " could not be spooled either: " + spill_error;
+      } else {
+        msg += "spooled in " + sender_->spool_path() + "; ";
+        msg += sender_->run_ready() ? "a later run with MLFLOW_RUN_ID=" + sender_->run_id() + " delivers them"
+                                    : "the next run with this output_dir delivers them";
+      }
+      host_.warn(msg);
+    }
+    if (r.stats.failed > 0)
+      host_.warn("MLflow: " + std::to_string(r.stats.failed) +
+                 " records were rejected by the server (see errors above)");
+    if (r.stats.dropped > 0)
+      host_.warn("MLflow: " + std::to_string(r.stats.dropped) +
+                 " records dropped because the in-memory queue was full");
+  }
+
+ private:
+  static std::string status_of(support::RunOutcome o) {
+    return o == support::RunOutcome::finished ? "FINISHED" : "FAILED";
+  }
+
+  trainhook::Host host_;
+  MlflowOptions options_;
+  std::unique_ptr<Sender> sender_;
+};
+
+}  // namespace
+
+MlflowCallback::MlflowCallback(trainhook::Setup& setup)
+    : IntegrationCallback(setup.host()), options_(read_options(setup.config_json())) {
+  support::Settings s(setup.config_json(), "mlflow");
+  if (auto unknown = s.unknown_keys(known_config_keys()); !unknown.empty())
+    host_.warn("unknown plugin_config keys for mlflow: " + join(unknown) +
+               " (known: " + join(known_config_keys()) + ")");
+  if (options_.disabled()) host_.info("DISABLE_MLFLOW_INTEGRATION is set: nothing is logged to MLflow");
+}
+
+void MlflowCallback::on_train_begin(trainhook::Event& e) { start(e); }
+
+std::unique_ptr<support::Delivery<Record>> MlflowCallback::open_run(trainhook::Event&) {
+  if (options_.disabled()) return nullptr;
+  RunPlan plan;
+  plan.start_time_ms = now_ms();
+  plan.run_name = !options_.run_name().empty() ? options_.run_name() : host_.run_name();
+  if (options_.run_id().empty()) {
+    if (!plan.run_name.empty()) plan.tags["mlflow.runName"] = plan.run_name;
+    plan.tags["mlflow.user"] = support::get_env("USER").value_or("trainhook");
+    plan.tags["mlflow.source.name"] = "trainhook";
+    plan.tags["mlflow.source.type"] = "LOCAL";
+    if (!options_.parent_run_id().empty()) plan.tags["mlflow.parentRunId"] = options_.parent_run_id();
+    for (const auto& [k, v] : options_.tags()) plan.tags[k] = v;
+  }
+  ParamSet ps;
+  try {
+    ps = build_params(host_.training_args_json(), options_.flatten_params(),
+                      options_.max_param_value_length(), options_.max_log_params());
+  } catch (const std::exception& ex) {
+    host_.warn(std::string("training arguments are not a JSON object; no params logged: ") + ex.what());
+  }
+  if (!ps.too_long.empty())
+    host_.warn("params dropped because their values exceed MLflow's limit of " +
+               std::to_string(options_.max_param_value_length()) + " characters: " + join(ps.too_long));
+  if (ps.capped > 0)
+    host_.warn(std::to_string(ps.capped) + " params not logged because of MLFLOW_MAX_LOG_PARAMS=" +
+               std::to_string(options_.max_log_params()));
+  if (!ps.secrets.empty()) host_.debug("params withheld because they look like secrets: " + join(ps.secrets));
+  plan.params = std::move(ps.params);
+
+  std::string spool_dir = options_.spool_dir();
+  if (spool_dir.empty()) spool_dir = (std::filesystem::path(host_.output_dir()) / "mlflow_spool").string();
+  auto sender = std::make_unique<Sender>(options_, std::move(plan), spool_dir, support::host_logger(host_));
+  // The sender takes in what is queued while a request is in flight (on the
+  // worker thread, which finish() joins before the delivery goes away).
+  sender->take_queued_from([take = queued_taker()] { return take(kTakeQueued); });
+  return std::make_unique<MlflowDelivery>(host_, options_, std::move(sender));
+}
+
+void MlflowCallback::on_log(trainhook::Event& e) {
+  if (!running()) return;
+  // Strictly increasing per log: MLflow keeps one row per (key, timestamp,
+  // step, value), so two logs of one value at one step within the same
+  // millisecond (epoch in a training log and the eval log after it) would
+  // otherwise collapse into one row.
+  const int64_t ts = std::max(now_ms(), last_log_ms_ + 1);
+  last_log_ms_ = ts;
+  const int64_t step = e.state().global_step;
+  trainhook::Values v = e.values();
+  for (uint32_t i = 0; i < v.size(); ++i)
+    enqueue(Record::metric(sanitize_metric_name(std::string(v.key(i))), v.value(i), ts, step));
+  for (uint32_t i = 0; i < v.string_size(); ++i) {
+    std::string key(v.string_key(i));
+    if (warned_string_keys_.insert(key).second)
+      host_.warn("'" + key + "' has a text value; MLflow metrics are numbers only, so it is not logged");
+  }
+}
+
+void MlflowCallback::on_save(trainhook::Event& e) {
+  if (!running() || !options_.log_artifacts() || e.checkpoint_dir().empty()) return;
+  enqueue(Record::artifact_dir(std::string(e.checkpoint_dir()), e.state().global_step));
+}
+
+void MlflowCallback::on_train_end(trainhook::Event&) { finish(support::RunOutcome::finished); }
+
+}  // namespace trainhook::mlflow

@@ -1,0 +1,186 @@
+// The one lifecycle every reporting integration (tensorboard, mlflow, wandb)
+// shares, on the model of spdlog's base_sink: the base owns the sequence, a
+// plugin writes only how to deliver a batch and how to report.
+//
+//   Delivery<Record>           what a plugin writes: deliver() a batch on the
+//                              worker thread; end_mark() and report() on the
+//                              training thread.
+//   DeliveryQueue<Record>      a Delivery behind a support::Worker: enqueue,
+//                              flush, and finish() = enqueue the end mark,
+//                              flush within the delivery's timeout, stop the
+//                              worker, hand report() what was not delivered.
+//                              Destroyed unfinished: finishes as failed.
+//   IntegrationCallback<Record> a trainhook::Callback holding one
+//                              DeliveryQueue per run: start() at train begin
+//                              (open_run() builds the Delivery), finish() at
+//                              train end, and failure on destruction (the run
+//                              is marked FAILED when the callback goes away
+//                              without finish(), e.g. training threw).
+//
+// The rank rule, stated once: integrations report from the world-zero process
+// only. The trainer creates them on that process only (core/src/trainer), and
+// start() refuses to open a run on any other process for hosts that create
+// them everywhere; since nothing is queued before a run is open, no other
+// event needs a rank check.
+//
+// Threads: deliver() runs on the worker thread only; everything else on the
+// training thread. report() runs after the worker thread has ended, so it may
+// touch everything deliver() touched.
+#pragma once
+
+#include <trainhook/plugin.hpp>
+#include <trainhook/support/worker.hpp>
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <utility>
+#include <vector>
+
+namespace trainhook::support {
+
+enum class RunOutcome { finished, failed };
+
+// What finish() hands to Delivery::report().
+template <class Record>
+struct DeliveryResult {
+  RunOutcome outcome = RunOutcome::finished;
+  bool drained = false;             // everything was delivered within the flush timeout
+  WorkerStats stats;                // after the worker stopped
+  std::vector<Record> undelivered;  // never reached deliver(), in order
+};
+
+template <class Record>
+class Delivery {
+ public:
+  virtual ~Delivery() = default;
+  // Worker thread: deliver the batch (see Worker::Handler for the backlog rules).
+  virtual BatchResult deliver(std::vector<Record>& batch, WorkerContext& ctx) = 0;
+  // Training thread, at finish(): the record that closes the run, if any.
+  virtual std::optional<Record> end_mark(RunOutcome) { return std::nullopt; }
+  // Training thread, after the worker stopped: deliver or keep what is left,
+  // and say what happened.
+  virtual void report(DeliveryResult<Record> result) = 0;
+  // How the worker queues and batches; read once, when the queue starts.
+  virtual WorkerOptions worker_options() const { return {}; }
+  // How long finish() waits for the queue to drain; 0: it does not wait
+  // (report() receives whatever was still queued).
+  virtual std::chrono::milliseconds flush_timeout() const { return std::chrono::milliseconds(0); }
+};
+
+template <class Record>
+class DeliveryQueue {
+ public:
+  explicit DeliveryQueue(std::unique_ptr<Delivery<Record>> delivery)
+      : delivery_(std::move(delivery)),
+        worker_(
+            std::in_place,
+            [d = delivery_.get()](std::vector<Record>& batch, WorkerContext& ctx) {
+              return d->deliver(batch, ctx);
+            },
+            delivery_->worker_options()) {}
+  ~DeliveryQueue() {
+    try {
+      finish(RunOutcome::failed);
+    } catch (...) {
+      // Nothing may leave a destructor; report() said what it could.
+    }
+  }
+  DeliveryQueue(const DeliveryQueue&) = delete;
+  DeliveryQueue& operator=(const DeliveryQueue&) = delete;
+
+  // Never blocks. False when the queue is full (counted in WorkerStats::dropped) or finished.
+  bool enqueue(Record r) { return worker_ && worker_->enqueue(std::move(r)); }
+  bool flush(std::chrono::milliseconds timeout) { return worker_ && worker_->flush(timeout); }
+  // Worker thread only (inside deliver()): takes up to max queued records early.
+  std::vector<Record> take_queued(size_t max) {
+    return worker_ ? worker_->take_queued(max) : std::vector<Record>{};
+  }
+  bool finished() const noexcept { return !worker_; }
+  Delivery<Record>& delivery() noexcept { return *delivery_; }
+
+  // Enqueues the end mark, waits up to flush_timeout(), stops the worker and
+  // reports. Idempotent.
+  void finish(RunOutcome outcome) {
+    if (!worker_) return;
+    if (std::optional<Record> end = delivery_->end_mark(outcome)) worker_->enqueue(std::move(*end));
+    const std::chrono::milliseconds timeout = delivery_->flush_timeout();
+    DeliveryResult<Record> result;
+    result.outcome = outcome;
+    result.drained = timeout.count() > 0 ? worker_->flush(timeout) : worker_->stats().queued == 0;
+    result.undelivered = worker_->stop();
+    result.stats = worker_->stats();
+    worker_.reset();
+    delivery_->report(std::move(result));
+  }
+
+ private:
+  std::unique_ptr<Delivery<Record>> delivery_;
+  std::optional<Worker<Record>> worker_;  // after delivery_: stopped before it goes
+};
+
+template <class Record>
+class IntegrationCallback : public trainhook::Callback {
+ public:
+  // Destroyed with a run open (no finish(): training failed or was aborted):
+  // the run ends as failed, unless finish_at_destruction() said otherwise.
+  // queue_ stays set while it finishes, for queued_taker().
+  ~IntegrationCallback() override {
+    if (!queue_) return;
+    try {
+      queue_->finish(outcome_at_destruction_);
+    } catch (...) {
+      // Nothing may leave a destructor; report() said what it could.
+    }
+  }
+
+ protected:
+  explicit IntegrationCallback(trainhook::Host host) : host_(host) {}
+
+  // The plugin's part of start(): builds the run's Delivery (may throw to fail
+  // the event; may return null to log nothing, e.g. the integration is disabled).
+  virtual std::unique_ptr<Delivery<Record>> open_run(trainhook::Event& e) = 0;
+
+  // Opens a run unless one is open or this is not the world-zero process (the
+  // rank rule above). True when a run is open afterwards.
+  bool start(trainhook::Event& e) {
+    if (queue_) return true;
+    if (!e.is_world_process_zero()) return false;
+    std::unique_ptr<Delivery<Record>> delivery = open_run(e);
+    if (!delivery) return false;
+    queue_ = std::make_unique<DeliveryQueue<Record>>(std::move(delivery));
+    outcome_at_destruction_ = RunOutcome::failed;
+    return true;
+  }
+  bool running() const noexcept { return queue_ != nullptr; }
+  bool enqueue(Record r) { return queue_ && queue_->enqueue(std::move(r)); }
+  bool flush(std::chrono::milliseconds timeout) { return queue_ && queue_->flush(timeout); }
+  // Ends the run now (a later start() opens a new one).
+  void finish(RunOutcome outcome) {
+    if (!queue_) return;
+    struct Close {  // the run is over even when report() throws
+      std::unique_ptr<DeliveryQueue<Record>>& q;
+      ~Close() { q.reset(); }
+    } close{queue_};
+    queue_->finish(outcome);  // the worker thread has ended when this returns
+  }
+  // For a run that stays open after train end (wandb keeps it for the final
+  // evaluate()): the outcome it ends with when the callback is destroyed.
+  void finish_at_destruction(RunOutcome outcome) noexcept { outcome_at_destruction_ = outcome; }
+  // The open run's Delivery (running() must be true).
+  Delivery<Record>& delivery() noexcept { return queue_->delivery(); }
+  // For a Delivery that takes records early: call only from deliver() (the
+  // worker thread), where the queue exists.
+  std::function<std::vector<Record>(size_t)> queued_taker() {
+    return [this](size_t max) { return queue_ ? queue_->take_queued(max) : std::vector<Record>{}; };
+  }
+
+  trainhook::Host host_;
+
+ private:
+  std::unique_ptr<DeliveryQueue<Record>> queue_;
+  RunOutcome outcome_at_destruction_ = RunOutcome::failed;
+};
+
+}  // namespace trainhook::support

@@ -1,0 +1,50 @@
+// examples/c_plugin/loss_guard.c, the plain-C example of docs/plugins.md, built
+// as a plugin and driven through the C ABI as any host would.
+#include <doctest/doctest.h>
+#include <plugin_driver.hpp>
+
+#include <cmath>
+#include <limits>
+#include <string>
+
+namespace {
+
+const std::string kLibrary = TRAINHOOK_C_EXAMPLE_PLUGIN;
+
+}  // namespace
+
+TEST_CASE("the C example stops training on a loss that is not finite or above max_loss") {
+  testkit::Library lib(kLibrary);
+  CHECK(std::string(lib.info().name) == "loss_guard");
+  const th_callback_info& info = lib.callback("loss_guard");
+  CHECK(info.kind == TH_KIND_CALLBACK);
+
+  testkit::FakeHost host;
+  testkit::Instance cb(info, host, R"({"max_loss": "5"})");
+  testkit::Run run;
+  run.state.global_step = 10;
+  testkit::Values fine{{"loss", 4.5}, {"learning_rate", 100.0}};
+  cb.fire(TH_EVENT_LOG, run, fine.view());
+  CHECK(run.control.should_training_stop == 0);
+
+  run.state.global_step = 20;
+  testkit::Values high{{"loss", 7.0}};
+  cb.fire(TH_EVENT_LOG, run, high.view());
+  CHECK(run.control.should_training_stop == 1);
+  CHECK(host.has(TH_LOG_WARN, "loss 7 at step 20 is above max_loss; stopping training"));
+
+  testkit::Run run2;
+  testkit::Values nan{{"loss", std::numeric_limits<double>::quiet_NaN()}};
+  cb.fire(TH_EVENT_LOG, run2, nan.view());
+  CHECK(run2.control.should_training_stop == 1);
+  CHECK(host.logged("is not finite"));
+}
+
+TEST_CASE("the C example refuses a bad max_loss with a message naming the key") {
+  testkit::Library lib(kLibrary);
+  testkit::FakeHost host;
+  const auto e = testkit::create_error(lib.callback("loss_guard"), host, R"({"max_loss": "lots"})");
+  CHECK(e.status == TH_INVALID_ARGUMENT);
+  CHECK(std::string(e.what()).find("plugin_config loss_guard.max_loss must be a number > 0") !=
+        std::string::npos);
+}
