@@ -7,11 +7,13 @@
 #include <trainhook/args/secret_masking.hpp>
 #include <trainhook/callbacks/default_flow_callback.hpp>
 #include <trainhook/callbacks/trainer_state_io.hpp>
+#include <trainhook/distributed/main_process_first.hpp>
 #include <trainhook/distributed/process_group.hpp>
 #include <trainhook/strings.hpp>
 #include <trainhook/trainer/checkpoint_dirs.hpp>
 #include <trainhook/trainer/checkpoint_io.hpp>
 #include <trainhook/trainer/reproducibility.hpp>
+#include <trainhook/trainer/training_loss.hpp>
 
 #include <spdlog/spdlog.h>
 
@@ -217,8 +219,12 @@ void Trainer::Impl::fire(EventId event, const EventPayload& payload) {
 void Trainer::Impl::log(const Metrics& logs_in) {
   Metrics logs = logs_in;
   logs["epoch"] = state.epoch;
+  if (args.include_num_input_tokens_seen)
+    logs["num_input_tokens_seen"] = static_cast<double>(state.num_input_tokens_seen);
   nlohmann::json entry = nlohmann::json::object();
   for (const auto& [k, v] : logs) entry[k] = v;
+  // An integer in log_history, as HF writes it.
+  if (args.include_num_input_tokens_seen) entry["num_input_tokens_seen"] = state.num_input_tokens_seen;
   entry["step"] = state.global_step;
   state.log_history.push_back(std::move(entry));
   ValuesView view(logs);
@@ -250,7 +256,8 @@ PredictionOutput Trainer::Impl::prediction_loop(const TensorDataset& dataset, co
     const Batch batch{dataset.inputs().narrow(0, first + b * bs, len),
                       dataset.labels().narrow(0, first + b * bs, len)};
     auto out = model->forward(batch.inputs);
-    loss_sum += model->loss(out, batch.labels).item<double>() * static_cast<double>(len);
+    loss_sum += compute_loss(*model, out, batch.labels, args.label_smoothing_factor).item<double>() *
+                static_cast<double>(len);
     outputs.push_back(out);
     labels.push_back(batch.labels);
     EventPayload payload;
@@ -366,6 +373,11 @@ void Trainer::Impl::save_checkpoint() {
     const auto all = group->gather_rows(mine.reshape({1, -1}).contiguous(), "checkpoint RNG states");
     for (int64_t r = 0; r < all.size(0); ++r) rank_rng.push_back(all[r].clone());
   }
+  // Rank 0 writes; no rank goes on (and may load it, or exit) before the
+  // checkpoint is complete, and a failed write ends every rank with a message.
+  auto rank0_first = std::make_unique<distributed::MainProcessFirst>(
+      group.get(),
+      distributed::MainProcessFirstOptions().set_local(false).set_desc("checkpoint written by rank 0"));
   if (world_zero()) {
     fs::create_directories(out);
     CheckpointContents contents;
@@ -380,8 +392,7 @@ void Trainer::Impl::save_checkpoint() {
                                 [&](const fs::path& tmp) { write_checkpoint_files(tmp, contents); });
     if (args.save_total_limit) rotate_checkpoints(out, *args.save_total_limit, state.best_model_checkpoint);
   }
-  // No rank goes on (and may load it, or exit) before the checkpoint is complete.
-  if (group) group->barrier("checkpoint written by rank 0");
+  rank0_first.reset();
   const std::string dir = folder.string();
   EventPayload payload;
   payload.checkpoint_dir = dir.c_str();

@@ -9,6 +9,7 @@
 #include <trainhook/trainer/checkpoint_io.hpp>
 #include <trainhook/trainer/optimizer_factory.hpp>
 #include <trainhook/trainer/reproducibility.hpp>
+#include <trainhook/trainer/training_loss.hpp>
 
 #include <spdlog/spdlog.h>
 
@@ -87,7 +88,8 @@ TrainOutput Trainer::Impl::train(std::optional<std::string> resume_arg) {
 
   auto& module = model->module();
   optimizer = make_optimizer(args, module);
-  scheduler.emplace(args.lr_scheduler_type, args.learning_rate, warmup_steps_for(args, max_steps), max_steps);
+  scheduler.emplace(args.lr_scheduler_type, args.learning_rate, warmup_steps_for(args, max_steps), max_steps,
+                    args.lr_scheduler_kwargs);
   set_learning_rate(*optimizer, scheduler->lr());
 
   int64_t epochs_trained = 0;
@@ -149,7 +151,9 @@ TrainOutput Trainer::Impl::train(std::optional<std::string> resume_arg) {
       if (i % accum == 0) fire(TH_EVENT_STEP_BEGIN);
       const Batch batch = train_dataset->get(batches[static_cast<size_t>(i)]);
       const auto outputs = model->forward(batch.inputs);
-      auto loss = model->loss(outputs, batch.labels);
+      auto loss = compute_loss(*model, outputs, batch.labels, args.label_smoothing_factor);
+      if (args.include_num_input_tokens_seen)
+        state.num_input_tokens_seen += input_tokens_all_ranks(*model, batch.inputs, group.get());
       if (accum > 1) loss = loss / static_cast<double>(accum);
       const bool sync = (i + 1) % accum == 0 || (i + 1) == steps_in_epoch;
       // Gradients of the window's last micro-step are all-reduced while backward runs.
