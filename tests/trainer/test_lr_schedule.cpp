@@ -66,3 +66,95 @@ TEST_CASE("scheduler names are HF's") {
   CHECK_FALSE(parse_enum<SchedulerType>("cosin").has_value());
   CHECK(std::string(enum_name(SchedulerType::linear)) == "linear");
 }
+
+// The five schedules of issue 24. Their agreement with transformers 4.47.1 at
+// every step is checked by trainer_hf_reference_lr (hf_reference_check.py);
+// these cases pin the shapes and the kwargs errors without the HF venv.
+namespace {
+LrScheduleOptions options(SchedulerType type, const char* kwargs, double lr = 0.01, int64_t warmup = 10,
+                          int64_t total = 100) {
+  return lr_schedule_options(type, nlohmann::json::parse(kwargs), lr, warmup, total);
+}
+std::string error_of(SchedulerType type, const char* kwargs, double lr = 0.01) {
+  try {
+    options(type, kwargs, lr);
+  } catch (const std::invalid_argument& e) {
+    return e.what();
+  }
+  return "";
+}
+}  // namespace
+
+TEST_CASE("cosine_with_restarts: num_cycles hard restarts, 0 at the end") {
+  const auto o = options(SchedulerType::cosine_with_restarts, R"({"num_cycles": 2})", 1, 0, 100);
+  CHECK(lr_factor(SchedulerType::cosine_with_restarts, 0, 0, 100, o) == doctest::Approx(1.0));
+  CHECK(lr_factor(SchedulerType::cosine_with_restarts, 25, 0, 100, o) == doctest::Approx(0.5));
+  CHECK(lr_factor(SchedulerType::cosine_with_restarts, 50, 0, 100, o) == doctest::Approx(1.0));  // restart
+  CHECK(lr_factor(SchedulerType::cosine_with_restarts, 100, 0, 100, o) == 0.0);
+  // Without kwargs: one cycle (HF's default num_cycles = 1), i.e. cosine.
+  CHECK(lr_factor(SchedulerType::cosine_with_restarts, 30, 0, 100) ==
+        doctest::Approx(lr_factor(SchedulerType::cosine, 30, 0, 100)));
+}
+
+TEST_CASE("polynomial: from the rate to lr_end, then lr_end") {
+  LrScheduler s(SchedulerType::polynomial, 0.01, 0, 10,
+                nlohmann::json::parse(R"({"lr_end": 0.001, "power": 2})"));
+  CHECK(s.lr() == doctest::Approx(0.01));
+  for (int i = 0; i < 5; ++i) s.step();
+  CHECK(s.lr() == doctest::Approx(0.009 * 0.25 + 0.001));
+  for (int i = 0; i < 10; ++i) s.step();
+  CHECK(s.lr() == doctest::Approx(0.001));
+}
+
+TEST_CASE("inverse_sqrt: 1/sqrt(step/warmup) after warmup, timescale 10000 without warmup") {
+  CHECK(lr_factor(SchedulerType::inverse_sqrt, 40, 10, 100) == doctest::Approx(0.5));
+  CHECK(lr_factor(SchedulerType::inverse_sqrt, 20000, 0, 100) == doctest::Approx(1 / std::sqrt(3.0)));
+}
+
+TEST_CASE("cosine_with_min_lr: down to min_lr (or min_lr_rate × the rate)") {
+  LrScheduler a(SchedulerType::cosine_with_min_lr, 0.01, 0, 10,
+                nlohmann::json::parse(R"({"min_lr": 0.002})"));
+  LrScheduler b(SchedulerType::cosine_with_min_lr, 0.01, 0, 10,
+                nlohmann::json::parse(R"({"min_lr_rate": 0.2})"));
+  for (int i = 0; i < 10; ++i) a.step(), b.step();
+  CHECK(a.lr() == doctest::Approx(0.002));
+  CHECK(b.lr() == doctest::Approx(0.002));
+}
+
+TEST_CASE("warmup_stable_decay: warmup, stable, decay (cosine, linear, 1-sqrt), then min_lr_ratio") {
+  const auto cos = options(SchedulerType::warmup_stable_decay,
+                           R"({"num_stable_steps": 20, "num_decay_steps": 40, "min_lr_ratio": 0.1})");
+  CHECK(lr_factor(SchedulerType::warmup_stable_decay, 5, 10, 100, cos) == doctest::Approx(0.5));
+  CHECK(lr_factor(SchedulerType::warmup_stable_decay, 29, 10, 100, cos) == 1.0);
+  CHECK(lr_factor(SchedulerType::warmup_stable_decay, 50, 10, 100, cos) == doctest::Approx(0.55));
+  CHECK(lr_factor(SchedulerType::warmup_stable_decay, 70, 10, 100, cos) == doctest::Approx(0.1));
+  const auto lin = options(SchedulerType::warmup_stable_decay,
+                           R"({"num_stable_steps": 20, "num_decay_steps": 40, "decay_type": "linear"})");
+  CHECK(lr_factor(SchedulerType::warmup_stable_decay, 40, 10, 100, lin) == doctest::Approx(0.75));
+  const auto sq = options(SchedulerType::warmup_stable_decay,
+                          R"({"num_stable_steps": 20, "num_decay_steps": 40, "decay_type": "1-sqrt"})");
+  CHECK(lr_factor(SchedulerType::warmup_stable_decay, 40, 10, 100, sq) == doctest::Approx(0.5));
+  // Without num_stable_steps: what is left of max_steps (later transformers releases).
+  CHECK(options(SchedulerType::warmup_stable_decay, R"({"num_decay_steps": 30})").num_stable_steps == 60);
+}
+
+TEST_CASE("lr_scheduler_kwargs errors name the key, the schedule and what was expected") {
+  std::string e = error_of(SchedulerType::linear, R"({"power": 2})");
+  CHECK(e.find("'power'") != std::string::npos);
+  CHECK(e.find("linear") != std::string::npos);
+  e = error_of(SchedulerType::polynomial, R"({"pwoer": 2})");
+  CHECK(e.find("'pwoer'") != std::string::npos);
+  CHECK(e.find("lr_end, power") != std::string::npos);
+  CHECK(error_of(SchedulerType::polynomial, R"({"lr_end": 0.5})").find("smaller than learning_rate") !=
+        std::string::npos);
+  CHECK(error_of(SchedulerType::cosine_with_min_lr, "{}").find("min_lr_rate") != std::string::npos);
+  CHECK(error_of(SchedulerType::warmup_stable_decay, R"({"num_decay_steps": 95})").find("exceed max_steps") !=
+        std::string::npos);
+  CHECK(error_of(SchedulerType::warmup_stable_decay, R"({"num_decay_steps": 2.5})").find("whole number") !=
+        std::string::npos);
+  CHECK(error_of(SchedulerType::cosine, "[1]").find("JSON object") != std::string::npos);
+  // The JSON text of a flag is accepted as HF accepts it.
+  CHECK(lr_schedule_options(SchedulerType::cosine, nlohmann::json("{\"num_cycles\": 2}"), 1, 0, 10)
+            .num_cycles == 2.0);
+  CHECK(parse_enum<SchedulerType>("warmup_stable_decay") == SchedulerType::warmup_stable_decay);
+}

@@ -259,6 +259,52 @@ OptionSpec derived(OptionSpec s, const char* default_text) {
   return s;
 }
 
+// lr_scheduler_kwargs: HF's dict, given as a JSON object in a config file or
+// as JSON text on the command line; the keys are checked by the schedule
+// (trainer/lr_schedule.cpp), which knows which ones each type takes.
+OptionSpec lr_scheduler_kwargs_option() {
+  OptionSpec s;
+  s.name = "lr_scheduler_kwargs";
+  s.group = OptionGroup::Training;
+  s.kind = ValueKind::String;
+  s.help = "The schedule's options as a JSON object, e.g. {\"num_cycles\": 2} (cosine_with_restarts)";
+  s.set = [](ParsedArguments& p, const nlohmann::json& v) {
+    nlohmann::json value = v;
+    if (value.is_string()) {
+      const std::string text = trim(value.get<std::string>());
+      value = text.empty() || is_null_text(text) ? nlohmann::json::object()
+                                                 : nlohmann::json::parse(text, nullptr, false);
+      if (value.is_discarded()) throw ValueError("expected a JSON object, got " + describe_value(v));
+    }
+    if (value.is_null()) value = nlohmann::json::object();
+    if (!value.is_object()) throw ValueError("expected a JSON object, got " + describe_value(v));
+    p.training.lr_scheduler_kwargs = std::move(value);
+  };
+  s.get = [](const ParsedArguments& p) { return p.training.lr_scheduler_kwargs; };
+  return s;
+}
+
+// include_num_input_tokens_seen: a boolean, or HF v5's "no" / "all" /
+// "non_padding" (the built-in data has no padding, so both count every token).
+OptionSpec tokens_seen_option() {
+  OptionSpec s = field("include_num_input_tokens_seen", OptionGroup::LogEvalSave,
+                       &TrainingArguments::include_num_input_tokens_seen,
+                       "Count the input tokens (rows of tabular data) seen, summed over processes; logged as "
+                       "num_input_tokens_seen (true/false, or HF's no/all/non_padding)");
+  auto as_bool = s.set;
+  s.set = [as_bool](ParsedArguments& p, const nlohmann::json& v) {
+    if (v.is_string()) {
+      const std::string t = lower(trim(v.get<std::string>()));
+      if (t == "all" || t == "non_padding") {
+        p.training.include_num_input_tokens_seen = true;
+        return;
+      }
+    }
+    as_bool(p, v);
+  };
+  return s;
+}
+
 OptionSpec plugin_config_option() {
   OptionSpec s;
   s.name = "plugin_config";
@@ -313,17 +359,26 @@ std::vector<OptionSpec> build_table() {
   t.push_back(field("max_grad_norm", G::Training, &TA::max_grad_norm,
                     "Clip the gradients' global norm to this (0 = no clipping)"));
   t.push_back(field("optim", G::Training, &TA::optim,
-                    "Optimizer: adamw_torch (aliases adamw, adamw_torch_fused) or sgd"));
+                    "Optimizer: adamw_torch (aliases adamw, adamw_torch_fused), sgd, adagrad or rmsprop"));
+  t.push_back(field("optim_args", G::Training, &TA::optim_args,
+                    "Optimizer options as key=value,... (adamw_torch: amsgrad; sgd: momentum, dampening, "
+                    "nesterov; adagrad: lr_decay, initial_accumulator_value, eps; rmsprop: alpha, eps, "
+                    "momentum, centered)"));
   t.push_back(field("num_train_epochs", G::Training, &TA::num_train_epochs,
                     "Epochs to train (fractional allowed); ignored when max_steps > 0"));
   t.push_back(field("max_steps", G::Training, &TA::max_steps,
                     "Optimizer steps to train; > 0 overrides num_train_epochs, -1 = use epochs"));
   t.push_back(field("lr_scheduler_type", G::Training, &TA::lr_scheduler_type,
-                    "Schedule: linear, cosine, constant or constant_with_warmup"));
+                    "Schedule: linear, cosine, cosine_with_restarts, polynomial, constant, "
+                    "constant_with_warmup, inverse_sqrt, cosine_with_min_lr or warmup_stable_decay"));
+  t.push_back(lr_scheduler_kwargs_option());
   t.push_back(field("warmup_ratio", G::Training, &TA::warmup_ratio,
                     "Warmup as a fraction of max_steps (used when warmup_steps is 0)"));
   t.push_back(field("warmup_steps", G::Training, &TA::warmup_steps,
                     "Linear warmup steps; < 1 is a ratio of max_steps"));
+  t.push_back(field("label_smoothing_factor", G::Training, &TA::label_smoothing_factor,
+                    "Label smoothing of the cross-entropy loss (0 = none)"));
+  t.push_back(tokens_seen_option());
   // -- Logging / evaluation / saving
   t.push_back(
       field("logging_strategy", G::LogEvalSave, &TA::logging_strategy, "When to log: no, steps or epoch"));

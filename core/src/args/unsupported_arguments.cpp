@@ -81,12 +81,8 @@ const std::vector<UnsupportedArgument> kTable = {
     {"push_to_hub_organization", false, kAlwaysWarn, kHub},
     {"push_to_hub_token", false, kAlwaysWarn, kHub},
     // -- optimisation
-    {"optim_args", false, "none,",
-     "optimizer argument strings are not supported: use adam_beta1, adam_beta2, adam_epsilon, weight_decay"},
     {"optim_target_modules", false, "none", "GaLore/APOLLO target modules are not supported"},
-    {"adafactor", true, kOff, "Adafactor is not supported: use --optim adamw_torch or sgd"},
-    {"lr_scheduler_kwargs", false, "none,,{}", "scheduler keyword arguments are not supported"},
-    {"label_smoothing_factor", false, "0", "label smoothing is not supported"},
+    {"adafactor", true, kOff, "Adafactor is not supported: use --optim adamw_torch, sgd, adagrad or rmsprop"},
     {"gradient_checkpointing", true, kOff, "the built-in models do not support activation checkpointing"},
     {"gradient_checkpointing_kwargs", false, kAlwaysWarn,
      "only used with gradient_checkpointing, which is not supported"},
@@ -108,7 +104,6 @@ const std::vector<UnsupportedArgument> kTable = {
     {"past_index", false, "-1", "models with past states (Transformer-XL, XLNet) are not supported"},
     {"label_names", false, "none,[]", "the built-in data has one label tensor"},
     {"include_tokens_per_second", true, kOff, "token throughput is not measured"},
-    {"include_num_input_tokens_seen", false, "false,no,none,0", "num_input_tokens_seen is not counted"},
     {"use_legacy_prediction_loop", true, kOff, "there is one prediction loop"},
     // -- data loading
     {"dataloader_num_workers", false, kAlwaysWarn, kWorkers},

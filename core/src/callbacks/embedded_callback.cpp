@@ -29,6 +29,7 @@ class EmbeddedCallback final : public InternalCallback {
     return j;
   }
   void load_state(const nlohmann::json& state) override { cb_.callback->load_state(state.dump()); }
+  const Callback* user_callback() const noexcept override { return cb_.callback.get(); }
 
  private:
   NamedCallback cb_;

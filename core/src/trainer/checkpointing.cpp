@@ -5,6 +5,7 @@
 #include "trainer_impl.hpp"
 
 #include <trainhook/callbacks/trainer_state_io.hpp>
+#include <trainhook/distributed/main_process_first.hpp>
 #include <trainhook/trainer/checkpoint_dirs.hpp>
 #include <trainhook/trainer/checkpoint_io.hpp>
 
@@ -55,6 +56,11 @@ void Trainer::Impl::save_checkpoint() {
   // Every rank's RNG state goes into the checkpoint rank 0 writes
   // (rng_state_<rank>.pth, as HF names them in a multi-process run).
   const std::vector<torch::Tensor> rank_rng = data_parallel->gather_rng_states();
+  // Rank 0 writes; no rank goes on (and may load it, or exit) before the
+  // checkpoint is complete, and a failed write ends every rank with a message.
+  auto rank0_first = std::make_unique<distributed::MainProcessFirst>(
+      data_parallel->process_group(),
+      distributed::MainProcessFirstOptions().set_local(false).set_desc("checkpoint written by rank 0"));
   if (world_zero()) {
     fs::create_directories(out);
     CheckpointContents contents;
@@ -69,8 +75,7 @@ void Trainer::Impl::save_checkpoint() {
                                 [&](const fs::path& tmp) { write_checkpoint_files(tmp, contents); });
     if (args.save_total_limit) rotate_checkpoints(out, *args.save_total_limit, state.best_model_checkpoint);
   }
-  // No rank goes on (and may load it, or exit) before the checkpoint is complete.
-  data_parallel->barrier("checkpoint written by rank 0");
+  rank0_first.reset();
   const std::string dir = folder.string();
   EventPayload payload;
   payload.checkpoint_dir = dir.c_str();

@@ -3,6 +3,8 @@
 // speed metrics.
 #include "trainer_impl.hpp"
 
+#include <trainhook/trainer/training_loss.hpp>
+
 #include <cmath>
 #include <fstream>
 #include <stdexcept>
@@ -56,7 +58,8 @@ PredictionOutput Trainer::Impl::prediction_loop(const TensorDataset& dataset, co
     const Batch batch{dataset.inputs().narrow(0, first + b * bs, len),
                       dataset.labels().narrow(0, first + b * bs, len)};
     auto out = model->forward(batch.inputs);
-    loss_sum += model->loss(out, batch.labels).item<double>() * static_cast<double>(len);
+    loss_sum += compute_loss(*model, out, batch.labels, args.label_smoothing_factor).item<double>() *
+                static_cast<double>(len);
     outputs.push_back(out);
     labels.push_back(batch.labels);
     EventPayload payload;

@@ -107,8 +107,12 @@ void Trainer::Impl::fire(EventId event, const EventPayload& payload) {
 void Trainer::Impl::log(const Metrics& logs_in) {
   Metrics logs = logs_in;
   logs["epoch"] = state.epoch;
+  if (args.include_num_input_tokens_seen)
+    logs["num_input_tokens_seen"] = static_cast<double>(state.num_input_tokens_seen);
   nlohmann::json entry = nlohmann::json::object();
   for (const auto& [k, v] : logs) entry[k] = v;
+  // An integer in log_history, as HF writes it.
+  if (args.include_num_input_tokens_seen) entry["num_input_tokens_seen"] = state.num_input_tokens_seen;
   entry["step"] = state.global_step;
   state.log_history.push_back(std::move(entry));
   ValuesView view(logs);

@@ -98,6 +98,8 @@ struct Trainer::Impl {
   void write_training_args() const;
 
   TrainingArguments args;
+  // True while train() runs: the callback list may not change then (callback_list.cpp).
+  bool in_train = false;
   std::shared_ptr<Model> model;
   std::shared_ptr<TensorDataset> train_dataset;
   std::shared_ptr<TensorDataset> eval_dataset;

@@ -10,6 +10,7 @@
 #include <trainhook/trainer/checkpoint_io.hpp>
 #include <trainhook/trainer/optimizer_factory.hpp>
 #include <trainhook/trainer/reproducibility.hpp>
+#include <trainhook/trainer/training_loss.hpp>
 
 #include <spdlog/spdlog.h>
 
@@ -22,13 +23,19 @@ namespace trainhook {
 
 TrainOutput Trainer::Impl::train(std::optional<std::string> resume_arg) {
   if (!train_dataset) throw std::invalid_argument("train: the Trainer has no train_dataset");
+  // The callback list may not change while train() dispatches events (callback_list.cpp).
+  in_train = true;
+  struct TrainingFlag {
+    bool& flag;
+    ~TrainingFlag() { flag = false; }
+  } training_flag{in_train};
   const auto resume = resolve_resume(std::move(resume_arg));
   if (resume) check_checkpoint_world_size(*resume, args.world_size);
   memory.start("train");
   const TrainingPlan plan = plan_steps();
   optimizer = make_optimizer(args, model->module());
   scheduler.emplace(args.lr_scheduler_type, args.learning_rate, warmup_steps_for(args, plan.max_steps),
-                    plan.max_steps);
+                    plan.max_steps, args.lr_scheduler_kwargs);
   set_learning_rate(*optimizer, scheduler->lr());
   state = TrainerState{};
   const StartPoint start = resume ? restore(*resume, plan) : StartPoint{};
@@ -144,7 +151,11 @@ void Trainer::Impl::training_step(const torch::Tensor& indices, int64_t epoch, i
   if (step % accum == 0) fire(TH_EVENT_STEP_BEGIN);
   const Batch batch = train_dataset->get(indices);
   const auto outputs = model->forward(batch.inputs);
-  auto loss = model->loss(outputs, batch.labels);
+  auto loss = compute_loss(*model, outputs, batch.labels, args.label_smoothing_factor);
+  if (args.include_num_input_tokens_seen) {
+    state.num_input_tokens_seen += static_cast<int64_t>(data_parallel->sum_over_ranks(
+        static_cast<double>(input_tokens(*model, batch.inputs)), "num_input_tokens_seen"));
+  }
   if (accum > 1) loss = loss / static_cast<double>(accum);
   const bool accumulation_boundary = (step + 1) % accum == 0 || (step + 1) == steps_in_epoch;
   data_parallel->before_backward(accumulation_boundary);

@@ -16,8 +16,19 @@ namespace trainhook {
 
 enum class IntervalStrategy { no, steps, epoch };                             // logging/eval
 enum class SaveStrategy { no, steps, epoch, best };                           // save
-enum class SchedulerType { linear, cosine, constant, constant_with_warmup };  // lr_scheduler_type
-enum class OptimizerName { adamw_torch, sgd };                                // optim
+// lr_scheduler_type: HF's SchedulerType except reduce_lr_on_plateau (see lr_schedule.hpp).
+enum class SchedulerType {
+  linear,
+  cosine,
+  cosine_with_restarts,
+  polynomial,
+  constant,
+  constant_with_warmup,
+  inverse_sqrt,
+  cosine_with_min_lr,
+  warmup_stable_decay
+};
+enum class OptimizerName { adamw_torch, sgd, adagrad, rmsprop };              // optim
 enum class PluginErrorPolicy { disable, fail };                               // plugin_error_policy
 enum class DdpBackend { gloo, nccl };                                         // ddp_backend
 
@@ -44,19 +55,26 @@ struct EnumNames<SaveStrategy> {
 };
 template <>
 struct EnumNames<SchedulerType> {
-  static constexpr std::array<EnumName<SchedulerType>, 4> all{
+  static constexpr std::array<EnumName<SchedulerType>, 9> all{
       {{SchedulerType::linear, "linear"},
        {SchedulerType::cosine, "cosine"},
+       {SchedulerType::cosine_with_restarts, "cosine_with_restarts"},
+       {SchedulerType::polynomial, "polynomial"},
        {SchedulerType::constant, "constant"},
-       {SchedulerType::constant_with_warmup, "constant_with_warmup"}}};
+       {SchedulerType::constant_with_warmup, "constant_with_warmup"},
+       {SchedulerType::inverse_sqrt, "inverse_sqrt"},
+       {SchedulerType::cosine_with_min_lr, "cosine_with_min_lr"},
+       {SchedulerType::warmup_stable_decay, "warmup_stable_decay"}}};
 };
 template <>
 struct EnumNames<OptimizerName> {
   // "adamw" is ours; "adamw_torch_fused" is HF's default on torch >= 2.8, the
   // fused kernel of the same algorithm.
-  static constexpr std::array<EnumName<OptimizerName>, 4> all{
+  static constexpr std::array<EnumName<OptimizerName>, 6> all{
       {{OptimizerName::adamw_torch, "adamw_torch"},
        {OptimizerName::sgd, "sgd"},
+       {OptimizerName::adagrad, "adagrad"},
+       {OptimizerName::rmsprop, "rmsprop"},
        {OptimizerName::adamw_torch, "adamw"},
        {OptimizerName::adamw_torch, "adamw_torch_fused"}}};
 };

@@ -36,11 +36,17 @@ struct TrainingArguments {
   double adam_epsilon = 1e-8;
   double max_grad_norm = 1.0;
   OptimizerName optim = OptimizerName::adamw_torch;
+  // HF's "key=value,key=value" string for the optimizer (optimizer_factory.hpp).
+  std::optional<std::string> optim_args;
   double num_train_epochs = 3.0;  // fractional allowed
   int64_t max_steps = -1;         // > 0 overrides num_train_epochs
   SchedulerType lr_scheduler_type = SchedulerType::linear;
+  // The schedule's options as HF's dict (lr_schedule.hpp checks the keys).
+  nlohmann::json lr_scheduler_kwargs = nlohmann::json::object();
   double warmup_ratio = 0.0;
   double warmup_steps = 0;  // < 1: ratio of max_steps
+  double label_smoothing_factor = 0.0;  // cross-entropy targets: (1 - f) one-hot + f / classes
+  bool include_num_input_tokens_seen = false;
 
   // -- logging / evaluation / saving (HF IntervalStrategy names)
   IntervalStrategy logging_strategy = IntervalStrategy::steps;

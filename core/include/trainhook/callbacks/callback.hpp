@@ -66,6 +66,9 @@ class InternalCallback {
   // Stateful callbacks: state to store under stateful_callbacks[name()]; nullopt = stateless.
   virtual std::optional<nlohmann::json> save_state() { return std::nullopt; }
   virtual void load_state(const nlohmann::json& /*state*/) {}
+  // The embedder's object behind an in-process adapter (nullptr for the core's
+  // and plugins' callbacks), so pop_callback/remove_callback find it by instance.
+  virtual const Callback* user_callback() const noexcept { return nullptr; }
 };
 
 // The in-process adapter of a NamedCallback: dispatches th_event_args through

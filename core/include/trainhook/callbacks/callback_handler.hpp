@@ -39,6 +39,11 @@ class CallbackHandler {
     return callbacks_;
   }
   detail::InternalCallback* find(const std::string& name) const noexcept;
+  // Callback list management (HF's pop_callback; callback_list.cpp): takes out
+  // the callback named `name`, or whose object or embedder's Callback is
+  // `instance`, keeping the order of the others; nullptr when there is none.
+  std::unique_ptr<detail::InternalCallback> pop(const std::string& name);
+  std::unique_ptr<detail::InternalCallback> pop_instance(const void* instance);
 
   // Fire one event. Resets the flags HF resets for that event, calls every
   // enabled callback whose mask has the event, and writes the merged flags back

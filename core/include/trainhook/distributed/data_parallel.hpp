@@ -65,6 +65,8 @@ class DataParallel {
   virtual std::string rng_state_file() const = 0;
   // No rank goes on before every rank has reached this point.
   virtual void barrier(const char* what) = 0;
+  // The c10d group, for guards that need it (MainProcessFirst); nullptr with one process.
+  virtual ProcessGroup* process_group() noexcept = 0;
 };
 
 struct DataParallelOptions {

@@ -32,6 +32,7 @@ class MultiProcess final : public DataParallel {
   std::vector<torch::Tensor> gather_rng_states() override;
   std::string rng_state_file() const override;
   void barrier(const char* what) override;
+  ProcessGroup* process_group() noexcept override { return group_.get(); }
 
  private:
   std::shared_ptr<ProcessGroup> group_;

@@ -26,6 +26,7 @@ class SingleProcess final : public DataParallel {
   std::vector<torch::Tensor> gather_rng_states() override { return {}; }
   std::string rng_state_file() const override;
   void barrier(const char*) override {}
+  ProcessGroup* process_group() noexcept override { return nullptr; }
 
  private:
   std::function<void()> reduce_gradients_;

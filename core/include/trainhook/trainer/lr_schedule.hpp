@@ -1,6 +1,11 @@
-// Learning-rate schedules with warmup, as transformers' get_scheduler: the
-// learning rate after `step` optimizer steps is base_lr × factor(step).
-// No LibTorch here (the trainer applies the rate to its optimizer).
+// Learning-rate schedules with warmup, as transformers' get_scheduler (4.47.1,
+// optimization.py): the learning rate after `step` optimizer steps is
+// base_lr × factor(step), a LambdaLR. No LibTorch here (the trainer applies the
+// rate to its optimizer).
+//
+// HF's reduce_lr_on_plateau is not a SchedulerType here: it is metric-driven,
+// not a function of the step; the plateau logic lives in the SDK
+// (trainhook/plateau.hpp, issue 19) and the trainer wires it.
 #pragma once
 
 #include <trainhook/args/training_arguments.hpp>
@@ -14,8 +19,74 @@ namespace trainhook {
 
 // SchedulerType (args/strategies.hpp) is parsed with the arguments.
 
-// HF's lambdas: warmup step/max(1,warmup), then linear decay to 0 at
-// total_steps, half a cosine period to 0, or constant.
+// The options a schedule takes from lr_scheduler_kwargs, with HF's defaults.
+// Fields that a schedule does not use keep their defaults.
+struct LrScheduleOptions {
+  double num_cycles = 0.5;       // cosine, cosine_with_min_lr, warmup_stable_decay; cosine_with_restarts: 1
+  double lr_end = 1e-7;          // polynomial
+  double power = 1.0;            // polynomial
+  double lr_init = 1.0;          // polynomial: learning_rate (HF's optimizer.defaults["lr"])
+  double min_lr_rate = 0.0;      // cosine_with_min_lr (from min_lr / base_lr or min_lr_rate)
+  int64_t num_stable_steps = 0;  // warmup_stable_decay
+  int64_t num_decay_steps = 0;   // warmup_stable_decay
+  double min_lr_ratio = 0.0;     // warmup_stable_decay
+  // warmup_stable_decay's decay shape: cosine (4.47.1's only shape), or linear /
+  // 1-sqrt (added by later transformers releases).
+  std::string decay_type = "cosine";
+
+  LrScheduleOptions& set_num_cycles(double v) {
+    num_cycles = v;
+    return *this;
+  }
+  LrScheduleOptions& set_lr_end(double v) {
+    lr_end = v;
+    return *this;
+  }
+  LrScheduleOptions& set_power(double v) {
+    power = v;
+    return *this;
+  }
+  LrScheduleOptions& set_min_lr_rate(double v) {
+    min_lr_rate = v;
+    return *this;
+  }
+  LrScheduleOptions& set_num_stable_steps(int64_t v) {
+    num_stable_steps = v;
+    return *this;
+  }
+  LrScheduleOptions& set_num_decay_steps(int64_t v) {
+    num_decay_steps = v;
+    return *this;
+  }
+  LrScheduleOptions& set_min_lr_ratio(double v) {
+    min_lr_ratio = v;
+    return *this;
+  }
+  LrScheduleOptions& set_decay_type(std::string v) {
+    decay_type = std::move(v);
+    return *this;
+  }
+};
+
+// The options of `type` from lr_scheduler_kwargs (a JSON object, or a string
+// holding one, as HF accepts), checked as HF's schedule functions check them.
+// Throws std::invalid_argument naming lr_scheduler_kwargs, the key and the
+// schedule: an unknown key, a wrong type, a missing required key (min_lr or
+// min_lr_rate, num_decay_steps), lr_end >= learning_rate. Keys of schedules
+// whose HF function gets no kwargs (constant, constant_with_warmup,
+// inverse_sqrt) are an error too, as HF would ignore them silently.
+// total_steps gives warmup_stable_decay's num_stable_steps when it is absent
+// (total − warmup − decay, as later transformers releases).
+LrScheduleOptions lr_schedule_options(SchedulerType type, const nlohmann::json& kwargs, double base_lr,
+                                      int64_t warmup_steps, int64_t total_steps);
+
+// The keys lr_scheduler_kwargs may hold for `type` (for messages and --help).
+std::vector<std::string> lr_schedule_keys(SchedulerType type);
+
+// HF's lambdas: warmup step/max(1,warmup), then the schedule's shape.
+double lr_factor(SchedulerType type, int64_t step, int64_t warmup_steps, int64_t total_steps,
+                 const LrScheduleOptions& options);
+// With the default options (cosine_with_restarts: one cycle; polynomial: a base rate of 1).
 double lr_factor(SchedulerType type, int64_t step, int64_t warmup_steps, int64_t total_steps);
 
 // HF's get_warmup_steps: warmup_steps if > 0 (a value < 1 is a ratio of
@@ -25,7 +96,11 @@ int64_t warmup_steps_for(const TrainingArguments& args, int64_t max_steps);
 // A LambdaLR: step() counts optimizer steps; lr() is the rate to use next.
 class LrScheduler {
  public:
+  // Without lr_scheduler_kwargs (cosine_with_min_lr and warmup_stable_decay need some: throws).
   LrScheduler(SchedulerType type, double base_lr, int64_t warmup_steps, int64_t total_steps);
+  // With options from lr_scheduler_kwargs (lr_schedule_options throws on bad ones).
+  LrScheduler(SchedulerType type, double base_lr, int64_t warmup_steps, int64_t total_steps,
+              const nlohmann::json& kwargs);
   void step() noexcept { ++step_; }
   double lr() const noexcept;
   int64_t last_step() const noexcept { return step_; }
@@ -38,6 +113,7 @@ class LrScheduler {
   double base_lr_;
   int64_t warmup_;
   int64_t total_;
+  LrScheduleOptions options_;
   int64_t step_ = 0;
 };
 

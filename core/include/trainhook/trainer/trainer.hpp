@@ -15,6 +15,7 @@
 #include <trainhook/args/training_arguments.hpp>
 #include <trainhook/callbacks/callback.hpp>
 #include <trainhook/callbacks/callback_handler.hpp>
+#include <trainhook/callbacks/popped_callback.hpp>
 #include <trainhook/callbacks/state.hpp>
 #include <trainhook/distributed/gradient_reduction.hpp>
 #include <trainhook/plugin_host/plugin_registry.hpp>
@@ -116,6 +117,25 @@ class Trainer {
   const TrainingArguments& args() const noexcept;
   Model& model() noexcept;
   CallbackHandler& callback_handler() noexcept;
+
+  // HF's callback list management (callback_list.cpp), before train() and
+  // between train()/evaluate() calls; the order of the others is kept. Adding
+  // puts the callback last; a name already in the list is an error (names key
+  // the saved callback states). By name: "DefaultFlowCallback" or a plugin
+  // callback (found and configured as `callbacks` are; needs use_plugins).
+  // Without DefaultFlowCallback nothing is logged, evaluated or saved at
+  // step/epoch intervals, as in HF; without the progress plugin nothing is shown.
+  void add_callback(NamedCallback callback);
+  void add_callback(const std::string& name);
+  void add_callback(PoppedCallback callback);
+  // The callback named `name` / the embedder's `instance`, taken out; nullopt when absent.
+  std::optional<PoppedCallback> pop_callback(const std::string& name);
+  std::optional<PoppedCallback> pop_callback(const Callback& instance);
+  // As pop_callback, the callback destroyed; nothing happens when it is absent.
+  void remove_callback(const std::string& name);
+  void remove_callback(const Callback& instance);
+  // The names in calling order.
+  std::vector<std::string> callback_names() const;
   // The host table plugins receive (also usable by C++ callbacks).
   HostServices& host() noexcept;
 

@@ -1,0 +1,110 @@
+"""Integration test of issue 24's flags through `trainhook train`:
+--include_num_input_tokens_seen (counted per micro-batch: rows of tabular data,
+block_size tokens per sample of the character LM; logged as HF does and saved in
+trainer_state.json), --label_smoothing_factor (changes the evaluation loss),
+--lr_scheduler_type/--lr_scheduler_kwargs and --optim/--optim_args through the
+CLI (the logged learning rates follow the schedule; bad values fail with a
+message naming the key), and --help listing every new flag with its HF default.
+usage: cli_hf_options.py <trainhook binary> <work dir>
+"""
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+
+cli, work = sys.argv[1], sys.argv[2]
+shutil.rmtree(work, ignore_errors=True)
+os.makedirs(work)
+failures = []
+
+
+def check(cond, what):
+    print(("ok   " if cond else "FAIL ") + what)
+    if not cond:
+        failures.append(what)
+
+
+def train(name, *args, code=0):
+    out = os.path.join(work, name)
+    p = subprocess.run([cli, "train", "--output_dir", out, "--disable_tqdm", "--save_strategy", "no", *map(str, args)],
+                       capture_output=True, text=True)
+    if (p.returncode != code) if code is not None else p.returncode == 0:
+        print(p.stdout, p.stderr)
+        raise SystemExit(f"FAIL {name}: exit {p.returncode}, expected {code}")
+    return out, p.stderr
+
+
+csv = os.path.join(work, "train.csv")
+with open(csv, "w") as f:
+    for i in range(20):
+        f.write(f"{i % 5},{(i * 7) % 3},{i % 4},{i % 2}\n")
+txt = os.path.join(work, "train.txt")
+with open(txt, "w") as f:
+    f.write("the quick brown fox jumps over the lazy dog. " * 20)
+
+# -- num_input_tokens_seen, tabular: 4 rows a micro-batch, 2 micro-batches a step.
+out, _ = train("tokens_csv", "--do_train", "--train_file", csv, "--per_device_train_batch_size", 4,
+               "--gradient_accumulation_steps", 2, "--max_steps", 2, "--logging_steps", 1,
+               "--include_num_input_tokens_seen")
+state = json.load(open(os.path.join(out, "trainer_state.json")))
+logs = [e for e in state["log_history"] if "loss" in e]
+check([e.get("num_input_tokens_seen") for e in logs] == [8, 16], f"tabular: logged tokens {logs}")
+check(state["num_input_tokens_seen"] == 16, f"tabular: trainer_state num_input_tokens_seen {state['num_input_tokens_seen']}")
+
+# -- character LM: block_size tokens per sample.
+out, _ = train("tokens_txt", "--do_train", "--train_file", txt, "--model", "char_transformer", "--block_size", 8,
+               "--hidden_size", 16, "--num_layers", 1, "--num_heads", 2, "--per_device_train_batch_size", 3,
+               "--max_steps", 3, "--logging_steps", 1, "--include_num_input_tokens_seen=all")
+state = json.load(open(os.path.join(out, "trainer_state.json")))
+logs = [e for e in state["log_history"] if "loss" in e]
+check([e.get("num_input_tokens_seen") for e in logs] == [24, 48, 72], f"char LM: logged tokens {logs}")
+
+# -- off (the default): not logged, not counted.
+out, _ = train("tokens_off", "--do_train", "--train_file", csv, "--per_device_train_batch_size", 4,
+               "--max_steps", 2, "--logging_steps", 1)
+state = json.load(open(os.path.join(out, "trainer_state.json")))
+check(all("num_input_tokens_seen" not in e for e in state["log_history"]) and state["num_input_tokens_seen"] == 0,
+      "without the flag nothing is counted or logged")
+
+# -- label smoothing changes the evaluation loss of the same weights (same seed).
+losses = {}
+for f in (0.0, 0.2):
+    out, _ = train(f"smooth_{f}", "--do_eval", "--train_file", csv, "--validation_file", csv,
+                   "--label_smoothing_factor", f)
+    losses[f] = json.load(open(os.path.join(out, "eval_results.json")))["eval_loss"]
+check(abs(losses[0.0] - losses[0.2]) > 1e-4, f"label smoothing changes eval_loss: {losses}")
+_, err = train("smooth_bad", "--do_eval", "--train_file", csv, "--validation_file", csv,
+               "--label_smoothing_factor", 1.5, code=None)
+check("label_smoothing_factor" in err and "terminate called" not in err, f"bad label_smoothing_factor: {err.strip()}")
+
+# -- a schedule with kwargs through the CLI: the logged rates follow it.
+out, _ = train("poly", "--do_train", "--train_file", csv, "--per_device_train_batch_size", 4, "--max_steps", 4,
+               "--logging_steps", 1, "--learning_rate", 0.01, "--lr_scheduler_type", "polynomial",
+               "--lr_scheduler_kwargs", '{"lr_end": 0.001, "power": 2.0}', "--optim", "sgd",
+               "--optim_args", "momentum=0.9,nesterov=True")
+state = json.load(open(os.path.join(out, "trainer_state.json")))
+got = [e["learning_rate"] for e in state["log_history"] if "loss" in e]
+want = [0.009 * (1 - s / 4) ** 2 + 0.001 for s in (1, 2, 3, 4)]
+check(all(math.isclose(g, w, rel_tol=1e-12) for g, w in zip(got, want)) and len(got) == 4,
+      f"polynomial through the CLI: {got} vs {want}")
+_, err = train("bad_kwargs", "--do_train", "--train_file", csv, "--max_steps", 1, "--lr_scheduler_type", "polynomial",
+               "--lr_scheduler_kwargs", '{"pwr": 2}', code=None)
+check("'pwr'" in err and "polynomial" in err and "terminate called" not in err, f"bad kwargs: {err.strip()}")
+_, err = train("bad_optim_args", "--do_train", "--train_file", csv, "--max_steps", 1, "--optim", "rmsprop",
+               "--optim_args", "nesterov=True", code=None)
+check("'nesterov'" in err and "rmsprop" in err and "terminate called" not in err, f"bad optim_args: {err.strip()}")
+
+# -- --help lists every new flag with its HF default.
+help_text = subprocess.run([cli, "train", "--help"], capture_output=True, text=True).stdout
+for flag, default in (("lr_scheduler_kwargs", "{}"), ("optim_args", "unset"), ("label_smoothing_factor", "0"),
+                      ("include_num_input_tokens_seen", "false")):
+    line = next((l for l in help_text.splitlines() if f"--{flag} " in l), "")
+    check(f"[default: {default}]" in help_text.split(f"--{flag} ", 1)[-1].split("--", 1)[0],
+          f"--help: --{flag} with default {default}: {line.strip()}")
+for name in ("cosine_with_restarts", "warmup_stable_decay", "adagrad", "rmsprop"):
+    check(name in help_text, f"--help names {name}")
+
+if failures:
+    sys.exit(f"{len(failures)} failure(s)")
