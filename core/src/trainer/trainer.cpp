@@ -12,6 +12,7 @@
 #include <trainhook/trainer/checkpoint_dirs.hpp>
 #include <trainhook/trainer/checkpoint_io.hpp>
 #include <trainhook/trainer/reproducibility.hpp>
+#include <trainhook/trainer/safetensors_io.hpp>
 
 #include <spdlog/spdlog.h>
 
@@ -247,10 +248,9 @@ PredictionOutput Trainer::Impl::prediction_loop(const TensorDataset& dataset, co
   double loss_sum = 0;
   for (int64_t b = 0; b < batches; ++b) {
     const int64_t len = std::min(bs, count - b * bs);
-    const Batch batch{dataset.inputs().narrow(0, first + b * bs, len),
-                      dataset.labels().narrow(0, first + b * bs, len)};
-    auto out = model->forward(batch.inputs);
-    loss_sum += model->loss(out, batch.labels).item<double>() * static_cast<double>(len);
+    const Batch batch = dataset.slice(first + b * bs, len);
+    auto [out, batch_loss] = model->forward_batch(batch);
+    loss_sum += batch_loss.item<double>() * static_cast<double>(len);
     outputs.push_back(out);
     labels.push_back(batch.labels);
     EventPayload payload;
@@ -263,7 +263,7 @@ PredictionOutput Trainer::Impl::prediction_loop(const TensorDataset& dataset, co
   if (group && n > 0) {
     if (outputs.empty()) {
       // This rank's part is empty (fewer samples than ranks): zero rows of the right shape.
-      outputs.push_back(model->forward(dataset.inputs().narrow(0, 0, 1)).narrow(0, 0, 0));
+      outputs.push_back(model->forward_batch(dataset.slice(0, 1)).outputs.narrow(0, 0, 0));
       labels.push_back(dataset.labels().narrow(0, 0, 0));
     }
     result.predictions = group->gather_rows(torch::cat(outputs).contiguous(), "evaluation outputs");
@@ -374,6 +374,7 @@ void Trainer::Impl::save_checkpoint() {
     contents.scheduler = &*scheduler;
     contents.state = &state;
     contents.training_args_json = args_json;
+    contents.save_safetensors = args.save_safetensors;
     contents.on_file = on_checkpoint_file;
     contents.rank_rng_states = rank_rng;
     write_checkpoint_atomically(out, state.global_step,
@@ -432,6 +433,7 @@ void Trainer::save_model(const std::optional<fs::path>& dir) {
   const fs::path target = dir.value_or(fs::path(impl_->args.output_dir));
   fs::create_directories(target);
   save_model_weights(impl_->model->module(), target / kModelFile);
+  if (impl_->args.save_safetensors) save_safetensors(impl_->model->module(), target / kSafetensorsFile);
   std::ofstream out(target / kTrainingArgsFile);
   out << impl_->args_json << "\n";
   if (!out) throw std::runtime_error("cannot write " + (target / kTrainingArgsFile).string());

@@ -86,6 +86,7 @@ struct Trainer::Impl {
   double tr_loss = 0;
   double total_loss = 0;
   int64_t globalstep_last_logged = 0;
+  double step_learning_rate = 0;  // the rate of the last optimizer step (logged as learning_rate)
   bool in_train = false;
 };
 

@@ -148,8 +148,7 @@ TrainOutput Trainer::Impl::train(std::optional<std::string> resume_arg) {
       any_step = true;
       if (i % accum == 0) fire(TH_EVENT_STEP_BEGIN);
       const Batch batch = train_dataset->get(batches[static_cast<size_t>(i)]);
-      const auto outputs = model->forward(batch.inputs);
-      auto loss = model->loss(outputs, batch.labels);
+      auto loss = model->forward_batch(batch).loss;
       if (accum > 1) loss = loss / static_cast<double>(accum);
       const bool sync = (i + 1) % accum == 0 || (i + 1) == steps_in_epoch;
       // Gradients of the window's last micro-step are all-reduced while backward runs.
@@ -169,6 +168,8 @@ TrainOutput Trainer::Impl::train(std::optional<std::string> resume_arg) {
         fire(TH_EVENT_PRE_OPTIMIZER_STEP);
         optimizer->step();
         fire(TH_EVENT_OPTIMIZER_STEP);
+        // The newest transformers logs the rate this step used (before the scheduler's step).
+        step_learning_rate = scheduler->lr();
         scheduler->step();
         set_learning_rate(*optimizer, scheduler->lr());
         optimizer->zero_grad();
@@ -231,9 +232,10 @@ void Trainer::Impl::maybe_log_save_evaluate(std::optional<double> grad_norm) {
     // HF logs the loss gathered and averaged over processes.
     tr_loss = mean_over_ranks(tr_loss);
     Metrics logs;
-    logs["loss"] = round_to(tr_loss / static_cast<double>(state.global_step - globalstep_last_logged), 4);
+    // In full, as the newest transformers logs it (4.x rounded to 4 decimals).
+    logs["loss"] = tr_loss / static_cast<double>(state.global_step - globalstep_last_logged);
     if (grad_norm) logs["grad_norm"] = *grad_norm;
-    logs["learning_rate"] = scheduler->lr();
+    logs["learning_rate"] = step_learning_rate;
     total_loss += tr_loss;
     tr_loss = 0;
     globalstep_last_logged = state.global_step;
