@@ -279,6 +279,22 @@ class Suite:
                    source=src),
         ]
 
+    def torchscript(self):
+        cli = self.exe("bin", "trainhook")
+        venv = os.environ.get("TRAINHOOK_HF_VENV") or os.path.join(ROOT, "build", "hf-venv")
+        python = os.path.join(venv, "bin", "python")
+        if not cli or not os.access(python, os.X_OK):
+            return self.missing("torchscript", f"bin/trainhook (needs LibTorch) or the HF venv {venv} "
+                                "(scripts/hf-venv) is missing")
+        steps, repeats = ("200", "3") if self.quick else ("400", "5")
+        text = self.run("torchscript", [python, os.path.join(ROOT, "bench", "torchscript", "bench_torchscript.py"),
+                                        "--cli", cli, "--steps", steps, "--repeats", repeats],
+                        env=self.clean_env(), timeout=600)
+        ratio = _search(text, r"step-time ratio torchscript/builtin: ([0-9.]+)")
+        self.raw["torchscript"] = {"ratio": ratio}
+        self.figures.append(Figure("torchscript MLP / built-in mlp: step time (CLI)", ratio, "x", 1.10,
+                                   source="bench/torchscript (64-256-256-10, batch 64, interpreter overhead)"))
+
     def clean_env(self, base=None):
         env = dict(base or os.environ)
         env.pop("TRAINHOOK_PLUGIN_PATH", None)
@@ -360,14 +376,14 @@ def main():
                     "TRAINHOOK_BENCH_THREADS; 0 leaves LibTorch's default. One thread keeps step times "
                     "stable on a shared machine, where spinning OpenMP workers mostly measure the load")
     ap.add_argument("--only", default="", help="comma-separated subset: trainer_overhead, all_plugins, "
-                    "dispatch, plugin_load, peak_rss, tensorboard, mlflow, ddp")
+                    "dispatch, plugin_load, peak_rss, tensorboard, mlflow, ddp, torchscript")
     opts = ap.parse_args()
     build = os.path.abspath(opts.build)
     out_dir = os.path.join(build, "bench")
     suite = Suite(build, out_dir, opts.quick, opts.threads)
     only = set(filter(None, opts.only.split(",")))
     known = {"trainer_overhead", "all_plugins", "dispatch", "plugin_load", "peak_rss", "tensorboard", "mlflow",
-             "ddp"}
+             "ddp", "torchscript"}
     if only - known:
         ap.error(f"--only: unknown {', '.join(sorted(only - known))} (expected some of {', '.join(sorted(known))})")
     want = lambda n: not only or n in only  # noqa: E731
@@ -387,6 +403,8 @@ def main():
             suite.tensorboard()
         if want("ddp"):
             suite.ddp()
+        if want("torchscript"):
+            suite.torchscript()
         if want("all_plugins") or want("peak_rss"):
             with Peers(work) as peers:
                 if want("all_plugins"):

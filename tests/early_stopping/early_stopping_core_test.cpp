@@ -103,7 +103,7 @@ TEST_CASE("through the handler: stops after patience, and the counter survives s
     CHECK_FALSE(evaluate(handler, state, control, 1.0));  // counter 2
     handler.save_states(state, control);
   }
-  const nlohmann::json& saved = state.stateful_callbacks.at("early_stopping");
+  const nlohmann::json& saved = state.stateful_callbacks.at("EarlyStoppingCallback");
   CHECK(saved.at("attributes").at("early_stopping_patience_counter") == 2);
   CHECK(saved.at("args").at("early_stopping_patience") == 3);
 

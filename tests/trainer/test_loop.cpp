@@ -5,6 +5,7 @@
 #include <trainhook/trainer/eval_prediction.hpp>
 #include <trainhook/trainer/lr_schedule.hpp>
 
+#include <cmath>
 #include <doctest/doctest.h>
 
 #include <sstream>
@@ -214,7 +215,7 @@ TEST_CASE("gradients are clipped to max_grad_norm and the norm before clipping i
   CHECK(std::sqrt(delta_sq) == doctest::Approx(0.05).epsilon(1e-3));
 }
 
-TEST_CASE("the learning rate follows the schedule and is logged after each step") {
+TEST_CASE("the learning rate follows the schedule; each step logs the rate it used (newest transformers)") {
   TempDir dir("loop-lr");
   auto args = small_args(dir.str());
   args.max_steps = 8;
@@ -227,8 +228,24 @@ TEST_CASE("the learning rate follows the schedule and is logged after each step"
   for (int64_t step = 1; step <= 8; ++step) {
     CAPTURE(step);
     CHECK(h[static_cast<size_t>(step - 1)]["learning_rate"].get<double>() ==
-          doctest::Approx(1e-2 * lr_factor(SchedulerType::linear, step, 2, 8)));
+          doctest::Approx(1e-2 * lr_factor(SchedulerType::linear, step - 1, 2, 8)));
   }
+}
+
+TEST_CASE("the logged loss is not rounded (newest transformers)") {
+  TempDir dir("loop-loss-digits");
+  auto args = small_args(dir.str());
+  args.max_steps = 6;
+  args.logging_steps = 1;
+  Trainer trainer(tiny_model(3), args, synthetic_data(32), nullptr, plugin_free());
+  trainer.train();
+  int unrounded = 0;
+  for (const auto& e : trainer.state().log_history) {
+    if (!e.contains("loss")) continue;
+    const double loss = e["loss"].get<double>();
+    if (std::abs(loss * 1e4 - std::round(loss * 1e4)) > 1e-6) ++unrounded;
+  }
+  CHECK(unrounded > 0);
 }
 
 TEST_CASE("full determinism: one seed gives identical runs, another seed differs") {

@@ -411,6 +411,8 @@ std::vector<OptionSpec> build_table() {
       "false when the metric's name ends in loss, else true"));
   t.push_back(field("resume_from_checkpoint", G::LogEvalSave, &TA::resume_from_checkpoint,
                     "Checkpoint folder to resume from, or true = the latest in output_dir"));
+  t.push_back(field("save_safetensors", G::LogEvalSave, &TA::save_safetensors,
+                    "Also write the weights as model.safetensors (state-dict names) in checkpoints and output_dir"));
   t.push_back(field("skip_memory_metrics", G::LogEvalSave, &TA::skip_memory_metrics,
                     "Skip the memory (RSS) deltas in the metrics"));
   // -- Reproducibility and data loading
@@ -449,6 +451,11 @@ std::vector<OptionSpec> build_table() {
                     "Seconds the rendezvous or a collective may take before every rank fails"));
   // -- Model
   t.push_back(field("model", G::Model, &MA::model, "Built-in model: mlp, cnn or char_transformer"));
+  t.push_back(field("model_name_or_path", G::Model, &MA::model_name_or_path,
+                    "A TorchScript archive (torch.jit.save) to train instead of --model"));
+  t.push_back(field("loss", G::Model, &MA::loss,
+                    "Loss of a TorchScript model whose forward returns no loss: cross_entropy, mse, "
+                    "bce_with_logits or l1"));
   t.push_back(field("hidden_size", G::Model, &MA::hidden_size, "Width of the hidden layers / embeddings"));
   t.push_back(field("num_layers", G::Model, &MA::num_layers, "Number of hidden layers / transformer blocks"));
   t.push_back(field("num_heads", G::Model, &MA::num_heads, "Attention heads (char_transformer)"));
@@ -461,6 +468,8 @@ std::vector<OptionSpec> build_table() {
   t.push_back(field("label_column", G::Data, &DA::label_column,
                     "CSV label column: first, last, a header name or a 0-based index"));
   t.push_back(field("csv_header", G::Data, &DA::csv_header, "The first CSV row is a header"));
+  t.push_back(field("label_column_name", G::Data, &DA::label_column_name,
+                    "CSV label column by header name (implies csv_header; default: label when the header has it)"));
   t.push_back(field("validation_split_percentage", G::Data, &DA::validation_split_percentage,
                     "Percent of the training data held out for validation when no validation_file"));
   t.push_back(field("block_size", G::Data, &DA::block_size, "Context length of the character LM"));

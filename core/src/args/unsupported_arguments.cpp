@@ -120,7 +120,6 @@ const std::vector<UnsupportedArgument> kTable = {
      "HF deprecated logging_dir; set TENSORBOARD_LOGGING_DIR to choose the TensorBoard folder"},
     {"log_level", false, kAlwaysWarn, "trainhook's log level is not an argument"},
     {"log_level_replica", false, kAlwaysWarn, "trainhook's log level is not an argument"},
-    {"save_safetensors", true, kAlwaysWarn, "checkpoints are saved in LibTorch's format"},
     {"save_only_model", true, kOff,
      "checkpoints always hold optimizer, scheduler and RNG state so resume is exact"},
     {"restore_callback_states_from_checkpoint", true, kAlwaysWarn,

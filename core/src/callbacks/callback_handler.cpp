@@ -2,6 +2,8 @@
 // state/control into the C structs once per event and then only makes one
 // virtual call per interested callback; no allocation unless a callback fails.
 #include <trainhook/callbacks/callback_handler.hpp>
+
+#include <trainhook/callbacks/hf_callback_names.hpp>
 #include <trainhook/callbacks/trainer_state_io.hpp>
 
 #include <spdlog/spdlog.h>
@@ -184,7 +186,7 @@ void CallbackHandler::save_states(TrainerState& state, const TrainerControl& con
       if (!st) continue;
       if (!st->is_object())
         throw std::runtime_error("saved state must be a JSON object, got " + std::string(st->type_name()));
-      out[callbacks_[i]->name()] = std::move(*st);
+      out[stateful_callback_key(callbacks_[i]->name())] = std::move(*st);
     } catch (const std::exception& e) {
       failed(i, "save_state", e.what());
     } catch (...) {
@@ -199,13 +201,19 @@ void CallbackHandler::load_states(const TrainerState& state) {
   const nlohmann::json& saved = state.stateful_callbacks;
   if (!saved.is_object()) return;
   std::vector<std::string> unknown;
-  for (auto it = saved.begin(); it != saved.end(); ++it)
-    if (it.key() != "TrainerControl" && find(it.key()) == nullptr) unknown.push_back(it.key());
+  for (auto it = saved.begin(); it != saved.end(); ++it) {
+    bool known = it.key() == "TrainerControl" || find(it.key()) != nullptr;
+    for (size_t i = 0; i < callbacks_.size() && !known; ++i)
+      known = stateful_callback_key(callbacks_[i]->name()) == it.key();
+    if (!known) unknown.push_back(it.key());
+  }
   for (const auto& name : unknown)
     spdlog::warn("checkpoint has state for callback '{}', which is not in this run; ignoring it", name);
   for (size_t i = 0; i < callbacks_.size(); ++i) {
     if (enabled_[i] == 0) continue;
-    auto it = saved.find(callbacks_[i]->name());
+    // HF's class name first; our callback name in checkpoints written before it.
+    auto it = saved.find(stateful_callback_key(callbacks_[i]->name()));
+    if (it == saved.end()) it = saved.find(callbacks_[i]->name());
     if (it == saved.end()) continue;
     try {
       callbacks_[i]->load_state(*it);

@@ -9,6 +9,7 @@
 #include <trainhook/distributed/launch_env.hpp>
 #include <trainhook/models/model_factory.hpp>
 #include <trainhook/trainer/checkpoint_dirs.hpp>
+#include <trainhook/trainer/label_metrics.hpp>
 #include <trainhook/trainer/reproducibility.hpp>
 #include <trainhook/trainer/trainer.hpp>
 
@@ -118,11 +119,12 @@ int train_command(const std::vector<std::string>& args, const std::string& progr
   }
 
   set_seed(targs.seed, targs.full_determinism);
-  const LoadedData data = load_data(parsed.data, static_cast<uint64_t>(targs.seed));
-  auto model = make_builtin_model(parsed.model, parsed.data, data.info);
+  const LoadedData data =
+      load_data(parsed.data, static_cast<uint64_t>(targs.seed), real_valued_loss(parsed.model.loss));
+  auto model = make_cli_model(parsed.model, parsed.data, data);
 
   TrainerOptions options;
-  options.compute_metrics = accuracy_metrics;
+  options.compute_metrics = label_metrics;
   try {
     options.gradient_reduction = gradient_reduction_from_env();
   } catch (const std::runtime_error& e) {

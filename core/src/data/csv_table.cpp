@@ -71,7 +71,7 @@ size_t resolve_label_column(const std::string& spec, const std::vector<std::stri
 }  // namespace
 
 LabeledTable read_labeled_csv(const std::filesystem::path& file, const std::string& label_column,
-                              bool header) {
+                              bool header, bool integer_labels) {
   std::ifstream in(file);
   if (!in) throw std::runtime_error(file.string() + ": cannot open the CSV file (missing or unreadable)");
   LabeledTable t;
@@ -105,10 +105,12 @@ LabeledTable read_labeled_csv(const std::filesystem::path& file, const std::stri
     }
     for (size_t c = 0; c < columns; ++c) {
       const double v = parse_number(fields[c], file, line_no, c);
-      if (c == label) {
+      if (c == label && !integer_labels) {
+        t.real_labels.push_back(v);
+      } else if (c == label) {
         if (v < 0 || v != std::floor(v)) {
           throw std::runtime_error(where(file, line_no) + "label '" + fields[c] +
-                                   "' is not a non-negative integer class id");
+                                   "' is not a non-negative integer class id (for real-valued labels use --loss mse or l1)");
         }
         t.labels.push_back(static_cast<int64_t>(v));
       } else {

@@ -5,6 +5,7 @@
 
 #include <trainhook/data/csv_table.hpp>
 #include <trainhook/data/tensor_dataset.hpp>
+#include <trainhook/data/tensor_file.hpp>
 #include <trainhook/strings.hpp>
 
 #include <ATen/CPUGeneratorImpl.h>
@@ -27,19 +28,65 @@ bool has_extension(const std::string& file, const std::string& ext) {
 DataKind kind_of(const std::string& file) {
   if (has_extension(file, ".csv")) return DataKind::tabular;
   if (has_extension(file, ".txt")) return DataKind::text;
+  if (has_extension(file, ".pt") || has_extension(file, ".pth")) return DataKind::tensors;
   throw std::runtime_error(file +
-                           ": unknown data format (expected a .csv file with a label column or a .txt "
-                           "file for character language modelling)");
+                           ": unknown data format (expected a .csv file with a label column, a .txt "
+                           "file for character language modelling or a .pt file of named tensors)");
+}
+
+// The first non-blank line's fields when it is a header (some field is not a
+// number), else nothing.
+std::vector<std::string> header_fields(const std::string& file) {
+  std::ifstream in(file);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (strings::trim(line).empty()) continue;
+    auto fields = strings::split(line, ',', true);
+    for (const auto& f : fields) {
+      char* end = nullptr;
+      (void)std::strtod(f.c_str(), &end);
+      if (f.empty() || end != f.c_str() + f.size()) return fields;
+    }
+    return {};
+  }
+  return {};
+}
+
+// Which column holds the label and whether the file has a header:
+// --label_column_name (a header name) wins; a header (csv_header, or a first
+// line of names) that has HF's "label" column uses it unless --label_column
+// says otherwise.
+std::pair<std::string, bool> label_column_of(const std::string& file, const DataArguments& data) {
+  if (data.label_column_name) return {*data.label_column_name, true};
+  const auto header = header_fields(file);
+  const bool has_label = std::find(header.begin(), header.end(), "label") != header.end();
+  if (has_label && data.label_column == "last") return {"label", true};
+  return {data.label_column, data.csv_header};
+}
+
+void check_features(const std::string& file, int64_t features, DataInfo& info) {
+  if (info.num_features != 0 && features != info.num_features) {
+    throw std::runtime_error(file + ": samples have " + std::to_string(features) +
+                             " features but the training data has " + std::to_string(info.num_features));
+  }
+  info.num_features = features;
 }
 
 std::shared_ptr<TensorDataset> csv_dataset(const std::string& file, const DataArguments& data, DataInfo& info,
-                                           bool defines_classes) {
-  const LabeledTable t = read_labeled_csv(file, data.label_column, data.csv_header);
-  if (info.num_features != 0 && t.features != info.num_features) {
-    throw std::runtime_error(file + ": rows have " + std::to_string(t.features) +
-                             " features but the training data has " + std::to_string(info.num_features));
+                                           bool defines_classes, bool real_labels) {
+  const auto [label_column, header] = label_column_of(file, data);
+  const LabeledTable t = read_labeled_csv(file, label_column, header, !real_labels);
+  check_features(file, t.features, info);
+  if (real_labels) {
+    info.real_labels = true;
+    auto inputs =
+        torch::from_blob(const_cast<float*>(t.values.data()), {t.rows, t.features}, torch::kFloat).clone();
+    if (data.feature_scale != 1.0) inputs.mul_(data.feature_scale);
+    auto labels = torch::from_blob(const_cast<double*>(t.real_labels.data()), {t.rows}, torch::kDouble)
+                      .to(torch::kFloat);
+    return std::make_shared<TensorDataset>(inputs, labels, file);
   }
-  info.num_features = t.features;
   const int64_t max_label = *std::max_element(t.labels.begin(), t.labels.end());
   if (defines_classes) {
     info.num_classes = max_label + 1;
@@ -112,31 +159,94 @@ std::shared_ptr<TensorDataset> text_dataset(const std::string& file, const DataA
   return std::make_shared<TensorDataset>(torch::stack(in), torch::stack(out), file);
 }
 
+template <size_t N>
+std::string pick(const std::vector<NamedTensor>& tensors, const char* const (&names)[N]) {
+  for (const char* n : names) {
+    for (const auto& t : tensors) {
+      if (t.first == n) return n;
+    }
+  }
+  return "";
+}
+
+// A .pt file: the labels are "labels" (HF's name), "label", "y", "target" or
+// "targets"; the input is "input", "inputs", "input_ids", "x" or "features",
+// or the one other tensor. Every tensor rides along by name.
+std::shared_ptr<TensorDataset> pt_dataset(const std::string& file, DataInfo& info, bool first) {
+  std::vector<NamedTensor> tensors = read_tensor_file(file);
+  std::string names;
+  for (const auto& t : tensors) names += (names.empty() ? "" : ", ") + t.first;
+  static const char* const kLabels[] = {"labels", "label", "y", "target", "targets"};
+  static const char* const kInputs[] = {"input", "inputs", "input_ids", "x", "features"};
+  const std::string label = pick(tensors, kLabels);
+  if (label.empty()) {
+    throw std::runtime_error(file +
+                             ": no labels tensor (expected one named labels, label, y, target or "
+                             "targets; the file has: " +
+                             names + ")");
+  }
+  std::string input = pick(tensors, kInputs);
+  if (input.empty() && tensors.size() == 2)
+    input = tensors[0].first == label ? tensors[1].first : tensors[0].first;
+  if (input.empty()) {
+    throw std::runtime_error(file +
+                             ": no input tensor (expected one named input, inputs, input_ids, x or "
+                             "features, or exactly one tensor besides the labels; the file has: " +
+                             names + ")");
+  }
+  std::shared_ptr<TensorDataset> ds;
+  try {
+    ds = std::make_shared<TensorDataset>(std::move(tensors), input, label, file);
+  } catch (const std::invalid_argument& e) {
+    throw std::runtime_error(e.what());
+  }
+  const auto& x = ds->inputs();
+  check_features(file, x.dim() > 1 ? x.numel() / std::max<int64_t>(x.size(0), 1) : 1, info);
+  const auto& y = ds->labels();
+  if (y.is_floating_point()) {
+    info.real_labels = true;
+  } else if (y.numel() > 0) {
+    const int64_t max_label = y.max().item<int64_t>();
+    if (y.min().item<int64_t>() < 0) {
+      throw std::runtime_error(file + ": tensor '" + label + "' has a negative class id");
+    }
+    if (first) {
+      info.num_classes = max_label + 1;
+    } else if (info.num_classes > 0 && max_label >= info.num_classes) {
+      throw std::runtime_error(file + ": label " + std::to_string(max_label) +
+                               " is out of range: the training data has classes 0.." +
+                               std::to_string(info.num_classes - 1));
+    }
+  }
+  return ds;
+}
+
 std::shared_ptr<TensorDataset> load_file(const std::string& file, const DataArguments& data, DataInfo& info,
-                                         bool first) {
+                                         bool first, bool real_labels) {
   if (!std::filesystem::exists(file)) throw std::runtime_error(file + ": no such file");
   const DataKind kind = kind_of(file);
   if (!first && kind != info.kind) {
     throw std::runtime_error(file + ": its format differs from the training file's");
   }
   info.kind = kind;
-  return kind == DataKind::tabular ? csv_dataset(file, data, info, first)
+  if (kind == DataKind::tensors) return pt_dataset(file, info, first);
+  return kind == DataKind::tabular ? csv_dataset(file, data, info, first, real_labels)
                                    : text_dataset(file, data, info, first);
 }
 
 }  // namespace
 
-LoadedData load_data(const DataArguments& data, uint64_t seed) {
+LoadedData load_data(const DataArguments& data, uint64_t seed, bool real_labels) {
   LoadedData out;
   bool first = true;
   if (data.train_file) {
-    out.train = load_file(*data.train_file, data, out.info, true);
+    out.train = load_file(*data.train_file, data, out.info, true, real_labels);
     first = false;
   }
   if (data.validation_file) {
     if (first)
       throw std::runtime_error("validation_file needs a train_file (the vocabulary/classes come from it)");
-    out.validation = load_file(*data.validation_file, data, out.info, false);
+    out.validation = load_file(*data.validation_file, data, out.info, false, real_labels);
   } else if (data.validation_split_percentage > 0) {
     if (!out.train) throw std::runtime_error("validation_split_percentage needs a train_file");
     if (data.validation_split_percentage >= 100) {
@@ -153,15 +263,14 @@ LoadedData load_data(const DataArguments& data, uint64_t seed) {
     }
     auto gen = at::make_generator<at::CPUGeneratorImpl>(seed);
     const auto perm = torch::randperm(n, gen, torch::kLong);
-    TensorDataset shuffled(out.train->inputs().index_select(0, perm),
-                           out.train->labels().index_select(0, perm), out.train->description());
+    const TensorDataset shuffled = out.train->select(perm);
     auto parts = shuffled.split_at(n - n_val);
     out.train = std::make_shared<TensorDataset>(std::move(parts.first));
     out.validation = std::make_shared<TensorDataset>(std::move(parts.second));
   }
   if (data.test_file) {
     if (first) throw std::runtime_error("test_file needs a train_file (the vocabulary/classes come from it)");
-    out.test = load_file(*data.test_file, data, out.info, false);
+    out.test = load_file(*data.test_file, data, out.info, false, real_labels);
   }
   out.train_samples = out.train ? out.train->size() : 0;
   out.validation_samples = out.validation ? out.validation->size() : 0;

@@ -1,9 +1,12 @@
 #include <trainhook/models/model_factory.hpp>
 
 #include <trainhook/common/closest_name.hpp>
+#include <trainhook/data/tensor_dataset.hpp>
 #include <trainhook/models/char_transformer.hpp>
 #include <trainhook/models/cnn.hpp>
+#include <trainhook/models/losses.hpp>
 #include <trainhook/models/mlp.hpp>
+#include <trainhook/models/torchscript_model.hpp>
 
 #include <cmath>
 #include <stdexcept>
@@ -11,6 +14,45 @@
 namespace trainhook {
 
 std::vector<std::string> builtin_model_names() { return {"mlp", "cnn", "char_transformer"}; }
+
+bool real_valued_loss(const std::optional<std::string>& loss) {
+  return loss && (*loss == "mse" || *loss == "l1" || *loss == "bce_with_logits");
+}
+
+std::shared_ptr<Model> make_cli_model(const ModelArguments& model, const DataArguments& data,
+                                      const LoadedData& loaded) {
+  if (!model.model_name_or_path) {
+    if (model.loss) {
+      throw std::invalid_argument(
+          "--loss applies to a TorchScript model (--model_name_or_path); the built-in " + model.model +
+          " has its own loss");
+    }
+    if (loaded.info.real_labels) {
+      throw std::invalid_argument((data.train_file ? *data.train_file : std::string("the training data")) +
+                                  ": real-valued labels need a regression model: a TorchScript model "
+                                  "(--model_name_or_path) with --loss mse or l1");
+    }
+    return make_builtin_model(model, data, loaded.info);
+  }
+  auto ts =
+      std::make_shared<TorchScriptModel>(*model.model_name_or_path, TorchScriptOptions().loss(model.loss));
+  const std::pair<const std::shared_ptr<TensorDataset>*, const std::optional<std::string>*> sets[] = {
+      {&loaded.train, &data.train_file},
+      {&loaded.validation, &data.validation_file},
+      {&loaded.test, &data.test_file}};
+  bool bound = false;
+  for (const auto& [set, file] : sets) {
+    if (!*set) continue;
+    const std::string source =
+        *file ? **file : (data.train_file ? *data.train_file : std::string("the data"));
+    if (model.loss) check_labels_fit_loss(*model.loss, (*set)->labels(), source);
+    if (!bound) {
+      ts->bind((*set)->names(), (*set)->input_name(), (*set)->label_name(), source);
+      bound = true;
+    }
+  }
+  return ts;
+}
 
 std::shared_ptr<Model> make_builtin_model(const ModelArguments& model, const DataArguments& data,
                                           const DataInfo& info) {

@@ -3,6 +3,8 @@
 #include <trainhook/trainer/checkpoint_dirs.hpp>
 #include <trainhook/trainer/reproducibility.hpp>
 #include <trainhook/callbacks/trainer_state_io.hpp>
+#include <trainhook/models/torchscript_model.hpp>
+#include <trainhook/trainer/safetensors_io.hpp>
 
 #include <ATen/CPUGeneratorImpl.h>
 #include <torch/serialize.h>
@@ -51,6 +53,11 @@ void check_checkpoint_world_size(const fs::path& dir, int world_size) {
 }
 
 void save_model_weights(torch::nn::Module& module, const fs::path& file) {
+  // A TorchScript model is saved as the archive it came in (torch.jit.load-able).
+  if (auto* script = dynamic_cast<ScriptModuleParameters*>(&module)) {
+    script->owner().save(file);
+    return;
+  }
   torch::serialize::OutputArchive archive;
   module.save(archive);
   archive.save_to(file.string());
@@ -58,6 +65,10 @@ void save_model_weights(torch::nn::Module& module, const fs::path& file) {
 
 void load_model_weights(torch::nn::Module& module, const fs::path& file) {
   require(file);
+  if (auto* script = dynamic_cast<ScriptModuleParameters*>(&module)) {
+    script->owner().load_weights(file);
+    return;
+  }
   try {
     torch::serialize::InputArchive archive;
     archive.load_from(file.string());
@@ -74,6 +85,10 @@ void write_checkpoint_files(const fs::path& dir, const CheckpointContents& c) {
   };
   save_model_weights(*c.module, dir / kModelFile);
   done(dir / kModelFile);
+  if (c.save_safetensors) {
+    save_safetensors(*c.module, dir / kSafetensorsFile);
+    done(dir / kSafetensorsFile);
+  }
   {
     torch::serialize::OutputArchive archive;
     c.optimizer->save(archive);

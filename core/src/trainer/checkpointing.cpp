@@ -8,6 +8,7 @@
 #include <trainhook/distributed/main_process_first.hpp>
 #include <trainhook/trainer/checkpoint_dirs.hpp>
 #include <trainhook/trainer/checkpoint_io.hpp>
+#include <trainhook/trainer/safetensors_io.hpp>
 
 #include <fstream>
 #include <stdexcept>
@@ -69,6 +70,7 @@ void Trainer::Impl::save_checkpoint() {
     contents.scheduler = &*scheduler;
     contents.state = &state;
     contents.training_args_json = args_json;
+    contents.save_safetensors = args.save_safetensors;
     contents.on_file = on_checkpoint_file;
     contents.rank_rng_states = rank_rng;
     write_checkpoint_atomically(out, state.global_step,
@@ -119,6 +121,7 @@ void Trainer::save_model(const std::optional<fs::path>& dir) {
   const fs::path target = dir.value_or(fs::path(impl_->args.output_dir));
   fs::create_directories(target);
   save_model_weights(impl_->model->module(), target / kModelFile);
+  if (impl_->args.save_safetensors) save_safetensors(impl_->model->module(), target / kSafetensorsFile);
   std::ofstream out(target / kTrainingArgsFile);
   out << impl_->args_json << "\n";
   if (!out) throw std::runtime_error("cannot write " + (target / kTrainingArgsFile).string());

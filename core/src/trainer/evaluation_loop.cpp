@@ -55,11 +55,9 @@ PredictionOutput Trainer::Impl::prediction_loop(const TensorDataset& dataset, co
   double loss_sum = 0;
   for (int64_t b = 0; b < batches; ++b) {
     const int64_t len = std::min(bs, count - b * bs);
-    const Batch batch{dataset.inputs().narrow(0, first + b * bs, len),
-                      dataset.labels().narrow(0, first + b * bs, len)};
-    auto out = model->forward(batch.inputs);
-    loss_sum += compute_loss(*model, out, batch.labels, args.label_smoothing_factor).item<double>() *
-                static_cast<double>(len);
+    const Batch batch = dataset.slice(first + b * bs, len);
+    auto [out, batch_loss] = forward_with_loss(*model, batch, args.label_smoothing_factor);
+    loss_sum += batch_loss.item<double>() * static_cast<double>(len);
     outputs.push_back(out);
     labels.push_back(batch.labels);
     EventPayload payload;
@@ -72,7 +70,7 @@ PredictionOutput Trainer::Impl::prediction_loop(const TensorDataset& dataset, co
   if (n > 0) {
     if (outputs.empty()) {
       // This rank's part is empty (fewer samples than ranks): zero rows of the right shape.
-      outputs.push_back(model->forward(dataset.inputs().narrow(0, 0, 1)).narrow(0, 0, 0));
+      outputs.push_back(model->forward_batch(dataset.slice(0, 1)).outputs.narrow(0, 0, 0));
       labels.push_back(dataset.labels().narrow(0, 0, 0));
     }
     result.predictions = data_parallel->gather_rows(torch::cat(outputs).contiguous(), "evaluation outputs");

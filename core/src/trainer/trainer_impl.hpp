@@ -100,6 +100,7 @@ struct Trainer::Impl {
   TrainingArguments args;
   // True while train() runs: the callback list may not change then (callback_list.cpp).
   bool in_train = false;
+  double step_learning_rate = 0;  // the rate of the last optimizer step (logged as learning_rate)
   std::shared_ptr<Model> model;
   std::shared_ptr<TensorDataset> train_dataset;
   std::shared_ptr<TensorDataset> eval_dataset;

@@ -150,8 +150,7 @@ void Trainer::Impl::training_step(const torch::Tensor& indices, int64_t epoch, i
   const int64_t accum = args.gradient_accumulation_steps;
   if (step % accum == 0) fire(TH_EVENT_STEP_BEGIN);
   const Batch batch = train_dataset->get(indices);
-  const auto outputs = model->forward(batch.inputs);
-  auto loss = compute_loss(*model, outputs, batch.labels, args.label_smoothing_factor);
+  auto loss = forward_with_loss(*model, batch, args.label_smoothing_factor).loss;
   if (args.include_num_input_tokens_seen) {
     state.num_input_tokens_seen += static_cast<int64_t>(data_parallel->sum_over_ranks(
         static_cast<double>(input_tokens(*model, batch.inputs)), "num_input_tokens_seen"));
@@ -185,6 +184,8 @@ void Trainer::Impl::optimizer_step(double epoch) {
   fire(TH_EVENT_PRE_OPTIMIZER_STEP);
   optimizer->step();
   fire(TH_EVENT_OPTIMIZER_STEP);
+  // The newest transformers logs the rate this step used (before the scheduler's step).
+  step_learning_rate = scheduler->lr();
   scheduler->step();
   set_learning_rate(*optimizer, scheduler->lr());
   optimizer->zero_grad();
@@ -233,9 +234,10 @@ void Trainer::Impl::maybe_log_save_evaluate() {
     // HF logs the loss gathered and averaged over processes.
     tr_loss = data_parallel->mean_over_ranks(tr_loss);
     Metrics logs;
-    logs["loss"] = round_to(tr_loss / static_cast<double>(state.global_step - globalstep_last_logged), 4);
+    // In full, as the newest transformers logs it (4.x rounded to 4 decimals).
+    logs["loss"] = tr_loss / static_cast<double>(state.global_step - globalstep_last_logged);
     if (grad_norm) logs["grad_norm"] = *grad_norm;
-    logs["learning_rate"] = scheduler->lr();
+    logs["learning_rate"] = step_learning_rate;
     total_loss += tr_loss;
     tr_loss = 0;
     globalstep_last_logged = state.global_step;

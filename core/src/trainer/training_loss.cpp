@@ -35,10 +35,11 @@ torch::Tensor label_smoothed_cross_entropy(const torch::Tensor& logits, const to
                           options);
 }
 
-torch::Tensor compute_loss(Model& model, const torch::Tensor& outputs, const torch::Tensor& labels,
-                           double label_smoothing_factor) {
-  if (label_smoothing_factor == 0.0) return model.loss(outputs, labels);
-  return label_smoothed_cross_entropy(outputs, labels, label_smoothing_factor);
+ModelOutput forward_with_loss(Model& model, const Batch& batch, double label_smoothing_factor) {
+  ModelOutput result = model.forward_batch(batch);
+  if (label_smoothing_factor != 0.0)
+    result.loss = label_smoothed_cross_entropy(result.outputs, batch.labels, label_smoothing_factor);
+  return result;
 }
 
 int64_t input_tokens(const Model& model, const torch::Tensor& inputs) {

@@ -64,6 +64,7 @@ struct TrainingArguments {
   std::optional<bool> greater_is_better;
   std::optional<std::string> resume_from_checkpoint;  // a path, or "true" = latest in output_dir
   bool skip_memory_metrics = true;
+  bool save_safetensors = true;  // model.safetensors next to model.pt (HF's default)
 
   // -- reproducibility and data loading
   int64_t seed = 42;
@@ -94,6 +95,11 @@ struct TrainingArguments {
 // The CLI's model choice (HF example scripts' ModelArguments).
 struct ModelArguments {
   std::string model = "mlp";  // mlp | cnn | char_transformer
+  // A TorchScript archive (torch.jit.save) to train instead of a built-in model.
+  std::optional<std::string> model_name_or_path;
+  // cross_entropy | mse | bce_with_logits | l1: the loss of a TorchScript model
+  // whose forward returns no "loss".
+  std::optional<std::string> loss;
   int64_t hidden_size = 128;
   int64_t num_layers = 2;
   int64_t num_heads = 4;  // char_transformer
@@ -107,6 +113,9 @@ struct DataArguments {
   std::optional<std::string> test_file;
   std::string label_column = "last";       // "first", "last", a header name or an index
   bool csv_header = false;                 // first CSV row is a header
+  // The label column of a CSV with a header, by name (implies csv_header); HF's
+  // "label" is used when unset and the header has it.
+  std::optional<std::string> label_column_name;
   double validation_split_percentage = 0;  // split from train when no validation_file
   int64_t block_size = 64;                 // character LM context
   std::optional<int64_t> image_size;       // cnn: side of square images (64 features -> 8)

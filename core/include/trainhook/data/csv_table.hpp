@@ -13,7 +13,8 @@ struct LabeledTable {
   int64_t rows = 0;
   int64_t features = 0;         // columns minus the label
   std::vector<float> values;    // rows × features, row-major
-  std::vector<int64_t> labels;  // one per row, >= 0
+  std::vector<int64_t> labels;  // one per row, >= 0 (integer labels)
+  std::vector<double> real_labels;  // one per row (integer_labels = false: regression)
   std::vector<int64_t> lines;   // the file line of each row (for errors)
 };
 
@@ -21,7 +22,8 @@ struct LabeledTable {
 // index. Throws std::runtime_error: missing file, empty file, ragged row
 // ("<file>:<line>: expected N fields, found M"), a field that is not a number,
 // a label that is not a non-negative integer.
+// integer_labels = false reads the label as any finite number into real_labels.
 LabeledTable read_labeled_csv(const std::filesystem::path& file, const std::string& label_column,
-                              bool header);
+                              bool header, bool integer_labels = true);
 
 }  // namespace trainhook

@@ -14,13 +14,15 @@ namespace trainhook {
 
 class TensorDataset;
 
-enum class DataKind { tabular, text };
+// tabular: .csv rows; text: .txt characters; tensors: a .pt file of named tensors.
+enum class DataKind { tabular, text, tensors };
 
 // What a model needs to know about the data to be built for it.
 struct DataInfo {
   DataKind kind = DataKind::tabular;
   int64_t num_features = 0;  // tabular: features per row
-  int64_t num_classes = 0;   // tabular: labels are 0..num_classes-1
+  int64_t num_classes = 0;   // tabular/tensors: labels are 0..num_classes-1 (0: real-valued labels)
+  bool real_labels = false;  // labels are floating point (regression)
   int64_t vocab_size = 0;    // text: distinct characters
   int64_t block_size = 0;    // text: context length
   std::string vocabulary;    // text: the characters, index = token id
@@ -37,10 +39,13 @@ struct LoadedData {
   int64_t test_samples = 0;
 };
 
-// Loads every file named in `data` (.csv: labelled rows; .txt: characters).
-// `seed` shuffles rows before a validation split. Throws std::runtime_error
-// naming the file (and line) for a missing file, a ragged CSV, a non-number, a
-// label out of range, or a text shorter than one block.
-LoadedData load_data(const DataArguments& data, uint64_t seed);
+// Loads every file named in `data` (.csv: labelled rows; .txt: characters;
+// .pt/.pth: torch.save({"input": X, "labels": y}) dicts of equally long
+// tensors). `seed` shuffles rows before a validation split; `real_labels`
+// reads CSV labels as real numbers (a regression loss). Throws
+// std::runtime_error naming the file (and line) for a missing file, a ragged
+// CSV, a non-number, a label out of range, a text shorter than one block, or a
+// .pt file that is no dict of tensors or has no input/labels tensor.
+LoadedData load_data(const DataArguments& data, uint64_t seed, bool real_labels = false);
 
 }  // namespace trainhook

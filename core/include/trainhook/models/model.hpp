@@ -8,6 +8,8 @@
 // references to its parameters).
 #pragma once
 
+#include <trainhook/data/tensor_dataset.hpp>
+
 #include <torch/nn/module.h>
 #include <torch/types.h>
 
@@ -18,6 +20,13 @@
 
 namespace trainhook {
 
+// What a model makes of a batch: its outputs (logits or predictions) and the
+// batch's mean loss.
+struct ModelOutput {
+  torch::Tensor outputs;
+  torch::Tensor loss;
+};
+
 class Model {
  public:
   virtual ~Model() = default;
@@ -27,6 +36,14 @@ class Model {
   virtual torch::Tensor forward(const torch::Tensor& inputs) = 0;
   // Mean loss of a batch (a 0-dim tensor that requires grad while training).
   virtual torch::Tensor loss(const torch::Tensor& outputs, const torch::Tensor& labels) = 0;
+  // Outputs and loss of a whole batch; the trainer calls this. The default is
+  // forward(inputs) then loss(outputs, labels); a model that takes the batch's
+  // tensors by name (TorchScript) or computes its own loss overrides it.
+  virtual ModelOutput forward_batch(const Batch& batch) {
+    auto outputs = forward(batch.inputs);
+    auto l = loss(outputs, batch.labels);
+    return {std::move(outputs), std::move(l)};
+  }
   // One line for plugins (th_host.model_description); may be empty.
   virtual std::string description() const { return ""; }
   // Elements of a sample that count as tokens for total_flos (HF: 6 × tokens ×

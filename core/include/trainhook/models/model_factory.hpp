@@ -6,6 +6,7 @@
 #include <trainhook/args/training_arguments.hpp>
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,5 +21,15 @@ std::vector<std::string> builtin_model_names();
 // or the data mismatch (e.g. a cnn on features that are not a square image).
 std::shared_ptr<Model> make_builtin_model(const ModelArguments& model, const DataArguments& data,
                                           const DataInfo& info);
+
+// True for the --loss names that take real-valued labels (mse, l1, bce_with_logits).
+bool real_valued_loss(const std::optional<std::string>& loss);
+
+// The CLI's model: the TorchScript archive of --model_name_or_path (its
+// forward's arguments matched to the training data's tensor names, the
+// labels' dtype checked against --loss), else the built-in --model. Throws
+// std::runtime_error / std::invalid_argument naming the file at fault.
+std::shared_ptr<Model> make_cli_model(const ModelArguments& model, const DataArguments& data,
+                                      const LoadedData& loaded);
 
 }  // namespace trainhook

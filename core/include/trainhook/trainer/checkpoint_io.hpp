@@ -1,5 +1,7 @@
 // What a checkpoint folder holds and how each part is written and read:
-//   model.pt            model weights (torch::serialize archive)
+//   model.pt            model weights (torch::serialize archive; a TorchScript
+//                       model's own archive, torch.jit.load-able)
+//   model.safetensors   the weights by state-dict name (save_safetensors)
 //   optimizer.pt        optimizer state
 //   scheduler.json      LR scheduler step
 //   rng_state.pt        default CPU generator state (one process)
@@ -43,6 +45,7 @@ struct CheckpointContents {
   const LrScheduler* scheduler = nullptr;
   const TrainerState* state = nullptr;
   std::string training_args_json;
+  bool save_safetensors = true;  // also write model.safetensors
   // Several processes: every rank's RNG state, written as rng_state_<r>.pth
   // instead of rng_state.pt.
   std::vector<torch::Tensor> rank_rng_states;

@@ -21,9 +21,10 @@ namespace trainhook {
 torch::Tensor label_smoothed_cross_entropy(const torch::Tensor& logits, const torch::Tensor& labels,
                                            double label_smoothing_factor);
 
-// The model's own loss, or the label-smoothed cross-entropy when the factor is not 0.
-torch::Tensor compute_loss(Model& model, const torch::Tensor& outputs, const torch::Tensor& labels,
-                           double label_smoothing_factor);
+// The model's outputs and loss for a batch (Model::forward_batch); with a
+// label_smoothing_factor other than 0 the loss is the label-smoothed
+// cross-entropy of the outputs instead (HF's label smoother replaces the model's loss).
+ModelOutput forward_with_loss(Model& model, const Batch& batch, double label_smoothing_factor);
 
 // Input elements of a batch that count as tokens: samples × tokens_per_sample
 // (the sequence length for the character LM, 1 for a row of tabular data).
