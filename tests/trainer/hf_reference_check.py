@@ -9,7 +9,9 @@ transformers 4.47.1):
 usage: hf_reference_check.py <hf_reference_tool> lr|optim|smooth
 """
 import json
+import os
 import subprocess
+import tempfile
 import sys
 
 import torch
@@ -61,6 +63,7 @@ def check_lr():
                                  "num_cycles": 1.0}),
     ]
     compared = 0
+    runs, wants = [], []
     for warm in (warmup, 0, 7):
         for name, kwargs in cases:
             p = torch.nn.Parameter(torch.zeros(1))
@@ -72,13 +75,18 @@ def check_lr():
                 opt.step()
                 sched.step()
                 want.append(opt.param_groups[0]["lr"])
-            got = ours("lr", name, base, warm, total, json.dumps(kwargs), steps)
-            assert len(got) == len(want), (len(got), len(want))
-            for i, (g, w) in enumerate(zip(got, want)):
-                if abs(g - w) > 1e-12:
-                    failures.append(f"{name} {kwargs} warmup {warm}: step {i}: ours {g!r}, HF {w!r}")
-                    break
-            compared += len(want)
+            runs.append([name, base, warm, total, kwargs, steps])
+            wants.append(want)
+    cases_file = os.path.join(tempfile.mkdtemp(), "lr_cases.json")
+    with open(cases_file, "w") as f:
+        json.dump(runs, f)
+    for (name, _, warm, _, kwargs, _), got, want in zip(runs, ours("lr-cases", cases_file), wants):
+        assert len(got) == len(want), (len(got), len(want))
+        for i, (g, w) in enumerate(zip(got, want)):
+            if abs(g - w) > 1e-12:
+                failures.append(f"{name} {kwargs} warmup {warm}: step {i}: ours {g!r}, HF {w!r}")
+                break
+        compared += len(want)
     # decay_type cosine is 4.47.1's only decay shape.
     a = ours("lr", "warmup_stable_decay", base, warmup, total,
              json.dumps({"num_stable_steps": 30, "num_decay_steps": 40, "decay_type": "cosine"}), steps)

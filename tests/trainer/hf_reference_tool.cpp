@@ -3,6 +3,9 @@
 // HF venv (python3-torch 1.13):
 //   hf_reference_tool lr <type> <learning_rate> <warmup_steps> <max_steps> <kwargs JSON> <steps>
 //       the learning rate after 0..steps optimizer steps
+//   hf_reference_tool lr-cases <file>
+//       the same for each [type, learning_rate, warmup, max_steps, kwargs, steps] of
+//       a JSON array in <file> (one process for many cases: LibTorch loads once)
 //   hf_reference_tool optim <optim> <optim_args or -> <learning_rate> <weight_decay> <steps>
 //       a Linear(4, 3) trained <steps> steps on batches drawn here: the batches,
 //       the initial and the final weights
@@ -15,6 +18,7 @@
 
 #include <torch/torch.h>
 
+#include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
@@ -31,16 +35,35 @@ nlohmann::json tensor_json(const torch::Tensor& t) {
   return {{"shape", c.sizes().vec()}, {"values", flat}};
 }
 
+nlohmann::json lr_values(const std::string& name, double lr, int64_t warmup, int64_t total,
+                         const nlohmann::json& kwargs, int64_t steps) {
+  const auto type = parse_enum<trainhook::SchedulerType>(name);
+  if (!type) throw std::invalid_argument("unknown lr_scheduler_type " + name);
+  trainhook::LrScheduler s(*type, lr, warmup, total, kwargs);
+  nlohmann::json lrs = nlohmann::json::array();
+  for (int64_t i = 0; i <= steps; ++i, s.step()) lrs.push_back(s.lr());
+  return lrs;
+}
+
 int lr_command(const std::vector<std::string>& a) {
   if (a.size() != 6)
     throw std::invalid_argument("usage: lr <type> <lr> <warmup> <max_steps> <kwargs> <steps>");
-  const auto type = parse_enum<trainhook::SchedulerType>(a[0]);
-  if (!type) throw std::invalid_argument("unknown lr_scheduler_type " + a[0]);
-  trainhook::LrScheduler s(*type, std::stod(a[1]), std::stoll(a[2]), std::stoll(a[3]),
-                           nlohmann::json::parse(a[4]));
-  nlohmann::json lrs = nlohmann::json::array();
-  for (int64_t i = 0, n = std::stoll(a[5]); i <= n; ++i, s.step()) lrs.push_back(s.lr());
-  std::cout << lrs.dump() << "\n";
+  std::cout << lr_values(a[0], std::stod(a[1]), std::stoll(a[2]), std::stoll(a[3]),
+                         nlohmann::json::parse(a[4]), std::stoll(a[5]))
+                   .dump()
+            << "\n";
+  return 0;
+}
+
+int lr_cases_command(const std::vector<std::string>& a) {
+  if (a.size() != 1) throw std::invalid_argument("usage: lr-cases <file>");
+  std::ifstream in(a[0]);
+  const auto cases = nlohmann::json::parse(in);
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& c : cases)
+    out.push_back(lr_values(c[0].get<std::string>(), c[1].get<double>(), c[2].get<int64_t>(),
+                            c[3].get<int64_t>(), c[4], c[5].get<int64_t>()));
+  std::cout << out.dump() << "\n";
   return 0;
 }
 
@@ -101,6 +124,7 @@ int main(int argc, char** argv) {
     const std::string command = argv[1];
     const std::vector<std::string> rest(argv + 2, argv + argc);
     if (command == "lr") return lr_command(rest);
+    if (command == "lr-cases") return lr_cases_command(rest);
     if (command == "optim") return optim_command(rest);
     if (command == "smooth") return smooth_command(rest);
     throw std::invalid_argument("unknown command " + command);

@@ -90,7 +90,7 @@ TEST_CASE("callbacks are added, popped and removed between evaluate() calls, ord
   CHECK(evaluated(t, lines) == std::vector<std::string>{"B"});
 }
 
-TEST_CASE("without DefaultFlowCallback nothing is logged at steps; adding it back restores logging") {
+TEST_CASE("without DefaultFlowCallback nothing is logged at steps, adding it back restores logging") {
   TempDir dir("cblist-flow");
   auto args = small_args(dir.str());
   args.logging_steps = 1;
