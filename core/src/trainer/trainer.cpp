@@ -19,6 +19,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
+#include <iomanip>
 #include <iostream>
 #include <stdexcept>
 
@@ -459,15 +460,27 @@ Metrics Trainer::predict_metrics(std::shared_ptr<TensorDataset> dataset, const s
                                  const std::optional<fs::path>& predictions_file) {
   const auto output = impl_->predict(dataset, prefix);
   if (predictions_file && impl_->world_zero() && output.predictions.defined()) {
-    const auto ids = output.predictions.argmax(-1).reshape({output.predictions.size(0), -1}).contiguous();
-    const auto acc = ids.accessor<int64_t, 2>();
+    // Class ids (argmax) for class labels; the predicted values for real-valued labels.
+    const bool real = output.label_ids.defined() && output.label_ids.is_floating_point();
+    const auto ids =
+        (real ? output.predictions.to(torch::kDouble) : output.predictions.argmax(-1).to(torch::kDouble))
+            .reshape({output.predictions.size(0), -1})
+            .contiguous();
+    const auto acc = ids.accessor<double, 2>();
     const fs::path tmp = predictions_file->string() + ".tmp";
     {
       std::ofstream out(tmp);
       out << "index\tprediction\n";
       for (int64_t i = 0; i < ids.size(0); ++i) {
         out << i << '\t';
-        for (int64_t j = 0; j < ids.size(1); ++j) out << (j ? " " : "") << acc[i][j];
+        for (int64_t j = 0; j < ids.size(1); ++j) {
+          if (j) out << ' ';
+          if (real) {
+            out << std::setprecision(9) << acc[i][j];
+          } else {
+            out << static_cast<int64_t>(acc[i][j]);
+          }
+        }
         out << '\n';
       }
       if (!out) throw std::runtime_error("cannot write " + tmp.string());
