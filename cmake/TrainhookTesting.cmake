@@ -14,3 +14,16 @@ function(trainhook_add_unit_test name)
   doctest_discover_tests(${name} TEST_PREFIX "${name}: "
     PROPERTIES LABELS unit ENVIRONMENT "TRAINHOOK_BUILD_DIR=${CMAKE_BINARY_DIR};TRAINHOOK_SOURCE_DIR=${CMAKE_SOURCE_DIR}")
 endfunction()
+
+# trainhook_hf_venv_python(<out-var>)
+#
+# The python of the HF test venv (scripts/hf-venv: Debian python3-torch 1.13,
+# transformers, safetensors): $TRAINHOOK_HF_VENV at configure time, else
+# build/hf-venv. Tests that run it fail with a clear message when it is absent.
+function(trainhook_hf_venv_python out)
+  set(venv "$ENV{TRAINHOOK_HF_VENV}")
+  if(NOT venv)
+    set(venv "${PROJECT_SOURCE_DIR}/build/hf-venv")
+  endif()
+  set(${out} "${venv}/bin/python" PARENT_SCOPE)
+endfunction()

@@ -177,7 +177,8 @@ def case_regression():
     traced.save(os.path.join(d, "model.pt"))
     out = os.path.join(d, "out")
     run(["train", "--model_name_or_path", f"{d}/model.pt", "--loss", "mse", "--train_file", f"{d}/train.csv",
-         "--validation_file", f"{d}/val.csv", "--label_column_name", "target", "--do_train", "--do_eval",
+         "--validation_file", f"{d}/val.csv", "--test_file", f"{d}/val.csv", "--label_column_name", "target",
+         "--do_train", "--do_eval", "--do_predict",
          "--output_dir", out, "--num_train_epochs", "30", "--per_device_train_batch_size", "32",
          "--learning_rate", "1e-2", "--logging_steps", "200", "--save_strategy", "no", "--disable_tqdm"],
         f"{d}/train.log")
@@ -192,6 +193,11 @@ def case_regression():
         fail(f"eval_loss {ev['eval_loss']} should be the mse {mse}")
     if "eval_mae" not in ev:
         fail("eval_mae missing")
+    # predict_results.txt holds the predicted values (not class ids) for real-valued labels.
+    preds = torch.tensor([float(l.split("\t")[1]) for l in open(f"{out}/predict_results.txt").read().splitlines()[1:]])
+    pmse = ((preds - yv) ** 2).mean().item()
+    if abs(pmse - mse) > 1e-3 * max(mse, 1e-3) + 1e-6:
+        fail(f"predict_results.txt values give MSE {pmse}, the evaluation {mse}")
     print("PASS")
 
 

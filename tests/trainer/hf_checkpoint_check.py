@@ -21,6 +21,15 @@ except ImportError as e:
     print(f"FAIL: {e}; make the HF venv with scripts/hf-venv (TRAINHOOK_HF_VENV)", file=sys.stderr)
     sys.exit(1)
 
+try:
+    import accelerate  # noqa: F401
+except ImportError:
+    # TrainingArguments.__post_init__ sets up its device through accelerate, which
+    # the HF venv (scripts/hf-venv) lacks: the CPU device stands in, every other
+    # check of __post_init__ still runs.
+    import torch
+    TrainingArguments._setup_devices = property(lambda self: torch.device("cpu"))
+
 cli, data, work = sys.argv[1:4]
 shutil.rmtree(work, ignore_errors=True)
 os.makedirs(work)
@@ -43,7 +52,15 @@ assert args.metric_for_best_model == "eval_loss"
 print(f"HfArgumentParser: TrainingArguments(max_steps={args.max_steps}, eval_strategy={args.eval_strategy})")
 last = get_last_checkpoint(out)
 assert last and last.endswith("checkpoint-20"), last
-state = TrainerState.load_from_json(os.path.join(last, "trainer_state.json"))
+# transformers 4.47 (the HF venv) predates fields of the newest TrainerState
+# that we write (best_global_step): those are dropped here, as the newest
+# transformers' load_from_json reads them.
+import dataclasses
+raw = json.load(open(os.path.join(last, "trainer_state.json")))
+fields = {f.name for f in dataclasses.fields(TrainerState)}
+newer = sorted(set(raw) - fields)
+assert set(newer) <= {"best_global_step"}, f"keys TrainerState does not know: {newer}"
+state = TrainerState(**{k: v for k, v in raw.items() if k in fields})
 assert state.global_step == 20
 keys = set(state.stateful_callbacks)
 assert "EarlyStoppingCallback" in keys and "early_stopping" not in keys, keys

@@ -22,7 +22,14 @@ nlohmann::json part_json(const Part& a, detail::ArgumentPart part, Part ParsedAr
 }  // namespace
 
 nlohmann::json to_json(const TrainingArguments& a) {
-  return part_json(a, detail::ArgumentPart::Training, &ParsedArguments::training);
+  nlohmann::json j = part_json(a, detail::ArgumentPart::Training, &ParsedArguments::training);
+  // transformers 4.x types warmup_steps as int (5.x also takes a ratio): a whole
+  // count is written as an integer so HfArgumentParser accepts training_args.json.
+  if (a.warmup_steps >= 1 || a.warmup_steps == 0) {
+    if (a.warmup_steps == std::floor(a.warmup_steps))
+      j["warmup_steps"] = static_cast<int64_t>(a.warmup_steps);
+  }
+  return j;
 }
 
 nlohmann::json to_json(const ModelArguments& a) {

@@ -10,6 +10,21 @@
 
 namespace trainhook {
 
+std::optional<std::string> newer_pytorch_message(const std::filesystem::path& file,
+                                                 const std::string& reader_error) {
+  std::smatch m;
+  if (!std::regex_search(
+          reader_error, m,
+          std::regex("version (\\d+), but the maximum supported version for reading is (\\d+)"))) {
+    return std::nullopt;
+  }
+  return file.string() +
+         ": saved by a newer PyTorch than this LibTorch " TORCH_VERSION
+         " reads: its file format version is " +
+         m[1].str() + ", this LibTorch reads up to " + m[2].str() +
+         ". Save it with PyTorch " TORCH_VERSION " (or older), or rebuild trainhook on a newer LibTorch";
+}
+
 std::vector<NamedTensor> read_tensor_file(const std::filesystem::path& file) {
   std::ifstream in(file, std::ios::binary);
   if (!in) throw std::runtime_error(file.string() + ": cannot open the tensor file (missing or unreadable)");
@@ -27,14 +42,7 @@ std::vector<NamedTensor> read_tensor_file(const std::filesystem::path& file) {
   } catch (const c10::Error& e) {
     std::string msg = e.what_without_backtrace();
     msg = msg.substr(0, msg.find('\n'));
-    std::smatch m;
-    if (std::regex_search(
-            msg, m, std::regex("version (\\d+), but the maximum supported version for reading is (\\d+)"))) {
-      throw std::runtime_error(file.string() +
-                               ": saved by a newer PyTorch than this LibTorch " TORCH_VERSION
-                               " reads: its file format version is " +
-                               m[1].str() + ", this LibTorch reads up to " + m[2].str());
-    }
+    if (auto newer = newer_pytorch_message(file, msg)) throw std::runtime_error(*newer);
     if (msg.find("Unknown opcode") != std::string::npos) {
       // Python pickles a one-entry dict with SETITEM, which LibTorch 1.13's unpickler lacks.
       throw std::runtime_error(file.string() + ": cannot read the tensor file (" + msg +

@@ -1,5 +1,6 @@
 #include <trainhook/models/torchscript_model.hpp>
 
+#include <trainhook/data/tensor_file.hpp>
 #include <trainhook/models/losses.hpp>
 #include <trainhook/strings.hpp>
 
@@ -11,7 +12,6 @@
 
 #include <algorithm>
 #include <fstream>
-#include <regex>
 #include <stdexcept>
 #include <unordered_set>
 
@@ -80,16 +80,7 @@ void check_torchscript_archive(const fs::path& file) {
     reader = std::make_unique<caffe2::serialize::PyTorchStreamReader>(file.string());
   } catch (const c10::Error& e) {
     const std::string msg = error_text(e);
-    std::smatch m;
-    if (std::regex_search(
-            msg, m, std::regex("version (\\d+), but the maximum supported version for reading is (\\d+)"))) {
-      throw std::runtime_error(file.string() +
-                               ": saved by a newer PyTorch than this LibTorch " TORCH_VERSION
-                               " reads: its file format version is " +
-                               m[1].str() + ", this LibTorch reads up to " + m[2].str() +
-                               ". Save it with PyTorch " TORCH_VERSION
-                               " (or older), or rebuild trainhook on a newer LibTorch");
-    }
+    if (auto newer = newer_pytorch_message(file, msg)) throw std::runtime_error(*newer);
     throw std::runtime_error(file.string() + ": not a readable TorchScript archive (" + msg + ")");
   }
   // torch.jit.save writes constants.pkl (and code/); torch.save only data.pkl.

@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <fstream>
+#include <iomanip>
 #include <stdexcept>
 
 namespace fs = std::filesystem;
@@ -16,16 +17,28 @@ namespace {
 
 // "index<TAB>prediction" lines, argmax of the last output dimension (a
 // sequence gives space-separated ids), written to a temporary file and renamed.
-void write_predictions(const torch::Tensor& predictions, const fs::path& file) {
-  const auto ids = predictions.argmax(-1).reshape({predictions.size(0), -1}).contiguous();
-  const auto acc = ids.accessor<int64_t, 2>();
+// Class ids (argmax) for class labels; the predicted values for real-valued labels.
+void write_predictions(const PredictionOutput& output, const fs::path& file) {
+  const auto& predictions = output.predictions;
+  const bool real = output.label_ids.defined() && output.label_ids.is_floating_point();
+  const auto values = (real ? predictions.to(torch::kDouble) : predictions.argmax(-1).to(torch::kDouble))
+                          .reshape({predictions.size(0), -1})
+                          .contiguous();
+  const auto acc = values.accessor<double, 2>();
   const fs::path tmp = file.string() + ".tmp";
   {
     std::ofstream out(tmp);
     out << "index\tprediction\n";
-    for (int64_t i = 0; i < ids.size(0); ++i) {
+    for (int64_t i = 0; i < values.size(0); ++i) {
       out << i << '\t';
-      for (int64_t j = 0; j < ids.size(1); ++j) out << (j ? " " : "") << acc[i][j];
+      for (int64_t j = 0; j < values.size(1); ++j) {
+        if (j) out << ' ';
+        if (real) {
+          out << std::setprecision(9) << acc[i][j];
+        } else {
+          out << static_cast<int64_t>(acc[i][j]);
+        }
+      }
       out << '\n';
     }
     if (!out) throw std::runtime_error("cannot write " + tmp.string());
@@ -131,7 +144,7 @@ Metrics Trainer::predict_metrics(std::shared_ptr<TensorDataset> dataset, const s
                                  const std::optional<fs::path>& predictions_file) {
   const auto output = impl_->predict(dataset, prefix);
   if (predictions_file && impl_->world_zero() && output.predictions.defined())
-    write_predictions(output.predictions, *predictions_file);
+    write_predictions(output, *predictions_file);
   return output.metrics;
 }
 
