@@ -4,11 +4,13 @@
 #include "trainer_impl.hpp"
 
 #include <trainhook/args/argument_parser.hpp>
+#include <trainhook/args/plugin_config_sections.hpp>
 #include <trainhook/args/secret_masking.hpp>
 #include <trainhook/callbacks/default_flow_callback.hpp>
 #include <trainhook/callbacks/trainer_state_io.hpp>
 #include <trainhook/distributed/process_group.hpp>
 #include <trainhook/strings.hpp>
+#include <trainhook/trainer/atomic_file.hpp>
 #include <trainhook/trainer/checkpoint_dirs.hpp>
 #include <trainhook/trainer/checkpoint_io.hpp>
 #include <trainhook/trainer/reproducibility.hpp>
@@ -146,6 +148,7 @@ Trainer::Impl::Impl(std::shared_ptr<Model> model_in, TrainingArguments args_in,
     search.allow_unsafe_plugin_paths = search.allow_unsafe_plugin_paths || args.allow_unsafe_plugin_paths;
     search.allow_duplicate_plugins = search.allow_duplicate_plugins || args.allow_duplicate_plugins;
     registry.emplace(search);
+    check_plugin_config_sections(args, *registry);  // issue 22: no section goes unread
     // Integrations report from world process zero only, as HF's do (the names
     // are still checked on every rank, so a typo fails everywhere).
     const auto integrations = registry->resolve_report_to(args.report_to);
@@ -431,10 +434,8 @@ void Trainer::save_model(const std::optional<fs::path>& dir) {
   if (!impl_->world_zero()) return;
   const fs::path target = dir.value_or(fs::path(impl_->args.output_dir));
   fs::create_directories(target);
-  save_model_weights(impl_->model->module(), target / kModelFile);
-  std::ofstream out(target / kTrainingArgsFile);
-  out << impl_->args_json << "\n";
-  if (!out) throw std::runtime_error("cannot write " + (target / kTrainingArgsFile).string());
+  save_model_weights(impl_->model->module(), target / kModelFile);  // atomic (issue 22)
+  write_text_atomically(target / kTrainingArgsFile, impl_->args_json + "\n");
 }
 
 const TrainerState& Trainer::state() const noexcept { return impl_->state; }

@@ -10,6 +10,9 @@
 #include <trainhook/trainer/optimizer_factory.hpp>
 #include <trainhook/trainer/reproducibility.hpp>
 
+#include <trainhook/trainer/resume_compatibility.hpp>
+#include <trainhook/trainer/signal_guard.hpp>
+
 #include <spdlog/spdlog.h>
 
 #include <cmath>
@@ -35,6 +38,7 @@ std::optional<fs::path> Trainer::Impl::resolve_resume(std::optional<std::string>
           "resume_from_checkpoint=true: no complete checkpoint-<step> folder in output_dir '" +
           args.output_dir + "'");
     }
+    check_resume_compatibility(*latest, args, /*found_automatically=*/true);  // issue 22: another run's?
     return latest;
   }
   const fs::path dir(*resume);
@@ -44,6 +48,8 @@ std::optional<fs::path> Trainer::Impl::resolve_resume(std::optional<std::string>
     throw std::runtime_error("resume_from_checkpoint: '" + *resume + "' has no " + kTrainerStateFile +
                              " (not a complete checkpoint)");
   }
+  for (const auto& d : check_resume_compatibility(dir, args, /*found_automatically=*/false))
+    spdlog::warn("resuming {} with other arguments than it was saved with: {}", dir.string(), d);
   return dir;
 }
 
@@ -176,6 +182,7 @@ TrainOutput Trainer::Impl::train(std::optional<std::string> resume_arg) {
         state.epoch =
             static_cast<double>(epoch) + static_cast<double>(i + 1) / static_cast<double>(steps_in_epoch);
         fire(TH_EVENT_STEP_END);
+        apply_stop_signal(control);  // issue 22: SIGTERM/SIGINT -> checkpoint and stop (all ranks: synced)
         sync_control();
         maybe_log_save_evaluate(grad_norm);
       } else {
@@ -198,7 +205,7 @@ TrainOutput Trainer::Impl::train(std::optional<std::string> resume_arg) {
   if (args.load_best_model_at_end && state.best_model_checkpoint) {
     spdlog::info("loading the best model from {} (score {})", *state.best_model_checkpoint,
                  state.best_metric.value_or(0.0));
-    load_model_weights(module, fs::path(*state.best_model_checkpoint) / kModelFile);
+    load_best_model_or_keep(module, fs::path(*state.best_model_checkpoint));  // issue 22: moved away -> warn
   }
   total_loss += mean_over_ranks(tr_loss);
   tr_loss = 0;

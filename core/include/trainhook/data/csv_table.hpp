@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <istream>
 #include <string>
 #include <vector>
 
@@ -23,5 +24,8 @@ struct LabeledTable {
 // a label that is not a non-negative integer.
 LabeledTable read_labeled_csv(const std::filesystem::path& file, const std::string& label_column,
                               bool header);
+// The same from a stream; `file` only names it in errors (the fuzz target's way in).
+LabeledTable read_labeled_csv(std::istream& in, const std::filesystem::path& file,
+                              const std::string& label_column, bool header);
 
 }  // namespace trainhook
