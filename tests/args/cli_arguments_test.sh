@@ -72,12 +72,12 @@ logging_steps: 1
 report_to: none
 seed: 5
 plugin_config:
-  early_stopping:
-    patience: 2
-    threshold: 0.5
+  progress:
+    min_interval: 2
+    plain_interval: 0.5
 EOF
 "$TRAINHOOK" train --config "$WORK/train.yaml" --do_train --train_file "$WORK/train.csv" --seed 9 \
-  --plugin_config early_stopping.patience=4 --disable_tqdm >"$WORK/run.out" 2>&1 ||
+  --plugin_config progress.min_interval=4 >"$WORK/run.out" 2>&1 ||
   fail "the short run failed: $(cat "$WORK/run.out")"
 ARGS_JSON="$WORK/out/checkpoint-2/training_args.json"
 [[ -f $ARGS_JSON ]] || fail "no $ARGS_JSON; output_dir has: $(ls -R "$WORK/out")"
@@ -90,7 +90,7 @@ def check(cond, what):
 check(a["learning_rate"] == 0.01, "learning_rate from the YAML file")
 check(a["per_device_train_batch_size"] == 16, "per_device_train_batch_size from the YAML file")
 check(a["seed"] == 9, "seed: the flag wins over the file")
-check(a["plugin_config"]["early_stopping"] == {"patience": 4, "threshold": 0.5}, "plugin_config merged, flag wins")
+check(a["plugin_config"]["progress"] == {"min_interval": 4, "plain_interval": 0.5}, "plugin_config merged, flag wins")
 check(a["run_name"] == a["output_dir"], "run_name defaults to output_dir")
 check(a["eval_steps"] is None and a["save_total_limit"] is None, "unset optionals are null")
 for key in ("output_dir", "num_train_epochs", "lr_scheduler_type", "warmup_steps", "eval_strategy",

@@ -298,6 +298,7 @@ plugin_config:
     patience: 3
     threshold: 0.01
   mlflow: {experiment: demo, nested: {a: 1}}
+metric_for_best_model: eval_loss
 label_column: label
 )");
   const auto p = parse({"--config", cfg});
@@ -780,4 +781,86 @@ TEST_CASE("help text: every group, every option, defaults") {
   CHECK(h.find("Training:") < h.find("Logging, evaluation"));
   CHECK(h.find("Integrations and plugins:") < h.find("Model:"));
   CHECK(h.find("Model:") < h.find("Data:"));
+}
+
+// ---- issue 22: hostile inputs that were accepted silently or crashed ----
+
+TEST_CASE("JSON config: a duplicate key is an error naming file, line and key (at any depth)") {
+  const fs::path dir = scratch_dir();
+  const std::string a = write_file(dir / "dup.json", "{\n  \"seed\": 1,\n  \"seed\": 2\n}\n");
+  std::string e = error_of({"--config", a});
+  CHECK_MESSAGE(contains(e, a + ":3: duplicate key 'seed'"), e);
+  const std::string b = write_file(
+      dir / "dup2.json",
+      R"({"plugin_config": {"early_stopping": {"early_stopping_patience": 1, "early_stopping_patience": 2}}})");
+  e = error_of({"--config", b});
+  CHECK_MESSAGE(contains(e, b + ":1: duplicate key 'early_stopping_patience'"), e);
+  // The same name in two different objects is no duplicate; escapes are decoded.
+  const std::string c =
+      write_file(dir / "ok.json", R"({"seed": 3, "plugin_config": {"a": {"seed": 1}, "b": {"seed": 2}}})");
+  CHECK(parse({"--config", c}).training.seed == 3);
+  e = error_of({"--config", write_file(dir / "esc.json", R"({"seed": 1, "se\u0065d": 2})")});
+  CHECK_MESSAGE(contains(e, "duplicate key 'seed'"), e);
+}
+
+TEST_CASE("JSON config: nesting is bounded (200,000 open brackets crashed the parser)") {
+  const fs::path dir = scratch_dir();
+  const std::string deep = write_file(dir / "deep.json", "{\"x\": " + std::string(200000, '['));
+  const std::string e = error_of({"--config", deep});
+  CHECK_MESSAGE(contains(e, deep + ":1: nested deeper than 100 levels"), e);
+}
+
+TEST_CASE("YAML config: numbers of 50,000 / 200,000 digits are an error, not a stack overflow") {
+  const fs::path dir = scratch_dir();
+  const std::string i = write_file(dir / "int.yaml", "seed: 1\nmax_steps: " + std::string(50000, '9') + "\n");
+  std::string e = error_of({"--config", i});
+  CHECK_MESSAGE(contains(e, i + ":2: a number of 50000 characters (at most 400)"), e);
+  const std::string f = write_file(dir / "float.yaml", "learning_rate: 0." + std::string(200000, '1') + "\n");
+  e = error_of({"--config", f});
+  CHECK_MESSAGE(contains(e, f + ":1: a number of 200002 characters"), e);
+  // Long text that is no number stays text; the number forms still type as before.
+  const std::string t =
+      write_file(dir / "text.yaml", "run_name: " + std::string(100000, 'a') + "\nseed: 0x1F\n" +
+                                        "learning_rate: .5e-3\nweight_decay: +1.\n");
+  const auto p = parse({"--config", t});
+  CHECK(p.training.run_name->size() == 100000);
+  CHECK(p.training.seed == 31);
+  CHECK(p.training.learning_rate == doctest::Approx(0.0005));
+  CHECK(p.training.weight_decay == doctest::Approx(1.0));
+  e = error_of({"--config", write_file(dir / "big.yaml", "max_steps: 99999999999999999999\n")});
+  CHECK_MESSAGE(contains(e, ":1: the number 99999999999999999999 is out of range"), e);
+}
+
+TEST_CASE("step counts that overflow are an argument error") {
+  std::string e = error_of({"--num_train_epochs", "1e30"});
+  CHECK_MESSAGE(contains(e, "--num_train_epochs: 1e+30 is too large (at most 1e+09"), e);
+  e = error_of({"--save_steps", "1e20"});
+  CHECK_MESSAGE(contains(e, "--save_steps: 1e+20 is too large"), e);
+  e = error_of({"--max_steps", "9000000000000000000"});
+  CHECK_MESSAGE(contains(e, "--max_steps: 9e+18 is too large"), e);
+  CHECK(parse({"--num_train_epochs", "1000"}).training.num_train_epochs == 1000);
+}
+
+TEST_CASE("non-UTF-8 run_name, output_dir or plugin_config values are an error naming the flag") {
+  std::string e = error_of({"--run_name", "caf\xE9"});
+  CHECK_MESSAGE(contains(e, "--run_name: not valid UTF-8 text (byte 0xE9 at position 4)"), e);
+  e = error_of({"--output_dir", "out\xFF"});
+  CHECK_MESSAGE(contains(e, "--output_dir: not valid UTF-8 text (byte 0xFF at position 4)"), e);
+  e = error_of({"--plugin_config", "mlflow.experiment_name=\xC3"});
+  CHECK_MESSAGE(contains(e, "--plugin_config mlflow.experiment_name: not valid UTF-8"), e);
+  e = error_of({"--run_name", "\xED\xA0\x80"});  // a UTF-16 surrogate
+  CHECK_MESSAGE(contains(e, "--run_name: not valid UTF-8"), e);
+  CHECK(*parse({"--run_name", "caf\xC3\xA9 \xF0\x9F\x9A\x80"}).training.run_name ==
+        "caf\xC3\xA9 \xF0\x9F\x9A\x80");
+}
+
+TEST_CASE("early_stopping without metric_for_best_model is an error before training") {
+  std::string e = error_of({"--callbacks", "early_stopping", "--eval_strategy", "epoch"});
+  CHECK_MESSAGE(contains(e, "--callbacks early_stopping requires --metric_for_best_model"), e);
+  CHECK(parse({"--callbacks", "early_stopping", "--eval_strategy", "epoch", "--metric_for_best_model",
+               "eval_loss"})
+            .training.callbacks == std::vector<std::string>{"early_stopping"});
+  CHECK(parse({"--callbacks", "early_stopping", "--eval_strategy", "epoch", "--save_strategy", "epoch",
+               "--load_best_model_at_end"})
+            .training.metric_for_best_model == "loss");
 }

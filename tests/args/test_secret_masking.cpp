@@ -1,9 +1,9 @@
 // The core's masking of credentials in arguments (what training_args.json and
 // every plugin's training_args_json carry), after HF's TrainingArguments.to_dict.
 #include <doctest/doctest.h>
-#include <trainhook/secret_keys.hpp>
 #include <trainhook/args/secret_masking.hpp>
 #include <trainhook/args/training_arguments.hpp>
+#include <trainhook/secret_keys.hpp>
 
 using nlohmann::json;
 
@@ -56,4 +56,35 @@ TEST_CASE("the one key rule (sdk) and its placeholder") {
   CHECK_FALSE(trainhook::is_secret_key("max_tokens"));
   CHECK_FALSE(trainhook::is_secret_key("output_dir"));
   CHECK(trainhook::secret_placeholder("api_key") == "<API_KEY>");
+}
+
+// Issue 22: a password inside a URL-shaped value (user-info) is masked
+// wherever arguments are written, whatever the key is called.
+TEST_CASE("the password of a URL's user-info is masked in every string value") {
+  const json in = json::parse(R"({
+    "run_name": "http://alice:SECRET1@host",
+    "plugin_config": {"mlflow": {"tracking_uri": "https://bob:SECRET2@mlflow.example:5000/path?q=1"},
+                      "x": {"list": ["s3://k:SECRET3@bucket/key", "ftp://carol@host/no-password"]}},
+    "note": "see http://dave:SECRET4@a.example and http://eve:SECRET5@b.example/x"})");
+  const json out = trainhook::mask_secrets(in);
+  CHECK(out["run_name"] == "http://alice:<PASSWORD>@host");
+  CHECK(out["plugin_config"]["mlflow"]["tracking_uri"] ==
+        "https://bob:<PASSWORD>@mlflow.example:5000/path?q=1");
+  CHECK(out["plugin_config"]["x"]["list"][0] == "s3://k:<PASSWORD>@bucket/key");
+  CHECK(out["plugin_config"]["x"]["list"][1] == "ftp://carol@host/no-password");
+  CHECK(out["note"] == "see http://dave:<PASSWORD>@a.example and http://eve:<PASSWORD>@b.example/x");
+  for (const char* secret : {"SECRET1", "SECRET2", "SECRET3", "SECRET4", "SECRET5"})
+    CHECK_MESSAGE(out.dump().find(secret) == std::string::npos, secret);
+  CHECK(in["run_name"] == "http://alice:SECRET1@host");  // what the plugin gets stays real
+}
+
+TEST_CASE("mask_url_passwords (sdk) leaves text without user-info passwords alone") {
+  using trainhook::mask_url_passwords;
+  CHECK(mask_url_passwords("http://host:5000/a@b") == "http://host:5000/a@b");  // '@' in the path
+  CHECK(mask_url_passwords("plain text, no url") == "plain text, no url");
+  CHECK(mask_url_passwords("http://a:<PASSWORD>@h") == "http://a:<PASSWORD>@h");
+  CHECK(mask_url_passwords("'http://u:p@w:rd@h/x'") == "'http://u:<PASSWORD>@h/x'");
+  CHECK(mask_url_passwords("MLFLOW_TRACKING_URI=http://alice:SECRET@127.0.0.1:5000 unreachable") ==
+        "MLFLOW_TRACKING_URI=http://alice:<PASSWORD>@127.0.0.1:5000 unreachable");
+  CHECK(mask_url_passwords("://:x@") == "://:<PASSWORD>@");
 }

@@ -165,7 +165,7 @@ TEST_CASE("load errors name the file and the key") {
       ((dir.path / "missing.json").string() + ": cannot open trainer state (missing or unreadable)").c_str());
 
   write_file(file, "{\"global_step\": ");
-  CHECK_THROWS_WITH(load_trainer_state(file), doctest::Contains((f + ": not valid JSON").c_str()));
+  CHECK_THROWS_WITH(load_trainer_state(file), doctest::Contains((f + ": invalid JSON").c_str()));
 
   write_file(file, "[1, 2]");
   CHECK_THROWS_WITH(load_trainer_state(file), (f + ": expected a JSON object, got array").c_str());
@@ -176,7 +176,7 @@ TEST_CASE("load errors name the file and the key") {
 
   write_file(file, R"({"epoch": true})");
   CHECK_THROWS_WITH(load_trainer_state(file),
-                    (f + ": key 'epoch': expected a number, got boolean (true)").c_str());
+                    (f + ": key 'epoch': expected a finite number, got boolean (true)").c_str());
 
   write_file(file, R"({"log_history": [{"loss": 1}, 3]})");
   CHECK_THROWS_WITH(load_trainer_state(file),
@@ -191,6 +191,32 @@ TEST_CASE("load errors name the file and the key") {
   CHECK_THROWS_WITH(
       load_trainer_state(file),
       (f + ": key 'best_model_checkpoint': expected a string or null, got an integer (5)").c_str());
+}
+
+// Issue 22: every value read is range-checked (global_step -5 crashed a
+// resume), nesting is bounded and duplicate keys are refused.
+TEST_CASE("values out of range, deep nesting and duplicate keys are load errors naming file and key") {
+  TempDir dir;
+  const fs::path file = dir.path / "trainer_state.json";
+  const std::string f = file.string();
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {R"({"global_step": -5})", ": key 'global_step': expected a count in [0, 2^53], got an integer (-5)"},
+      {R"({"max_steps": 1e300})", ": key 'max_steps': expected a count in [0, 2^53], got a number"},
+      {R"({"train_batch_size": 18446744073709551615})", ": key 'train_batch_size': expected a count"},
+      {R"({"logging_steps": 2.5})", ": key 'logging_steps': expected an integer, got a number (2.5)"},
+      {R"({"best_global_step": -1})", ": key 'best_global_step': expected a count"},
+      {R"({"epoch": -0.5})", ": key 'epoch': expected a number >= 0, got a number (-0.5)"},
+      {R"({"num_train_epochs": -3})", ": key 'num_train_epochs': expected a number >= 0"},
+      {R"({"total_flos": -1.0})", ": key 'total_flos': expected a number >= 0"},
+      {"{\n\"global_step\": 1,\n\"global_step\": 2}", ":3: duplicate key 'global_step'"},
+      {std::string(200000, '[') + std::string(200000, ']'), ":1: nested deeper than 100 levels"},
+  };
+  for (const auto& [text, message] : cases) {
+    write_file(file, text);
+    CHECK_THROWS_WITH(load_trainer_state(file), doctest::Contains((f + message).c_str()));
+  }
+  write_file(file, R"({"global_step": 9007199254740992, "epoch": 0, "best_metric": -2.5})");
+  CHECK(load_trainer_state(file).global_step == 9007199254740992);
 }
 
 TEST_CASE("saving into a missing folder fails naming the path") {

@@ -63,3 +63,62 @@ TEST_CASE("errors name the file and line") {
                        std::runtime_error);
   for (const auto& p : {ragged, text, label, negative, empty}) fs::remove(p);
 }
+
+// Issue 22: values and files the reader used to accept wrongly or report in
+// library terms.
+TEST_CASE("a value that is finite as a double but not as a float is a data error naming file, line, field") {
+  const auto p = write_csv("overflow.csv", "1,2,0\n3,1e39,1\n");
+  CHECK_THROWS_WITH_AS(
+      read_labeled_csv(p, "last", false),
+      doctest::Contains((p.string() + ":2: field 2 '1e39' does not fit a 32-bit float").c_str()),
+      std::runtime_error);
+  const auto neg = write_csv("overflow-neg.csv", "-3.5e38,2,0\n");
+  CHECK_THROWS_WITH_AS(read_labeled_csv(neg, "last", false), doctest::Contains(":1: field 1 '-3.5e38'"),
+                       std::runtime_error);
+  const auto ok = write_csv("float-max.csv", "3.4e38,-3.4e38,0\n");
+  CHECK(read_labeled_csv(ok, "last", false).rows == 1);
+  fs::remove(p);
+  fs::remove(neg);
+  fs::remove(ok);
+}
+
+TEST_CASE("a UTF-8 byte-order mark at the start is accepted") {
+  const auto p = write_csv("bom.csv",
+                           "\xEF\xBB\xBF"
+                           "0,2,1\n3,4,0\n");
+  const auto t = read_labeled_csv(p, "last", false);
+  CHECK(t.values == std::vector<float>{0, 2, 3, 4});
+  const auto h = write_csv("bom-header.csv",
+                           "\xEF\xBB\xBF"
+                           "label,x\n1,2\n");
+  CHECK(read_labeled_csv(h, "label", true).labels == std::vector<int64_t>{1});
+  fs::remove(p);
+  fs::remove(h);
+}
+
+TEST_CASE("a folder given as the CSV file is named as a folder") {
+  const fs::path dir =
+      fs::temp_directory_path() / ("trainhook-csv-dir-" + std::to_string(::getpid()) + ".csv");
+  fs::create_directories(dir);
+  CHECK_THROWS_WITH_AS(read_labeled_csv(dir, "last", false),
+                       doctest::Contains((dir.string() + ": is a folder, not a CSV file").c_str()),
+                       std::runtime_error);
+  fs::remove(dir);
+}
+
+TEST_CASE("class ids out of range are a data error naming file and line") {
+  const auto huge = write_csv("label-1e300.csv", "1,0\n2,1e300\n");
+  CHECK_THROWS_WITH_AS(read_labeled_csv(huge, "last", false),
+                       doctest::Contains((huge.string() + ":2: label '1e300' is far too large").c_str()),
+                       std::runtime_error);
+  const auto big = write_csv("label-1e12.csv", "1,0\n2,1\n\n3,1e12\n");
+  CHECK_THROWS_WITH_AS(
+      read_labeled_csv(big, "last", false),
+      doctest::Contains((big.string() + ":4: label 1000000000000 is too large a class id").c_str()),
+      std::runtime_error);
+  const auto fine = write_csv("label-65535.csv", "1,0\n2,65535\n");
+  CHECK(read_labeled_csv(fine, "last", false).labels == std::vector<int64_t>{0, 65535});
+  fs::remove(huge);
+  fs::remove(big);
+  fs::remove(fine);
+}

@@ -33,11 +33,12 @@ struct FakeMlflow {
   std::atomic<int> drop_after_store{0};  // store, then close without answering (n times)
   std::atomic<bool> down{false};         // 503 for everything
   std::atomic<bool> reject_metrics{false};
-  std::atomic<bool> hold_metrics{false};  // a metrics log-batch waits here until cleared
-  std::atomic<bool> holding{false};       // such a request is waiting now
-  std::atomic<int> fail_metrics{0};       // then answers 503 without storing (n times)
-  size_t history_page = 25000;            // get-history points per page at most (server side)
-  std::atomic<size_t> history_pages{0};   // get-history answers given
+  std::atomic<bool> hold_metrics{false};    // a metrics log-batch waits here until cleared
+  std::atomic<bool> holding{false};         // such a request is waiting now
+  std::atomic<int> fail_metrics{0};         // then answers 503 without storing (n times)
+  std::atomic<bool> html_log_batch{false};  // log-batch answers 200 with an HTML page (a proxy's)
+  size_t history_page = 25000;              // get-history points per page at most (server side)
+  std::atomic<size_t> history_pages{0};     // get-history answers given
 
   // A query parameter's value (no percent-decoding needed for these tests).
   static std::string query(const std::string& target, const std::string& name) {
@@ -72,6 +73,10 @@ struct FakeMlflow {
         out.status = 503;
         return out;
       }
+    }
+    if (html_log_batch && r.target.find("runs/log-batch") != std::string::npos) {
+      out.body = "<html><body>Please log in</body></html>";
+      return out;
     }
     std::lock_guard<std::mutex> lock(mu);
     if (r.target.find("experiments/get-by-name") != std::string::npos) {
@@ -339,4 +344,34 @@ TEST_CASE("a rejected batch is dropped once with the server's message and later 
   CHECK(worker.stats().delivered == 1);
   REQUIRE(errors.size() == 1);
   CHECK(errors[0].find("bad metric") != std::string::npos);
+}
+
+// Issue 22: an answer 200 whose body is not JSON (a proxy's login page) gave
+// no warning at all.
+TEST_CASE("an answer 200 that is not JSON is warned about once, naming the request") {
+  FakeMlflow fake;
+  TestHttpServer server([&](const TestRequest& r) { return fake.handle(r); });
+  std::vector<std::string> warnings;
+  std::mutex wmu;
+  Sender sender(config_for(server), RunPlan{}, temp_dir("html"),
+                [&](trainhook::LogLevel level, const std::string& m) {
+                  std::lock_guard<std::mutex> lock(wmu);
+                  if (level == trainhook::LogLevel::warn) warnings.push_back(m);
+                });
+  trainhook::support::Worker<Record> worker(
+      [&](std::vector<Record>& b, trainhook::support::WorkerContext& ctx) { return sender.handle(b, ctx); });
+  fake.html_log_batch = true;
+  worker.enqueue(Record::metric("loss", 1.0, 1, 1));
+  REQUIRE(worker.flush(30s));
+  worker.enqueue(Record::metric("loss", 0.5, 2, 2));
+  REQUIRE(worker.flush(30s));
+  worker.stop();
+  std::lock_guard<std::mutex> lock(wmu);
+  size_t not_json = 0;
+  for (const auto& w : warnings) {
+    if (w.find("a body that is not JSON (<html><body>Please log in") == std::string::npos) continue;
+    ++not_json;
+    CHECK(w.find("runs/log-batch with HTTP 200") != std::string::npos);
+  }
+  CHECK(not_json == 1);
 }

@@ -590,6 +590,46 @@ TEST_CASE("unsafe paths are refused unless allowed: world-writable folder or fil
   }
 }
 
+// Issue 22: `chmod 777 a; --plugin_dir a/sub` loaded (anyone can rename sub).
+TEST_CASE("a plugin folder under a world- or group-writable folder is refused, sticky folders are fine") {
+  TempDir dir;
+  const fs::path sub = dir.path / "sub";
+  fs::create_directories(sub);
+  const fs::path lib = sub / plugin_file_name("c_plugin");
+  fs::copy_file(kRoot / "good" / plugin_file_name("c_plugin"), lib);
+  ::chmod(sub.c_str(), 0755);
+  ::chmod(lib.c_str(), 0644);
+  const std::string tail =
+      "; anyone who can write it could rename " + sub.string() +
+      " and put other code in its place (pass --allow_unsafe_plugin_paths to load anyway)";
+  ::chmod(dir.path.c_str(), 0777);
+  {
+    PluginRegistry r(only({sub}));
+    REQUIRE(r.libraries().size() == 1);
+    CHECK(r.libraries()[0].refused_reason == "unsafe plugin path: folder " + dir.path.string() + ", above " +
+                                                 sub.string() + ", is world-writable (mode 0777)" + tail);
+    CHECK_FALSE(r.has("c_counter"));
+  }
+  ::chmod(dir.path.c_str(), 0775);
+  {
+    PluginRegistry r(only({sub}));
+    REQUIRE(r.libraries().size() == 1);
+    CHECK(r.libraries()[0].refused_reason == "unsafe plugin path: folder " + dir.path.string() + ", above " +
+                                                 sub.string() + ", is group-writable (mode 0775)" + tail);
+  }
+  // Sticky (as /tmp): others cannot rename sub, which is ours.
+  ::chmod(dir.path.c_str(), 01777);
+  {
+    PluginRegistry r(only({sub}));
+    CHECK(r.has("c_counter"));
+  }
+  ::chmod(dir.path.c_str(), 0700);
+  {
+    PluginRegistry r(only({sub}));
+    CHECK(r.has("c_counter"));
+  }
+}
+
 TEST_CASE("a stripped plugin (no .symtab) is still recognised through its dynamic symbols") {
   if (std::system("command -v strip >/dev/null 2>&1") != 0) {
     MESSAGE("strip is not installed: skipped");

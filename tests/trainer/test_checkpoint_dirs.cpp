@@ -100,3 +100,15 @@ TEST_CASE("with save_total_limit 1 a best that is not the newest keeps two") {
   rotate_checkpoints(d.path, 1, std::nullopt);
   CHECK(names(sorted_checkpoints(d.path)) == std::vector<std::string>{"checkpoint-3"});
 }
+
+// Issue 22: `error: stoll` on a folder whose step does not fit an int64.
+TEST_CASE("a checkpoint folder with an overlong step number is named in our words") {
+  Dir d;
+  make_checkpoint(d.path, 2);
+  fs::create_directories(d.path / "checkpoint-99999999999999999999");
+  std::ofstream(d.path / "checkpoint-99999999999999999999" / kTrainerStateFile) << "{}\n";
+  CHECK_THROWS_WITH_AS(latest_checkpoint(d.path),
+                       doctest::Contains("checkpoint-99999999999999999999: the step number "
+                                         "99999999999999999999 of this checkpoint folder is too large"),
+                       std::runtime_error);
+}

@@ -5,6 +5,7 @@
 #include <trainhook/strings.hpp>
 
 #include <cmath>
+#include <cstdio>
 #include <sstream>
 #include <string_view>
 
@@ -61,9 +62,107 @@ void validate_report_to(std::vector<std::string>& report_to) {
          "' cannot be combined with other names, got '" + join(report_to) + "'");
 }
 
+// Where the first byte that breaks UTF-8 is, or npos. Overlong forms,
+// surrogates and code points past U+10FFFF are invalid, as JSON writers say.
+size_t invalid_utf8_at(std::string_view s) {
+  size_t i = 0;
+  while (i < s.size()) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    size_t n = 0;
+    uint32_t cp = 0;
+    if (c < 0x80) {
+      ++i;
+      continue;
+    } else if ((c & 0xE0) == 0xC0) {
+      n = 1;
+      cp = c & 0x1F;
+    } else if ((c & 0xF0) == 0xE0) {
+      n = 2;
+      cp = c & 0x0F;
+    } else if ((c & 0xF8) == 0xF0) {
+      n = 3;
+      cp = c & 0x07;
+    } else {
+      return i;
+    }
+    for (size_t k = 1; k <= n; ++k) {
+      if (i + k >= s.size()) return i;
+      const auto d = static_cast<unsigned char>(s[i + k]);
+      if ((d & 0xC0) != 0x80) return i;
+      cp = (cp << 6) | (d & 0x3F);
+    }
+    const uint32_t min[] = {0, 0x80, 0x800, 0x10000};
+    if (cp < min[n] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return i;
+    i += n + 1;
+  }
+  return std::string_view::npos;
+}
+
+// Arguments go into training_args.json and to every integration as JSON text,
+// which must be UTF-8; a Latin-1 run name or folder name is refused here,
+// naming the flag, rather than failing later inside a JSON writer.
+void check_utf8(const std::string& flag, const std::string& value) {
+  const size_t at = invalid_utf8_at(value);
+  if (at == std::string_view::npos) return;
+  char byte[8];
+  std::snprintf(byte, sizeof byte, "0x%02X", static_cast<unsigned>(static_cast<unsigned char>(value[at])));
+  fail("--" + flag + ": not valid UTF-8 text (byte " + byte + " at position " + std::to_string(at + 1) +
+       "); arguments are written to training_args.json and sent to integrations as UTF-8, so give this "
+       "value (a name or a path) in UTF-8");
+}
+
+void check_utf8(const std::string& flag, const std::optional<std::string>& value) {
+  if (value) check_utf8(flag, *value);
+}
+
+void check_utf8(const std::string& flag, const std::vector<std::string>& values) {
+  for (const auto& v : values) check_utf8(flag, v);
+}
+
+// flag "plugin_config", path "mlflow.tracking_uri": "--plugin_config mlflow.tracking_uri: ...".
+void check_utf8_json(const std::string& flag, const nlohmann::json& v, const std::string& path = "") {
+  const std::string name = path.empty() ? flag : flag + " " + path;
+  if (v.is_string()) {
+    check_utf8(name, v.get_ref<const std::string&>());
+  } else if (v.is_object()) {
+    for (const auto& [key, item] : v.items()) {
+      check_utf8(name + " (a key)", key);
+      check_utf8_json(flag, item, path.empty() ? key : path + "." + key);
+    }
+  } else if (v.is_array()) {
+    for (const auto& item : v) check_utf8_json(flag, item, path);
+  }
+}
+
+// Step counts and intervals become 64-bit integers (steps, epochs x steps per
+// epoch); past these bounds they overflow and a run "trains" 0 steps.
+constexpr double kMaxEpochs = 1e9;
+constexpr double kMaxStepCount = 1e15;
+
+void check_count(const char* flag, double value, double maximum) {
+  if (!(value <= maximum))
+    fail(std::string("--") + flag + ": " + number(value) + " is too large (at most " + number(maximum) +
+         "; step counts beyond that overflow)");
+}
+
 }  // namespace
 
 void validate(TrainingArguments& a) {
+  check_utf8("output_dir", a.output_dir);
+  check_utf8("run_name", a.run_name);
+  check_utf8("metric_for_best_model", a.metric_for_best_model);
+  check_utf8("resume_from_checkpoint", a.resume_from_checkpoint);
+  check_utf8("report_to", a.report_to);
+  check_utf8("callbacks", a.callbacks);
+  check_utf8("plugin_dir", a.plugin_dir);
+  check_utf8_json("plugin_config", a.plugin_config);
+  check_count("num_train_epochs", a.num_train_epochs, kMaxEpochs);
+  check_count("max_steps", static_cast<double>(a.max_steps), kMaxStepCount);
+  check_count("logging_steps", a.logging_steps, kMaxStepCount);
+  check_count("save_steps", a.save_steps, kMaxStepCount);
+  check_count("warmup_steps", a.warmup_steps, kMaxStepCount);
+  if (a.eval_steps) check_count("eval_steps", *a.eval_steps, kMaxStepCount);
+
   // -- output
   if (a.output_dir.empty()) fail("--output_dir: must not be empty");
   if (!a.run_name || a.run_name->empty()) a.run_name = a.output_dir;
@@ -149,6 +248,13 @@ void validate(TrainingArguments& a) {
     a.metric_for_best_model = "loss";
   if (!a.greater_is_better && a.metric_for_best_model)
     a.greater_is_better = !ends_with(*a.metric_for_best_model, "loss");
+  // HF's EarlyStoppingCallback asserts this at train begin; here it stops the
+  // run before any work instead of training on without early stopping.
+  for (const auto& name : a.callbacks)
+    if (name == "early_stopping" && !a.metric_for_best_model)
+      fail(
+          "--callbacks early_stopping requires --metric_for_best_model (e.g. --metric_for_best_model "
+          "eval_loss, or --load_best_model_at_end, which defaults it to loss)");
 
   if (a.resume_from_checkpoint) {
     const std::string lowered = strings::lower(*a.resume_from_checkpoint);
@@ -183,6 +289,7 @@ void validate(TrainingArguments& a) {
 
 void validate(ModelArguments& m) {
   if (m.model.empty()) fail("--model: must not be empty");
+  check_utf8("model", m.model);
   check_at_least("hidden_size", static_cast<double>(m.hidden_size), 1);
   check_at_least("num_layers", static_cast<double>(m.num_layers), 1);
   check_at_least("num_heads", static_cast<double>(m.num_heads), 1);
@@ -194,6 +301,10 @@ void validate(DataArguments& d) {
   for (auto* f : {&d.train_file, &d.validation_file, &d.test_file}) {
     if (*f && (*f)->empty()) f->reset();
   }
+  check_utf8("train_file", d.train_file);
+  check_utf8("validation_file", d.validation_file);
+  check_utf8("test_file", d.test_file);
+  check_utf8("label_column", d.label_column);
   if (d.label_column.empty())
     fail("--label_column: must not be empty (first, last, a header name or an index)");
   if (d.validation_split_percentage < 0 || d.validation_split_percentage >= 100)

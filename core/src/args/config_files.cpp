@@ -4,6 +4,7 @@
 #include "yaml_config.hpp"
 
 #include <trainhook/args/argument_parser.hpp>
+#include <trainhook/common/checked_json.hpp>
 #include <trainhook/strings.hpp>
 
 #include <cctype>
@@ -30,17 +31,6 @@ std::string extension(const std::string& path) {
   return strings::lower(path.substr(dot));
 }
 
-// nlohmann's what() starts with "[json.exception.parse_error.101] "; users need
-// only the part after it.
-std::string json_problem(const std::exception& e) {
-  std::string s = e.what();
-  if (!s.empty() && s[0] == '[') {
-    const size_t close = s.find("] ");
-    if (close != std::string::npos) s = s.substr(close + 2);
-  }
-  return s;
-}
-
 }  // namespace
 
 std::string ConfigFile::where(const std::string& key) const {
@@ -57,9 +47,10 @@ ConfigFile read_config_file(const std::string& path) {
   const std::string text = read_text(path, "--config");
   if (ext == ".json") {
     try {
-      file.values = nlohmann::json::parse(text);
-    } catch (const nlohmann::json::parse_error& e) {
-      throw ArgumentError(path + ": invalid JSON: " + json_problem(e));
+      // Duplicate keys and runaway nesting are errors (checked_json.hpp).
+      file.values = parse_checked_json(text, path);
+    } catch (const JsonInputError& e) {
+      throw ArgumentError(e.what());
     }
     if (!file.values.is_object())
       throw ArgumentError(path + ": expected a JSON object of {\"name\": value}, got a " +

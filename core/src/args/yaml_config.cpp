@@ -7,7 +7,6 @@
 
 #include <yaml-cpp/yaml.h>
 
-#include <regex>
 #include <vector>
 
 namespace trainhook::detail {
@@ -18,11 +17,60 @@ constexpr const char* kTagPrefix = "tag:yaml.org,2002:";
 // config needs this many values.
 constexpr size_t kMaxValues = 1000000;
 
-bool is_inf_or_nan(const std::string& t) {
-  static const std::regex infinity(R"([-+]?\.(inf|Inf|INF))");
-  static const std::regex nan(R"(\.(nan|NaN|NAN))");
-  return std::regex_match(t, infinity) || std::regex_match(t, nan);
+// The YAML 1.2 core schema's number forms, matched by hand: std::regex
+// recurses once per character and a 50,000-digit scalar exhausts the stack.
+bool all_of(const std::string& t, size_t from, bool (*ok)(char)) {
+  if (from >= t.size()) return false;
+  for (size_t i = from; i < t.size(); ++i)
+    if (!ok(t[i])) return false;
+  return true;
 }
+bool is_digit(char c) { return c >= '0' && c <= '9'; }
+bool is_octal(char c) { return c >= '0' && c <= '7'; }
+bool is_hex(char c) { return is_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
+size_t sign_length(const std::string& t) { return !t.empty() && (t[0] == '-' || t[0] == '+') ? 1 : 0; }
+
+bool is_decimal(const std::string& t) { return all_of(t, sign_length(t), is_digit); }
+bool is_octal_int(const std::string& t) { return t.rfind("0o", 0) == 0 && all_of(t, 2, is_octal); }
+bool is_hex_int(const std::string& t) { return t.rfind("0x", 0) == 0 && all_of(t, 2, is_hex); }
+
+// [-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?
+bool is_floating(const std::string& t) {
+  size_t i = sign_length(t);
+  const auto digits = [&] {
+    const size_t start = i;
+    while (i < t.size() && is_digit(t[i])) ++i;
+    return i - start;
+  };
+  if (i < t.size() && t[i] == '.') {
+    ++i;
+    if (digits() == 0) return false;
+  } else {
+    if (digits() == 0) return false;
+    if (i < t.size() && t[i] == '.') {
+      ++i;
+      digits();
+    }
+  }
+  if (i < t.size() && (t[i] == 'e' || t[i] == 'E')) {
+    ++i;
+    if (i < t.size() && (t[i] == '-' || t[i] == '+')) ++i;
+    if (digits() == 0) return false;
+  }
+  return i == t.size();
+}
+
+// [-+]?\.(inf|Inf|INF) or \.(nan|NaN|NAN)
+bool is_inf_or_nan(const std::string& t) {
+  const size_t s = sign_length(t);
+  const std::string rest = t.substr(s);
+  if (rest == ".inf" || rest == ".Inf" || rest == ".INF") return true;
+  return s == 0 && (t == ".nan" || t == ".NaN" || t == ".NAN");
+}
+
+// No configuration value needs more digits than this; a longer number is a
+// mistake (or an attack on the number parser), reported as such.
+constexpr size_t kMaxNumberLength = 400;
 
 class YamlConverter {
  public:
@@ -173,15 +221,15 @@ class YamlConverter {
     if (t == "null" || t == "Null" || t == "NULL" || t == "~" || t.empty()) return nullptr;
     if (t == "true" || t == "True" || t == "TRUE") return true;
     if (t == "false" || t == "False" || t == "FALSE") return false;
-    static const std::regex decimal(R"([-+]?[0-9]+)");
-    static const std::regex octal(R"(0o[0-7]+)");
-    static const std::regex hex(R"(0x[0-9a-fA-F]+)");
-    static const std::regex floating(R"([-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?)");
+    const bool number = is_decimal(t) || is_octal_int(t) || is_hex_int(t) || is_floating(t);
+    if (number && t.size() > kMaxNumberLength)
+      fail(line, "a number of " + std::to_string(t.size()) + " characters (at most " +
+                     std::to_string(kMaxNumberLength) + "); quote it if it is meant as text");
     try {
-      if (std::regex_match(t, decimal)) return static_cast<int64_t>(std::stoll(t));
-      if (std::regex_match(t, octal)) return static_cast<int64_t>(std::stoll(t.substr(2), nullptr, 8));
-      if (std::regex_match(t, hex)) return static_cast<int64_t>(std::stoll(t.substr(2), nullptr, 16));
-      if (std::regex_match(t, floating)) return std::stod(t);
+      if (is_decimal(t)) return static_cast<int64_t>(std::stoll(t));
+      if (is_octal_int(t)) return static_cast<int64_t>(std::stoll(t.substr(2), nullptr, 8));
+      if (is_hex_int(t)) return static_cast<int64_t>(std::stoll(t.substr(2), nullptr, 16));
+      if (is_floating(t)) return std::stod(t);
     } catch (const std::out_of_range&) {
       fail(line, "the number " + t + " is out of range");
     }

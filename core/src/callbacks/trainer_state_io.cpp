@@ -3,6 +3,7 @@
 // with TrainerState(**json.loads(text)), so we write exactly HF's keys (no
 // extras: HF would reject an unknown key) and null for absent optionals.
 #include <trainhook/callbacks/trainer_state_io.hpp>
+#include <trainhook/common/checked_json.hpp>
 
 #include <unistd.h>
 #include <cmath>
@@ -45,22 +46,42 @@ struct Codec;
 template <>
 struct Codec<int64_t> {
   static json write(int64_t v) { return v; }
+  // Every integer of the state is a count (steps, batch size, tokens): a value
+  // below 0 or beyond 2^53 (the largest count a double still holds exactly,
+  // what HF's Python floats can round-trip) is a damaged file, never used.
+  static constexpr double kMaxCount = 9007199254740992.0;
   static int64_t read(const std::string& key, const json& v) {
-    if (v.is_number_integer()) return v.get<int64_t>();
-    // Python may write 10.0 for an int field that went through float arithmetic.
-    if (v.is_number_float() && v.get<double>() == std::floor(v.get<double>()))
-      return static_cast<int64_t>(v.get<double>());
-    bad_key(key, "an integer", v);
+    if (v.is_number_unsigned()) {
+      if (v.get<uint64_t>() <= static_cast<uint64_t>(kMaxCount))
+        return static_cast<int64_t>(v.get<uint64_t>());
+    } else if (v.is_number_integer()) {
+      const int64_t i = v.get<int64_t>();
+      if (i >= 0 && i <= static_cast<int64_t>(kMaxCount)) return i;
+    } else if (v.is_number_float()) {
+      // Python may write 10.0 for an int field that went through float arithmetic.
+      const double d = v.get<double>();
+      if (d == std::floor(d) && d >= 0 && d <= kMaxCount) return static_cast<int64_t>(d);
+      if (d != std::floor(d)) bad_key(key, "an integer", v);
+    } else {
+      bad_key(key, "an integer", v);
+    }
+    bad_key(key, "a count in [0, 2^53]", v);
   }
 };
 template <>
 struct Codec<double> {
   static json write(double v) { return v; }
   static double read(const std::string& key, const json& v) {
-    if (v.is_number()) return v.get<double>();
-    bad_key(key, "a number", v);
+    if (v.is_number() && std::isfinite(v.get<double>())) return v.get<double>();
+    bad_key(key, "a finite number", v);
   }
 };
+// epoch, num_train_epochs, total_flos: amounts that cannot be negative.
+double read_amount(const std::string& key, const json& v) {
+  const double d = Codec<double>::read(key, v);
+  if (d < 0) bad_key(key, "a number >= 0", v);
+  return d;
+}
 template <>
 struct Codec<bool> {
   static json write(bool v) { return v; }
@@ -98,13 +119,18 @@ StateField field(const char* key, T TrainerState::*member) {
           [member, key](TrainerState& s, const json& v) { s.*member = Codec<T>::read(key, v); }};
 }
 
+StateField amount_field(const char* key, double TrainerState::*member) {
+  return {key, [member](const TrainerState& s) { return Codec<double>::write(s.*member); },
+          [member, key](TrainerState& s, const json& v) { s.*member = read_amount(key, v); }};
+}
+
 const std::vector<StateField>& state_fields() {
   static const std::vector<StateField> fields = [] {
     std::vector<StateField> f;
     f.push_back(field("best_global_step", &TrainerState::best_global_step));
     f.push_back(field("best_metric", &TrainerState::best_metric));
     f.push_back(field("best_model_checkpoint", &TrainerState::best_model_checkpoint));
-    f.push_back(field("epoch", &TrainerState::epoch));
+    f.push_back(amount_field("epoch", &TrainerState::epoch));
     f.push_back(field("eval_steps", &TrainerState::eval_steps));
     f.push_back(field("global_step", &TrainerState::global_step));
     f.push_back(field("is_hyper_param_search", &TrainerState::is_hyper_param_search));
@@ -127,10 +153,9 @@ const std::vector<StateField>& state_fields() {
     f.push_back(field("logging_steps", &TrainerState::logging_steps));
     f.push_back(field("max_steps", &TrainerState::max_steps));
     f.push_back(field("num_input_tokens_seen", &TrainerState::num_input_tokens_seen));
-    f.push_back({"num_train_epochs", [](const TrainerState& s) { return epochs_value(s.num_train_epochs); },
-                 [](TrainerState& s, const json& v) {
-                   s.num_train_epochs = Codec<double>::read("num_train_epochs", v);
-                 }});
+    f.push_back(
+        {"num_train_epochs", [](const TrainerState& s) { return epochs_value(s.num_train_epochs); },
+         [](TrainerState& s, const json& v) { s.num_train_epochs = read_amount("num_train_epochs", v); }});
     f.push_back(field("save_steps", &TrainerState::save_steps));
     f.push_back({"stateful_callbacks",
                  [](const TrainerState& s) {
@@ -140,7 +165,7 @@ const std::vector<StateField>& state_fields() {
                    if (!v.is_object()) bad_key("stateful_callbacks", "an object keyed by callback name", v);
                    s.stateful_callbacks = v;
                  }});
-    f.push_back(field("total_flos", &TrainerState::total_flos));
+    f.push_back(amount_field("total_flos", &TrainerState::total_flos));
     f.push_back(field("train_batch_size", &TrainerState::train_batch_size));
     f.push_back(field("trial_name", &TrainerState::trial_name));
     f.push_back({"trial_params", [](const TrainerState& s) { return s.trial_params; },
@@ -205,9 +230,9 @@ TrainerState load_trainer_state(const fs::path& file) {
   buf << in.rdbuf();
   json j;
   try {
-    j = json::parse(buf.str());
-  } catch (const json::parse_error& e) {
-    throw std::runtime_error(file.string() + ": not valid JSON: " + e.what());
+    j = parse_checked_json(buf.str(), file.string());
+  } catch (const JsonInputError& e) {
+    throw std::runtime_error(e.what());
   }
   try {
     return state_from_json(j);

@@ -10,7 +10,10 @@
 #include <trainhook/models/model_factory.hpp>
 #include <trainhook/trainer/checkpoint_dirs.hpp>
 #include <trainhook/trainer/label_metrics.hpp>
+#include <trainhook/trainer/evaluate_only_model.hpp>
 #include <trainhook/trainer/reproducibility.hpp>
+#include <trainhook/trainer/resume_compatibility.hpp>
+#include <trainhook/trainer/signal_guard.hpp>
 #include <trainhook/trainer/trainer.hpp>
 
 #include <spdlog/spdlog.h>
@@ -105,6 +108,7 @@ int train_command(const std::vector<std::string>& args, const std::string& progr
   if (targs.do_train && !targs.overwrite_output_dir && !targs.resume_from_checkpoint &&
       non_empty_dir(targs.output_dir)) {
     if (const auto last = latest_checkpoint(targs.output_dir)) {
+      check_resume_compatibility(*last, targs, /*found_automatically=*/true);  // issue 22: another run's?
       spdlog::info(
           "checkpoint detected, resuming training at {} (use --overwrite_output_dir to train from scratch)",
           last->string());
@@ -133,6 +137,8 @@ int train_command(const std::vector<std::string>& args, const std::string& progr
   }
   Trainer trainer(model, targs, data.train, data.validation, std::move(options));
 
+  // issue 22: the first SIGINT/SIGTERM finishes the step, saves a checkpoint and stops.
+  SignalGuard signals;
   if (targs.do_train) {
     auto result = trainer.train();
     trainer.save_model();
@@ -141,8 +147,17 @@ int train_command(const std::vector<std::string>& args, const std::string& progr
     trainer.log_metrics("train", metrics);
     trainer.save_metrics("train", metrics);
     trainer.save_state();
-  } else if (targs.resume_from_checkpoint) {
-    trainer.load_model(*targs.resume_from_checkpoint);
+    if (const int sig = SignalGuard::received()) {
+      const auto last = latest_checkpoint(targs.output_dir);
+      std::fprintf(stderr,
+                   "trainhook train: stopped by %s at step %lld: checkpoint %s, the model and train results "
+                   "saved in %s; resume with --resume_from_checkpoint true\n",
+                   SignalGuard::name(sig), static_cast<long long>(trainer.state().global_step),
+                   last ? last->string().c_str() : "(none)", targs.output_dir.c_str());
+      return 128 + sig;
+    }
+  } else {
+    trainer.load_model(evaluate_only_model(targs));  // issue 22: never a fresh model
   }
   if (targs.do_eval) {
     Metrics metrics = trainer.evaluate();
@@ -157,6 +172,7 @@ int train_command(const std::vector<std::string>& args, const std::string& progr
     trainer.log_metrics("test", metrics);
     trainer.save_metrics("test", metrics);
   }
+  if (const int sig = SignalGuard::received()) return 128 + sig;
   return 0;
 }
 

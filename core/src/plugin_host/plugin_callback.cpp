@@ -1,5 +1,8 @@
 #include "plugin_callback.hpp"
 
+#include "crash_handler.hpp"
+
+#include <trainhook/callbacks/callback_handler.hpp>
 #include <trainhook/plugin_host/plugin_registry.hpp>
 
 #include <cstring>
@@ -47,6 +50,8 @@ PluginCallback::PluginCallback(std::shared_ptr<const PluginLibrary> library, con
   char err[kErrSize];
   err[0] = '\0';
   void* self = nullptr;
+  install_crash_handler();                                                 // issue 22
+  PluginCallScope scope(library_->path.c_str(), name_.c_str(), "create");  // named if it crashes
   const th_status st =
       info_.create(host_.table(), config_json.empty() ? "{}" : config_json.c_str(), &self, err, sizeof err);
   err[kErrSize - 1] = '\0';
@@ -60,6 +65,7 @@ PluginCallback::PluginCallback(std::shared_ptr<const PluginLibrary> library, con
 }
 
 PluginCallback::~PluginCallback() {
+  PluginCallScope scope(library_->path.c_str(), name_.c_str(), "destroy");
   if (self_ != nullptr) vtable_->destroy(self_);
   // table_ and library_ are released after this body: the instance is gone first.
 }
@@ -69,7 +75,8 @@ std::string PluginCallback::describe_failure(th_status status, const char* err) 
   return msg + " [" + status_name(status) + "]";
 }
 
-void PluginCallback::on_event(EventId /*event*/, const th_event_args& args) {
+void PluginCallback::on_event(EventId event, const th_event_args& args) {
+  PluginCallScope scope(library_->path.c_str(), name_.c_str(), event_name(event));
   char err[kErrSize];
   err[0] = '\0';
   const th_status st = vtable_->on_event(self_, &args, err, sizeof err);
@@ -80,6 +87,7 @@ void PluginCallback::on_event(EventId /*event*/, const th_event_args& args) {
 
 std::optional<nlohmann::json> PluginCallback::save_state() {
   if (!has_save_state_) return std::nullopt;
+  PluginCallScope scope(library_->path.c_str(), name_.c_str(), "save_state");
   std::vector<char> buf(4096);
   char err[kErrSize];
   // The two-call protocol of abi.h; a few retries cover state that grows in between.
@@ -111,6 +119,7 @@ std::optional<nlohmann::json> PluginCallback::save_state() {
 
 void PluginCallback::load_state(const nlohmann::json& state) {
   if (!has_load_state_) return;
+  PluginCallScope scope(library_->path.c_str(), name_.c_str(), "load_state");
   const std::string text = state.dump();
   char err[kErrSize];
   err[0] = '\0';

@@ -130,6 +130,8 @@ DynamicSymbols read_dynamic_symbols(std::ifstream& in, const Elf64_Ehdr& eh, con
 
 }  // namespace
 
+std::string unsafe_ancestor_reason(const fs::path& path);
+
 std::string unsafe_path_reason(const fs::path& path) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) return path.string() + " cannot be inspected (stat failed)";
@@ -141,6 +143,40 @@ std::string unsafe_path_reason(const fs::path& path) {
   const uid_t me = ::geteuid();
   if (st.st_uid != me && st.st_uid != 0)
     return what + " is owned by " + user_name(st.st_uid) + ", not by you (" + user_name(me) + ") or root";
+  return unsafe_ancestor_reason(path);
+}
+
+// As OpenSSH checks the path of authorized_keys (auth.c, safe_path): whoever
+// can write to any folder above the plugin can rename the folders below it
+// and put other code in their place. Every ancestor of the real path must be
+// owned by you or root and writable by nobody else; a sticky folder (/tmp)
+// is accepted when the folder below it is yours or root's, since the sticky
+// bit stops others from renaming what they do not own.
+std::string unsafe_ancestor_reason(const fs::path& path) {
+  std::error_code ec;
+  const fs::path real = fs::weakly_canonical(fs::absolute(path, ec), ec);
+  if (ec) return path.string() + " cannot be inspected (" + ec.message() + ")";
+  const uid_t me = ::geteuid();
+  fs::path child = real;
+  for (fs::path dir = real.parent_path(); !dir.empty(); dir = dir.parent_path()) {
+    struct stat st {};
+    if (::stat(dir.c_str(), &st) != 0)
+      return "folder " + dir.string() + " (above " + path.string() + ") cannot be inspected (stat failed)";
+    const std::string what = "folder " + dir.string() + ", above " + path.string() + ",";
+    if (st.st_uid != me && st.st_uid != 0)
+      return what + " is owned by " + user_name(st.st_uid) + ", not by you (" + user_name(me) + ") or root";
+    if ((st.st_mode & (S_IWOTH | S_IWGRP)) != 0) {
+      struct stat below {};
+      const bool sticky_ok = (st.st_mode & S_ISVTX) != 0 && ::stat(child.c_str(), &below) == 0 &&
+                             (below.st_uid == me || below.st_uid == 0);
+      if (!sticky_ok)
+        return what + " is " + ((st.st_mode & S_IWOTH) != 0 ? "world" : "group") + "-writable (mode " +
+               octal_mode(st.st_mode) + "); anyone who can write it could rename " + child.string() +
+               " and put other code in its place";
+    }
+    if (dir == dir.root_path()) break;
+    child = dir;
+  }
   return {};
 }
 

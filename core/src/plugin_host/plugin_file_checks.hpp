@@ -9,8 +9,12 @@
 namespace trainhook::detail {
 
 // "" when `path` (file or folder, symlinks followed) is owned by the current
-// user or root and not world-writable; else the reason, naming the path.
+// user or root and not world-writable, and so is every folder above its real
+// path (nor group-writable; a sticky folder such as /tmp is accepted when the
+// folder below it is the user's or root's), as OpenSSH checks the path of
+// authorized_keys; else the reason, naming the path at fault.
 std::string unsafe_path_reason(const std::filesystem::path& path);
+std::string unsafe_ancestor_reason(const std::filesystem::path& path);
 
 // "" when `file` is an ELF shared object for this machine (class, byte order,
 // machine and type ET_DYN) whose dynamic symbol table exports `entry_symbol`

@@ -3,6 +3,8 @@
 // TrainerOptions, then the progress (or printer) plugin.
 #include "trainer_impl.hpp"
 
+#include <trainhook/args/plugin_config_sections.hpp>
+
 #include <trainhook/callbacks/default_flow_callback.hpp>
 #include <trainhook/strings.hpp>
 
@@ -52,6 +54,7 @@ void Trainer::Impl::add_plugin_callbacks(const PluginSearchOptions& given) {
   search.allow_unsafe_plugin_paths = search.allow_unsafe_plugin_paths || args.allow_unsafe_plugin_paths;
   search.allow_duplicate_plugins = search.allow_duplicate_plugins || args.allow_duplicate_plugins;
   registry.emplace(search);
+  check_plugin_config_sections(args, *registry);  // no plugin_config section goes unread
   // Integrations report from world process zero only, as HF's do (the names
   // are still checked on every rank, so a typo fails everywhere).
   const auto integrations = registry->resolve_report_to(args.report_to);

@@ -17,6 +17,13 @@ std::optional<int64_t> step_of(const fs::path& dir) {
   if (name.rfind(prefix, 0) != 0 || name.size() == prefix.size()) return std::nullopt;
   const std::string digits = name.substr(prefix.size());
   if (digits.find_first_not_of("0123456789") != std::string::npos) return std::nullopt;
+  // A step count of a run never passes 2^53 (trainer_state.json's bound); a
+  // longer number is no checkpoint of ours and must not reach std::stoll.
+  constexpr int64_t kMaxStep = int64_t{1} << 53;
+  if (digits.size() > 16 || std::stoll(digits) > kMaxStep)
+    throw std::runtime_error(dir.string() + ": the step number " + digits +
+                             " of this checkpoint folder is too large (at most 2^53); rename or remove "
+                             "the folder");
   return std::stoll(digits);
 }
 

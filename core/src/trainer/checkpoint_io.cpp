@@ -1,17 +1,25 @@
 #include <trainhook/trainer/checkpoint_io.hpp>
 
+#include <trainhook/trainer/atomic_file.hpp>
+#include <trainhook/trainer/checkpoint_manifest.hpp>
+
+#include <trainhook/callbacks/trainer_state_io.hpp>
 #include <trainhook/trainer/checkpoint_dirs.hpp>
 #include <trainhook/trainer/reproducibility.hpp>
-#include <trainhook/callbacks/trainer_state_io.hpp>
 #include <trainhook/models/torchscript_model.hpp>
 #include <trainhook/trainer/safetensors_io.hpp>
 
 #include <ATen/CPUGeneratorImpl.h>
+#include <spdlog/spdlog.h>
 #include <torch/serialize.h>
 
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <mutex>
 #include <stdexcept>
+#include <vector>
 
 namespace fs = std::filesystem;
 
@@ -19,17 +27,68 @@ namespace trainhook {
 namespace {
 
 void write_text(const fs::path& file, const std::string& text) {
-  std::ofstream out(file);
-  out << text;
-  if (!text.empty() && text.back() != '\n') out << '\n';
-  if (!out) throw std::runtime_error("cannot write " + file.string());
+  write_text_atomically(file, !text.empty() && text.back() != '\n' ? text + "\n" : text);
 }
 
 void require(const fs::path& file) {
   if (!fs::exists(file)) throw std::runtime_error(file.string() + ": missing from the checkpoint");
 }
 
+std::string shape_text(const torch::Tensor& t) {
+  std::string out = "[";
+  for (int64_t i = 0; i < t.dim(); ++i) out += (i != 0 ? ", " : "") + std::to_string(t.size(i));
+  return out + "]";
+}
+
+// LibTorch's Module::load replaces a parameter of another shape silently
+// (Tensor::set_), so a size-16 checkpoint loaded into a size-32 model trains
+// the old size (issue 22). Every parameter and buffer is compared first.
+void compare_shapes(const torch::nn::Module& module, torch::serialize::InputArchive& archive,
+                    const std::string& prefix, std::vector<std::string>& differences) {
+  for (const auto& p : module.named_parameters(/*recurse=*/false)) {
+    torch::Tensor saved;
+    if (!archive.try_read(p.key(), saved))
+      differences.push_back(prefix + p.key() + " is missing from the checkpoint");
+    else if (saved.sizes() != p.value().sizes())
+      differences.push_back(prefix + p.key() + " is " + shape_text(saved) + " in the checkpoint but " +
+                            shape_text(p.value()) + " in the model asked for");
+  }
+  for (const auto& b : module.named_buffers(/*recurse=*/false)) {
+    torch::Tensor saved;
+    if (archive.try_read(b.key(), saved, /*is_buffer=*/true) && saved.sizes() != b.value().sizes())
+      differences.push_back(prefix + b.key() + " is " + shape_text(saved) + " in the checkpoint but " +
+                            shape_text(b.value()) + " in the model asked for");
+  }
+  for (const auto& child : module.named_children()) {
+    torch::serialize::InputArchive sub;
+    if (!archive.try_read(child.key(), sub)) {
+      differences.push_back(prefix + child.key() + " is missing from the checkpoint");
+      continue;
+    }
+    compare_shapes(*child.value(), sub, prefix + child.key() + ".", differences);
+  }
+}
+
 }  // namespace
+
+void save_archive_atomically(torch::serialize::OutputArchive& archive, const fs::path& file) {
+  write_file_atomically(file, [&](const fs::path& tmp) {
+    std::FILE* f = std::fopen(tmp.c_str(), "wb");
+    if (f == nullptr)
+      throw std::runtime_error(std::string("cannot open for writing: ") + std::strerror(errno));
+    int error = 0;
+    // LibTorch's writer throws c10::Error on a short write and then again
+    // from its destructor (std::terminate): it is always told that all bytes
+    // went out, and the first failure is reported here instead.
+    archive.save_to([&](const void* data, size_t n) -> size_t {
+      if (error == 0 && n > 0 && std::fwrite(data, 1, n, f) != n) error = errno != 0 ? errno : EIO;
+      return n;
+    });
+    if (std::fflush(f) != 0 && error == 0) error = errno != 0 ? errno : EIO;
+    if (std::fclose(f) != 0 && error == 0) error = errno != 0 ? errno : EIO;
+    if (error != 0) throw std::runtime_error(std::strerror(error));
+  });
+}
 
 std::string rank_rng_state_file(int rank) { return "rng_state_" + std::to_string(rank) + ".pth"; }
 
@@ -60,11 +119,12 @@ void save_model_weights(torch::nn::Module& module, const fs::path& file) {
   }
   torch::serialize::OutputArchive archive;
   module.save(archive);
-  archive.save_to(file.string());
+  save_archive_atomically(archive, file);
 }
 
 void load_model_weights(torch::nn::Module& module, const fs::path& file) {
   require(file);
+  verify_file_in_manifest(file);  // damaged weights: an error naming the file
   if (auto* script = dynamic_cast<ScriptModuleParameters*>(&module)) {
     script->owner().load_weights(file);
     return;
@@ -72,11 +132,36 @@ void load_model_weights(torch::nn::Module& module, const fs::path& file) {
   try {
     torch::serialize::InputArchive archive;
     archive.load_from(file.string());
+    std::vector<std::string> differences;
+    compare_shapes(module, archive, "", differences);
+    if (!differences.empty()) {
+      std::string list;
+      for (size_t i = 0; i < differences.size() && i < 4; ++i) list += (i != 0 ? "; " : "") + differences[i];
+      if (differences.size() > 4) list += "; and " + std::to_string(differences.size() - 4) + " more";
+      throw std::runtime_error(file.string() + ": the checkpoint's model differs from the one asked for (" +
+                               list +
+                               "); give the model arguments it was trained with (--model, --hidden_size, "
+                               "--num_layers, ...), or train from scratch");
+    }
     module.load(archive);
   } catch (const c10::Error& e) {
     throw std::runtime_error(file.string() + ": cannot load the model weights (" +
                              e.what_without_backtrace() + ")");
   }
+}
+
+bool load_best_model_or_keep(torch::nn::Module& module, const fs::path& checkpoint) {
+  const fs::path file = checkpoint / kModelFile;
+  std::error_code ec;
+  if (!fs::exists(file, ec)) {
+    spdlog::warn(
+        "load_best_model_at_end: the best checkpoint {} is gone (moved or deleted); keeping the last weights "
+        "of the run instead",
+        checkpoint.string());
+    return false;
+  }
+  load_model_weights(module, file);
+  return true;
 }
 
 void write_checkpoint_files(const fs::path& dir, const CheckpointContents& c) {
@@ -92,7 +177,7 @@ void write_checkpoint_files(const fs::path& dir, const CheckpointContents& c) {
   {
     torch::serialize::OutputArchive archive;
     c.optimizer->save(archive);
-    archive.save_to((dir / kOptimizerFile).string());
+    save_archive_atomically(archive, dir / kOptimizerFile);
   }
   done(dir / kOptimizerFile);
   write_text(dir / kSchedulerFile, c.scheduler->state().dump(2));
@@ -105,7 +190,7 @@ void write_checkpoint_files(const fs::path& dir, const CheckpointContents& c) {
       const fs::path f = dir / rank_rng_state_file(static_cast<int>(r));
       torch::serialize::OutputArchive archive;
       archive.write("cpu_rng_state", c.rank_rng_states[r]);  // load_rng_state's layout
-      archive.save_to(f.string());
+      save_archive_atomically(archive, f);
       done(f);
     }
   }
@@ -114,10 +199,12 @@ void write_checkpoint_files(const fs::path& dir, const CheckpointContents& c) {
   // Last: its presence marks a complete checkpoint for resume and rotation.
   save_trainer_state(*c.state, dir / kTrainerStateFile);
   done(dir / kTrainerStateFile);
+  write_checkpoint_manifest(dir);  // checked on load (issue 22)
 }
 
 void load_checkpoint_weights(const fs::path& dir, torch::nn::Module& module,
                              torch::optim::Optimizer& optimizer, LrScheduler& scheduler) {
+  verify_checkpoint_manifest(dir);  // every file, before any is used
   load_model_weights(module, dir / kModelFile);
   const fs::path opt = dir / kOptimizerFile;
   require(opt);

@@ -8,7 +8,11 @@
 #include <trainhook/distributed/main_process_first.hpp>
 #include <trainhook/trainer/checkpoint_dirs.hpp>
 #include <trainhook/trainer/checkpoint_io.hpp>
+#include <trainhook/trainer/atomic_file.hpp>
+#include <trainhook/trainer/resume_compatibility.hpp>
 #include <trainhook/trainer/safetensors_io.hpp>
+
+#include <spdlog/spdlog.h>
 
 #include <fstream>
 #include <stdexcept>
@@ -95,6 +99,7 @@ std::optional<fs::path> Trainer::Impl::resolve_resume(std::optional<std::string>
           "resume_from_checkpoint=true: no complete checkpoint-<step> folder in output_dir '" +
           args.output_dir + "'");
     }
+    check_resume_compatibility(*latest, args, /*found_automatically=*/true);  // another run's checkpoint?
     return latest;
   }
   const fs::path dir(*resume);
@@ -104,6 +109,8 @@ std::optional<fs::path> Trainer::Impl::resolve_resume(std::optional<std::string>
     throw std::runtime_error("resume_from_checkpoint: '" + *resume + "' has no " + kTrainerStateFile +
                              " (not a complete checkpoint)");
   }
+  for (const auto& d : check_resume_compatibility(dir, args, /*found_automatically=*/false))
+    spdlog::warn("resuming {} with other arguments than it was saved with: {}", dir.string(), d);
   return dir;
 }
 
@@ -120,11 +127,9 @@ void Trainer::save_model(const std::optional<fs::path>& dir) {
   if (!impl_->world_zero()) return;
   const fs::path target = dir.value_or(fs::path(impl_->args.output_dir));
   fs::create_directories(target);
-  save_model_weights(impl_->model->module(), target / kModelFile);
+  save_model_weights(impl_->model->module(), target / kModelFile);  // atomic
   if (impl_->args.save_safetensors) save_safetensors(impl_->model->module(), target / kSafetensorsFile);
-  std::ofstream out(target / kTrainingArgsFile);
-  out << impl_->args_json << "\n";
-  if (!out) throw std::runtime_error("cannot write " + (target / kTrainingArgsFile).string());
+  write_text_atomically(target / kTrainingArgsFile, impl_->args_json + "\n");
 }
 
 void Trainer::load_model(const fs::path& path) {

@@ -1,5 +1,7 @@
 #include <trainhook/trainer/reproducibility.hpp>
 
+#include <trainhook/trainer/checkpoint_io.hpp>
+
 #include <ATen/CPUGeneratorImpl.h>
 #include <ATen/Context.h>
 
@@ -24,7 +26,7 @@ void save_rng_state(const std::filesystem::path& file) {
   }
   torch::serialize::OutputArchive archive;
   archive.write("cpu_rng_state", state);
-  archive.save_to(file.string());
+  save_archive_atomically(archive, file);  // a full disk: our error, not terminate
 }
 
 void load_rng_state(const std::filesystem::path& file) {

@@ -3,6 +3,7 @@
 #include "trainer_impl.hpp"
 
 #include <trainhook/args/argument_parser.hpp>
+#include <trainhook/args/plugin_config_sections.hpp>
 #include <trainhook/args/secret_masking.hpp>
 #include <trainhook/trainer/reproducibility.hpp>
 

@@ -1,11 +1,13 @@
 // TrainerHost: the trainer side of th_host (see trainer_host.hpp).
 #include <trainhook/trainer/trainer_host.hpp>
 
-#include <trainhook/trainer/checkpoint_dirs.hpp>
 #include <trainhook/callbacks/trainer_state_io.hpp>
+#include <trainhook/trainer/checkpoint_dirs.hpp>
 
-#include <filesystem>
+#include <trainhook/secret_keys.hpp>
+
 #include <spdlog/spdlog.h>
+#include <filesystem>
 
 namespace trainhook {
 
@@ -18,7 +20,8 @@ void TrainerHost::log(int32_t level, const std::string& callback, const std::str
                    : level == TH_LOG_INFO  ? spdlog::level::info
                    : level == TH_LOG_WARN  ? spdlog::level::warn
                                            : spdlog::level::err;
-  spdlog::log(lvl, "[{}] {}", callback, message);
+  // A plugin may print a URL it was configured with (MLFLOW_TRACKING_URI): its password never reaches a log.
+  spdlog::log(lvl, "[{}] {}", callback, mask_url_passwords(message));
 }
 
 void TrainerHost::request_stop(const std::string& callback, const std::string& reason) {
@@ -35,7 +38,8 @@ std::string TrainerHost::set_resume_checkpoint(const std::string& path) {
   const std::filesystem::path dir(path);
   if (!std::filesystem::is_directory(dir)) return "set_resume_checkpoint: '" + path + "' is not a folder";
   if (!std::filesystem::exists(dir / kTrainerStateFile)) {
-    return "set_resume_checkpoint: '" + path + "' has no " + kTrainerStateFile + " (not a complete checkpoint)";
+    return "set_resume_checkpoint: '" + path + "' has no " + kTrainerStateFile +
+           " (not a complete checkpoint)";
   }
   resume_checkpoint_ = path;
   return "";

@@ -12,6 +12,9 @@
 #include <trainhook/trainer/reproducibility.hpp>
 #include <trainhook/trainer/training_loss.hpp>
 
+#include <trainhook/trainer/resume_compatibility.hpp>
+#include <trainhook/trainer/signal_guard.hpp>
+
 #include <spdlog/spdlog.h>
 
 #include <cmath>
@@ -192,6 +195,7 @@ void Trainer::Impl::optimizer_step(double epoch) {
   state.global_step += 1;
   state.epoch = epoch;
   fire(TH_EVENT_STEP_END);
+  apply_stop_signal(control);  // SIGTERM/SIGINT: checkpoint and stop (agreed over ranks below)
   data_parallel->agree_on_control(control);
   maybe_log_save_evaluate();
 }
@@ -201,7 +205,8 @@ TrainOutput Trainer::Impl::finish_training(const TrainingPlan& plan, int64_t sta
   if (args.load_best_model_at_end && state.best_model_checkpoint) {
     spdlog::info("loading the best model from {} (score {})", *state.best_model_checkpoint,
                  state.best_metric.value_or(0.0));
-    load_model_weights(model->module(), fs::path(*state.best_model_checkpoint) / kModelFile);
+    // A best checkpoint that moved away: a warning, and the last weights are kept.
+    load_best_model_or_keep(model->module(), fs::path(*state.best_model_checkpoint));
   }
   total_loss += data_parallel->mean_over_ranks(tr_loss);
   tr_loss = 0;

@@ -46,6 +46,15 @@ RestResult MlflowRest::call(HttpRequest request) {
       r.json = nlohmann::json::parse(r.http.body);
     } catch (const std::exception&) {
       r.json = nullptr;
+      // A proxy's login page or another service answering 200: say so once
+      // (issue 22: no warning at all before).
+      if (on_not_json_ && !warned_not_json_) {
+        warned_not_json_ = true;
+        on_not_json_("mlflow: the server answered " + request.method + " " + request.url + " with HTTP " +
+                     std::to_string(r.http.status) + " and a body that is not JSON (" +
+                     r.http.body.substr(0, 60) +
+                     "...); is the tracking URI an MLflow server and not a proxy or login page?");
+      }
     }
   }
   return r;

@@ -93,6 +93,7 @@ BatchResult Sender::handle(std::vector<Record>& batch, support::WorkerContext& c
     rest_ = std::make_unique<MlflowRest>(*http_, config_.tracking_uri());
     requests_ = std::make_unique<support::RequestThread>();
     rest_->run_on(*requests_, [this] { absorb_queued(); });
+    rest_->on_not_json([this](const std::string& m) { log(LogLevel::warn, m); });
   }
   for (auto& r : batch) pending_.push_back(std::move(r));
   batch.clear();

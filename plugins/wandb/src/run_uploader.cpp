@@ -238,6 +238,11 @@ support::BatchResult RunUploader::stream(support::WorkerContext& ctx) {
     streamer_->set_summary(summary_.line());
     summary_changed_ = false;
   }
+  // The last failure's Retry-After (or backoff) holds for every send: the
+  // end-of-run drain, a full backlog and file uploads included (issue 22).
+  if (const auto now = clock_type::now(); now < retry_not_before_)
+    return support::BatchResult::again_in(std::chrono::duration_cast<milliseconds>(retry_not_before_ - now) +
+                                          milliseconds(1));
   // The end-of-run mark goes last, after every model file.
   if (finish_ && !uploads_.has_work() && !streamer_->complete()) streamer_->set_complete(*finish_);
   const auto now = clock_type::now();
@@ -265,6 +270,7 @@ support::BatchResult RunUploader::stream(support::WorkerContext& ctx) {
       }
       return still_busy(r.lines);
     case SendStatus::retry:
+      retry_not_before_ = clock_type::now() + r.retry_in;
       if (ctx.stopping()) return support::BatchResult::again_in(r.retry_in);
       return on_failure("file_stream: " + r.message, r.retry_in);
     case SendStatus::fatal:
@@ -303,6 +309,7 @@ support::BatchResult RunUploader::upload_step(support::WorkerContext& ctx) {
       log(LogLevel::warn, "wandb: " + u.message);
       break;
     case UploadStatus::retry:
+      retry_not_before_ = clock_type::now() + u.retry_in;
       if (ctx.stopping()) return support::BatchResult::again_in(u.retry_in);
       return on_failure(u.message, u.retry_in);
     case UploadStatus::fatal:

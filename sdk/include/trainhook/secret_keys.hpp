@@ -59,4 +59,47 @@ inline std::string secret_placeholder(std::string_view key) {
   return out;
 }
 
+// What replaces the password of a URL's user-info.
+inline constexpr std::string_view kUrlPasswordPlaceholder = "<PASSWORD>";
+
+// `text` with the password of every URL's user-info replaced by <PASSWORD>:
+// "http://alice:s3cret@host:5000/x" -> "http://alice:<PASSWORD>@host:5000/x".
+// Credentials inside a value cannot be seen by the key rule above
+// (mlflow.tracking_uri, MLFLOW_TRACKING_URI); this finds every "://" in the
+// text, so it masks URLs inside messages too. The user name stays visible.
+inline std::string mask_url_passwords(std::string_view text) {
+  std::string out;
+  size_t copied = 0;
+  size_t from = 0;
+  while (true) {
+    const size_t scheme_end = text.find("://", from);
+    if (scheme_end == std::string_view::npos) break;
+    const size_t start = scheme_end + 3;
+    // The authority ends at the path, query, fragment, or anything that cannot
+    // be in a URL written inside a message.
+    size_t end = start;
+    while (end < text.size()) {
+      const char c = text[end];
+      if (c == '/' || c == '?' || c == '#' || c == '"' || c == '\'' || c == '<' || c == '>' || c == '`' ||
+          std::isspace(static_cast<unsigned char>(c)) != 0)
+        break;
+      ++end;
+    }
+    const std::string_view authority = text.substr(start, end - start);
+    const size_t at = authority.rfind('@');
+    if (at != std::string_view::npos) {
+      const size_t colon = authority.find(':');
+      if (colon != std::string_view::npos && colon < at &&
+          authority.substr(colon + 1, at - colon - 1) != kUrlPasswordPlaceholder) {
+        out.append(text.substr(copied, start + colon + 1 - copied));
+        out.append(kUrlPasswordPlaceholder);
+        copied = start + at;
+      }
+    }
+    from = end > start ? end : start;
+  }
+  out.append(text.substr(copied));
+  return out;
+}
+
 }  // namespace trainhook

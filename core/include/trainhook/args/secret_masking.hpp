@@ -13,7 +13,9 @@ namespace trainhook {
 // A copy of `value` where every object member whose key is a secret key
 // (trainhook::is_secret_key) has its value, whatever it is, replaced by
 // trainhook::secret_placeholder(key), at any depth (objects inside objects and
-// arrays), as HF's TrainingArguments.to_dict does for "*_token" fields.
+// arrays), as HF's TrainingArguments.to_dict does for "*_token" fields; and
+// in every other string, the password of a URL's user-info replaced by
+// <PASSWORD> (trainhook::mask_url_passwords).
 nlohmann::json mask_secrets(const nlohmann::json& value);
 
 }  // namespace trainhook

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <istream>
 #include <string>
 #include <vector>
 
@@ -25,5 +26,8 @@ struct LabeledTable {
 // integer_labels = false reads the label as any finite number into real_labels.
 LabeledTable read_labeled_csv(const std::filesystem::path& file, const std::string& label_column,
                               bool header, bool integer_labels = true);
+// The same from a stream; `file` only names it in errors (the fuzz target's way in).
+LabeledTable read_labeled_csv(std::istream& in, const std::filesystem::path& file,
+                              const std::string& label_column, bool header, bool integer_labels = true);
 
 }  // namespace trainhook

@@ -11,11 +11,12 @@
 // The folder is created atomically by write_checkpoint_atomically().
 #pragma once
 
-#include <trainhook/trainer/lr_schedule.hpp>
-#include <trainhook/models/model.hpp>
 #include <trainhook/callbacks/state.hpp>
+#include <trainhook/models/model.hpp>
+#include <trainhook/trainer/lr_schedule.hpp>
 
 #include <torch/optim/optimizer.h>
+#include <torch/serialize/output-archive.h>
 
 #include <filesystem>
 #include <functional>
@@ -35,9 +36,18 @@ torch::Tensor cpu_rng_state();
 // the checkpoint was written by a different number of processes.
 void check_checkpoint_world_size(const std::filesystem::path& dir, int world_size);
 
+// Writes the archive to a temporary beside `file` and renames it into place
+// (atomic_file.hpp); a full disk is a std::runtime_error naming the file and
+// the free space, never LibTorch's terminate.
+void save_archive_atomically(torch::serialize::OutputArchive& archive, const std::filesystem::path& file);
+
 void save_model_weights(torch::nn::Module& module, const std::filesystem::path& file);
 // Throws std::runtime_error naming the file (missing, or weights that do not fit the model).
 void load_model_weights(torch::nn::Module& module, const std::filesystem::path& file);
+// --load_best_model_at_end: the best checkpoint's weights; when that folder
+// has gone (moved, deleted), a warning and false: the run keeps its last
+// weights rather than losing everything at the end (issue 22).
+bool load_best_model_or_keep(torch::nn::Module& module, const std::filesystem::path& checkpoint);
 
 struct CheckpointContents {
   torch::nn::Module* module = nullptr;

@@ -52,6 +52,9 @@ class MlflowRest {
 
   const std::string& base() const noexcept { return base_; }
 
+  // Called (once) when a 2xx answer's body is not JSON, with a warning text.
+  void on_not_json(std::function<void(const std::string&)> warn) { on_not_json_ = std::move(warn); }
+
   // From now on every call runs on `thread`, and while_waiting is called on
   // the caller's thread until its answer comes (the sender takes in and spills
   // what is queued meanwhile). Both must outlive this object.
@@ -66,6 +69,8 @@ class MlflowRest {
   std::string base_;
   support::RequestThread* thread_ = nullptr;  // null: calls run on the caller's thread
   std::function<void()> while_waiting_;
+  std::function<void(const std::string&)> on_not_json_;
+  bool warned_not_json_ = false;
 };
 
 // log-batch bodies: metrics ([{key, value, timestamp, step}], non-finite

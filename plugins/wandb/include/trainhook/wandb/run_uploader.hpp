@@ -109,6 +109,7 @@ class RunUploader {
   support::Backoff connect_backoff_;
   std::optional<std::chrono::steady_clock::time_point> failing_since_;
   std::chrono::steady_clock::time_point next_send_{};
+  std::chrono::steady_clock::time_point retry_not_before_{};  // the last failure's Retry-After / backoff
   bool warned_this_streak_ = false;
 
   std::vector<Record> deferred_;    // non-log records taken during a request, absorbed next call

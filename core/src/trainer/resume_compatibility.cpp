@@ -1,0 +1,86 @@
+#include <trainhook/trainer/resume_compatibility.hpp>
+
+#include <trainhook/common/checked_json.hpp>
+#include <trainhook/strings.hpp>
+#include <trainhook/trainer/checkpoint_dirs.hpp>
+
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+#include <system_error>
+
+namespace fs = std::filesystem;
+
+namespace trainhook {
+namespace {
+
+// The arguments that decide what a run computes. Output, logging, plugins and
+// launcher settings may change between a run and its resume.
+constexpr const char* kRunKeys[] = {"max_steps",
+                                    "num_train_epochs",
+                                    "seed",
+                                    "data_seed",
+                                    "per_device_train_batch_size",
+                                    "gradient_accumulation_steps",
+                                    "learning_rate",
+                                    "weight_decay",
+                                    "adam_beta1",
+                                    "adam_beta2",
+                                    "adam_epsilon",
+                                    "max_grad_norm",
+                                    "optim",
+                                    "lr_scheduler_type",
+                                    "warmup_ratio",
+                                    "warmup_steps",
+                                    "full_determinism",
+                                    "dataloader_drop_last"};
+
+std::string shown(const nlohmann::json& v) { return v.is_null() ? "unset" : v.dump(); }
+
+}  // namespace
+
+std::vector<std::string> resume_argument_differences(const fs::path& checkpoint,
+                                                     const TrainingArguments& args) {
+  const fs::path file = checkpoint / kTrainingArgsFile;
+  std::error_code ec;
+  if (!fs::exists(file, ec)) return {};
+  std::ifstream in(file, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  nlohmann::json saved;
+  try {
+    saved = parse_checked_json(text.str(), file.string());
+  } catch (const JsonInputError& e) {
+    throw std::runtime_error(e.what());
+  }
+  if (!saved.is_object())
+    throw std::runtime_error(file.string() + ": expected a JSON object of training arguments");
+  const nlohmann::json now = to_json(args);
+  std::vector<std::string> differences;
+  for (const char* key : kRunKeys) {
+    const auto it = saved.find(key);
+    if (it == saved.end()) continue;  // an older file: nothing to compare
+    const nlohmann::json& current = now.contains(key) ? now[key] : nlohmann::json();
+    // 3 and 3.0 are the same number.
+    const bool same = (it->is_number() && current.is_number()) ? it->get<double>() == current.get<double>()
+                                                               : *it == current;
+    if (!same)
+      differences.push_back(std::string(key) + ": " + shown(*it) + " in the checkpoint, " + shown(current) +
+                            " now");
+  }
+  return differences;
+}
+
+std::vector<std::string> check_resume_compatibility(const fs::path& checkpoint, const TrainingArguments& args,
+                                                    bool found_automatically) {
+  std::vector<std::string> differences = resume_argument_differences(checkpoint, args);
+  if (differences.empty() || !found_automatically) return differences;
+  throw std::runtime_error("found " + checkpoint.string() +
+                           " in output_dir, but it was written by a run with other arguments (" +
+                           strings::join(differences, "; ") +
+                           "), so it is not this run's checkpoint; to continue it anyway pass "
+                           "--resume_from_checkpoint " +
+                           checkpoint.string() + ", or to train from scratch pass --overwrite_output_dir");
+}
+
+}  // namespace trainhook

@@ -1,0 +1,63 @@
+// Resuming a checkpoint of another run (issue 22): found automatically it is
+// refused listing the differences and the two ways on; given by path the
+// differences come back for a warning.
+#include <trainhook/trainer/resume_compatibility.hpp>
+
+#include <trainhook/trainer/checkpoint_dirs.hpp>
+
+#include <doctest/doctest.h>
+
+#include <unistd.h>
+#include <fstream>
+
+using namespace trainhook;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct TempDir {
+  TempDir() {
+    std::string templ = (fs::temp_directory_path() / "th_resume_XXXXXX").string();
+    path = ::mkdtemp(templ.data());
+  }
+  ~TempDir() { fs::remove_all(path); }
+  fs::path path;
+};
+
+}  // namespace
+
+TEST_CASE("the same arguments resume; other run-shaping arguments are listed") {
+  TempDir d;
+  TrainingArguments saved;
+  saved.max_steps = 360;
+  saved.seed = 1;
+  std::ofstream(d.path / kTrainingArgsFile) << to_json(saved).dump(2);
+  CHECK(resume_argument_differences(d.path, saved).empty());
+
+  TrainingArguments now = saved;
+  now.max_steps = 180;
+  now.seed = 2;
+  now.run_name = "renamed";  // not a run-shaping argument
+  now.logging_steps = 7;
+  const auto diffs = resume_argument_differences(d.path, now);
+  CHECK(diffs == std::vector<std::string>{"max_steps: 360 in the checkpoint, 180 now",
+                                          "seed: 1 in the checkpoint, 2 now"});
+
+  CHECK_THROWS_WITH_AS(
+      check_resume_compatibility(d.path, now, true),
+      doctest::Contains("it was written by a run with other arguments (max_steps: 360 in the "
+                        "checkpoint, 180 now; seed: 1 in the checkpoint, 2 now)"),
+      std::runtime_error);
+  CHECK_THROWS_WITH_AS(check_resume_compatibility(d.path, now, true),
+                       doctest::Contains(("pass --resume_from_checkpoint " + d.path.string() +
+                                          ", or to train from scratch pass --overwrite_output_dir")
+                                             .c_str()),
+                       std::runtime_error);
+  CHECK(check_resume_compatibility(d.path, now, false) == diffs);
+}
+
+TEST_CASE("a checkpoint without training_args.json has nothing to compare") {
+  TempDir d;
+  TrainingArguments now;
+  CHECK(check_resume_compatibility(d.path, now, true).empty());
+}
