@@ -94,6 +94,7 @@ TEST_CASE("each event resets exactly the flags HF's CallbackHandler resets") {
       {TH_EVENT_PREDICTION_STEP, "TESVL"},
       {TH_EVENT_LOG, "TESV-"},
       {TH_EVENT_SAVE, "TE-VL"},
+      {TH_EVENT_EVALUATE_BEGIN, "TESVL"},
   };
   REQUIRE(expected.size() == TH_EVENT_COUNT);
   for (const auto& [ev, seen] : expected) {

@@ -12,6 +12,9 @@
 
 namespace trainhook::detail {
 
+// Sets the ABI 1.1 model functions of `table` (host_bridge_model.cpp).
+void add_model_services(th_host& table);
+
 class HostBridge {
  public:
   // `who` prefixes log lines and stop requests (the callback or command name).
@@ -20,6 +23,9 @@ class HostBridge {
   HostBridge& operator=(const HostBridge&) = delete;
 
   const th_host* table() const noexcept { return &table_; }
+  // For the ABI 1.1 functions of host_bridge_model.cpp.
+  HostServices& services() const noexcept { return host_; }
+  const std::string& who() const noexcept { return who_; }
 
  private:
   static void log(void* ctx, int32_t level, const char* message) noexcept;

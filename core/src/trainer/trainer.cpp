@@ -133,11 +133,12 @@ Trainer::Impl::Impl(std::shared_ptr<Model> model_in, TrainingArguments args_in,
 
   host = std::make_unique<TrainerHost>(
       TrainerHost::Config{args.output_dir, args_json, args.run_name.value_or(args.output_dir),
-                          model->description()},
+                          model->description(), &access},
       state, handler);
 
   // HF's order: DefaultFlowCallback, report_to integrations, callbacks, progress.
   handler.add(std::make_unique<DefaultFlowCallback>(args));
+  handler.add(access.state_callback());  // the ABI 1.1 learning-rate factor in checkpoints
   if (options.use_plugins) {
     PluginSearchOptions search = options.plugin_search;
     std::vector<fs::path> dirs(args.plugin_dir.begin(), args.plugin_dir.end());
@@ -211,11 +212,12 @@ double Trainer::Impl::mean_over_ranks(double v) {
 }
 
 void Trainer::Impl::fire(EventId event, const EventPayload& payload) {
-  handler.fire(event, state, control, payload);
+  handler.fire(event, state, control, access.payload(event, payload));
 }
 
 void Trainer::Impl::log(const Metrics& logs_in) {
   Metrics logs = logs_in;
+  access.merge_metrics(logs);  // metrics plugins added (ABI 1.1)
   logs["epoch"] = state.epoch;
   nlohmann::json entry = nlohmann::json::object();
   for (const auto& [k, v] : logs) entry[k] = v;
@@ -292,6 +294,7 @@ Metrics Trainer::Impl::evaluate(const std::shared_ptr<TensorDataset>& dataset_in
     throw std::invalid_argument(
         "evaluate: no evaluation dataset (pass one or give the Trainer an eval_dataset)");
   memory.start(prefix == "eval" ? "eval" : prefix);
+  fire(TH_EVENT_EVALUATE_BEGIN);  // ABI 1.1: e.g. EMA weights swapped in
   const auto start = std::chrono::steady_clock::now();
   auto output = prediction_loop(*dataset, prefix, 0);
   const auto n = static_cast<double>(dataset->size());

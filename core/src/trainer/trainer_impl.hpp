@@ -5,13 +5,15 @@
 #include <trainhook/callbacks/callback_handler.hpp>
 #include <trainhook/data/tensor_dataset.hpp>
 #include <trainhook/distributed/process_group.hpp>
-#include <trainhook/trainer/lr_schedule.hpp>
-#include <trainhook/trainer/memory_metrics.hpp>
 #include <trainhook/models/model.hpp>
 #include <trainhook/plugin_host/plugin_registry.hpp>
-#include <trainhook/trainer/trainer.hpp>
 #include <trainhook/trainer/eval_prediction.hpp>
+#include <trainhook/trainer/lr_schedule.hpp>
+#include <trainhook/trainer/memory_metrics.hpp>
+#include <trainhook/trainer/trainer.hpp>
 #include <trainhook/trainer/trainer_host.hpp>
+
+#include "model_access.hpp"
 
 #include <torch/optim/optimizer.h>
 
@@ -75,6 +77,7 @@ struct Trainer::Impl {
   // Destruction order matters: handler (callbacks) first, then the host they
   // call, then the registry (libraries stay loaded while a callback lives).
   std::optional<PluginRegistry> registry;
+  TrainerModelAccess access{*this};  // ABI 1.1 model services (model_access.hpp)
   std::unique_ptr<TrainerHost> host;
   CallbackHandler handler;
 

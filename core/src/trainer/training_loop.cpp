@@ -88,7 +88,7 @@ TrainOutput Trainer::Impl::train(std::optional<std::string> resume_arg) {
   auto& module = model->module();
   optimizer = make_optimizer(args, module);
   scheduler.emplace(args.lr_scheduler_type, args.learning_rate, warmup_steps_for(args, max_steps), max_steps);
-  set_learning_rate(*optimizer, scheduler->lr());
+  set_learning_rate(*optimizer, access.lr());
 
   int64_t epochs_trained = 0;
   int64_t steps_trained_in_current_epoch = 0;
@@ -103,7 +103,7 @@ TrainOutput Trainer::Impl::train(std::optional<std::string> resume_arg) {
           state.train_batch_size, args.per_device_train_batch_size);
     }
     load_checkpoint_weights(*resume, module, *optimizer, *scheduler);
-    set_learning_rate(*optimizer, scheduler->lr());
+    set_learning_rate(*optimizer, access.lr());
     epochs_trained = state.global_step / updates_per_epoch;
     steps_trained_in_current_epoch = (state.global_step % updates_per_epoch) * accum;
   }
@@ -156,6 +156,7 @@ TrainOutput Trainer::Impl::train(std::optional<std::string> resume_arg) {
       if (reducer) reducer->arm(sync);
       loss.backward();
       const double step_loss = loss.item<double>();
+      access.add_micro_loss(step_loss);
       if (args.logging_nan_inf_filter && !std::isfinite(step_loss)) {
         tr_loss += tr_loss / static_cast<double>(1 + state.global_step - globalstep_last_logged);
       } else {
@@ -166,11 +167,12 @@ TrainOutput Trainer::Impl::train(std::optional<std::string> resume_arg) {
       if (sync) {
         if (reduce_gradients) reduce_gradients(*model);
         if (args.max_grad_norm > 0) grad_norm = torch::nn::utils::clip_grad_norm_(params, args.max_grad_norm);
+        access.end_window(args.max_grad_norm > 0 ? grad_norm : std::nullopt);
         fire(TH_EVENT_PRE_OPTIMIZER_STEP);
-        optimizer->step();
+        if (!access.take_skip()) optimizer->step();
         fire(TH_EVENT_OPTIMIZER_STEP);
         scheduler->step();
-        set_learning_rate(*optimizer, scheduler->lr());
+        set_learning_rate(*optimizer, access.lr());
         optimizer->zero_grad();
         state.global_step += 1;
         state.epoch =
@@ -233,7 +235,7 @@ void Trainer::Impl::maybe_log_save_evaluate(std::optional<double> grad_norm) {
     Metrics logs;
     logs["loss"] = round_to(tr_loss / static_cast<double>(state.global_step - globalstep_last_logged), 4);
     if (grad_norm) logs["grad_norm"] = *grad_norm;
-    logs["learning_rate"] = scheduler->lr();
+    logs["learning_rate"] = access.lr();
     total_loss += tr_loss;
     tr_loss = 0;
     globalstep_last_logged = state.global_step;
