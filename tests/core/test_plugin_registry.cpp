@@ -308,7 +308,7 @@ TEST_CASE("refused: a library without the entry symbol") {
 
 TEST_CASE("refused: ABI major version mismatch") {
   check_refused("abi_major", plugin_file_name("abi_major"),
-                "ABI major version mismatch: the plugin was built for ABI 2.0, this trainhook speaks ABI 1.1 "
+                "ABI major version mismatch: the plugin was built for ABI 2.1, this trainhook speaks ABI 1.1 "
                 "(rebuild the plugin against this SDK)");
 }
 

@@ -242,8 +242,7 @@ static const th_callback_info info = {
     TH_EVENT_BIT(TH_EVENT_STEP_BEGIN) | TH_EVENT_BIT(TH_EVENT_PRE_OPTIMIZER_STEP) |
         TH_EVENT_BIT(TH_EVENT_OPTIMIZER_STEP) | TH_EVENT_BIT(TH_EVENT_STEP_END),
     create,
-    &vtable,
-    0};
+    &vtable};
 static const th_callback_info* const callbacks[] = {&info};
 static const th_plugin_info plugin = {TH_PLUGIN_INFO_STRUCT_SIZE,
                                       TRAINHOOK_ABI_VERSION_MAJOR,

@@ -181,8 +181,8 @@ TEST_CASE("struct size constants end at the last field, so TH_HAS_FIELD never cl
   CHECK(TH_STATE_STRUCT_SIZE == offsetof(th_state, steps_in_epoch) + sizeof(int64_t));
   CHECK(TH_CONTROL_STRUCT_SIZE == offsetof(th_control, should_log) + sizeof(int32_t));
   CHECK(TH_VALUES_STRUCT_SIZE == offsetof(th_values, string_values) + sizeof(void*));
-  CHECK(TH_HOST_STRUCT_SIZE == offsetof(th_host, skip_optimizer_step) + sizeof(void*));
-  CHECK(TH_CALLBACK_INFO_STRUCT_SIZE == offsetof(th_callback_info, flags) + sizeof(uint32_t));
+  CHECK(TH_HOST_STRUCT_SIZE == offsetof(th_host, set_critical) + sizeof(void*));
+  CHECK(TH_CALLBACK_INFO_STRUCT_SIZE == offsetof(th_callback_info, vtable) + sizeof(void*));
   CHECK(TH_STEP_VALUES_STRUCT_SIZE == offsetof(th_step_values, learning_rate) + sizeof(double));
   CHECK(TH_TENSOR_LIST_STRUCT_SIZE == offsetof(th_tensor_list, tensors) + sizeof(void*));
   CHECK(TH_PLUGIN_INFO_STRUCT_SIZE == offsetof(th_plugin_info, commands) + sizeof(void*));
@@ -243,14 +243,6 @@ TEST_CASE("one event list: ids, count, mask, virtuals and dispatch agree") {
   CHECK(cb.ends == 1);
 }
 
-TEST_CASE("critical() sets TH_CALLBACK_CRITICAL; callbacks are not critical by default") {
-  const th_callback_info plain = trainhook::callback<OnlyLog>("a", "1", trainhook::Kind::callback, "d");
-  CHECK(plain.flags == 0);
-  const th_callback_info crit =
-      trainhook::critical(trainhook::callback<OnlyLog>("a", "1", trainhook::Kind::callback, "d"));
-  CHECK(crit.flags == TH_CALLBACK_CRITICAL);
-}
-
 TEST_CASE("the 1.1 wrappers refuse clearly on a host without model access (a 1.0 host)") {
   testkit::FakeHost fake;
   fake.set_struct_size(TH_STRUCT_SIZE(th_host, run_name));  // what a 1.0 host fills
@@ -259,6 +251,8 @@ TEST_CASE("the 1.1 wrappers refuse clearly on a host without model access (a 1.0
   CHECK_THROWS_WITH_AS(old.tensors(trainhook::Tensors::parameters),
                        doctest::Contains("needs a trainhook ABI 1.1 host"), std::invalid_argument);
   CHECK_THROWS_AS(old.add_metric("x", 1.0), std::invalid_argument);
+  CHECK_THROWS_WITH_AS(old.set_critical(), doctest::Contains("needs a trainhook ABI 1.1 host"),
+                       std::invalid_argument);
   th_state st{};
   th_control ctl{};
   th_event_args a = make_args(st, ctl, TH_EVENT_STEP_END);

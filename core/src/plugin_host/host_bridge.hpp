@@ -6,6 +6,7 @@
 #include <trainhook/abi.h>
 #include <trainhook/plugin_host/host_services.hpp>
 
+#include <atomic>
 #include <list>
 #include <mutex>
 #include <string>
@@ -26,6 +27,9 @@ class HostBridge {
   // For the ABI 1.1 functions of host_bridge_model.cpp.
   HostServices& services() const noexcept { return host_; }
   const std::string& who() const noexcept { return who_; }
+  // Set by the plugin through th_host.set_critical (ABI 1.1).
+  bool critical() const noexcept { return critical_.load(); }
+  void make_critical() noexcept { critical_.store(true); }
 
  private:
   static void log(void* ctx, int32_t level, const char* message) noexcept;
@@ -44,6 +48,7 @@ class HostBridge {
   std::mutex mu_;
   std::list<std::string> strings_;  // every string handed out (stable addresses)
   std::string trainer_state_;       // valid until the next trainer_state_json call
+  std::atomic<bool> critical_{false};
 };
 
 }  // namespace trainhook::detail

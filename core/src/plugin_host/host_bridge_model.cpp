@@ -90,9 +90,12 @@ th_status skip_optimizer_step(void* ctx, char* err, size_t err_size) noexcept {
   return call(ctx, err, err_size, [&](ModelAccess& m) { return m.skip_optimizer_step(); });
 }
 
+void set_critical(void* ctx) noexcept { bridge(ctx).make_critical(); }
+
 }  // namespace
 
 void add_model_services(th_host& table) {
+  table.set_critical = &set_critical;
   table.tensors = &tensors;
   table.learning_rates = &learning_rates;
   table.set_lr_factor = &set_lr_factor;

@@ -124,11 +124,6 @@ enum th_event_id { TH_EVENT_LIST(TH_EVENT_ID_) TH_EVENT_COUNT = 0 TH_EVENT_LIST(
 #define TH_KIND_CALLBACK 0    /* enabled through `callbacks` */
 #define TH_KIND_INTEGRATION 1 /* enabled through `report_to` (and `all`) */
 
-/* th_callback_info.flags (1.1) */
-#define TH_CALLBACK_CRITICAL                              \
-  1u /* a failure of this callback stops the run whatever \
-       plugin_error_policy says (e.g. an audit logger) */
-
 /* ---- TrainerState, as plain numbers -------------------------------------- */
 /* Filled by the host before every event; valid for the duration of the call. */
 typedef struct th_state {
@@ -300,8 +295,13 @@ typedef struct th_host {
    * gradient scaler skips a step with inf/NaN gradients); the step still counts
    * and the scheduler still advances. Ask on every rank. */
   th_status (*skip_optimizer_step)(void* ctx, char* err, size_t err_size);
+  /* In create() (or later): this callback is critical: a failure of it stops the
+   * run whatever plugin_error_policy says (an audit logger must not be silently
+   * disabled). A function rather than a th_callback_info field so that plugins
+   * written for 1.0 keep compiling warning-free (positional initializers). */
+  void (*set_critical)(void* ctx);
 } th_host;
-#define TH_HOST_STRUCT_SIZE ((uint32_t)TH_STRUCT_SIZE(th_host, skip_optimizer_step))
+#define TH_HOST_STRUCT_SIZE ((uint32_t)TH_STRUCT_SIZE(th_host, set_critical))
 
 /* ---- a callback: created per run, called per event ------------------------ */
 typedef struct th_callback_vtable {
@@ -332,9 +332,8 @@ typedef struct th_callback_info {
   th_status (*create)(const th_host* host, const char* config_json, void** out_self, char* err,
                       size_t err_size);
   const th_callback_vtable* vtable;
-  uint32_t flags; /* 1.1: TH_CALLBACK_* bits (TH_CALLBACK_CRITICAL) */
 } th_callback_info;
-#define TH_CALLBACK_INFO_STRUCT_SIZE ((uint32_t)TH_STRUCT_SIZE(th_callback_info, flags))
+#define TH_CALLBACK_INFO_STRUCT_SIZE ((uint32_t)TH_STRUCT_SIZE(th_callback_info, vtable))
 
 /* A subcommand a library adds to the CLI: `trainhook <name> args...` (e.g.
  * "wandb-sync"). Runs on the caller's thread; prints through host->log. */

@@ -234,6 +234,14 @@ class Host {
     char err[1024] = {0};
     check(h_->skip_optimizer_step(h_->ctx, err, sizeof err), err);
   }
+  // Declares this callback critical (call it in the constructor): its failure
+  // stops the run whatever plugin_error_policy says. Throws on a 1.0 host.
+  void set_critical() const {
+    if (!TH_HAS_FIELD(h_, th_host, set_critical) || h_->set_critical == nullptr)
+      throw std::invalid_argument(
+          "this trainer cannot make a callback critical (needs a trainhook ABI 1.1 host)");
+    h_->set_critical(h_->ctx);
+  }
 
   const th_host* raw() const noexcept { return h_; }
 
@@ -436,13 +444,6 @@ th_callback_info callback(const char* name, const char* version, Kind kind, cons
   info.event_mask = detail::event_mask<T>();
   info.create = &Adapter<T>::create;
   info.vtable = Adapter<T>::vtable();
-  return info;
-}
-
-// Marks a callback critical (abi.h TH_CALLBACK_CRITICAL): its failure stops the
-// run whatever plugin_error_policy says. critical(trainhook::callback<T>(...)).
-inline th_callback_info critical(th_callback_info info) noexcept {
-  info.flags |= TH_CALLBACK_CRITICAL;
   return info;
 }
 
