@@ -38,6 +38,7 @@ echo "ok: resume bit-identical"
 
 PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 "$TH" launch --nproc_per_node 2 --master_port "$PORT" -- train "${BASE[@]}" --output_dir "$WORK/two" "${ARGS[@]}" \
+  --plugin_config ema.log_checksum=true \
   >"$WORK/two.log" 2>&1 || { cat "$WORK/two.log" >&2; fail "2 processes: trainhook launch failed"; }
 sums=$(grep -oE "rank [01]: 12 EMA updates, weights checksum [0-9]+" "$WORK/two.log" | sort -u)
 [[ $(wc -l <<<"$sums") -eq 2 ]] || { cat "$WORK/two.log" >&2; fail "2 processes: expected one EMA line per rank: $sums"; }

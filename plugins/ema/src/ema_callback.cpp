@@ -89,8 +89,13 @@ uint64_t EmaCallback::checksum() const noexcept {
 }
 
 void EmaCallback::on_train_end(trainhook::Event& e) {
-  host_.info("rank " + std::to_string(e.state().process_index) + ": " + std::to_string(updates_) +
-             " EMA updates, weights checksum " + std::to_string(checksum()));
+  const std::string line = "rank " + std::to_string(e.state().process_index) + ": " + std::to_string(updates_) +
+                           " EMA updates, weights checksum " + std::to_string(checksum());
+  if (options_.log_checksum()) {
+    host_.warn(line);
+  } else {
+    host_.info(line);
+  }
 }
 
 std::string EmaCallback::save_state() {

@@ -28,7 +28,7 @@ class EmaCallback final : public trainhook::Callback {
   void on_evaluate_begin(trainhook::Event& e) override;
   void on_evaluate(trainhook::Event& e) override;
   // Logs the number of updates and a checksum of the EMA weights (FNV-1a of
-  // their bytes), on every rank, so ranks can be compared.
+  // their bytes); with log_checksum as a warning, which every rank prints.
   void on_train_end(trainhook::Event& e) override;
   std::string save_state() override;
   void load_state(const std::string& state_json) override;

@@ -21,6 +21,13 @@ class EmaOptions {
     return *this;
   }
   EmaOptions& update_every(int64_t n);  // >= 1 optimizer steps
+  // Log a checksum of the EMA weights at train end as a warning, so every rank
+  // prints it (replicas log warnings only): to compare ranks.
+  EmaOptions& log_checksum(bool l) {
+    log_checksum_ = l;
+    return *this;
+  }
+  bool log_checksum() const noexcept { return log_checksum_; }
   double decay() const noexcept { return decay_; }
   bool warmup() const noexcept { return warmup_; }
   bool evaluate_with_ema() const noexcept { return evaluate_with_ema_; }
@@ -33,6 +40,7 @@ class EmaOptions {
   bool warmup_ = false;
   bool evaluate_with_ema_ = true;
   int64_t update_every_ = 1;
+  bool log_checksum_ = false;
 };
 
 }  // namespace trainhook::ema
