@@ -6,6 +6,7 @@
 //   grad_stats  the grad_stats plugin logging every step (target <= 1.02 of plain);
 //   ema       the ema plugin updating every step (target <= 1.05 of plain).
 // Medians of the repeats; prints ratios. usage: bench_model_access [repeats=5] [steps=200]
+#include <trainhook/data/tensor_dataset.hpp>
 #include <trainhook/models/mlp.hpp>
 #include <trainhook/plugin_host/model_access.hpp>
 #include <trainhook/plugin_host/plugin_registry.hpp>
