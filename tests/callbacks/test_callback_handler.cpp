@@ -94,6 +94,7 @@ TEST_CASE("each event resets exactly the flags HF's CallbackHandler resets") {
       {TH_EVENT_PREDICTION_STEP, "TESVL"},
       {TH_EVENT_LOG, "TESV-"},
       {TH_EVENT_SAVE, "TE-VL"},
+      {TH_EVENT_EVALUATE_BEGIN, "TESVL"},
   };
   REQUIRE(expected.size() == TH_EVENT_COUNT);
   for (const auto& [ev, seen] : expected) {
@@ -493,4 +494,47 @@ TEST_CASE("an embedder's trainhook::Callback: typed events, mask from overrides,
   CallbackHandler h2;
   CHECK_THROWS_WITH_AS(h2.add(NamedCallback{"empty", nullptr}), "C++ callback 'empty' is null",
                        std::invalid_argument);
+}
+
+namespace {
+// A callback that fails at every event; critical or not.
+class Failing final : public trainhook::detail::InternalCallback {
+ public:
+  Failing(std::string n, bool critical) : name_(std::move(n)), critical_(critical) {}
+  std::string name() const override { return name_; }
+  bool critical() const override { return critical_; }
+  void on_event(EventId, const th_event_args&) override {
+    throw std::runtime_error("audit sink unreachable");
+  }
+
+ private:
+  std::string name_;
+  bool critical_;
+};
+}  // namespace
+
+TEST_CASE("a critical callback's failure stops the run whatever plugin_error_policy says (ABI 1.1)") {
+  CallbackHandler h(PluginErrorPolicy::disable);
+  h.add(std::make_unique<Failing>("plain", false));
+  h.add(std::make_unique<Failing>("audit", true));
+  TrainerState st;
+  TrainerControl c;
+  CHECK_THROWS_WITH_AS(h.fire(TH_EVENT_LOG, st, c),
+                       "critical callback 'audit' failed in on_log: audit sink unreachable", CallbackError);
+  REQUIRE(h.disabled().size() == 2);
+  CHECK(h.disabled()[0].callback == "plain");  // not critical: disabled, the run went on to the next
+}
+
+TEST_CASE("the running event is known while its callbacks run, -1 between events") {
+  std::vector<std::string> log;
+  CallbackHandler h;
+  EventId seen = -2;
+  CHECK(h.current_event() == -1);
+  h.add(std::make_unique<Recorder>("r", log, TH_EVENT_MASK_ALL,
+                                   [&](EventId, const th_event_args&) { seen = h.current_event(); }));
+  TrainerState st;
+  TrainerControl c;
+  h.fire(TH_EVENT_PRE_OPTIMIZER_STEP, st, c);
+  CHECK(seen == TH_EVENT_PRE_OPTIMIZER_STEP);
+  CHECK(h.current_event() == -1);
 }

@@ -21,6 +21,14 @@ namespace fs = std::filesystem;
 namespace {
 
 const fs::path kRoot = TRAINHOOK_TEST_PLUGIN_ROOT;
+// The C plugin and the pack: built from this SDK ("good", ABI 1.1), or the same
+// sources built from the ABI 1.0 headers kept in tests/sdk/abi_1_0 ("abi10"):
+// this file runs against both, unchanged (old plugin binaries keep working).
+#ifndef TRAINHOOK_TEST_GOOD_FOLDER
+#define TRAINHOOK_TEST_GOOD_FOLDER "good"
+#define TRAINHOOK_TEST_GOOD_MINOR TRAINHOOK_ABI_VERSION_MINOR
+#endif
+const fs::path kGood = kRoot / TRAINHOOK_TEST_GOOD_FOLDER;
 
 // Records everything plugins ask of the host.
 struct RecordingHost final : HostServices {
@@ -90,7 +98,7 @@ void check_refused(const std::string& folder, const std::string& file, const std
 }  // namespace
 
 TEST_CASE("the good folder: a C plugin and a two-callback pack load with their metadata") {
-  PluginRegistry r(only({kRoot / "good"}));
+  PluginRegistry r(only({kGood}));
   REQUIRE(r.libraries().size() == 2);
   const LibraryRecord& c = record_named(r, plugin_file_name("c_plugin"));
   CHECK(c.loaded);
@@ -98,7 +106,7 @@ TEST_CASE("the good folder: a C plugin and a two-callback pack load with their m
   CHECK(c.plugin_name == "c_plugin");
   CHECK(c.plugin_version == "0.3.0");
   CHECK(c.abi_major == 1);
-  CHECK(c.abi_minor == 0);
+  CHECK(c.abi_minor == TRAINHOOK_TEST_GOOD_MINOR);
   REQUIRE(c.callbacks.size() == 1);
   CHECK(c.callbacks[0].name == "c_counter");
   CHECK(c.callbacks[0].kind == TH_KIND_INTEGRATION);
@@ -119,10 +127,11 @@ TEST_CASE("the good folder: a C plugin and a two-callback pack load with their m
   CHECK(r.available(TH_KIND_CALLBACK) == std::vector<std::string>{"pack_recorder"});
   CHECK(r.has("pack_recorder"));
   CHECK(r.searched_dirs() ==
-        std::vector<std::string>{(kRoot / "good").string(), (kRoot / "no_default_here").string()});
+        std::vector<std::string>{(kGood).string(), (kRoot / "no_default_here").string()});
 
   const std::string d = r.describe();
-  CHECK(d.find("plugin c_plugin 0.3.0, ABI 1.0") != std::string::npos);
+  CHECK(d.find("plugin c_plugin 0.3.0, ABI 1." + std::to_string(TRAINHOOK_TEST_GOOD_MINOR)) !=
+        std::string::npos);
   CHECK(d.find("integration c_counter 0.3.0  - counts events (a plugin in plain C)") != std::string::npos);
   CHECK(d.find("callback pack_recorder 2.1.0") != std::string::npos);
   CHECK(d.find("command pack-hello  - prints hello and its arguments") != std::string::npos);
@@ -131,7 +140,7 @@ TEST_CASE("the good folder: a C plugin and a two-callback pack load with their m
 
 TEST_CASE("the C plugin through the handler: events, flags, config, log, saved state") {
   RecordingHost host;
-  PluginRegistry r(only({kRoot / "good"}));
+  PluginRegistry r(only({kGood}));
   CallbackHandler h;
   h.add(r.create("c_counter", host, R"({"k": 1})"));
   CHECK(host.logged("c_counter|2|config={\"k\": 1}"));
@@ -158,7 +167,7 @@ TEST_CASE("the C plugin through the handler: events, flags, config, log, saved s
 
 TEST_CASE("the pack: masks, values, checkpoint dir, stop from a worker thread, host services") {
   RecordingHost host;
-  PluginRegistry r(only({kRoot / "good"}));
+  PluginRegistry r(only({kGood}));
   CallbackHandler h;
   host.handler = &h;
   h.add(r.create("pack_recorder", host, R"({"stop_at_step": 2})"));
@@ -202,7 +211,7 @@ TEST_CASE("the pack: masks, values, checkpoint dir, stop from a worker thread, h
 
 TEST_CASE("a plugin exception crosses the C boundary as a message and disables only that callback") {
   RecordingHost host;
-  PluginRegistry r(only({kRoot / "good"}));
+  PluginRegistry r(only({kGood}));
   CallbackHandler h;
   h.add(r.create("pack_recorder", host, R"({"throw_in": "on_log"})"));
   h.add(r.create("c_counter", host, "{}"));
@@ -220,8 +229,8 @@ TEST_CASE("a plugin exception crosses the C boundary as a message and disables o
 
 TEST_CASE("create() errors name the callback and carry the plugin's message") {
   RecordingHost host;
-  PluginRegistry r(only({kRoot / "good"}));
-  const std::string lib = (kRoot / "good" / plugin_file_name("test_pack")).string();
+  PluginRegistry r(only({kGood}));
+  const std::string lib = (kGood / plugin_file_name("test_pack")).string();
   CHECK_THROWS_WITH_AS(r.create("pack_recorder", host, R"({"stop_at_step": 0})"),
                        ("cannot create callback 'pack_recorder' from " + lib +
                         ": pack_recorder: stop_at_step must be >= 1, got 0 [TH_INVALID_ARGUMENT]")
@@ -235,7 +244,7 @@ TEST_CASE("a library stays loaded until the last callback it made is destroyed")
   RecordingHost host;
   std::unique_ptr<trainhook::detail::InternalCallback> cb;
   {
-    PluginRegistry r(only({kRoot / "good"}));
+    PluginRegistry r(only({kGood}));
     cb = r.create("c_counter", host, "{}");
   }  // the registry is gone; the callback still holds its library
   CallbackHandler h;
@@ -248,14 +257,14 @@ TEST_CASE("a library stays loaded until the last callback it made is destroyed")
 
 TEST_CASE("plugin commands run with arguments and return their exit code") {
   RecordingHost host;
-  PluginRegistry r(only({kRoot / "good"}));
+  PluginRegistry r(only({kGood}));
   CHECK(r.command_names() == std::vector<std::string>{"pack-hello"});
   CHECK(r.has_command("pack-hello"));
   CHECK(r.run_command("pack-hello", {"a", "b", "c"}, host) == 3);
   CHECK(host.logged("pack-hello|2|hello a b c"));
   const std::vector<std::string> fail_args = {"--fail"};
   const std::string fail_message = "command 'pack-hello' (" +
-                                   (kRoot / "good" / plugin_file_name("test_pack")).string() +
+                                   (kGood / plugin_file_name("test_pack")).string() +
                                    ") failed: pack-hello: --fail was given [status 1]";
   CHECK_THROWS_WITH_AS(r.run_command("pack-hello", fail_args, host), fail_message.c_str(), PluginError);
   CHECK_THROWS_WITH_AS(r.run_command("pack-helo", {}, host), doctest::Contains("Did you mean 'pack-hello'?"),
@@ -263,7 +272,7 @@ TEST_CASE("plugin commands run with arguments and return their exit code") {
 }
 
 TEST_CASE("report_to and callbacks resolve names, unknown names list what exists and where we looked") {
-  PluginRegistry r(only({kRoot / "good"}));
+  PluginRegistry r(only({kGood}));
   CHECK(r.resolve_report_to({"none"}).empty());
   CHECK(r.resolve_report_to({}).empty());
   CHECK(r.resolve_report_to({"all"}) == std::vector<std::string>{"c_counter", "pack_reporter"});
@@ -273,7 +282,7 @@ TEST_CASE("report_to and callbacks resolve names, unknown names list what exists
       ("report_to: unknown integration 'c_countr'. Did you mean 'c_counter'? Available: c_counter, "
        "pack_reporter. "
        "Searched: " +
-       (kRoot / "good").string() + " (--plugin_dir), " + (kRoot / "no_default_here").string() + " (default).")
+       (kGood).string() + " (--plugin_dir), " + (kRoot / "no_default_here").string() + " (default).")
           .c_str(),
       PluginError);
   CHECK_THROWS_WITH_AS(
@@ -299,14 +308,14 @@ TEST_CASE("refused: a library without the entry symbol") {
 
 TEST_CASE("refused: ABI major version mismatch") {
   check_refused("abi_major", plugin_file_name("abi_major"),
-                "ABI major version mismatch: the plugin was built for ABI 2.0, this trainhook speaks ABI 1.0 "
+                "ABI major version mismatch: the plugin was built for ABI 2.1, this trainhook speaks ABI 1.1 "
                 "(rebuild the plugin against this SDK)");
 }
 
 TEST_CASE("refused: a plugin built for a newer minor version") {
   check_refused(
       "newer_minor", plugin_file_name("newer_minor"),
-      "the plugin was built for ABI 1.1, newer than this trainhook's ABI 1.0 (upgrade trainhook, or "
+      "the plugin was built for ABI 1.2, newer than this trainhook's ABI 1.1 (upgrade trainhook, or "
       "rebuild the plugin against this SDK)");
 }
 
@@ -352,20 +361,20 @@ TEST_CASE("refused: a plugin built against a larger (newer minor) header, with a
   CHECK(rec.path == kRoot / "larger" / plugin_file_name("large_layout"));
   CHECK_FALSE(rec.loaded);
   CHECK(rec.refused_reason ==
-        "the plugin was built for ABI 1.1, newer than this trainhook's ABI 1.0 (upgrade trainhook, or "
+        "the plugin was built for ABI 1.2, newer than this trainhook's ABI 1.1 (upgrade trainhook, or "
         "rebuild the plugin against this SDK)");
   CHECK(r.describe().find((kRoot / "larger" / plugin_file_name("large_layout")).string() + "\n  REFUSED: ") !=
         std::string::npos);
   CHECK_FALSE(r.has("large_cb"));
   // Asking for it by the library's name points at the refused file and why.
   const std::string refused = (kRoot / "larger" / plugin_file_name("large_layout")).string() +
-                              " was found but refused: the plugin was built for ABI 1.1";
+                              " was found but refused: the plugin was built for ABI 1.2";
   CHECK_THROWS_WITH_AS(r.check_callbacks({"large_layout"}), doctest::Contains(refused.c_str()), PluginError);
 }
 
 TEST_CASE("refused: negotiation failure reported by the plugin's entry") {
   check_refused("abi_refuse", plugin_file_name("abi_refuse"),
-                "ABI negotiation failed: the plugin refused this trainhook (ABI 1.0): fake plugin insists on "
+                "ABI negotiation failed: the plugin refused this trainhook (ABI 1.1): fake plugin insists on "
                 "trainhook ABI 7.3");
 }
 
@@ -395,7 +404,7 @@ namespace {
 // every kind of foreign ELF file.
 fs::path patched_plugin(const fs::path& dir, size_t offset, const void* bytes, size_t size) {
   const fs::path lib = dir / plugin_file_name("patched");
-  fs::copy_file(kRoot / "good" / plugin_file_name("c_plugin"), lib);
+  fs::copy_file(kGood / plugin_file_name("c_plugin"), lib);
   std::fstream f(lib, std::ios::in | std::ios::out | std::ios::binary);
   f.seekp(static_cast<std::streamoff>(offset));
   f.write(static_cast<const char*>(bytes), static_cast<std::streamsize>(size));
@@ -523,11 +532,11 @@ TEST_CASE("a library earlier in the search path overrides one of the same name f
 TEST_CASE("search order: --plugin_dir, then TRAINHOOK_PLUGIN_PATH, then the default folder, each file once") {
   ::setenv("TRAINHOOK_PLUGIN_PATH", ((kRoot / "no_entry").string() + "::/nonexistent/stale").c_str(), 1);
   PluginSearchOptions o;
-  o.plugin_dirs = {kRoot / "good", kRoot / "good"};
+  o.plugin_dirs = {kGood, kGood};
   o.default_dir = kRoot / "abi_major";
   PluginRegistry r(o);
   ::unsetenv("TRAINHOOK_PLUGIN_PATH");
-  CHECK(r.searched_dirs() == std::vector<std::string>{(kRoot / "good").string(), (kRoot / "good").string(),
+  CHECK(r.searched_dirs() == std::vector<std::string>{(kGood).string(), (kGood).string(),
                                                       (kRoot / "no_entry").string(), "/nonexistent/stale",
                                                       (kRoot / "abi_major").string()});
   std::vector<std::string> files;
@@ -548,7 +557,7 @@ TEST_CASE("default_plugin_dir is lib/trainhook/plugins beside the executable's b
 TEST_CASE("unsafe paths are refused unless allowed: world-writable folder or file, foreign owner") {
   TempDir dir;
   const fs::path lib = dir.path / plugin_file_name("c_plugin");
-  fs::copy_file(kRoot / "good" / plugin_file_name("c_plugin"), lib);
+  fs::copy_file(kGood / plugin_file_name("c_plugin"), lib);
   ::chmod(dir.path.c_str(), 0700);
   ::chmod(lib.c_str(), 0644);
   {
@@ -637,7 +646,7 @@ TEST_CASE("a stripped plugin (no .symtab) is still recognised through its dynami
   }
   TempDir dir;
   const fs::path lib = dir.path / plugin_file_name("c_plugin");
-  fs::copy_file(kRoot / "good" / plugin_file_name("c_plugin"), lib);
+  fs::copy_file(kGood / plugin_file_name("c_plugin"), lib);
   REQUIRE(std::system(("strip --strip-all '" + lib.string() + "'").c_str()) == 0);
   PluginRegistry r(only({dir.path}));
   REQUIRE(r.libraries().size() == 1);

@@ -132,11 +132,23 @@ TEST_CASE("command<Fn> passes arguments and the exit code, exceptions become err
   CHECK(std::string(err) == "need arguments");
 }
 
-// th_event_args as a 1.1 header might declare it: one int32 appended. It lands
-// in 1.0's tail padding, so a 1.0 writer that set struct_size = sizeof() would
-// make a 1.1 reader believe `appended` was written. The *_STRUCT_SIZE constants
-// end at the last field and do not.
-struct EventArgs11 {
+// th_event_args as ABI 1.0 declared it, and as a later header might have
+// declared it (one int32 appended, where 1.1 put the `step` pointer instead). The
+// int32 lands in 1.0's tail padding, so a 1.0 writer that set struct_size =
+// sizeof() would make the newer reader believe `appended` was written. The
+// *_STRUCT_SIZE constants end at the last field and do not.
+struct EventArgs10 {
+  uint32_t struct_size;
+  int32_t event;
+  const th_state* state;
+  th_control* control;
+  const th_values* values;
+  const char* checkpoint_dir;
+  int64_t batch_index;
+  int64_t batch_count;
+  int32_t prediction_kind;
+};
+struct EventArgsAppended {
   uint32_t struct_size;
   int32_t event;
   const th_state* state;
@@ -150,20 +162,29 @@ struct EventArgs11 {
 };
 
 TEST_CASE("struct size constants end at the last field, so TH_HAS_FIELD never claims tail padding") {
-  static_assert(offsetof(EventArgs11, prediction_kind) == offsetof(th_event_args, prediction_kind));
-  CHECK(TH_EVENT_ARGS_STRUCT_SIZE == offsetof(th_event_args, prediction_kind) + sizeof(int32_t));
-  REQUIRE(sizeof(th_event_args) > TH_EVENT_ARGS_STRUCT_SIZE);  // this layout has tail padding
-  EventArgs11 a{};
-  a.struct_size = static_cast<uint32_t>(sizeof(th_event_args));  // the old, wrong rule
-  CHECK(TH_HAS_FIELD(&a, EventArgs11, appended));
-  a.struct_size = TH_EVENT_ARGS_STRUCT_SIZE;  // the rule of abi.h
-  CHECK(TH_HAS_FIELD(&a, EventArgs11, prediction_kind));
-  CHECK_FALSE(TH_HAS_FIELD(&a, EventArgs11, appended));
+  static_assert(offsetof(EventArgsAppended, prediction_kind) == offsetof(th_event_args, prediction_kind));
+  static_assert(offsetof(EventArgs10, prediction_kind) == offsetof(th_event_args, prediction_kind));
+  const auto size10 = static_cast<uint32_t>(TH_STRUCT_SIZE(EventArgs10, prediction_kind));
+  CHECK(TH_EVENT_ARGS_STRUCT_SIZE == offsetof(th_event_args, step) + sizeof(void*));
+  REQUIRE(sizeof(EventArgs10) > size10);  // the 1.0 layout has tail padding
+  EventArgsAppended a{};
+  a.struct_size = static_cast<uint32_t>(sizeof(EventArgs10));  // the old, wrong rule
+  CHECK(TH_HAS_FIELD(&a, EventArgsAppended, appended));
+  a.struct_size = size10;  // the rule of abi.h
+  CHECK(TH_HAS_FIELD(&a, EventArgsAppended, prediction_kind));
+  CHECK_FALSE(TH_HAS_FIELD(&a, EventArgsAppended, appended));
+  // A 1.0 plugin's event args never claim 1.1's step pointer.
+  th_event_args ev{};
+  ev.struct_size = size10;
+  CHECK_FALSE(TH_HAS_FIELD(&ev, th_event_args, step));
 
   CHECK(TH_STATE_STRUCT_SIZE == offsetof(th_state, steps_in_epoch) + sizeof(int64_t));
   CHECK(TH_CONTROL_STRUCT_SIZE == offsetof(th_control, should_log) + sizeof(int32_t));
   CHECK(TH_VALUES_STRUCT_SIZE == offsetof(th_values, string_values) + sizeof(void*));
-  CHECK(TH_HOST_STRUCT_SIZE == offsetof(th_host, run_name) + sizeof(void*));
+  CHECK(TH_HOST_STRUCT_SIZE == offsetof(th_host, set_critical) + sizeof(void*));
+  CHECK(TH_CALLBACK_INFO_STRUCT_SIZE == offsetof(th_callback_info, vtable) + sizeof(void*));
+  CHECK(TH_STEP_VALUES_STRUCT_SIZE == offsetof(th_step_values, learning_rate) + sizeof(double));
+  CHECK(TH_TENSOR_LIST_STRUCT_SIZE == offsetof(th_tensor_list, tensors) + sizeof(void*));
   CHECK(TH_PLUGIN_INFO_STRUCT_SIZE == offsetof(th_plugin_info, commands) + sizeof(void*));
   CHECK(TH_HOST_INFO_STRUCT_SIZE == offsetof(th_host_info, host_version) + sizeof(void*));
   CHECK(std::string(TRAINHOOK_ENTRY_SYMBOL) == "trainhook_plugin_v1");
@@ -185,4 +206,60 @@ TEST_CASE("run_command: the public helper for a library's own th_command_info.ru
   const char* bad[] = {"bad"};
   CHECK(trainhook::run_command(&count_args, nullptr, 1, bad, &code, err, sizeof err) == TH_INVALID_ARGUMENT);
   CHECK(std::string(err) == "bad argument 'bad'");
+}
+
+// ---- ABI 1.1 -------------------------------------------------------------------
+
+namespace {
+class EvalPair final : public trainhook::Callback {
+ public:
+  explicit EvalPair(trainhook::Setup&) {}
+  void on_evaluate_begin(trainhook::Event&) override { ++begins; }
+  void on_evaluate(trainhook::Event&) override { ++ends; }
+  int begins = 0;
+  int ends = 0;
+};
+}  // namespace
+
+TEST_CASE("one event list: ids, count, mask, virtuals and dispatch agree") {
+  // Generated from TH_EVENT_LIST: the ids are 0..COUNT-1 and MASK_ALL has COUNT bits.
+#define CHECK_ID(name, value, method) static_assert(TH_EVENT_##name == (value));
+  TH_EVENT_LIST(CHECK_ID)
+#undef CHECK_ID
+  CHECK(TH_EVENT_COUNT == 16);
+  CHECK(TH_EVENT_MASK_ALL == 0xFFFFu);
+  const th_callback_info info = trainhook::callback<EvalPair>("p", "1", trainhook::Kind::callback, "d");
+  CHECK(info.event_mask == (TH_EVENT_BIT(TH_EVENT_EVALUATE_BEGIN) | TH_EVENT_BIT(TH_EVENT_EVALUATE)));
+  trainhook::Setup setup(nullptr, "{}");
+  EvalPair cb(setup);
+  th_state st{};
+  th_control ctl{};
+  for (int32_t ev = 0; ev < TH_EVENT_COUNT + 2; ++ev) {  // unknown ids are ignored
+    th_event_args a = make_args(st, ctl, ev);
+    trainhook::Event e(&a);
+    cb.dispatch(e);
+  }
+  CHECK(cb.begins == 1);
+  CHECK(cb.ends == 1);
+}
+
+TEST_CASE("the 1.1 wrappers refuse clearly on a host without model access (a 1.0 host)") {
+  testkit::FakeHost fake;
+  fake.set_struct_size(TH_STRUCT_SIZE(th_host, run_name));  // what a 1.0 host fills
+  const trainhook::Host old(fake.table());
+  CHECK_FALSE(old.has_model_access());
+  CHECK_THROWS_WITH_AS(old.tensors(trainhook::Tensors::parameters),
+                       doctest::Contains("needs a trainhook ABI 1.1 host"), std::invalid_argument);
+  CHECK_THROWS_AS(old.add_metric("x", 1.0), std::invalid_argument);
+  CHECK_THROWS_WITH_AS(old.set_critical(), doctest::Contains("needs a trainhook ABI 1.1 host"),
+                       std::invalid_argument);
+  th_state st{};
+  th_control ctl{};
+  th_event_args a = make_args(st, ctl, TH_EVENT_STEP_END);
+  a.struct_size = static_cast<uint32_t>(TH_STRUCT_SIZE(th_event_args, prediction_kind));
+  th_step_values sv{};
+  a.step = &sv;  // beyond the 1.0 struct_size: never read
+  CHECK(trainhook::Event(&a).step() == nullptr);
+  a.struct_size = TH_EVENT_ARGS_STRUCT_SIZE;
+  CHECK(trainhook::Event(&a).step() == &sv);
 }

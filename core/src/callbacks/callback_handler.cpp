@@ -14,36 +14,11 @@ namespace trainhook {
 
 const char* event_name(EventId event) noexcept {
   switch (event) {
-    case TH_EVENT_INIT_END:
-      return "on_init_end";
-    case TH_EVENT_TRAIN_BEGIN:
-      return "on_train_begin";
-    case TH_EVENT_TRAIN_END:
-      return "on_train_end";
-    case TH_EVENT_EPOCH_BEGIN:
-      return "on_epoch_begin";
-    case TH_EVENT_EPOCH_END:
-      return "on_epoch_end";
-    case TH_EVENT_STEP_BEGIN:
-      return "on_step_begin";
-    case TH_EVENT_SUBSTEP_END:
-      return "on_substep_end";
-    case TH_EVENT_PRE_OPTIMIZER_STEP:
-      return "on_pre_optimizer_step";
-    case TH_EVENT_OPTIMIZER_STEP:
-      return "on_optimizer_step";
-    case TH_EVENT_STEP_END:
-      return "on_step_end";
-    case TH_EVENT_EVALUATE:
-      return "on_evaluate";
-    case TH_EVENT_PREDICT:
-      return "on_predict";
-    case TH_EVENT_PREDICTION_STEP:
-      return "on_prediction_step";
-    case TH_EVENT_LOG:
-      return "on_log";
-    case TH_EVENT_SAVE:
-      return "on_save";
+#define TRAINHOOK_EVENT_NAME_CASE(name, value, method) \
+  case TH_EVENT_##name:                                \
+    return #method;
+    TH_EVENT_LIST(TRAINHOOK_EVENT_NAME_CASE)
+#undef TRAINHOOK_EVENT_NAME_CASE
     default:
       return "on_unknown_event";
   }
@@ -64,6 +39,7 @@ void CallbackHandler::add(std::unique_ptr<detail::InternalCallback> cb) {
   if (find(cb->name()) != nullptr)
     throw std::invalid_argument("callback '" + cb->name() + "' is already in the callback list");
   masks_.push_back(cb->event_mask());
+  critical_.push_back(cb->critical() ? 1 : 0);
   enabled_.push_back(1);
   callbacks_.push_back(std::move(cb));
 }
@@ -101,6 +77,11 @@ void CallbackHandler::failed(size_t index, const char* where, const std::string&
     disabled_.push_back({name, where, message});
   }
   enabled_[index] = 0;
+  if (critical_[index] != 0) {
+    spdlog::error("callback '{}' failed in {}: {} (a critical callback: stopping the run)", name, where,
+                  message);
+    throw CallbackError("critical callback '" + name + "' failed in " + where + ": " + message);
+  }
   if (policy_ == PluginErrorPolicy::fail) {
     spdlog::error("callback '{}' failed in {}: {} (plugin_error_policy=fail: stopping the run)", name, where,
                   message);
@@ -153,6 +134,14 @@ void CallbackHandler::fire(EventId event, const TrainerState& state, TrainerCont
   args.batch_index = payload.batch_index;
   args.batch_count = payload.batch_count;
   args.prediction_kind = payload.prediction_kind;
+  args.step = payload.step;
+  // Host services ask which event is running (ABI 1.1 views are valid per event).
+  struct CurrentEvent {
+    EventId& slot;
+    EventId saved;
+    ~CurrentEvent() { slot = saved; }
+  } current{current_event_, current_event_};
+  current_event_ = event;
 
   const uint64_t bit = (event >= 0 && event < 64) ? TH_EVENT_BIT(event) : 0;
   for (size_t i = 0; i < callbacks_.size(); ++i) {

@@ -21,6 +21,7 @@ HostBridge::HostBridge(HostServices& host, std::string who) : host_(host), who_(
   table_.model_description = &HostBridge::model_description;
   table_.set_resume_checkpoint = &HostBridge::set_resume_checkpoint;
   table_.run_name = &HostBridge::run_name;
+  add_model_services(table_);  // ABI 1.1 (host_bridge_model.cpp)
 }
 
 const char* HostBridge::keep(std::string value) {

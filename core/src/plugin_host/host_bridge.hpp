@@ -6,11 +6,15 @@
 #include <trainhook/abi.h>
 #include <trainhook/plugin_host/host_services.hpp>
 
+#include <atomic>
 #include <list>
 #include <mutex>
 #include <string>
 
 namespace trainhook::detail {
+
+// Sets the ABI 1.1 model functions of `table` (host_bridge_model.cpp).
+void add_model_services(th_host& table);
 
 class HostBridge {
  public:
@@ -20,6 +24,12 @@ class HostBridge {
   HostBridge& operator=(const HostBridge&) = delete;
 
   const th_host* table() const noexcept { return &table_; }
+  // For the ABI 1.1 functions of host_bridge_model.cpp.
+  HostServices& services() const noexcept { return host_; }
+  const std::string& who() const noexcept { return who_; }
+  // Set by the plugin through th_host.set_critical (ABI 1.1).
+  bool critical() const noexcept { return critical_.load(); }
+  void make_critical() noexcept { critical_.store(true); }
 
  private:
   static void log(void* ctx, int32_t level, const char* message) noexcept;
@@ -38,6 +48,7 @@ class HostBridge {
   std::mutex mu_;
   std::list<std::string> strings_;  // every string handed out (stable addresses)
   std::string trainer_state_;       // valid until the next trainer_state_json call
+  std::atomic<bool> critical_{false};
 };
 
 }  // namespace trainhook::detail

@@ -28,6 +28,7 @@ class PluginCallback final : public InternalCallback {
 
   std::string name() const override { return name_; }
   uint64_t event_mask() const override { return info_.event_mask; }
+  bool critical() const override { return host_.critical(); }
   void on_event(EventId event, const th_event_args& args) override;
   std::optional<nlohmann::json> save_state() override;
   void load_state(const nlohmann::json& state) override;

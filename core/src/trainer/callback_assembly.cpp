@@ -34,6 +34,7 @@ bool requests_plugins(const TrainingArguments& a) {
 
 void Trainer::Impl::assemble_callbacks(TrainerOptions& options) {
   handler.add(std::make_unique<DefaultFlowCallback>(args));
+  handler.add(access.state_callback());  // the ABI 1.1 learning-rate factor in checkpoints
   if (options.use_plugins) {
     add_plugin_callbacks(options.plugin_search);
   } else if (requests_plugins(args)) {

@@ -101,6 +101,7 @@ PredictionOutput Trainer::Impl::prediction_loop(const TensorDataset& dataset, co
 }
 
 Metrics Trainer::Impl::evaluate(const std::shared_ptr<TensorDataset>& dataset_in, const std::string& prefix) {
+  fire(TH_EVENT_EVALUATE_BEGIN);  // ABI 1.1: e.g. EMA weights swapped in
   const auto dataset = dataset_in ? dataset_in : eval_dataset;
   if (!dataset)
     throw std::invalid_argument(

@@ -88,7 +88,7 @@ Trainer::Impl::Impl(std::shared_ptr<Model> model_in, TrainingArguments args_in,
 
   host = std::make_unique<TrainerHost>(
       TrainerHost::Config{args.output_dir, args_json, args.run_name.value_or(args.output_dir),
-                          model->description()},
+                          model->description(), &access},
       state, handler);
   assemble_callbacks(options);
   fire(TH_EVENT_INIT_END);
@@ -102,11 +102,12 @@ void Trainer::Impl::fill_rank_state() {
 }
 
 void Trainer::Impl::fire(EventId event, const EventPayload& payload) {
-  handler.fire(event, state, control, payload);
+  handler.fire(event, state, control, access.payload(event, payload));
 }
 
 void Trainer::Impl::log(const Metrics& logs_in) {
   Metrics logs = logs_in;
+  access.merge_metrics(logs);  // metrics plugins added (ABI 1.1)
   logs["epoch"] = state.epoch;
   if (args.include_num_input_tokens_seen)
     logs["num_input_tokens_seen"] = static_cast<double>(state.num_input_tokens_seen);

@@ -20,6 +20,8 @@
 #include <trainhook/trainer/trainer.hpp>
 #include <trainhook/trainer/trainer_host.hpp>
 
+#include "model_access.hpp"
+
 #include <torch/optim/optimizer.h>
 
 #include <chrono>
@@ -116,6 +118,7 @@ struct Trainer::Impl {
   // Destruction order matters: handler (callbacks) first, then the host they
   // call, then the registry (libraries stay loaded while a callback lives).
   std::optional<PluginRegistry> registry;
+  TrainerModelAccess access{*this};  // ABI 1.1 model services (model_access.hpp)
   std::unique_ptr<TrainerHost> host;
   CallbackHandler handler;
 

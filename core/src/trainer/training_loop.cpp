@@ -39,7 +39,7 @@ TrainOutput Trainer::Impl::train(std::optional<std::string> resume_arg) {
   optimizer = make_optimizer(args, model->module());
   scheduler.emplace(args.lr_scheduler_type, args.learning_rate, warmup_steps_for(args, plan.max_steps),
                     plan.max_steps, args.lr_scheduler_kwargs);
-  set_learning_rate(*optimizer, scheduler->lr());
+  set_learning_rate(*optimizer, access.lr());
   state = TrainerState{};
   const StartPoint start = resume ? restore(*resume, plan) : StartPoint{};
   begin_training(plan);
@@ -97,7 +97,7 @@ StartPoint Trainer::Impl::restore(const fs::path& checkpoint, const TrainingPlan
         state.train_batch_size, args.per_device_train_batch_size);
   }
   load_checkpoint_weights(checkpoint, model->module(), *optimizer, *scheduler);
-  set_learning_rate(*optimizer, scheduler->lr());
+  set_learning_rate(*optimizer, access.lr());
   return StartPoint{state.global_step / plan.updates_per_epoch,
                     (state.global_step % plan.updates_per_epoch) * args.gradient_accumulation_steps,
                     checkpoint};
@@ -163,6 +163,7 @@ void Trainer::Impl::training_step(const torch::Tensor& indices, int64_t epoch, i
   data_parallel->before_backward(accumulation_boundary);
   loss.backward();
   const double step_loss = loss.item<double>();
+  access.add_micro_loss(step_loss);
   if (args.logging_nan_inf_filter && !std::isfinite(step_loss)) {
     tr_loss += tr_loss / static_cast<double>(1 + state.global_step - globalstep_last_logged);
   } else {
@@ -184,13 +185,14 @@ void Trainer::Impl::optimizer_step(double epoch) {
   data_parallel->reduce_gradients();
   if (args.max_grad_norm > 0)
     grad_norm = torch::nn::utils::clip_grad_norm_(trained_parameters, args.max_grad_norm);
+  access.end_window(args.max_grad_norm > 0 ? grad_norm : std::nullopt);
   fire(TH_EVENT_PRE_OPTIMIZER_STEP);
-  optimizer->step();
+  if (!access.take_skip()) optimizer->step();
   fire(TH_EVENT_OPTIMIZER_STEP);
   // The newest transformers logs the rate this step used (before the scheduler's step).
-  step_learning_rate = scheduler->lr();
+  step_learning_rate = access.lr();
   scheduler->step();
-  set_learning_rate(*optimizer, scheduler->lr());
+  set_learning_rate(*optimizer, access.lr());
   optimizer->zero_grad();
   state.global_step += 1;
   state.epoch = epoch;

@@ -1,5 +1,7 @@
 #include <trainhook/tensorboard/tensorboard_callback.hpp>
 
+#include <trainhook/tensorboard/histograms.hpp>
+
 #include <trainhook/tensorboard/event_builder.hpp>
 #include <trainhook/tensorboard/log_dir.hpp>
 
@@ -178,6 +180,23 @@ void TensorBoardCallback::on_log(trainhook::Event& e) {
   for (uint32_t i = 0; i < logs.string_size(); ++i) record.add_text(logs.string_key(i), logs.string_value(i));
   const size_t scalars = record.scalar_count();
   if (!enqueue(EventItem(std::move(record)))) run().count_dropped_scalars(scalars);
+}
+
+void TensorBoardCallback::on_pre_optimizer_step(trainhook::Event& e) {
+  if (!options_.weight_histograms() && !options_.gradient_histograms()) return;
+  const th_state& st = e.state();
+  const int64_t every = options_.histogram_steps() > 0 ? options_.histogram_steps() : st.logging_steps;
+  const int64_t step = st.global_step + 1;  // the step being made
+  if (!e.is_world_process_zero() || every <= 0 || step % every != 0) return;
+  if (!writer_) open(st);
+  std::vector<std::pair<std::string, Histogram>> hs;
+  if (options_.weight_histograms())
+    for (const TensorView t : host_.tensors(Tensors::parameters))
+      hs.emplace_back("weights/" + std::string(t.name()), histogram_of(t));
+  if (options_.gradient_histograms())
+    for (const TensorView t : host_.tensors(Tensors::gradients))
+      if (t.defined()) hs.emplace_back("gradients/" + std::string(t.name()), histogram_of(t));
+  writer_->write_event(encode_histogram_event(now_secs(), step, hs));
 }
 
 void TensorBoardCallback::on_train_end(trainhook::Event& e) {

@@ -4,7 +4,46 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <cstdlib>
+#include <vector>
+
 namespace trainhook::tensorboard {
+namespace {
+
+// "weights,gradients" (or a JSON list of those names).
+void parse_histograms(const nlohmann::json& v, TensorBoardOptions& o) {
+  std::vector<std::string> names;
+  if (v.is_string()) {
+    std::string s = v.get<std::string>();
+    for (size_t start = 0; start <= s.size();) {
+      const size_t comma = std::min(s.find(',', start), s.size());
+      if (comma > start) names.push_back(s.substr(start, comma - start));
+      start = comma + 1;
+    }
+  } else if (v.is_array()) {
+    for (const auto& n : v) names.push_back(n.is_string() ? n.get<std::string>() : n.dump());
+  }
+  bool weights = false, gradients = false;
+  for (const auto& n : names) {
+    if (n == "weights") {
+      weights = true;
+    } else if (n == "gradients") {
+      gradients = true;
+    } else {
+      throw ConfigError(
+          "plugin_config tensorboard.histograms: expected weights and/or gradients "
+          "(e.g. weights,gradients), got " +
+          v.dump());
+    }
+  }
+  if (names.empty())
+    throw ConfigError("plugin_config tensorboard.histograms: expected weights and/or gradients, got " +
+                      v.dump());
+  o.histograms(weights, gradients);
+}
+
+}  // namespace
 
 TensorBoardOptions TensorBoardOptions::from_json(const std::string& config_json) {
   const nlohmann::json j = nlohmann::json::parse(config_json, nullptr, false);
@@ -55,9 +94,19 @@ TensorBoardOptions TensorBoardOptions::from_json(const std::string& config_json)
             "plugin_config tensorboard.flush_secs must be a number of seconds from 0.01 to 2, got " +
             v.dump());
       o.flush_secs(secs);
+    } else if (key == "histograms") {
+      parse_histograms(v, o);
+    } else if (key == "histogram_steps") {
+      const double n = v.is_number()   ? v.get<double>()
+                       : v.is_string() ? std::atof(v.get<std::string>().c_str())
+                                       : 0;
+      if (!(n >= 1) || n != static_cast<double>(static_cast<int64_t>(n)))
+        throw ConfigError("plugin_config tensorboard.histogram_steps must be an integer >= 1, got " +
+                          v.dump());
+      o.histogram_steps(static_cast<int64_t>(n));
     } else {
       throw ConfigError("unknown plugin_config key tensorboard." + key +
-                        " (expected: logging_dir, queue_size, flush_secs)");
+                        " (expected: logging_dir, queue_size, flush_secs, histograms, histogram_steps)");
     }
   }
   return o;

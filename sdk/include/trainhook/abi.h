@@ -1,10 +1,10 @@
 /*
- * Trainhook plugin ABI, version 1.
+ * Trainhook plugin ABI, version 1.1 (what each minor added: sdk/CHANGELOG.md).
  *
  * Pure C (C11 and C++17). This header is the only contract between the trainer
  * (the host) and a plugin library. It depends on nothing but the C standard
- * library, so a plugin built once keeps loading when the trainer is rebuilt
- * against another LibTorch.
+ * library and DLPack's dlpack/dlpack.h (the standard C tensor struct, since 1.1), so a plugin built once
+ * keeps loading when the trainer is rebuilt against another LibTorch.
  *
  * Rules that keep the ABI stable for years:
  *  - Every struct that crosses starts with `uint32_t struct_size`, set by whoever
@@ -35,6 +35,7 @@
 #ifndef TRAINHOOK_ABI_H
 #define TRAINHOOK_ABI_H
 
+#include <dlpack/dlpack.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -43,7 +44,7 @@ extern "C" {
 #endif
 
 #define TRAINHOOK_ABI_VERSION_MAJOR 1
-#define TRAINHOOK_ABI_VERSION_MINOR 0
+#define TRAINHOOK_ABI_VERSION_MINOR 1
 
 /* The one symbol a plugin library exports, spelled once: TRAINHOOK_ENTRY_NAME is
  * the identifier (used by the SDK's TRAINHOOK_PLUGIN and by C plugins to define
@@ -70,10 +71,10 @@ extern "C" {
 
 typedef int32_t th_status;
 #define TH_OK 0
-#define TH_ERROR 1               /* generic failure; message in err */
-#define TH_ABI_MISMATCH 2        /* version negotiation failed */
-#define TH_INVALID_ARGUMENT 3    /* bad configuration or argument */
-#define TH_BUFFER_TOO_SMALL 4    /* retry with a buffer of *needed bytes */
+#define TH_ERROR 1            /* generic failure; message in err */
+#define TH_ABI_MISMATCH 2     /* version negotiation failed */
+#define TH_INVALID_ARGUMENT 3 /* bad configuration or argument */
+#define TH_BUFFER_TOO_SMALL 4 /* retry with a buffer of *needed bytes */
 
 /* ---- logging levels for th_host.log --------------------------------------- */
 
@@ -85,24 +86,35 @@ typedef int32_t th_status;
 
 /* ---- events (the Hugging Face TrainerCallback events) --------------------- */
 /* Values are fixed forever; new events are appended. A callback must ignore an
- * event value it does not know. */
+ * event value it does not know. 1.1 adds EVALUATE_BEGIN (not in HF): before an
+ * evaluation pass runs, so a callback can swap weights in for it (EMA) and back
+ * at EVALUATE. */
 
-#define TH_EVENT_INIT_END 0
-#define TH_EVENT_TRAIN_BEGIN 1
-#define TH_EVENT_TRAIN_END 2
-#define TH_EVENT_EPOCH_BEGIN 3
-#define TH_EVENT_EPOCH_END 4
-#define TH_EVENT_STEP_BEGIN 5
-#define TH_EVENT_SUBSTEP_END 6
-#define TH_EVENT_PRE_OPTIMIZER_STEP 7
-#define TH_EVENT_OPTIMIZER_STEP 8
-#define TH_EVENT_STEP_END 9
-#define TH_EVENT_EVALUATE 10
-#define TH_EVENT_PREDICT 11
-#define TH_EVENT_PREDICTION_STEP 12
-#define TH_EVENT_LOG 13
-#define TH_EVENT_SAVE 14
-#define TH_EVENT_COUNT 15
+/* The one list of events (openxla's pjrt_c_api.h style): X(NAME, value, method)
+ * generates the TH_EVENT_<NAME> ids here, and in plugin.hpp the C++ virtuals
+ * (method), the dispatch and the event mask; the core's event names too. A new
+ * event is one line at the end of this list. */
+#define TH_EVENT_LIST(X)                          \
+  X(INIT_END, 0, on_init_end)                     \
+  X(TRAIN_BEGIN, 1, on_train_begin)               \
+  X(TRAIN_END, 2, on_train_end)                   \
+  X(EPOCH_BEGIN, 3, on_epoch_begin)               \
+  X(EPOCH_END, 4, on_epoch_end)                   \
+  X(STEP_BEGIN, 5, on_step_begin)                 \
+  X(SUBSTEP_END, 6, on_substep_end)               \
+  X(PRE_OPTIMIZER_STEP, 7, on_pre_optimizer_step) \
+  X(OPTIMIZER_STEP, 8, on_optimizer_step)         \
+  X(STEP_END, 9, on_step_end)                     \
+  X(EVALUATE, 10, on_evaluate)                    \
+  X(PREDICT, 11, on_predict)                      \
+  X(PREDICTION_STEP, 12, on_prediction_step)      \
+  X(LOG, 13, on_log)                              \
+  X(SAVE, 14, on_save)                            \
+  X(EVALUATE_BEGIN, 15, on_evaluate_begin)
+
+#define TH_EVENT_ID_(name, value, method) TH_EVENT_##name = value,
+#define TH_EVENT_ONE_(name, value, method) +1
+enum th_event_id { TH_EVENT_LIST(TH_EVENT_ID_) TH_EVENT_COUNT = 0 TH_EVENT_LIST(TH_EVENT_ONE_) };
 
 #define TH_EVENT_BIT(ev) (((uint64_t)1) << (ev))
 #define TH_EVENT_MASK_ALL ((((uint64_t)1) << TH_EVENT_COUNT) - 1)
@@ -130,12 +142,12 @@ typedef struct th_state {
   int32_t has_best_metric; /* 0: best_metric is meaningless (None in HF) */
   int32_t is_world_process_zero;
   double best_metric;
-  int64_t best_global_step;             /* 0 when none */
-  const char* best_model_checkpoint;    /* NULL when none */
-  const char* trial_name;               /* NULL when none */
-  int32_t process_index;                /* rank, 0 in single-process runs */
-  int32_t world_size;                   /* 1 in single-process runs */
-  int64_t steps_in_epoch;               /* optimizer steps per epoch */
+  int64_t best_global_step;          /* 0 when none */
+  const char* best_model_checkpoint; /* NULL when none */
+  const char* trial_name;            /* NULL when none */
+  int32_t process_index;             /* rank, 0 in single-process runs */
+  int32_t world_size;                /* 1 in single-process runs */
+  int64_t steps_in_epoch;            /* optimizer steps per epoch */
 } th_state;
 #define TH_STATE_STRUCT_SIZE ((uint32_t)TH_STRUCT_SIZE(th_state, steps_in_epoch))
 
@@ -167,19 +179,67 @@ typedef struct th_values {
 } th_values;
 #define TH_VALUES_STRUCT_SIZE ((uint32_t)TH_STRUCT_SIZE(th_values, string_values))
 
+/* ---- the values of one optimizer step (1.1) ------------------------------- */
+/* At PRE_OPTIMIZER_STEP, OPTIMIZER_STEP and STEP_END of EVERY step (not only
+ * every logging_steps). Numbers of this rank: no collective is added per step
+ * (the mean over ranks is what LOG carries as "loss"). */
+typedef struct th_step_values {
+  uint32_t struct_size;
+  double loss;          /* this step's raw training loss on this rank (mean over the
+                           gradient-accumulation window; never NaN/inf-filtered) */
+  double grad_norm;     /* global gradient L2 norm BEFORE clipping; NaN when the trainer
+                           does not compute it (max_grad_norm <= 0) */
+  double learning_rate; /* the learning rate this step's update uses (group 0) */
+} th_step_values;
+#define TH_STEP_VALUES_STRUCT_SIZE ((uint32_t)TH_STRUCT_SIZE(th_step_values, learning_rate))
+
 /* ---- what an event carries ------------------------------------------------ */
 typedef struct th_event_args {
   uint32_t struct_size;
-  int32_t event;             /* TH_EVENT_* */
-  const th_state* state;     /* never NULL */
-  th_control* control;       /* never NULL; in/out */
-  const th_values* values;   /* LOG: logs; EVALUATE/PREDICT: metrics; else NULL */
-  const char* checkpoint_dir;/* SAVE: the checkpoint folder just written; else NULL */
-  int64_t batch_index;       /* PREDICTION_STEP: 0-based batch; else -1 */
-  int64_t batch_count;       /* PREDICTION_STEP: batches in this pass (-1 unknown) */
-  int32_t prediction_kind;   /* PREDICTION_STEP: 0 evaluate, 1 predict */
+  int32_t event;              /* TH_EVENT_* */
+  const th_state* state;      /* never NULL */
+  th_control* control;        /* never NULL; in/out */
+  const th_values* values;    /* LOG: logs; EVALUATE/PREDICT: metrics; else NULL */
+  const char* checkpoint_dir; /* SAVE: the checkpoint folder just written; else NULL */
+  int64_t batch_index;        /* PREDICTION_STEP: 0-based batch; else -1 */
+  int64_t batch_count;        /* PREDICTION_STEP: batches in this pass (-1 unknown) */
+  int32_t prediction_kind;    /* PREDICTION_STEP: 0 evaluate, 1 predict */
+  /* 1.1: PRE_OPTIMIZER_STEP, OPTIMIZER_STEP, STEP_END: this step's values; else NULL */
+  const th_step_values* step;
 } th_event_args;
-#define TH_EVENT_ARGS_STRUCT_SIZE ((uint32_t)TH_STRUCT_SIZE(th_event_args, prediction_kind))
+#define TH_EVENT_ARGS_STRUCT_SIZE ((uint32_t)TH_STRUCT_SIZE(th_event_args, step))
+
+/* ---- tensor views (1.1) ------------------------------------------------------ */
+/* The model's tensors as borrowed DLPack views: NO copies. `tensors[i]` is the
+ * real tensor (dtype, device, shape, strides and byte_offset are its own) named
+ * `names[i]` (the module's dotted names, e.g. "layers.0.weight"), in the
+ * module's order. Host-owned; valid until the current event's call returns.
+ *
+ *  kind        readable at                               writable (TH_ACCESS_WRITE) at
+ *  PARAMETERS  every event                               OPTIMIZER_STEP, STEP_END, EVALUATE_BEGIN,
+ *                                                        EVALUATE (e.g. an EMA swap around evaluation)
+ *  GRADIENTS   SUBSTEP_END, PRE_OPTIMIZER_STEP,          PRE_OPTIMIZER_STEP (custom clipping, noise)
+ *              OPTIMIZER_STEP (same order as PARAMETERS;
+ *              data is NULL for a parameter without a gradient)
+ *  BUFFERS     every event                               as PARAMETERS
+ * Gradients at PRE_OPTIMIZER_STEP are already reduced over ranks and clipped
+ * (max_grad_norm), as in HF. Asking at another event, or asking for writing
+ * outside a safe point, returns TH_INVALID_ARGUMENT (message names the callback).
+ * A callback that writes on one rank of a data-parallel run must write the same
+ * on every rank (integrations run on rank 0 only, so writers are callbacks). */
+#define TH_TENSORS_PARAMETERS 0
+#define TH_TENSORS_GRADIENTS 1
+#define TH_TENSORS_BUFFERS 2
+#define TH_ACCESS_READ 0
+#define TH_ACCESS_WRITE 1
+
+typedef struct th_tensor_list {
+  uint32_t struct_size; /* set by the caller: TH_TENSOR_LIST_STRUCT_SIZE */
+  uint32_t count;
+  const char* const* names;
+  const DLTensor* tensors; /* DLTensor is DLPack's frozen struct: an array of them */
+} th_tensor_list;
+#define TH_TENSOR_LIST_STRUCT_SIZE ((uint32_t)TH_STRUCT_SIZE(th_tensor_list, tensors))
 
 /* ---- host services -------------------------------------------------------- */
 /* One table per callback instance; it outlives the instance (the host destroys
@@ -210,8 +270,38 @@ typedef struct th_host {
   th_status (*set_resume_checkpoint)(void* ctx, const char* path, char* err, size_t err_size);
   /* The run's name (run_name argument; never NULL). */
   const char* (*run_name)(void* ctx);
+
+  /* ---- 1.1: the model (check with TH_HAS_FIELD(host, th_host, tensors)) ---- */
+  /* Views of the model's tensors (see "tensor views" above). Training thread only. */
+  th_status (*tensors)(void* ctx, int32_t kind, int32_t access, th_tensor_list* out, char* err,
+                       size_t err_size);
+  /* The current learning rate of each optimizer parameter group: writes up to
+   * `capacity` values, sets *count to the number of groups. TH_INVALID_ARGUMENT
+   * before on_train_begin (no optimizer yet). */
+  th_status (*learning_rates)(void* ctx, double* out, uint32_t capacity, uint32_t* count, char* err,
+                              size_t err_size);
+  /* Multiply the scheduler's learning rate by `factor` (> 0, finite) from now on
+   * (ReduceLROnPlateau). Absolute, not cumulative; 1 = the schedule as is. Saved
+   * in every checkpoint and restored on resume. Set it the same on every rank. */
+  th_status (*set_lr_factor)(void* ctx, double factor, char* err, size_t err_size);
+  double (*lr_factor)(void* ctx);
+  /* Add `name` = `value` to the next log record (log_history and every report_to
+   * integration, like the trainer's own). Finite values, names of printable
+   * characters that are not the trainer's own keys (loss, learning_rate, ...).
+   * The record of world process zero is the one kept: add values that are
+   * already the same on every rank. Training thread only. */
+  th_status (*add_metric)(void* ctx, const char* name, double value, char* err, size_t err_size);
+  /* At PRE_OPTIMIZER_STEP only: this step's optimizer update is not applied (as a
+   * gradient scaler skips a step with inf/NaN gradients); the step still counts
+   * and the scheduler still advances. Ask on every rank. */
+  th_status (*skip_optimizer_step)(void* ctx, char* err, size_t err_size);
+  /* In create() (or later): this callback is critical: a failure of it stops the
+   * run whatever plugin_error_policy says (an audit logger must not be silently
+   * disabled). A function rather than a th_callback_info field so that plugins
+   * written for 1.0 keep compiling warning-free (positional initializers). */
+  void (*set_critical)(void* ctx);
 } th_host;
-#define TH_HOST_STRUCT_SIZE ((uint32_t)TH_STRUCT_SIZE(th_host, run_name))
+#define TH_HOST_STRUCT_SIZE ((uint32_t)TH_STRUCT_SIZE(th_host, set_critical))
 
 /* ---- a callback: created per run, called per event ------------------------ */
 typedef struct th_callback_vtable {
@@ -222,8 +312,7 @@ typedef struct th_callback_vtable {
    * buf. If buf_size is too small, set *needed (bytes including NUL) and return
    * TH_BUFFER_TOO_SMALL; the host calls again with a larger buffer. Optional
    * (NULL = stateless); an empty string also means "nothing to save". */
-  th_status (*save_state)(void* self, char* buf, size_t buf_size, size_t* needed, char* err,
-                          size_t err_size);
+  th_status (*save_state)(void* self, char* buf, size_t buf_size, size_t* needed, char* err, size_t err_size);
   /* Receive the JSON written by save_state when a run resumes. Optional. */
   th_status (*load_state)(void* self, const char* state_json, char* err, size_t err_size);
   /* Free the instance. Required; never fails. */
@@ -254,23 +343,23 @@ typedef struct th_command_info {
   const char* description; /* one line, for `trainhook --help` and `trainhook plugins` */
   /* Returns the process exit code in *exit_code; a non-TH_OK status is an error
    * with its message in err. argv are the arguments after the command name. */
-  th_status (*run)(const th_host* host, int32_t argc, const char* const* argv, int32_t* exit_code,
-                   char* err, size_t err_size);
+  th_status (*run)(const th_host* host, int32_t argc, const char* const* argv, int32_t* exit_code, char* err,
+                   size_t err_size);
 } th_command_info;
 #define TH_COMMAND_INFO_STRUCT_SIZE ((uint32_t)TH_STRUCT_SIZE(th_command_info, run))
 
 typedef struct th_plugin_info {
   uint32_t struct_size;
-  uint32_t abi_major;      /* TRAINHOOK_ABI_VERSION_MAJOR the plugin was built with */
+  uint32_t abi_major; /* TRAINHOOK_ABI_VERSION_MAJOR the plugin was built with */
   uint32_t abi_minor;
-  const char* name;        /* the library's name, e.g. "tensorboard" */
+  const char* name; /* the library's name, e.g. "tensorboard" */
   const char* version;
   uint32_t callback_count;
   /* Arrays of POINTERS (static storage in the library): the host never strides
    * over element structs, so th_callback_info / th_command_info may grow. */
   const th_callback_info* const* callbacks;
-  uint32_t command_count;                  /* CLI subcommands; 0 when none */
-  const th_command_info* const* commands;  /* may be NULL when command_count is 0 */
+  uint32_t command_count;                 /* CLI subcommands; 0 when none */
+  const th_command_info* const* commands; /* may be NULL when command_count is 0 */
 } th_plugin_info;
 #define TH_PLUGIN_INFO_STRUCT_SIZE ((uint32_t)TH_STRUCT_SIZE(th_plugin_info, commands))
 
@@ -285,8 +374,8 @@ typedef struct th_host_info {
 
 /* The entry point. Returns TH_OK and sets *out to static plugin information, or
  * an error (TH_ABI_MISMATCH when it cannot work with this host) with a message. */
-typedef th_status (*th_plugin_entry_fn)(const th_host_info* host, const th_plugin_info** out,
-                                        char* err, size_t err_size);
+typedef th_status (*th_plugin_entry_fn)(const th_host_info* host, const th_plugin_info** out, char* err,
+                                        size_t err_size);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -72,6 +72,77 @@ inline void write_error(char* err, size_t err_size, const char* msg) noexcept {
 inline const char* or_empty(const char* s) noexcept { return s != nullptr ? s : ""; }
 }  // namespace detail
 
+// ---- 1.1: tensor views (see abi.h "tensor views") ----------------------------
+
+enum class Tensors : int32_t {
+  parameters = TH_TENSORS_PARAMETERS,
+  gradients = TH_TENSORS_GRADIENTS,
+  buffers = TH_TENSORS_BUFFERS
+};
+enum class Access : int32_t { read = TH_ACCESS_READ, write = TH_ACCESS_WRITE };
+
+// One borrowed tensor: valid until the event's call returns.
+class TensorView {
+ public:
+  TensorView(const char* name, const DLTensor* t) noexcept : name_(name), t_(t) {}
+  std::string_view name() const noexcept { return name_; }
+  const DLTensor& dl() const noexcept { return *t_; }
+  bool defined() const noexcept { return t_->data != nullptr; }  // a gradient may be absent
+  int64_t numel() const noexcept {
+    int64_t n = 1;
+    for (int32_t i = 0; i < t_->ndim; ++i) n *= t_->shape[i];
+    return n;
+  }
+  bool is_contiguous() const noexcept {
+    if (t_->strides == nullptr) return true;
+    int64_t expect = 1;
+    for (int32_t i = t_->ndim - 1; i >= 0; --i) {
+      if (t_->shape[i] != 1 && t_->strides[i] != expect) return false;
+      expect *= t_->shape[i];
+    }
+    return true;
+  }
+  bool is_cpu_float32() const noexcept {
+    return t_->device.device_type == kDLCPU && t_->dtype.code == kDLFloat && t_->dtype.bits == 32 &&
+           t_->dtype.lanes == 1;
+  }
+  // The elements of a contiguous float32 CPU tensor; throws otherwise.
+  float* floats() const {
+    if (!defined() || !is_cpu_float32() || !is_contiguous())
+      throw std::runtime_error("tensor '" + std::string(name_) +
+                               "' is not a defined contiguous float32 CPU tensor");
+    return reinterpret_cast<float*>(static_cast<char*>(t_->data) + t_->byte_offset);
+  }
+
+ private:
+  const char* name_;
+  const DLTensor* t_;
+};
+
+// The list a Host::tensors() call returned; iterate it with a range-for.
+class TensorList {
+ public:
+  TensorList() = default;
+  explicit TensorList(const th_tensor_list& l) noexcept : l_(l) {}
+  uint32_t size() const noexcept { return l_.count; }
+  TensorView operator[](uint32_t i) const noexcept { return TensorView(l_.names[i], &l_.tensors[i]); }
+  struct iterator {
+    const TensorList* list;
+    uint32_t i;
+    TensorView operator*() const noexcept { return (*list)[i]; }
+    iterator& operator++() noexcept {
+      ++i;
+      return *this;
+    }
+    bool operator!=(const iterator& o) const noexcept { return i != o.i; }
+  };
+  iterator begin() const noexcept { return {this, 0}; }
+  iterator end() const noexcept { return {this, size()}; }
+
+ private:
+  th_tensor_list l_{};
+};
+
 // Host services, borrowed from the trainer. Copyable view; valid for the
 // lifetime of the callback instance that received it.
 class Host {
@@ -115,9 +186,73 @@ class Host {
     char err[1024] = {0};
     if (h_->set_resume_checkpoint(h_->ctx, path.c_str(), err, sizeof err) != TH_OK) throw ConfigError(err);
   }
+  // ---- 1.1 (each throws std::invalid_argument with the host's message when refused) ----
+  // True when the host offers the model services (a 1.1 host with a model).
+  bool has_model_access() const noexcept {
+    return TH_HAS_FIELD(h_, th_host, skip_optimizer_step) && h_->tensors != nullptr;
+  }
+  TensorList tensors(Tensors kind, Access access = Access::read) const {
+    need(has_model_access());
+    th_tensor_list out{};
+    out.struct_size = TH_TENSOR_LIST_STRUCT_SIZE;
+    char err[1024] = {0};
+    check(
+        h_->tensors(h_->ctx, static_cast<int32_t>(kind), static_cast<int32_t>(access), &out, err, sizeof err),
+        err);
+    return TensorList(out);
+  }
+  std::vector<double> learning_rates() const {
+    need(has_model_access());
+    std::vector<double> out(8);
+    uint32_t count = 0;
+    char err[1024] = {0};
+    check(h_->learning_rates(h_->ctx, out.data(), static_cast<uint32_t>(out.size()), &count, err, sizeof err),
+          err);
+    if (count > out.size()) {
+      out.resize(count);
+      check(h_->learning_rates(h_->ctx, out.data(), count, &count, err, sizeof err), err);
+    }
+    out.resize(count);
+    return out;
+  }
+  void set_lr_factor(double factor) const {
+    need(has_model_access());
+    char err[1024] = {0};
+    check(h_->set_lr_factor(h_->ctx, factor, err, sizeof err), err);
+  }
+  double lr_factor() const {
+    need(has_model_access());
+    return h_->lr_factor(h_->ctx);
+  }
+  void add_metric(const std::string& name, double value) const {
+    need(has_model_access());
+    char err[1024] = {0};
+    check(h_->add_metric(h_->ctx, name.c_str(), value, err, sizeof err), err);
+  }
+  void skip_optimizer_step() const {
+    need(has_model_access());
+    char err[1024] = {0};
+    check(h_->skip_optimizer_step(h_->ctx, err, sizeof err), err);
+  }
+  // Declares this callback critical (call it in the constructor): its failure
+  // stops the run whatever plugin_error_policy says. Throws on a 1.0 host.
+  void set_critical() const {
+    if (!TH_HAS_FIELD(h_, th_host, set_critical) || h_->set_critical == nullptr)
+      throw std::invalid_argument(
+          "this trainer cannot make a callback critical (needs a trainhook ABI 1.1 host)");
+    h_->set_critical(h_->ctx);
+  }
+
   const th_host* raw() const noexcept { return h_; }
 
  private:
+  static void need(bool ok) {
+    if (!ok)
+      throw std::invalid_argument("this trainer offers no model access (needs a trainhook ABI 1.1 host)");
+  }
+  static void check(th_status st, const char* err) {
+    if (st != TH_OK) throw std::invalid_argument(err[0] != '\0' ? err : "refused by the host");
+  }
   std::string call_str(const char* (*fn)(void*)) const {
     if (fn == nullptr) return {};
     return detail::or_empty(fn(h_->ctx));
@@ -176,6 +311,10 @@ class Event {
   int64_t batch_count() const noexcept { return a_->batch_count; }
   bool is_predict() const noexcept { return a_->prediction_kind == 1; }
   bool is_world_process_zero() const noexcept { return a_->state->is_world_process_zero != 0; }
+  // 1.1: this step's values at PRE_OPTIMIZER_STEP, OPTIMIZER_STEP and STEP_END; else nullptr.
+  const th_step_values* step() const noexcept {
+    return TH_HAS_FIELD(a_, th_event_args, step) ? a_->step : nullptr;
+  }
   const th_event_args* raw() const noexcept { return a_; }
 
  private:
@@ -188,21 +327,11 @@ class Event {
 class Callback {
  public:
   virtual ~Callback() = default;
-  virtual void on_init_end(Event&) {}
-  virtual void on_train_begin(Event&) {}
-  virtual void on_train_end(Event&) {}
-  virtual void on_epoch_begin(Event&) {}
-  virtual void on_epoch_end(Event&) {}
-  virtual void on_step_begin(Event&) {}
-  virtual void on_substep_end(Event&) {}
-  virtual void on_pre_optimizer_step(Event&) {}
-  virtual void on_optimizer_step(Event&) {}
-  virtual void on_step_end(Event&) {}
-  virtual void on_evaluate(Event&) {}
-  virtual void on_predict(Event&) {}
-  virtual void on_prediction_step(Event&) {}
-  virtual void on_log(Event&) {}
-  virtual void on_save(Event&) {}
+  // One virtual per event of abi.h's TH_EVENT_LIST: on_init_end(Event&), ...
+#define TRAINHOOK_DETAIL_VIRTUAL(name, value, method) \
+  virtual void method(Event&) {}
+  TH_EVENT_LIST(TRAINHOOK_DETAIL_VIRTUAL)
+#undef TRAINHOOK_DETAIL_VIRTUAL
   // Stateful callbacks: return a JSON object text to store in checkpoints
   // (stateful_callbacks in trainer_state.json); empty = nothing to store.
   virtual std::string save_state() { return {}; }
@@ -210,51 +339,12 @@ class Callback {
 
   void dispatch(Event& e) {
     switch (e.id()) {
-      case TH_EVENT_INIT_END:
-        on_init_end(e);
-        break;
-      case TH_EVENT_TRAIN_BEGIN:
-        on_train_begin(e);
-        break;
-      case TH_EVENT_TRAIN_END:
-        on_train_end(e);
-        break;
-      case TH_EVENT_EPOCH_BEGIN:
-        on_epoch_begin(e);
-        break;
-      case TH_EVENT_EPOCH_END:
-        on_epoch_end(e);
-        break;
-      case TH_EVENT_STEP_BEGIN:
-        on_step_begin(e);
-        break;
-      case TH_EVENT_SUBSTEP_END:
-        on_substep_end(e);
-        break;
-      case TH_EVENT_PRE_OPTIMIZER_STEP:
-        on_pre_optimizer_step(e);
-        break;
-      case TH_EVENT_OPTIMIZER_STEP:
-        on_optimizer_step(e);
-        break;
-      case TH_EVENT_STEP_END:
-        on_step_end(e);
-        break;
-      case TH_EVENT_EVALUATE:
-        on_evaluate(e);
-        break;
-      case TH_EVENT_PREDICT:
-        on_predict(e);
-        break;
-      case TH_EVENT_PREDICTION_STEP:
-        on_prediction_step(e);
-        break;
-      case TH_EVENT_LOG:
-        on_log(e);
-        break;
-      case TH_EVENT_SAVE:
-        on_save(e);
-        break;
+#define TRAINHOOK_DETAIL_CASE(name, value, method) \
+  case TH_EVENT_##name:                            \
+    method(e);                                     \
+    break;
+      TH_EVENT_LIST(TRAINHOOK_DETAIL_CASE)
+#undef TRAINHOOK_DETAIL_CASE
       default:
         break;  // an event from a newer host: ignore
     }
@@ -273,23 +363,9 @@ namespace detail {
 template <class T>
 constexpr uint64_t event_mask() {
   uint64_t m = 0;
-#define TRAINHOOK_DETAIL_BIT(fn, ev) \
-  if (!std::is_same_v<decltype(&T::fn), decltype(&Callback::fn)>) m |= TH_EVENT_BIT(ev);
-  TRAINHOOK_DETAIL_BIT(on_init_end, TH_EVENT_INIT_END)
-  TRAINHOOK_DETAIL_BIT(on_train_begin, TH_EVENT_TRAIN_BEGIN)
-  TRAINHOOK_DETAIL_BIT(on_train_end, TH_EVENT_TRAIN_END)
-  TRAINHOOK_DETAIL_BIT(on_epoch_begin, TH_EVENT_EPOCH_BEGIN)
-  TRAINHOOK_DETAIL_BIT(on_epoch_end, TH_EVENT_EPOCH_END)
-  TRAINHOOK_DETAIL_BIT(on_step_begin, TH_EVENT_STEP_BEGIN)
-  TRAINHOOK_DETAIL_BIT(on_substep_end, TH_EVENT_SUBSTEP_END)
-  TRAINHOOK_DETAIL_BIT(on_pre_optimizer_step, TH_EVENT_PRE_OPTIMIZER_STEP)
-  TRAINHOOK_DETAIL_BIT(on_optimizer_step, TH_EVENT_OPTIMIZER_STEP)
-  TRAINHOOK_DETAIL_BIT(on_step_end, TH_EVENT_STEP_END)
-  TRAINHOOK_DETAIL_BIT(on_evaluate, TH_EVENT_EVALUATE)
-  TRAINHOOK_DETAIL_BIT(on_predict, TH_EVENT_PREDICT)
-  TRAINHOOK_DETAIL_BIT(on_prediction_step, TH_EVENT_PREDICTION_STEP)
-  TRAINHOOK_DETAIL_BIT(on_log, TH_EVENT_LOG)
-  TRAINHOOK_DETAIL_BIT(on_save, TH_EVENT_SAVE)
+#define TRAINHOOK_DETAIL_BIT(name, value, method) \
+  if (!std::is_same_v<decltype(&T::method), decltype(&Callback::method)>) m |= TH_EVENT_BIT(TH_EVENT_##name);
+  TH_EVENT_LIST(TRAINHOOK_DETAIL_BIT)
 #undef TRAINHOOK_DETAIL_BIT
   return m;
 }

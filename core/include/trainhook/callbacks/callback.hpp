@@ -10,8 +10,8 @@
 #pragma once
 
 #include <trainhook/abi.h>
-#include <trainhook/plugin.hpp>
 #include <trainhook/callbacks/state.hpp>
+#include <trainhook/plugin.hpp>
 
 #include <cstdint>
 #include <memory>
@@ -32,6 +32,7 @@ struct EventPayload {
   int64_t batch_index = -1;              // PREDICTION_STEP
   int64_t batch_count = -1;              // PREDICTION_STEP
   int32_t prediction_kind = 0;           // PREDICTION_STEP: 0 evaluate, 1 predict
+  const th_step_values* step = nullptr;  // PRE_OPTIMIZER_STEP, OPTIMIZER_STEP, STEP_END (ABI 1.1)
 };
 
 // A user's C++ callback with its name (the key of its state in
@@ -61,6 +62,8 @@ class InternalCallback {
   virtual std::string name() const = 0;
   // Bit set of TH_EVENT_BIT()s this callback wants; others are not dispatched.
   virtual uint64_t event_mask() const { return TH_EVENT_MASK_ALL; }
+  // A critical callback's failure stops the run whatever plugin_error_policy says.
+  virtual bool critical() const { return false; }
   // May throw; the handler applies the plugin error policy.
   virtual void on_event(EventId event, const th_event_args& args) = 0;
   // Stateful callbacks: state to store under stateful_callbacks[name()]; nullopt = stateless.

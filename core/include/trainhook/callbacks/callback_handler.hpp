@@ -66,6 +66,9 @@ class CallbackHandler {
   // The reason given with the first stop request ("" when none).
   std::string stop_reason() const;
 
+  // The event whose callbacks are running; -1 between events.
+  EventId current_event() const noexcept { return current_event_; }
+
   // Stateful callbacks -> state.stateful_callbacks (HF layout, TrainerControl included).
   void save_states(TrainerState& state, const TrainerControl& control);
   // Restores each callback found in state.stateful_callbacks.
@@ -78,6 +81,8 @@ class CallbackHandler {
   std::vector<std::unique_ptr<detail::InternalCallback>> callbacks_;
   std::vector<char> enabled_;
   std::vector<uint64_t> masks_;  // event_mask() of each callback, read once at add()
+  std::vector<char> critical_;   // critical() of each callback, read once at add()
+  EventId current_event_ = -1;
   mutable std::mutex disabled_mu_;
   std::vector<Disabled> disabled_;
   std::atomic<bool> stop_requested_{false};

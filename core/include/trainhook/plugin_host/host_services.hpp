@@ -8,6 +8,8 @@
 
 namespace trainhook {
 
+class ModelAccess;  // model_access.hpp (ABI 1.1)
+
 class HostServices {
  public:
   virtual ~HostServices() = default;
@@ -20,6 +22,9 @@ class HostServices {
   virtual std::string run_name() const = 0;
   // Returns an empty string on success, else the reason it was refused.
   virtual std::string set_resume_checkpoint(const std::string& path) = 0;
+  // ABI 1.1: the model, learning rate and plugin metrics; nullptr = not offered
+  // (the th_host 1.1 functions then refuse with a message).
+  virtual ModelAccess* model_access() { return nullptr; }
 };
 
 }  // namespace trainhook

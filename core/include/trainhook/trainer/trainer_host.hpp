@@ -6,8 +6,8 @@
 #pragma once
 
 #include <trainhook/callbacks/callback_handler.hpp>
-#include <trainhook/plugin_host/host_services.hpp>
 #include <trainhook/callbacks/state.hpp>
+#include <trainhook/plugin_host/host_services.hpp>
 
 #include <functional>
 #include <mutex>
@@ -23,6 +23,7 @@ class TrainerHost final : public HostServices {
     std::string training_args_json;
     std::string run_name;
     std::string model_description;
+    ModelAccess* model_access = nullptr;  // ABI 1.1; owned by the trainer
   };
   // `state` and `handler` must outlive the host (the Trainer owns all three).
   TrainerHost(Config config, const TrainerState& state, CallbackHandler& handler);
@@ -34,6 +35,7 @@ class TrainerHost final : public HostServices {
   std::string trainer_state_json() const override;
   std::string model_description() const override { return config_.model_description; }
   std::string run_name() const override { return config_.run_name; }
+  ModelAccess* model_access() override { return config_.model_access; }
   // Accepted until train_begins(); the folder must hold trainer_state.json.
   std::string set_resume_checkpoint(const std::string& path) override;
 

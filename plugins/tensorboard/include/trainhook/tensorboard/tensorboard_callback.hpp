@@ -36,6 +36,8 @@ class TensorBoardCallback final : public support::IntegrationCallback<EventItem>
 
   void on_train_begin(trainhook::Event& e) override;
   void on_log(trainhook::Event& e) override;
+  // Weight/gradient histograms when configured (histograms.hpp).
+  void on_pre_optimizer_step(trainhook::Event& e) override;
   void on_train_end(trainhook::Event& e) override;
 
  private:

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 
 namespace trainhook::tensorboard {
@@ -32,6 +33,21 @@ class TensorBoardOptions {
     return *this;
   }
 
+  // ABI 1.1 histograms (histograms.hpp): of the weights and/or the gradients,
+  // every `histogram_steps` optimizer steps (0 = logging_steps).
+  TensorBoardOptions& histograms(bool weights, bool gradients) {
+    weight_histograms_ = weights;
+    gradient_histograms_ = gradients;
+    return *this;
+  }
+  TensorBoardOptions& histogram_steps(int64_t n) {
+    histogram_steps_ = n;
+    return *this;
+  }
+  bool weight_histograms() const noexcept { return weight_histograms_; }
+  bool gradient_histograms() const noexcept { return gradient_histograms_; }
+  int64_t histogram_steps() const noexcept { return histogram_steps_; }
+
   const std::string& logging_dir() const noexcept { return logging_dir_; }
   size_t queue_size() const noexcept { return queue_size_; }
   double flush_secs() const noexcept { return flush_secs_; }
@@ -40,6 +56,9 @@ class TensorBoardOptions {
   std::string logging_dir_;
   size_t queue_size_ = 16384;
   double flush_secs_ = 1.0;
+  bool weight_histograms_ = false;
+  bool gradient_histograms_ = false;
+  int64_t histogram_steps_ = 0;
 };
 
 }  // namespace trainhook::tensorboard

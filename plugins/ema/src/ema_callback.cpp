@@ -1,0 +1,132 @@
+#include <trainhook/ema/ema_callback.hpp>
+
+#include <trainhook/support/base64.hpp>
+#include <trainhook/support/tensor_math.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cstring>
+#include <stdexcept>
+
+namespace trainhook::ema {
+
+EmaCallback::EmaCallback(trainhook::Setup& setup)
+    : EmaCallback(setup.host(), EmaOptions::from_json(setup.config_json())) {}
+
+EmaCallback::EmaCallback(const trainhook::Host& host, const EmaOptions& options)
+    : host_(host), options_(options) {
+  if (!host_.has_model_access()) throw ConfigError("ema needs a trainer with ABI 1.1 (tensor views)");
+}
+
+void EmaCallback::initialise() {
+  names_.clear();
+  shadow_.clear();
+  for (const TensorView t : host_.tensors(Tensors::parameters)) {
+    names_.emplace_back(t.name());
+    shadow_.push_back(support::read_values(t));
+  }
+}
+
+void EmaCallback::on_train_begin(trainhook::Event&) {
+  if (shadow_.empty()) {
+    initialise();  // a fresh run: the EMA starts at the initial weights
+    return;
+  }
+  // Restored from a checkpoint: the model must be the one it was saved for.
+  const TensorList params = host_.tensors(Tensors::parameters);
+  if (params.size() != shadow_.size())
+    throw std::runtime_error("ema: the checkpoint has EMA weights for " + std::to_string(shadow_.size()) +
+                             " parameters, the model has " + std::to_string(params.size()));
+  for (uint32_t i = 0; i < params.size(); ++i) {
+    if (params[i].name() != names_[i] || static_cast<size_t>(params[i].numel()) != shadow_[i].size())
+      throw std::runtime_error("ema: the checkpoint's EMA weight '" + names_[i] +
+                               "' does not match the model's '" + std::string(params[i].name()) + "'");
+  }
+}
+
+void EmaCallback::on_step_end(trainhook::Event&) {
+  if (shadow_.empty()) initialise();
+  if (++steps_seen_ % options_.update_every() != 0) return;
+  const double n = static_cast<double>(updates_);
+  const double d = options_.warmup() ? std::min(options_.decay(), (1 + n) / (10 + n)) : options_.decay();
+  uint32_t i = 0;
+  for (const TensorView t : host_.tensors(Tensors::parameters)) {
+    std::vector<double>& s = shadow_[i++];
+    support::for_each_value(t, [&](double v, int64_t j) {
+      double& x = s[static_cast<size_t>(j)];
+      x = d * x + (1 - d) * v;
+    });
+  }
+  ++updates_;
+}
+
+void EmaCallback::on_evaluate_begin(trainhook::Event&) {
+  if (!options_.evaluate_with_ema() || shadow_.empty()) return;
+  backup_.clear();
+  uint32_t i = 0;
+  for (const TensorView t : host_.tensors(Tensors::parameters, Access::write)) {
+    backup_.push_back(support::read_values(t));
+    support::write_values(t, shadow_[i++]);
+  }
+}
+
+void EmaCallback::on_evaluate(trainhook::Event&) {
+  if (backup_.empty()) return;
+  uint32_t i = 0;
+  for (const TensorView t : host_.tensors(Tensors::parameters, Access::write))
+    support::write_values(t, backup_[i++]);
+  backup_.clear();
+}
+
+uint64_t EmaCallback::checksum() const noexcept {
+  uint64_t h = 1469598103934665603ull;
+  for (const auto& v : shadow_) {
+    const auto* p = reinterpret_cast<const unsigned char*>(v.data());
+    for (size_t i = 0; i < v.size() * sizeof(double); ++i) h = (h ^ p[i]) * 1099511628211ull;
+  }
+  return h;
+}
+
+void EmaCallback::on_train_end(trainhook::Event& e) {
+  const std::string line = "rank " + std::to_string(e.state().process_index) + ": " + std::to_string(updates_) +
+                           " EMA updates, weights checksum " + std::to_string(checksum());
+  if (options_.log_checksum()) {
+    host_.warn(line);
+  } else {
+    host_.info(line);
+  }
+}
+
+std::string EmaCallback::save_state() {
+  nlohmann::json weights = nlohmann::json::object();
+  for (size_t i = 0; i < shadow_.size(); ++i)
+    weights[names_[i]] = support::base64_encode(shadow_[i].data(), shadow_[i].size() * sizeof(double));
+  nlohmann::json args = {{"decay", options_.decay()},
+                         {"warmup", options_.warmup()},
+                         {"evaluate_with_ema", options_.evaluate_with_ema()},
+                         {"update_every", options_.update_every()}};
+  nlohmann::json attrs = {{"num_updates", updates_}, {"steps_seen", steps_seen_}, {"weights", weights}};
+  // Names in the module's order (a JSON object is sorted by key when written).
+  attrs["names"] = names_;
+  return nlohmann::json{{"args", args}, {"attributes", attrs}}.dump();
+}
+
+void EmaCallback::load_state(const std::string& state_json) {
+  const nlohmann::json j = nlohmann::json::parse(state_json);
+  const nlohmann::json& a = j.at("attributes");
+  updates_ = a.at("num_updates").get<int64_t>();
+  steps_seen_ = a.at("steps_seen").get<int64_t>();
+  names_ = a.at("names").get<std::vector<std::string>>();
+  shadow_.clear();
+  for (const auto& name : names_) {
+    const std::string bytes = support::base64_decode(a.at("weights").at(name).get<std::string>());
+    if (bytes.size() % sizeof(double) != 0)
+      throw std::runtime_error("ema: EMA weight '" + name + "' is truncated");
+    std::vector<double> v(bytes.size() / sizeof(double));
+    std::memcpy(v.data(), bytes.data(), bytes.size());
+    shadow_.push_back(std::move(v));
+  }
+}
+
+}  // namespace trainhook::ema

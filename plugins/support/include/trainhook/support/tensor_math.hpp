@@ -1,0 +1,64 @@
+// Element loops over the SDK's borrowed tensor views (ABI 1.1) for the
+// training-health plugins: float32/float64 CPU tensors of any strides (a fast
+// path for contiguous ones). Other dtypes or devices throw std::runtime_error
+// naming the tensor. Standard library and sdk/ only.
+#pragma once
+
+#include <trainhook/plugin.hpp>
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace trainhook::support {
+
+struct TensorStats {
+  double min = 0;
+  double max = 0;
+  double sum = 0;
+  double sum_squares = 0;
+  int64_t count = 0;
+  bool all_finite = true;
+};
+
+// Sum of squares (double accumulation); 0 for an undefined view (no gradient).
+double sum_squares(const TensorView& t);
+// False when an element is NaN or infinite; true for an undefined view.
+bool all_finite(const TensorView& t);
+TensorStats stats(const TensorView& t);
+
+// Calls f(double value, int64_t i) for each element in row-major order.
+template <class F>
+void for_each_value(const TensorView& t, F&& f);
+// dst = dst * a + src * b elementwise (EMA update, swaps); same shapes and dtypes.
+void scale_add(const TensorView& dst, double a, const TensorView& src, double b);
+// Copies every element of src into dst (same shape and dtype).
+void copy(const TensorView& dst, const TensorView& src);
+// The elements as doubles (row-major), and back (rounded to the tensor's dtype).
+std::vector<double> read_values(const TensorView& t);
+void write_values(const TensorView& t, const std::vector<double>& values);
+
+namespace detail {
+void check_float(const TensorView& t);
+int64_t offset_of(const DLTensor& t, int64_t i);
+}  // namespace detail
+
+template <class F>
+void for_each_value(const TensorView& t, F&& f) {
+  if (!t.defined()) return;
+  detail::check_float(t);
+  const DLTensor& d = t.dl();
+  const char* base = static_cast<const char*>(d.data) + d.byte_offset;
+  const int64_t n = t.numel();
+  const bool contiguous = t.is_contiguous();
+  if (d.dtype.bits == 32) {
+    const auto* p = reinterpret_cast<const float*>(base);
+    for (int64_t i = 0; i < n; ++i) f(static_cast<double>(p[contiguous ? i : detail::offset_of(d, i)]), i);
+  } else {
+    const auto* p = reinterpret_cast<const double*>(base);
+    for (int64_t i = 0; i < n; ++i) f(p[contiguous ? i : detail::offset_of(d, i)], i);
+  }
+}
+
+}  // namespace trainhook::support

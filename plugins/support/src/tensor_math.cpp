@@ -1,0 +1,129 @@
+#include <trainhook/support/tensor_math.hpp>
+
+#include <algorithm>
+#include <cmath>
+
+namespace trainhook::support {
+namespace detail {
+
+void check_float(const TensorView& t) {
+  const DLTensor& d = t.dl();
+  if (d.device.device_type != kDLCPU || d.dtype.code != kDLFloat || d.dtype.lanes != 1 ||
+      (d.dtype.bits != 32 && d.dtype.bits != 64))
+    throw std::runtime_error("tensor '" + std::string(t.name()) +
+                             "' is not a float32/float64 CPU tensor (this plugin reads only those)");
+}
+
+int64_t offset_of(const DLTensor& t, int64_t i) {
+  int64_t off = 0;
+  for (int32_t dim = t.ndim - 1; dim >= 0; --dim) {
+    const int64_t idx = i % t.shape[dim];
+    i /= t.shape[dim];
+    off += idx * (t.strides != nullptr ? t.strides[dim] : 1);
+  }
+  return off;
+}
+
+}  // namespace detail
+
+double sum_squares(const TensorView& t) {
+  double s = 0;
+  for_each_value(t, [&](double v, int64_t) { s += v * v; });
+  return s;
+}
+
+bool all_finite(const TensorView& t) {
+  bool ok = true;
+  for_each_value(t, [&](double v, int64_t) { ok = ok && std::isfinite(v); });
+  return ok;
+}
+
+TensorStats stats(const TensorView& t) {
+  TensorStats s;
+  for_each_value(t, [&](double v, int64_t i) {
+    if (i == 0) s.min = s.max = v;
+    s.min = std::min(s.min, v);
+    s.max = std::max(s.max, v);
+    s.sum += v;
+    s.sum_squares += v * v;
+    s.all_finite = s.all_finite && std::isfinite(v);
+    ++s.count;
+  });
+  return s;
+}
+
+namespace {
+
+template <class T>
+void apply(const TensorView& dst, const TensorView& src, double a, double b, bool copy_only) {
+  const DLTensor& d = dst.dl();
+  const DLTensor& s = src.dl();
+  T* pd = reinterpret_cast<T*>(static_cast<char*>(d.data) + d.byte_offset);
+  const T* ps = reinterpret_cast<const T*>(static_cast<const char*>(s.data) + s.byte_offset);
+  const int64_t n = dst.numel();
+  const bool fast = dst.is_contiguous() && src.is_contiguous();
+  for (int64_t i = 0; i < n; ++i) {
+    T& x = pd[fast ? i : detail::offset_of(d, i)];
+    const T y = ps[fast ? i : detail::offset_of(s, i)];
+    x = copy_only ? y : static_cast<T>(x * a + y * b);
+  }
+}
+
+void check_pair(const TensorView& dst, const TensorView& src) {
+  detail::check_float(dst);
+  detail::check_float(src);
+  if (dst.numel() != src.numel() || dst.dl().dtype.bits != src.dl().dtype.bits)
+    throw std::runtime_error("tensors '" + std::string(dst.name()) + "' and '" + std::string(src.name()) +
+                             "' differ in size or dtype");
+}
+
+}  // namespace
+
+void scale_add(const TensorView& dst, double a, const TensorView& src, double b) {
+  check_pair(dst, src);
+  if (dst.dl().dtype.bits == 32) {
+    apply<float>(dst, src, a, b, false);
+  } else {
+    apply<double>(dst, src, a, b, false);
+  }
+}
+
+void copy(const TensorView& dst, const TensorView& src) {
+  check_pair(dst, src);
+  if (dst.dl().dtype.bits == 32) {
+    apply<float>(dst, src, 0, 1, true);
+  } else {
+    apply<double>(dst, src, 0, 1, true);
+  }
+}
+
+std::vector<double> read_values(const TensorView& t) {
+  std::vector<double> out(static_cast<size_t>(t.numel()));
+  for_each_value(t, [&](double v, int64_t i) { out[static_cast<size_t>(i)] = v; });
+  return out;
+}
+
+namespace {
+template <class T>
+void write_as(const TensorView& t, const std::vector<double>& values) {
+  const DLTensor& d = t.dl();
+  T* p = reinterpret_cast<T*>(static_cast<char*>(d.data) + d.byte_offset);
+  const bool fast = t.is_contiguous();
+  for (int64_t i = 0; i < t.numel(); ++i)
+    p[fast ? i : detail::offset_of(d, i)] = static_cast<T>(values[static_cast<size_t>(i)]);
+}
+}  // namespace
+
+void write_values(const TensorView& t, const std::vector<double>& values) {
+  detail::check_float(t);
+  if (static_cast<int64_t>(values.size()) != t.numel())
+    throw std::runtime_error("tensor '" + std::string(t.name()) + "' has " + std::to_string(t.numel()) +
+                             " elements, not " + std::to_string(values.size()));
+  if (t.dl().dtype.bits == 32) {
+    write_as<float>(t, values);
+  } else {
+    write_as<double>(t, values);
+  }
+}
+
+}  // namespace trainhook::support
