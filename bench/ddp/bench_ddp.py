@@ -16,7 +16,8 @@ separates that contention from the communication. Prints:
   step-time ratio 2 ranks / 1 rank: <x>
   scaling efficiency: <x>      (2-rank samples/s / (2 x 1-rank samples/s))
   overlap ratio: <x>           (2-rank step with the all-reduce overlapping backward /
-                                all-reduce after backward, TRAINHOOK_DDP_OVERLAP=0)
+                                all-reduce after backward: TRAINHOOK_DDP_OVERLAP=0, which
+                                `trainhook train` maps onto TrainerOptions::gradient_reduction)
 usage: bench_ddp.py --cli build/bin/trainhook --data digits.csv [--steps N] [--repeats R]
 """
 import argparse

@@ -3,7 +3,7 @@
 // of metrics logged? Target: long/short peak RSS <= 1.05.
 //
 // No LibTorch: each run drives core's PluginRegistry + CallbackHandler with the
-// Trainer's host (TrainerHost) and a synthetic TrainerState, firing what the
+// Trainer's host (TrainerServices) and a synthetic TrainerState, firing what the
 // Trainer fires per optimizer step (on_step_begin, on_step_end, on_log with
 // --per_log metrics, on_save every --save_every steps with a small checkpoint
 // folder), with --step_us of busy "compute" per step so the plugins' workers
@@ -20,7 +20,7 @@
 #include <trainhook/callbacks/callback_handler.hpp>
 #include <trainhook/plugin_host/plugin_registry.hpp>
 #include <trainhook/callbacks/state.hpp>
-#include <trainhook/trainer/trainer_host.hpp>
+#include <trainhook/trainer/trainer_services.hpp>
 #include <trainhook/args/training_arguments.hpp>
 
 #include <spdlog/spdlog.h>
@@ -121,10 +121,10 @@ int child(const Options& o) {
   // plugin may finish its run there (wandb sends its end mark at destruction).
   auto handler_ptr = std::make_unique<trainhook::CallbackHandler>();
   trainhook::CallbackHandler& handler = *handler_ptr;
-  auto host_ptr = std::make_unique<trainhook::TrainerHost>(
-      trainhook::TrainerHost::Config{out.string(), trainhook::to_json(args).dump(), "bench-rss", "synthetic"},
+  auto host_ptr = std::make_unique<trainhook::TrainerServices>(
+      trainhook::TrainerServices::Config{out.string(), trainhook::to_json(args).dump(), "bench-rss", "synthetic"},
       state, handler);
-  trainhook::TrainerHost& host = *host_ptr;
+  trainhook::TrainerServices& host = *host_ptr;
   const auto config = nlohmann::json::parse(o.plugin_config);
   for (const auto& n : names) handler.add(registry.create(n, host, section(config, n, work)));
 

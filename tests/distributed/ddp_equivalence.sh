@@ -53,6 +53,13 @@ TRAINHOOK_DDP_OVERLAP=0 "$CLI" launch --nproc_per_node 2 -- train "${DATA[@]}" "
   --output_dir "$WORK/after" --per_device_train_batch_size 16 >"$WORK/after.log" 2>&1 ||
   fail "2-rank run without overlap failed: $(tail -30 "$WORK/after.log")"
 same_weights "$WORK/two/model.pt" "$WORK/after/model.pt" 0 "overlapped vs after-backward all-reduce"
+# The knob takes 0 or 1 only; anything else is refused before training, naming it.
+rc=0
+TRAINHOOK_DDP_OVERLAP=off "$CLI" train "${DATA[@]}" "${RUN[@]}" --output_dir "$WORK/knob" \
+  >"$WORK/knob.log" 2>&1 || rc=$?
+[[ $rc == 2 ]] || fail "TRAINHOOK_DDP_OVERLAP=off: exit $rc, expected 2"
+grep -q "TRAINHOOK_DDP_OVERLAP='off': expected 1" "$WORK/knob.log" ||
+  fail "no clear TRAINHOOK_DDP_OVERLAP message: $(tail -5 "$WORK/knob.log")"
 
 # Resume the 2-rank run from step 15: bit-identical at step 30.
 "$CLI" launch --nproc_per_node 2 -- train "${DATA[@]}" "${RUN[@]}" --output_dir "$WORK/resumed" \

@@ -90,6 +90,13 @@ int train_command(const std::vector<std::string>& args, const std::string& progr
     std::fprintf(stderr, "trainhook train: error: %s\n", problem.c_str());
     return 2;
   }
+  distributed::GradientReduction reduction{};
+  try {
+    reduction = gradient_reduction_from_env();
+  } catch (const std::runtime_error& e) {
+    std::fprintf(stderr, "trainhook train: error: %s\n", e.what());
+    return 2;
+  }
   TrainingArguments& targs = parsed.training;
   // Under torchrun / srun / trainhook launch: this process's rank and the
   // world size come from the environment (the Trainer joins the group).
@@ -129,12 +136,7 @@ int train_command(const std::vector<std::string>& args, const std::string& progr
 
   TrainerOptions options;
   options.compute_metrics = label_metrics;
-  try {
-    options.gradient_reduction = gradient_reduction_from_env();
-  } catch (const std::runtime_error& e) {
-    std::fprintf(stderr, "trainhook train: error: %s\n", e.what());
-    return 2;
-  }
+  options.gradient_reduction = reduction;
   Trainer trainer(model, targs, data.train, data.validation, std::move(options));
 
   // issue 22: the first SIGINT/SIGTERM finishes the step, saves a checkpoint and stops.

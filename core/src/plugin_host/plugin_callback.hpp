@@ -6,7 +6,7 @@
 // library, so the library outlives every call into it.
 #pragma once
 
-#include "host_bridge.hpp"
+#include "host_table.hpp"
 #include "plugin_library.hpp"
 
 #include <trainhook/callbacks/callback.hpp>
@@ -42,7 +42,7 @@ class PluginCallback final : public InternalCallback {
   bool has_save_state_ = false;
   bool has_load_state_ = false;
   std::string name_;
-  HostBridge host_;  // this instance's th_host table; outlives self_
+  HostTable host_;  // this instance's th_host table; outlives self_
   void* self_ = nullptr;
 };
 

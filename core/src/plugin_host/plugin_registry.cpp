@@ -4,7 +4,7 @@
 #include <trainhook/plugin_host/plugin_registry.hpp>
 #include <trainhook/strings.hpp>
 
-#include "host_bridge.hpp"
+#include "host_table.hpp"
 #include "plugin_callback.hpp"
 #include "plugin_file_checks.hpp"
 #include "plugin_library.hpp"
@@ -485,7 +485,7 @@ int PluginRegistry::run_command(const std::string& name, const std::vector<std::
   if (it == impl_->commands.end())
     throw PluginError(impl_->unknown_name_message("command", name, command_names()));
   const Impl::CommandEntry& cmd = it->second;
-  detail::HostBridge bridge(host, name);
+  detail::HostTable bridge(host, name);
   std::vector<const char*> argv;
   for (const auto& a : args) argv.push_back(a.c_str());
   argv.push_back(nullptr);

@@ -61,17 +61,17 @@ void Trainer::Impl::add_plugin_callbacks(const PluginSearchOptions& given) {
   const auto integrations = registry->resolve_report_to(args.report_to);
   if (world_zero()) {
     for (const auto& name : integrations)
-      handler.add(registry->create(name, *host, plugin_config_of(args, name)));
+      handler.add(registry->create(name, *services, plugin_config_of(args, name)));
   }
   registry->check_callbacks(args.callbacks);
   for (const auto& name : args.callbacks)
-    handler.add(registry->create(name, *host, plugin_config_of(args, name)));
+    handler.add(registry->create(name, *services, plugin_config_of(args, name)));
 }
 
 void Trainer::Impl::add_progress_callback() {
   const std::string progress = args.disable_tqdm ? "printer" : "progress";
   if (registry->has(progress)) {
-    handler.add(registry->create(progress, *host, plugin_config_of(args, progress)));
+    handler.add(registry->create(progress, *services, plugin_config_of(args, progress)));
   } else {
     const std::string dirs = strings::join(registry->searched_dirs());
     spdlog::warn("the '{}' plugin was not found, so no progress is shown (searched: {})", progress,

@@ -46,7 +46,7 @@ void Trainer::add_callback(const std::string& name) {
   std::string config = "{}";
   if (impl_->args.plugin_config.is_object() && impl_->args.plugin_config.contains(name))
     config = impl_->args.plugin_config[name].dump();
-  impl_->handler.add(impl_->registry->create(name, *impl_->host, config));
+  impl_->handler.add(impl_->registry->create(name, *impl_->services, config));
 }
 
 void Trainer::add_callback(PoppedCallback callback) {

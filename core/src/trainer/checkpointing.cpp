@@ -89,7 +89,7 @@ void Trainer::Impl::save_checkpoint() {
 }
 
 std::optional<fs::path> Trainer::Impl::resolve_resume(std::optional<std::string> resume) {
-  if (!resume) resume = host->take_resume_checkpoint();
+  if (!resume) resume = services->take_resume_checkpoint();
   if (!resume) resume = args.resume_from_checkpoint;
   if (!resume || resume->empty() || *resume == "false" || *resume == "False") return std::nullopt;
   if (truthy(*resume)) {

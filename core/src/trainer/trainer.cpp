@@ -86,9 +86,9 @@ Trainer::Impl::Impl(std::shared_ptr<Model> model_in, TrainingArguments args_in,
   fill_rank_state();
   for (const auto& p : model->module().parameters()) parameter_count += p.numel();
 
-  host = std::make_unique<TrainerHost>(
-      TrainerHost::Config{args.output_dir, args_json, args.run_name.value_or(args.output_dir),
-                          model->description(), &access},
+  services = std::make_unique<TrainerServices>(
+      TrainerServices::Config{args.output_dir, args_json, args.run_name.value_or(args.output_dir),
+                              model->description(), &access},
       state, handler);
   assemble_callbacks(options);
   fire(TH_EVENT_INIT_END);
@@ -157,6 +157,6 @@ const TrainerState& Trainer::state() const noexcept { return impl_->state; }
 const TrainingArguments& Trainer::args() const noexcept { return impl_->args; }
 Model& Trainer::model() noexcept { return *impl_->model; }
 CallbackHandler& Trainer::callback_handler() noexcept { return impl_->handler; }
-HostServices& Trainer::host() noexcept { return *impl_->host; }
+HostServices& Trainer::host() noexcept { return *impl_->services; }
 
 }  // namespace trainhook

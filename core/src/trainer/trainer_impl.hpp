@@ -18,7 +18,7 @@
 #include <trainhook/trainer/lr_schedule.hpp>
 #include <trainhook/trainer/memory_metrics.hpp>
 #include <trainhook/trainer/trainer.hpp>
-#include <trainhook/trainer/trainer_host.hpp>
+#include <trainhook/trainer/trainer_services.hpp>
 
 #include "model_access.hpp"
 
@@ -115,11 +115,11 @@ struct Trainer::Impl {
   TrainerState state;
   TrainerControl control;
   MemoryTracker memory;
-  // Destruction order matters: handler (callbacks) first, then the host they
-  // call, then the registry (libraries stay loaded while a callback lives).
+  // Destruction order matters: handler (callbacks) first, then the services
+  // they call, then the registry (libraries stay loaded while a callback lives).
   std::optional<PluginRegistry> registry;
   TrainerModelAccess access{*this};  // ABI 1.1 model services (model_access.hpp)
-  std::unique_ptr<TrainerHost> host;
+  std::unique_ptr<TrainerServices> services;
   CallbackHandler handler;
 
   std::unique_ptr<torch::optim::Optimizer> optimizer;

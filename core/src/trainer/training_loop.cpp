@@ -45,7 +45,7 @@ TrainOutput Trainer::Impl::train(std::optional<std::string> resume_arg) {
   begin_training(plan);
   const int64_t start_step = state.global_step;
   const auto start_time = std::chrono::steady_clock::now();
-  host->train_begins();
+  services->train_begins();
   fire(TH_EVENT_TRAIN_BEGIN);
   for (int64_t epoch = start.epoch; epoch < plan.num_epochs; ++epoch) {
     // Only the first epoch run skips batches and restores the RNG.

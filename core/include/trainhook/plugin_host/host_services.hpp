@@ -1,5 +1,7 @@
-// What the trainer offers plugins through th_host. The trainer implements this;
-// the plugin registry turns it into one C table per callback instance.
+// What a host (the program that loads plugins: the Trainer, or the CLI running
+// a plugin's command) offers plugins through th_host. Each host implements it
+// as <Who>Services (TrainerServices for the Trainer); the plugin registry turns
+// it into one C table (HostTable) per callback instance.
 // Implementations must be thread-safe for request_stop() and log().
 #pragma once
 

@@ -1,6 +1,6 @@
-// One th_host table over HostServices, for one callback instance or one plugin
-// CLI command. The table points back at this object (ctx), so it must not move;
-// strings it hands out stay valid until it is destroyed.
+// HostTable: one C th_host table (abi.h) over HostServices, for one callback
+// instance or one plugin CLI command; it catches every exception at the C boundary. The table points back at
+// this object (ctx), so it must not move; strings it hands out stay valid until it is destroyed.
 #pragma once
 
 #include <trainhook/abi.h>
@@ -13,18 +13,18 @@
 
 namespace trainhook::detail {
 
-// Sets the ABI 1.1 model functions of `table` (host_bridge_model.cpp).
+// Sets the ABI 1.1 model functions of `table` (host_table_model.cpp).
 void add_model_services(th_host& table);
 
-class HostBridge {
+class HostTable {
  public:
   // `who` prefixes log lines and stop requests (the callback or command name).
-  HostBridge(HostServices& host, std::string who);
-  HostBridge(const HostBridge&) = delete;
-  HostBridge& operator=(const HostBridge&) = delete;
+  HostTable(HostServices& host, std::string who);
+  HostTable(const HostTable&) = delete;
+  HostTable& operator=(const HostTable&) = delete;
 
   const th_host* table() const noexcept { return &table_; }
-  // For the ABI 1.1 functions of host_bridge_model.cpp.
+  // For the ABI 1.1 functions of host_table_model.cpp.
   HostServices& services() const noexcept { return host_; }
   const std::string& who() const noexcept { return who_; }
   // Set by the plugin through th_host.set_critical (ABI 1.1).

@@ -1,7 +1,7 @@
-// TrainerHost::log: what a plugin logs (e.g. the MLflow plugin naming the
+// TrainerServices::log: what a plugin logs (e.g. the MLflow plugin naming the
 // MLFLOW_TRACKING_URI it could not reach) never carries a URL's password
 // (issue 22), while other text passes unchanged.
-#include <trainhook/trainer/trainer_host.hpp>
+#include <trainhook/trainer/trainer_services.hpp>
 
 #include <trainhook/callbacks/callback_handler.hpp>
 
@@ -21,7 +21,7 @@ TEST_CASE("a plugin's log line has URL passwords masked") {
   spdlog::set_default_logger(logger);
   TrainerState state;
   CallbackHandler handler;
-  TrainerHost host({"out", "{}", "run", "mlp"}, state, handler);
+  TrainerServices host({"out", "{}", "run", "mlp"}, state, handler);
   host.log(TH_LOG_WARN, "mlflow",
            "cannot reach MLFLOW_TRACKING_URI=http://alice:S3CRET@mlflow.example:5000 (connection refused)");
   host.log(TH_LOG_INFO, "tensorboard", "writing to /runs/x");

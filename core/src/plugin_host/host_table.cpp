@@ -1,30 +1,31 @@
-#include "host_bridge.hpp"
+// HostTable (see host_table.hpp): each th_host entry calls HostServices.
+#include "host_table.hpp"
 
 #include <cstring>
 #include <exception>
 
 namespace trainhook::detail {
 namespace {
-HostBridge* self_of(void* ctx) { return static_cast<HostBridge*>(ctx); }
+HostTable* self_of(void* ctx) { return static_cast<HostTable*>(ctx); }
 }  // namespace
 
-HostBridge::HostBridge(HostServices& host, std::string who) : host_(host), who_(std::move(who)), table_{} {
+HostTable::HostTable(HostServices& host, std::string who) : host_(host), who_(std::move(who)), table_{} {
   table_.struct_size = TH_HOST_STRUCT_SIZE;
   table_.abi_major = TRAINHOOK_ABI_VERSION_MAJOR;
   table_.abi_minor = TRAINHOOK_ABI_VERSION_MINOR;
   table_.ctx = this;
-  table_.log = &HostBridge::log;
-  table_.output_dir = &HostBridge::output_dir;
-  table_.training_args_json = &HostBridge::training_args_json;
-  table_.request_stop = &HostBridge::request_stop;
-  table_.trainer_state_json = &HostBridge::trainer_state_json;
-  table_.model_description = &HostBridge::model_description;
-  table_.set_resume_checkpoint = &HostBridge::set_resume_checkpoint;
-  table_.run_name = &HostBridge::run_name;
-  add_model_services(table_);  // ABI 1.1 (host_bridge_model.cpp)
+  table_.log = &HostTable::log;
+  table_.output_dir = &HostTable::output_dir;
+  table_.training_args_json = &HostTable::training_args_json;
+  table_.request_stop = &HostTable::request_stop;
+  table_.trainer_state_json = &HostTable::trainer_state_json;
+  table_.model_description = &HostTable::model_description;
+  table_.set_resume_checkpoint = &HostTable::set_resume_checkpoint;
+  table_.run_name = &HostTable::run_name;
+  add_model_services(table_);  // ABI 1.1 (host_table_model.cpp)
 }
 
-const char* HostBridge::keep(std::string value) {
+const char* HostTable::keep(std::string value) {
   std::lock_guard<std::mutex> lock(mu_);
   for (const auto& s : strings_)
     if (s == value) return s.c_str();  // the same value keeps its address: no growth per call
@@ -35,14 +36,14 @@ const char* HostBridge::keep(std::string value) {
 // No exception may cross into plugin code (it may be C without unwind tables):
 // every function below catches everything.
 
-void HostBridge::log(void* ctx, int32_t level, const char* message) noexcept {
+void HostTable::log(void* ctx, int32_t level, const char* message) noexcept {
   try {
     self_of(ctx)->host_.log(level, self_of(ctx)->who_, message != nullptr ? message : "");
   } catch (...) {
   }
 }
 
-const char* HostBridge::output_dir(void* ctx) noexcept {
+const char* HostTable::output_dir(void* ctx) noexcept {
   try {
     return self_of(ctx)->keep(self_of(ctx)->host_.output_dir());
   } catch (...) {
@@ -50,7 +51,7 @@ const char* HostBridge::output_dir(void* ctx) noexcept {
   }
 }
 
-const char* HostBridge::training_args_json(void* ctx) noexcept {
+const char* HostTable::training_args_json(void* ctx) noexcept {
   try {
     return self_of(ctx)->keep(self_of(ctx)->host_.training_args_json());
   } catch (...) {
@@ -58,16 +59,16 @@ const char* HostBridge::training_args_json(void* ctx) noexcept {
   }
 }
 
-void HostBridge::request_stop(void* ctx, const char* reason) noexcept {
+void HostTable::request_stop(void* ctx, const char* reason) noexcept {
   try {
     self_of(ctx)->host_.request_stop(self_of(ctx)->who_, reason != nullptr ? reason : "");
   } catch (...) {
   }
 }
 
-const char* HostBridge::trainer_state_json(void* ctx) noexcept {
+const char* HostTable::trainer_state_json(void* ctx) noexcept {
   try {
-    HostBridge* self = self_of(ctx);
+    HostTable* self = self_of(ctx);
     std::string text = self->host_.trainer_state_json();
     std::lock_guard<std::mutex> lock(self->mu_);
     self->trainer_state_ = std::move(text);
@@ -77,7 +78,7 @@ const char* HostBridge::trainer_state_json(void* ctx) noexcept {
   }
 }
 
-const char* HostBridge::model_description(void* ctx) noexcept {
+const char* HostTable::model_description(void* ctx) noexcept {
   try {
     return self_of(ctx)->keep(self_of(ctx)->host_.model_description());
   } catch (...) {
@@ -85,8 +86,7 @@ const char* HostBridge::model_description(void* ctx) noexcept {
   }
 }
 
-th_status HostBridge::set_resume_checkpoint(void* ctx, const char* path, char* err,
-                                            size_t err_size) noexcept {
+th_status HostTable::set_resume_checkpoint(void* ctx, const char* path, char* err, size_t err_size) noexcept {
   std::string refusal;
   try {
     refusal = self_of(ctx)->host_.set_resume_checkpoint(path != nullptr ? path : "");
@@ -104,7 +104,7 @@ th_status HostBridge::set_resume_checkpoint(void* ctx, const char* path, char* e
   return TH_INVALID_ARGUMENT;
 }
 
-const char* HostBridge::run_name(void* ctx) noexcept {
+const char* HostTable::run_name(void* ctx) noexcept {
   try {
     return self_of(ctx)->keep(self_of(ctx)->host_.run_name());
   } catch (...) {

@@ -1,5 +1,5 @@
-// TrainerHost: the trainer side of th_host (see trainer_host.hpp).
-#include <trainhook/trainer/trainer_host.hpp>
+// TrainerServices: the trainer side of th_host (see trainer_services.hpp).
+#include <trainhook/trainer/trainer_services.hpp>
 
 #include <trainhook/callbacks/trainer_state_io.hpp>
 #include <trainhook/trainer/checkpoint_dirs.hpp>
@@ -11,10 +11,10 @@
 
 namespace trainhook {
 
-TrainerHost::TrainerHost(Config config, const TrainerState& state, CallbackHandler& handler)
+TrainerServices::TrainerServices(Config config, const TrainerState& state, CallbackHandler& handler)
     : config_(std::move(config)), state_(state), handler_(handler) {}
 
-void TrainerHost::log(int32_t level, const std::string& callback, const std::string& message) {
+void TrainerServices::log(int32_t level, const std::string& callback, const std::string& message) {
   const auto lvl = level <= TH_LOG_TRACE   ? spdlog::level::trace
                    : level == TH_LOG_DEBUG ? spdlog::level::debug
                    : level == TH_LOG_INFO  ? spdlog::level::info
@@ -24,13 +24,13 @@ void TrainerHost::log(int32_t level, const std::string& callback, const std::str
   spdlog::log(lvl, "[{}] {}", callback, mask_url_passwords(message));
 }
 
-void TrainerHost::request_stop(const std::string& callback, const std::string& reason) {
+void TrainerServices::request_stop(const std::string& callback, const std::string& reason) {
   handler_.request_stop(callback + ": " + reason);
 }
 
-std::string TrainerHost::trainer_state_json() const { return to_json(state_).dump(); }
+std::string TrainerServices::trainer_state_json() const { return to_json(state_).dump(); }
 
-std::string TrainerHost::set_resume_checkpoint(const std::string& path) {
+std::string TrainerServices::set_resume_checkpoint(const std::string& path) {
   if (train_began_) {
     return "set_resume_checkpoint: too late, training has already begun (call it before on_train_begin, "
            "e.g. in on_init_end)";
@@ -45,7 +45,7 @@ std::string TrainerHost::set_resume_checkpoint(const std::string& path) {
   return "";
 }
 
-std::optional<std::string> TrainerHost::take_resume_checkpoint() {
+std::optional<std::string> TrainerServices::take_resume_checkpoint() {
   auto r = std::move(resume_checkpoint_);
   resume_checkpoint_.reset();
   return r;

@@ -2,7 +2,7 @@
 // factor, plugin metrics, skipping an optimizer step): each forwards to the
 // run's ModelAccess and turns a refusal into TH_INVALID_ARGUMENT with a message
 // that names the callback. Nothing throws across the C boundary.
-#include "host_bridge.hpp"
+#include "host_table.hpp"
 
 #include <trainhook/plugin_host/model_access.hpp>
 
@@ -13,9 +13,9 @@
 namespace trainhook::detail {
 namespace {
 
-HostBridge& bridge(void* ctx) { return *static_cast<HostBridge*>(ctx); }
+HostTable& bridge(void* ctx) { return *static_cast<HostTable*>(ctx); }
 
-th_status refuse(const HostBridge& b, const std::string& why, char* err, size_t err_size) {
+th_status refuse(const HostTable& b, const std::string& why, char* err, size_t err_size) {
   const std::string msg = "callback '" + b.who() + "': " + why;
   if (err != nullptr && err_size > 0) {
     const size_t n = std::min(msg.size(), err_size - 1);
@@ -28,7 +28,7 @@ th_status refuse(const HostBridge& b, const std::string& why, char* err, size_t 
 // Runs `f` (returning "" or a refusal) against the run's ModelAccess.
 template <class F>
 th_status call(void* ctx, char* err, size_t err_size, F&& f) noexcept {
-  HostBridge& b = bridge(ctx);
+  HostTable& b = bridge(ctx);
   std::string why;
   try {
     ModelAccess* access = b.services().model_access();

@@ -1,5 +1,6 @@
-// The Trainer's HostServices: what plugins may ask of the run. Torch-free so it
-// is tested in the sanitizer build.
+// TrainerServices: the Trainer's HostServices, what plugins may ask of a run
+// (log, output_dir, arguments, state, a stop, the checkpoint to resume from).
+// Torch-free so it is tested in the sanitizer build.
 //
 // Thread-safety: log() and request_stop() may be called from plugin worker
 // threads; everything else is called on the training thread.
@@ -16,7 +17,7 @@
 
 namespace trainhook {
 
-class TrainerHost final : public HostServices {
+class TrainerServices final : public HostServices {
  public:
   struct Config {
     std::string output_dir;
@@ -26,7 +27,7 @@ class TrainerHost final : public HostServices {
     ModelAccess* model_access = nullptr;  // ABI 1.1; owned by the trainer
   };
   // `state` and `handler` must outlive the host (the Trainer owns all three).
-  TrainerHost(Config config, const TrainerState& state, CallbackHandler& handler);
+  TrainerServices(Config config, const TrainerState& state, CallbackHandler& handler);
 
   void log(int32_t level, const std::string& callback, const std::string& message) override;
   std::string output_dir() const override { return config_.output_dir; }
