@@ -187,8 +187,7 @@ void TensorBoardCallback::on_pre_optimizer_step(trainhook::Event& e) {
   const th_state& st = e.state();
   const int64_t every = options_.histogram_steps() > 0 ? options_.histogram_steps() : st.logging_steps;
   const int64_t step = st.global_step + 1;  // the step being made
-  if (!e.is_world_process_zero() || every <= 0 || step % every != 0) return;
-  if (!writer_) open(st);
+  if (every <= 0 || step % every != 0 || !start(e)) return;
   std::vector<std::pair<std::string, Histogram>> hs;
   if (options_.weight_histograms())
     for (const TensorView t : host_.tensors(Tensors::parameters))
@@ -196,7 +195,8 @@ void TensorBoardCallback::on_pre_optimizer_step(trainhook::Event& e) {
   if (options_.gradient_histograms())
     for (const TensorView t : host_.tensors(Tensors::gradients))
       if (t.defined()) hs.emplace_back("gradients/" + std::string(t.name()), histogram_of(t));
-  writer_->write_event(encode_histogram_event(now_secs(), step, hs));
+  // Reading the tensors has to happen now; the file write happens on the worker.
+  enqueue(EventItem(encode_histogram_event(now_secs(), step, hs)));
 }
 
 void TensorBoardCallback::on_train_end(trainhook::Event& e) {
