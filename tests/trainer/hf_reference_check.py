@@ -2,7 +2,10 @@
 transformers 4.47.1):
   lr      every step's learning rate of each schedule and option set equals
           transformers.get_scheduler(...) to 1e-12; bad lr_scheduler_kwargs fail
-          with a message naming the key and the schedule
+          with a message naming the key and the schedule; reduce_lr_on_plateau:
+          the rate after each metric fed to transformers.get_scheduler(
+          "reduce_lr_on_plateau", ...) (torch's ReduceLROnPlateau) equals ours
+          to 1e-12 for several kwargs sets and metric sequences
   optim   each optimizer (with optim_args) matches torch.optim on the same
           Linear(4, 3), initial weights and batches over 10 steps to 1e-6
   smooth  the label-smoothed loss equals F.cross_entropy(label_smoothing=f)
@@ -96,6 +99,7 @@ def check_lr():
         failures.append("warmup_stable_decay: decay_type cosine differs from the default")
     print(f"lr: {len(cases) * 3} schedule/option sets, {compared} learning rates compared with transformers "
           f"{__import__('transformers').__version__}")
+    check_plateau(get_scheduler)
     expect_error(("lr", "linear", base, warmup, total, '{"num_cycles": 2}', 3), "'num_cycles'", "linear",
                  "takes no lr_scheduler_kwargs")
     expect_error(("lr", "cosine_with_restarts", base, warmup, total, '{"num_cycle": 2}', 3), "'num_cycle'",
@@ -110,6 +114,81 @@ def check_lr():
                  "warmup_stable_decay", "num_decay_steps")
     expect_error(("lr", "warmup_stable_decay", base, warmup, total, '{"num_decay_steps": 20, "decay_type": "x"}', 3),
                  "'decay_type'", "1-sqrt")
+
+
+def plateau_metrics():
+    """Metric sequences: losses falling onto plateaus, accuracies rising, a flat
+    noisy one, negative values (torch's relative threshold is best * (1 - t)),
+    and NaN/inf (torch compares them like any value)."""
+    import math
+    import random
+    rng = random.Random(24)
+    n = 60
+    falling = [2 * math.exp(-i / 8) + 0.3 + rng.gauss(0, 0.01) for i in range(n)]
+    steps = [1.0 - 0.1 * (i // 12) + rng.uniform(-2e-4, 2e-4) for i in range(n)]
+    rising = [0.95 - 0.5 * math.exp(-i / 6) + rng.gauss(0, 0.005) for i in range(n)]
+    flat = [0.5 + rng.uniform(-1e-5, 1e-5) for _ in range(n)]
+    negative = [-1 - 0.5 * (1 - math.exp(-i / 10)) + rng.gauss(0, 0.02) for i in range(n)]
+    odd = list(falling[:20]) + [float("nan")] * 3 + falling[20:40] + [float("inf"), float("-inf")] + falling[40:]
+    return {"falling": falling, "steps": steps, "rising": rising, "flat": flat, "negative": negative, "nan/inf": odd}
+
+
+def encode(v):
+    return v if v == v and abs(v) != float("inf") else str(v)
+
+
+def check_plateau(get_scheduler):
+    base = 0.01
+    kwarg_sets = [
+        {},
+        {"patience": 2, "factor": 0.5},
+        {"patience": 0, "factor": 0.5, "cooldown": 2},
+        {"patience": 1, "factor": 0.3, "min_lr": 1e-3},
+        {"patience": 2, "threshold_mode": "abs", "threshold": 0.05},
+        {"patience": 3, "threshold": 0.01, "cooldown": 1},
+        {"mode": "max", "patience": 1, "factor": 0.5, "threshold": 0.01},
+        {"mode": "max", "threshold_mode": "abs", "threshold": 0.0, "patience": 3, "cooldown": 1, "min_lr": 1e-4},
+        {"patience": 1, "factor": 0.5, "eps": 1e-3},
+        {"patience": 1, "factor": 0.5, "min_lr": 0.0099999999, "eps": 0.0},
+    ]
+    runs, wants, names = [], [], []
+    reductions = 0
+    for kwargs in kwarg_sets:
+        for seq_name, seq in plateau_metrics().items():
+            p = torch.nn.Parameter(torch.zeros(1))
+            opt = torch.optim.SGD([p], lr=base)
+            sched = get_scheduler("reduce_lr_on_plateau", opt, scheduler_specific_kwargs=dict(kwargs))
+            assert isinstance(sched, torch.optim.lr_scheduler.ReduceLROnPlateau), type(sched)
+            want = []
+            for v in seq:
+                sched.step(v)
+                want.append(opt.param_groups[0]["lr"])
+            reductions += sum(1 for a, b in zip([base] + want, want) if b < a)
+            runs.append([base, kwargs, [encode(v) for v in seq]])
+            wants.append(want)
+            names.append(f"reduce_lr_on_plateau {kwargs} on {seq_name}")
+    cases_file = os.path.join(tempfile.mkdtemp(), "plateau_cases.json")
+    with open(cases_file, "w") as f:
+        json.dump(runs, f)
+    compared = 0
+    for name, got, want in zip(names, ours("plateau-cases", cases_file), wants):
+        assert len(got) == len(want), (len(got), len(want))
+        for i, (g, w) in enumerate(zip(got, want)):
+            if abs(g - w) > 1e-12:
+                failures.append(f"{name}: after metric {i}: ours {g!r}, torch {w!r}")
+                break
+        compared += len(want)
+    if reductions < 50:
+        failures.append(f"reduce_lr_on_plateau: torch reduced only {reductions} times; the comparison proves little")
+    print(f"lr: reduce_lr_on_plateau: {len(kwarg_sets)} kwargs sets x {len(plateau_metrics())} metric sequences, "
+          f"{compared} learning rates ({reductions} reductions) compared with torch {torch.__version__}'s "
+          f"ReduceLROnPlateau from transformers.get_scheduler")
+    expect_error(("lr", "reduce_lr_on_plateau", base, 0, 10, '{"mode": "maximum"}', 1), "'mode'",
+                 "reduce_lr_on_plateau", '"min" or "max"')
+    expect_error(("lr", "reduce_lr_on_plateau", base, 0, 10, '{"threshold_mode": "x"}', 1), "'threshold_mode'")
+    expect_error(("lr", "reduce_lr_on_plateau", base, 0, 10, '{"factor": 1.5}', 1), "'factor'", "(0, 1)")
+    expect_error(("lr", "reduce_lr_on_plateau", base, 0, 10, '{"patience": -1}', 1), "'patience'")
+    expect_error(("lr", "reduce_lr_on_plateau", base, 0, 10, '{"num_cycles": 1}', 1), "'num_cycles'", "eps")
 
 
 def reference_optimizer(name, args, lr, wd, weight, bias):

@@ -6,6 +6,10 @@
 //   hf_reference_tool lr-cases <file>
 //       the same for each [type, learning_rate, warmup, max_steps, kwargs, steps] of
 //       a JSON array in <file> (one process for many cases: LibTorch loads once)
+//   hf_reference_tool plateau-cases <file>
+//       reduce_lr_on_plateau: for each [learning_rate, kwargs, [metric, ...]] of a
+//       JSON array in <file>, the learning rate after each metric is fed (a
+//       metric may be "nan", "inf" or "-inf")
 //   hf_reference_tool optim <optim> <optim_args or -> <learning_rate> <weight_decay> <steps>
 //       a Linear(4, 3) trained <steps> steps on batches drawn here: the batches,
 //       the initial and the final weights
@@ -63,6 +67,24 @@ int lr_cases_command(const std::vector<std::string>& a) {
   for (const auto& c : cases)
     out.push_back(lr_values(c[0].get<std::string>(), c[1].get<double>(), c[2].get<int64_t>(),
                             c[3].get<int64_t>(), c[4], c[5].get<int64_t>()));
+  std::cout << out.dump() << "\n";
+  return 0;
+}
+
+int plateau_cases_command(const std::vector<std::string>& a) {
+  if (a.size() != 1) throw std::invalid_argument("usage: plateau-cases <file>");
+  std::ifstream in(a[0]);
+  const auto cases = nlohmann::json::parse(in);
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& c : cases) {
+    trainhook::LrScheduler s(trainhook::SchedulerType::reduce_lr_on_plateau, c[0].get<double>(), 0, 0, c[1]);
+    nlohmann::json lrs = nlohmann::json::array();
+    for (const auto& v : c[2]) {
+      s.step_metric(v.is_number() ? v.get<double>() : std::stod(v.get<std::string>()));
+      lrs.push_back(s.lr());
+    }
+    out.push_back(lrs);
+  }
   std::cout << out.dump() << "\n";
   return 0;
 }
@@ -125,6 +147,7 @@ int main(int argc, char** argv) {
     const std::vector<std::string> rest(argv + 2, argv + argc);
     if (command == "lr") return lr_command(rest);
     if (command == "lr-cases") return lr_cases_command(rest);
+    if (command == "plateau-cases") return plateau_cases_command(rest);
     if (command == "optim") return optim_command(rest);
     if (command == "smooth") return smooth_command(rest);
     throw std::invalid_argument("unknown command " + command);

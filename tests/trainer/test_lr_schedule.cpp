@@ -158,3 +158,74 @@ TEST_CASE("lr_scheduler_kwargs errors name the key, the schedule and what was ex
             .num_cycles == 2.0);
   CHECK(parse_enum<SchedulerType>("warmup_stable_decay") == SchedulerType::warmup_stable_decay);
 }
+
+TEST_CASE("reduce_lr_on_plateau: torch's ReduceLROnPlateau kwargs, no warmup, moved by metrics only") {
+  const auto o = options(SchedulerType::reduce_lr_on_plateau,
+                         R"({"mode": "max", "factor": 0.5, "patience": 0, "threshold": 0.01,
+                             "threshold_mode": "abs", "cooldown": 1, "min_lr": 0.2, "eps": 0})");
+  CHECK(o.plateau.torch_semantics());
+  CHECK(o.plateau.greater_is_better());
+  CHECK_FALSE(o.plateau.relative_threshold());
+  CHECK(o.plateau.factor() == 0.5);
+  CHECK(o.plateau.patience() == 0);
+  CHECK(o.plateau.cooldown() == 1);
+  CHECK(o.plateau.min_lr() == 0.2);
+  CHECK(o.plateau.eps() == 0);
+  // torch's defaults: mode min, factor 0.1, patience 10, rel 1e-4.
+  const auto d = options(SchedulerType::reduce_lr_on_plateau, "{}");
+  CHECK_FALSE(d.plateau.greater_is_better());
+  CHECK(d.plateau.factor() == 0.1);
+  CHECK(d.plateau.patience() == 10);
+  CHECK(d.plateau.relative_threshold());
+  CHECK(lr_factor(SchedulerType::reduce_lr_on_plateau, 3, 10, 100) == 1.0);  // HF gives it no warmup
+
+  LrScheduler s(SchedulerType::reduce_lr_on_plateau, 1.0, 10, 100,
+                nlohmann::json::parse(R"({"factor": 0.5, "patience": 1})"));
+  CHECK(s.metric_driven());
+  for (int i = 0; i < 50; ++i) s.step();
+  CHECK(s.lr() == 1.0);                                // optimizer steps do not move it
+  s.step_metrics({{"eval_loss", 2.0}}, std::nullopt);  // metric_for_best_model defaults to loss
+  s.step_metrics({{"eval_loss", 2.0}}, std::string("loss"));
+  CHECK(s.lr() == 1.0);
+  s.step_metrics({{"eval_loss", 2.0}}, std::string("eval_loss"));  // 2 bad > 1
+  CHECK(s.lr() == 0.5);
+  s.step_metric(2.0);
+  // The state holds the plateau: a scheduler loaded from it continues identically.
+  LrScheduler r(SchedulerType::reduce_lr_on_plateau, 1.0, 10, 100,
+                nlohmann::json::parse(R"({"factor": 0.5, "patience": 1})"));
+  r.load_state(nlohmann::json::parse(s.state().dump()));
+  CHECK(r.lr() == 0.5);
+  s.step_metric(2.0);
+  r.step_metric(2.0);
+  CHECK(s.lr() == 0.25);
+  CHECK(r.lr() == 0.25);
+  LrScheduler lin(SchedulerType::linear, 1.0, 0, 10);
+  CHECK_FALSE(lin.metric_driven());
+  CHECK_THROWS_AS(r.load_state(lin.state()), std::runtime_error);  // no plateau in a linear checkpoint
+}
+
+TEST_CASE("reduce_lr_on_plateau errors name the key or metric_for_best_model") {
+  std::string e = error_of(SchedulerType::reduce_lr_on_plateau, R"({"mode": "maximum"})");
+  CHECK(e.find("'mode'") != std::string::npos);
+  CHECK(e.find("\"min\" or \"max\"") != std::string::npos);
+  e = error_of(SchedulerType::reduce_lr_on_plateau, R"({"factor": 1.0})");
+  CHECK(e.find("'factor'") != std::string::npos);
+  CHECK(e.find("reduce_lr_on_plateau") != std::string::npos);
+  CHECK(error_of(SchedulerType::reduce_lr_on_plateau, R"({"threshold_mode": "relative"})").find("\"abs\"") !=
+        std::string::npos);
+  CHECK(error_of(SchedulerType::reduce_lr_on_plateau, R"({"patience": -1})").find("'patience'") !=
+        std::string::npos);
+  CHECK(error_of(SchedulerType::reduce_lr_on_plateau, R"({"num_cycles": 1})").find("min_lr, eps") !=
+        std::string::npos);
+  LrScheduler s(SchedulerType::reduce_lr_on_plateau, 1.0, 0, 10);
+  try {
+    s.step_metrics({{"eval_loss", 1.0}}, std::string("accuracy"));
+    FAIL("no error");
+  } catch (const std::runtime_error& ex) {
+    const std::string m = ex.what();
+    CHECK(m.find("eval_accuracy") != std::string::npos);
+    CHECK(m.find("metric_for_best_model") != std::string::npos);
+    CHECK(m.find("eval_loss") != std::string::npos);
+  }
+  CHECK(parse_enum<SchedulerType>("reduce_lr_on_plateau") == SchedulerType::reduce_lr_on_plateau);
+}

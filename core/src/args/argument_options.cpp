@@ -370,7 +370,10 @@ std::vector<OptionSpec> build_table() {
                     "Optimizer steps to train; > 0 overrides num_train_epochs, -1 = use epochs"));
   t.push_back(field("lr_scheduler_type", G::Training, &TA::lr_scheduler_type,
                     "Schedule: linear, cosine, cosine_with_restarts, polynomial, constant, "
-                    "constant_with_warmup, inverse_sqrt, cosine_with_min_lr or warmup_stable_decay"));
+                    "constant_with_warmup, inverse_sqrt, cosine_with_min_lr, warmup_stable_decay or "
+                    "reduce_lr_on_plateau (torch's ReduceLROnPlateau on metric_for_best_model, default loss, "
+                    "at each evaluation; needs an eval_strategy; kwargs mode (min), factor (0.1), patience "
+                    "(10), threshold (1e-4), threshold_mode (rel), cooldown (0), min_lr (0), eps (1e-8))"));
   t.push_back(lr_scheduler_kwargs_option());
   t.push_back(field("warmup_ratio", G::Training, &TA::warmup_ratio,
                     "Warmup as a fraction of max_steps (used when warmup_steps is 0)"));

@@ -244,7 +244,14 @@ void validate(TrainingArguments& a) {
         "--eval_strategy steps or epoch (got no)");
   if (a.metric_for_best_model && a.metric_for_best_model->empty())
     fail("--metric_for_best_model: must not be empty");
-  if ((a.load_best_model_at_end || a.save_strategy == SaveStrategy::best) && !a.metric_for_best_model)
+  // HF (training_args.py): reduce_lr_on_plateau steps on an evaluation metric.
+  if (a.lr_scheduler_type == SchedulerType::reduce_lr_on_plateau && a.eval_strategy == IntervalStrategy::no)
+    fail(
+        "--lr_scheduler_type reduce_lr_on_plateau requires an eval strategy (--eval_strategy steps or "
+        "epoch)");
+  if ((a.load_best_model_at_end || a.save_strategy == SaveStrategy::best ||
+       a.lr_scheduler_type == SchedulerType::reduce_lr_on_plateau) &&
+      !a.metric_for_best_model)
     a.metric_for_best_model = "loss";
   if (!a.greater_is_better && a.metric_for_best_model)
     a.greater_is_better = !ends_with(*a.metric_for_best_model, "loss");

@@ -3,6 +3,7 @@
 // speed metrics.
 #include "trainer_impl.hpp"
 
+#include <trainhook/trainer/optimizer_factory.hpp>
 #include <trainhook/trainer/training_loss.hpp>
 
 #include <cmath>
@@ -121,6 +122,11 @@ Metrics Trainer::Impl::evaluate(const std::shared_ptr<TensorDataset>& dataset_in
   payload.values = view.get();
   fire(TH_EVENT_EVALUATE, payload);
   memory.stop_and_update(prefix == "eval" ? "eval" : prefix, output.metrics);
+  if (in_train && !dataset_in && scheduler && scheduler->metric_driven()) {
+    // HF's _evaluate: reduce_lr_on_plateau steps on the training-time evaluation only.
+    scheduler->step_metrics(output.metrics, args.metric_for_best_model);
+    set_learning_rate(*optimizer, access.lr());
+  }
   return output.metrics;
 }
 

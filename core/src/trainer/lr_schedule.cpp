@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <stdexcept>
 
 namespace trainhook {
@@ -44,6 +45,37 @@ int64_t step_count(SchedulerType type, const std::string& key, const nlohmann::j
   return static_cast<int64_t>(d);
 }
 
+// One of torch's ReduceLROnPlateau arguments; PlateauOptions checks the range.
+void set_plateau_option(PlateauOptions& p, const std::string& key, const nlohmann::json& value) {
+  constexpr auto type = SchedulerType::reduce_lr_on_plateau;
+  const auto choice = [&](const char* a, const char* b) {
+    if (!value.is_string() || (value != a && value != b))
+      fail(type, key, std::string("expected \"") + a + "\" or \"" + b + "\", got " + value.dump());
+    return value == a;
+  };
+  try {
+    if (key == "mode") {
+      p.greater_is_better(!choice("min", "max"));
+    } else if (key == "threshold_mode") {
+      p.relative_threshold(choice("rel", "abs"));
+    } else if (key == "patience" || key == "cooldown") {
+      const int64_t n = step_count(type, key, value);
+      if (key == "patience") p.patience(n);
+      if (key == "cooldown") p.cooldown(n);
+    } else {
+      const double d = number_value(type, key, value);
+      if (key == "factor") p.factor(d);
+      if (key == "threshold") p.threshold(d);
+      if (key == "min_lr") p.min_lr(d);
+      if (key == "eps") p.eps(d);
+    }
+  } catch (const std::invalid_argument& e) {
+    const std::string what = e.what();
+    if (what.rfind("lr_scheduler_kwargs", 0) == 0) throw;
+    fail(type, key, what.substr(what.find(": ") + 2));  // PlateauOptions' range message
+  }
+}
+
 std::string join(const std::vector<std::string>& names) {
   std::string out;
   for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
@@ -63,6 +95,8 @@ std::vector<std::string> lr_schedule_keys(SchedulerType type) {
       return {"num_cycles", "min_lr", "min_lr_rate"};
     case SchedulerType::warmup_stable_decay:
       return {"num_stable_steps", "num_decay_steps", "min_lr_ratio", "num_cycles", "decay_type"};
+    case SchedulerType::reduce_lr_on_plateau:
+      return {"mode", "factor", "patience", "threshold", "threshold_mode", "cooldown", "min_lr", "eps"};
     case SchedulerType::linear:
     case SchedulerType::constant:
     case SchedulerType::constant_with_warmup:
@@ -93,6 +127,10 @@ LrScheduleOptions lr_schedule_options(SchedulerType type, const nlohmann::json& 
       if (keys.empty())
         fail(type, key, "this schedule takes no lr_scheduler_kwargs (HF's get_scheduler passes it none)");
       fail(type, key, "not an option of this schedule (its options: " + join(keys) + ")");
+    }
+    if (type == SchedulerType::reduce_lr_on_plateau) {
+      set_plateau_option(o.plateau, key, value);
+      continue;
     }
     if (key == "decay_type") {
       if (!value.is_string() || (value != "cosine" && value != "linear" && value != "1-sqrt"))
@@ -157,13 +195,14 @@ LrScheduleOptions lr_schedule_options(SchedulerType type, const nlohmann::json& 
 
 double lr_factor(SchedulerType type, int64_t step, int64_t warmup_steps, int64_t total_steps,
                  const LrScheduleOptions& o) {
-  if (type == SchedulerType::constant) return 1.0;
+  if (type == SchedulerType::constant || type == SchedulerType::reduce_lr_on_plateau) return 1.0;
   if (step < warmup_steps) return warmup_factor(step, warmup_steps);
   const auto decay_span = static_cast<double>(std::max<int64_t>(1, total_steps - warmup_steps));
   const double progress = static_cast<double>(step - warmup_steps) / decay_span;
   switch (type) {
     case SchedulerType::constant:
     case SchedulerType::constant_with_warmup:
+    case SchedulerType::reduce_lr_on_plateau:  // HF: no warmup, the plateau moves the rate
       return 1.0;
     case SchedulerType::linear:
       return std::max(0.0, static_cast<double>(total_steps - step) / decay_span);
@@ -235,14 +274,72 @@ LrScheduler::LrScheduler(SchedulerType type, double base_lr, int64_t warmup_step
       base_lr_(base_lr),
       warmup_(warmup_steps),
       total_(total_steps),
-      options_(lr_schedule_options(type, kwargs, base_lr, warmup_steps, total_steps)) {}
+      options_(lr_schedule_options(type, kwargs, base_lr, warmup_steps, total_steps)) {
+  if (type == SchedulerType::reduce_lr_on_plateau) {
+    plateau_.emplace(options_.plateau);
+    plateau_lr_ = base_lr;
+  }
+}
 
 double LrScheduler::lr() const noexcept {
+  if (plateau_) return plateau_lr_;
   return base_lr_ * lr_factor(type_, step_, warmup_, total_, options_);
 }
 
+void LrScheduler::step_metric(double value) {
+  if (!plateau_) return;
+  if (const auto reduced = plateau_->step(value, plateau_lr_)) plateau_lr_ = *reduced;
+}
+
+void LrScheduler::step_metrics(const std::map<std::string, double>& metrics,
+                               const std::optional<std::string>& metric_for_best_model) {
+  if (!plateau_) return;
+  // HF: metric_for_best_model defaults to "loss" for this schedule; "eval_" is prefixed when missing.
+  std::string name = metric_for_best_model.value_or("loss");
+  if (name.rfind("eval_", 0) != 0) name = "eval_" + name;
+  const auto it = metrics.find(name);
+  if (it == metrics.end()) {
+    std::string have;
+    for (const auto& [k, v] : metrics) have += (have.empty() ? "" : ", ") + k;
+    throw std::runtime_error("lr_scheduler_type reduce_lr_on_plateau: metric_for_best_model is '" + name +
+                             "', which the evaluation metrics do not hold (they are: " + have +
+                             "); set --metric_for_best_model to one of them");
+  }
+  step_metric(it->second);
+}
+
+namespace {
+
+// JSON has no infinity; torch's best may be one (an infinite metric).
+nlohmann::json finite_or_text(double v) {
+  if (std::isfinite(v)) return v;
+  return std::isnan(v) ? "nan" : (v > 0 ? "inf" : "-inf");
+}
+
+double number_or_text(const nlohmann::json& j) {
+  if (j.is_number()) return j.get<double>();
+  if (j == "inf") return std::numeric_limits<double>::infinity();
+  if (j == "-inf") return -std::numeric_limits<double>::infinity();
+  if (j == "nan") return std::numeric_limits<double>::quiet_NaN();
+  throw std::runtime_error("scheduler state: expected a number, got " + j.dump());
+}
+
+}  // namespace
+
 nlohmann::json LrScheduler::state() const {
-  return {{"last_step", step_}, {"base_lr", base_lr_}, {"warmup_steps", warmup_}, {"total_steps", total_}};
+  nlohmann::json j = {
+      {"last_step", step_}, {"base_lr", base_lr_}, {"warmup_steps", warmup_}, {"total_steps", total_}};
+  if (plateau_) {
+    // torch's ReduceLROnPlateau state_dict keeps these too (best, num_bad_epochs, cooldown_counter).
+    const PlateauState& p = plateau_->state();
+    j["plateau"] = {{"lr", plateau_lr_},
+                    {"has_best", p.has_best},
+                    {"best", finite_or_text(p.best)},
+                    {"num_bad_epochs", p.num_bad},
+                    {"cooldown_counter", p.cooldown_counter},
+                    {"reductions", p.reductions}};
+  }
+  return j;
 }
 
 void LrScheduler::load_state(const nlohmann::json& state) {
@@ -251,6 +348,27 @@ void LrScheduler::load_state(const nlohmann::json& state) {
                              state.dump());
   }
   step_ = state["last_step"].get<int64_t>();
+  if (!plateau_) return;
+  const auto it = state.find("plateau");
+  if (it == state.end() || !it->is_object())
+    throw std::runtime_error(
+        "scheduler state: lr_scheduler_type reduce_lr_on_plateau needs a \"plateau\" object (the checkpoint "
+        "was "
+        "saved with another schedule)");
+  const nlohmann::json& j = *it;
+  try {
+    PlateauState p;
+    p.has_best = j.at("has_best").get<bool>();
+    p.best = number_or_text(j.at("best"));
+    p.num_bad = j.at("num_bad_epochs").get<int64_t>();
+    p.cooldown_counter = j.at("cooldown_counter").get<int64_t>();
+    p.reductions = j.at("reductions").get<int64_t>();
+    const double lr = number_or_text(j.at("lr"));
+    plateau_->restore(p);
+    plateau_lr_ = lr;
+  } catch (const nlohmann::json::exception& e) {
+    throw std::runtime_error("scheduler state: bad \"plateau\" object " + j.dump() + " (" + e.what() + ")");
+  }
 }
 
 }  // namespace trainhook

@@ -14,9 +14,9 @@
 
 namespace trainhook {
 
-enum class IntervalStrategy { no, steps, epoch };                             // logging/eval
-enum class SaveStrategy { no, steps, epoch, best };                           // save
-// lr_scheduler_type: HF's SchedulerType except reduce_lr_on_plateau (see lr_schedule.hpp).
+enum class IntervalStrategy { no, steps, epoch };    // logging/eval
+enum class SaveStrategy { no, steps, epoch, best };  // save
+// lr_scheduler_type: HF's SchedulerType (reduce_lr_on_plateau: see lr_schedule.hpp).
 enum class SchedulerType {
   linear,
   cosine,
@@ -26,11 +26,12 @@ enum class SchedulerType {
   constant_with_warmup,
   inverse_sqrt,
   cosine_with_min_lr,
-  warmup_stable_decay
+  warmup_stable_decay,
+  reduce_lr_on_plateau
 };
-enum class OptimizerName { adamw_torch, sgd, adagrad, rmsprop };              // optim
-enum class PluginErrorPolicy { disable, fail };                               // plugin_error_policy
-enum class DdpBackend { gloo, nccl };                                         // ddp_backend
+enum class OptimizerName { adamw_torch, sgd, adagrad, rmsprop };  // optim
+enum class PluginErrorPolicy { disable, fail };                   // plugin_error_policy
+enum class DdpBackend { gloo, nccl };                             // ddp_backend
 
 template <class E>
 struct EnumName {
@@ -55,7 +56,7 @@ struct EnumNames<SaveStrategy> {
 };
 template <>
 struct EnumNames<SchedulerType> {
-  static constexpr std::array<EnumName<SchedulerType>, 9> all{
+  static constexpr std::array<EnumName<SchedulerType>, 10> all{
       {{SchedulerType::linear, "linear"},
        {SchedulerType::cosine, "cosine"},
        {SchedulerType::cosine_with_restarts, "cosine_with_restarts"},
@@ -64,7 +65,8 @@ struct EnumNames<SchedulerType> {
        {SchedulerType::constant_with_warmup, "constant_with_warmup"},
        {SchedulerType::inverse_sqrt, "inverse_sqrt"},
        {SchedulerType::cosine_with_min_lr, "cosine_with_min_lr"},
-       {SchedulerType::warmup_stable_decay, "warmup_stable_decay"}}};
+       {SchedulerType::warmup_stable_decay, "warmup_stable_decay"},
+       {SchedulerType::reduce_lr_on_plateau, "reduce_lr_on_plateau"}}};
 };
 template <>
 struct EnumNames<OptimizerName> {

@@ -3,15 +3,20 @@
 // base_lr × factor(step), a LambdaLR. No LibTorch here (the trainer applies the
 // rate to its optimizer).
 //
-// HF's reduce_lr_on_plateau is not a SchedulerType here: it is metric-driven,
-// not a function of the step; the plateau logic lives in the SDK
-// (trainhook/plateau.hpp, issue 19) and the trainer wires it.
+// reduce_lr_on_plateau is the exception: HF builds torch's ReduceLROnPlateau
+// (no warmup, not stepped per optimizer step) and steps it with
+// eval_<metric_for_best_model> after each evaluation during training. Its
+// decision is the SDK's Plateau (trainhook/plateau.hpp, shared with the
+// reduce_lr_on_plateau plugin) with torch semantics; LrScheduler keeps it.
 #pragma once
 
 #include <trainhook/args/training_arguments.hpp>
+#include <trainhook/plateau.hpp>
 
 #include <cstdint>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -33,6 +38,9 @@ struct LrScheduleOptions {
   // warmup_stable_decay's decay shape: cosine (4.47.1's only shape), or linear /
   // 1-sqrt (added by later transformers releases).
   std::string decay_type = "cosine";
+  // reduce_lr_on_plateau: torch's ReduceLROnPlateau arguments (mode max =
+  // greater_is_better, threshold_mode abs = relative_threshold false).
+  PlateauOptions plateau = PlateauOptions().torch_semantics(true);
 
   LrScheduleOptions& set_num_cycles(double v) {
     num_cycles = v;
@@ -104,6 +112,16 @@ class LrScheduler {
   void step() noexcept { ++step_; }
   double lr() const noexcept;
   int64_t last_step() const noexcept { return step_; }
+  // True for reduce_lr_on_plateau: the rate moves with step_metrics, not step().
+  bool metric_driven() const noexcept { return plateau_.has_value(); }
+  // After an evaluation during training (HF's Trainer._evaluate): feeds
+  // metrics[eval_<metric_for_best_model>] to the plateau; nothing for the other
+  // schedules. Throws std::runtime_error naming metric_for_best_model and the
+  // metrics there are when the metric is missing (HF's KeyError).
+  void step_metrics(const std::map<std::string, double>& metrics,
+                    const std::optional<std::string>& metric_for_best_model);
+  // One metric value (what step_metrics feeds; the reference test's entry).
+  void step_metric(double value);
   nlohmann::json state() const;
   // Throws std::runtime_error when the state does not fit this schedule.
   void load_state(const nlohmann::json& state);
@@ -115,6 +133,8 @@ class LrScheduler {
   int64_t total_;
   LrScheduleOptions options_;
   int64_t step_ = 0;
+  std::optional<Plateau> plateau_;  // reduce_lr_on_plateau only
+  double plateau_lr_ = 0;           // its current rate
 };
 
 }  // namespace trainhook
