@@ -61,6 +61,11 @@ TrainingArguments non_default() {
   a.disable_tqdm = true;
   a.report_to = {"tensorboard", "mlflow"};
   a.callbacks = {"early_stopping"};
+  a.optim_args = "momentum=0.9";
+  a.lr_scheduler_kwargs = {{"num_cycles", 0.25}};
+  a.label_smoothing_factor = 0.1;
+  a.include_num_input_tokens_seen = true;
+  a.save_safetensors = false;
   a.plugin_dir = {"/opt/p"};
   a.plugin_config = {{"early_stopping", {{"patience", 3}}}};
   a.plugin_error_policy = trainhook::PluginErrorPolicy::fail;
@@ -85,17 +90,19 @@ TEST_CASE("to_json output is byte-identical to the hand-written form it replaced
       R"({"adam_beta1":0.9,"adam_beta2":0.999,"adam_epsilon":1e-08,"allow_duplicate_plugins":false,)"
       R"("allow_unsafe_plugin_paths":false,"callbacks":[],"data_seed":null,"dataloader_drop_last":false,)"
       R"("ddp_backend":null,"ddp_timeout":1800,"disable_tqdm":false,"do_eval":false,"do_predict":false,)"
-      R"("do_train":false,"eval_delay":0.0,"eval_steps":null,"eval_strategy":"no","full_determinism":false,)"
-      R"("gradient_accumulation_steps":1,"greater_is_better":null,"learning_rate":5e-05,)"
+      R"("do_train":false,"eval_delay":0.0,"eval_steps":null,"eval_strategy":"no",)"
+      R"("full_determinism":false,"gradient_accumulation_steps":1,"greater_is_better":null,)"
+      R"("include_num_input_tokens_seen":false,"label_smoothing_factor":0.0,"learning_rate":5e-05,)"
       R"("load_best_model_at_end":false,"local_rank":-1,"logging_first_step":false,)"
       R"("logging_nan_inf_filter":true,"logging_steps":500.0,"logging_strategy":"steps",)"
-      R"("lr_scheduler_type":"linear","max_grad_norm":1.0,"max_steps":-1,"metric_for_best_model":null,)"
-      R"("num_train_epochs":3.0,"optim":"adamw_torch","output_dir":"trainer_output",)"
-      R"("overwrite_output_dir":false,"per_device_eval_batch_size":8,"per_device_train_batch_size":8,)"
-      R"("plugin_config":{},"plugin_dir":[],"plugin_error_policy":"disable","process_index":0,)"
-      R"("report_to":["none"],"resume_from_checkpoint":null,"run_name":null,"save_steps":500.0,)"
+      R"("lr_scheduler_kwargs":{},"lr_scheduler_type":"linear","max_grad_norm":1.0,"max_steps":-1,)"
+      R"("metric_for_best_model":null,"num_train_epochs":3.0,"optim":"adamw_torch","optim_args":null,)"
+      R"("output_dir":"trainer_output","overwrite_output_dir":false,"per_device_eval_batch_size":8,)"
+      R"("per_device_train_batch_size":8,"plugin_config":{},"plugin_dir":[],)"
+      R"("plugin_error_policy":"disable","process_index":0,"report_to":["none"],)"
+      R"("resume_from_checkpoint":null,"run_name":null,"save_safetensors":true,"save_steps":500.0,)"
       R"("save_strategy":"steps","save_total_limit":null,"seed":42,"skip_memory_metrics":true,)"
-      R"("warmup_ratio":0.0,"warmup_steps":0.0,"weight_decay":0.0,"world_size":1})");
+      R"("warmup_ratio":0.0,"warmup_steps":0,"weight_decay":0.0,"world_size":1})");
   TrainingArguments a;
   a.run_name = "r";
   a.eval_strategy = trainhook::IntervalStrategy::steps;
@@ -119,24 +126,28 @@ TEST_CASE("to_json output is byte-identical to the hand-written form it replaced
         R"("dataloader_drop_last":false,"ddp_backend":"gloo","ddp_timeout":1800,"disable_tqdm":false,)"
         R"("do_eval":false,"do_predict":false,"do_train":false,"eval_delay":0.0,"eval_steps":0.25,)"
         R"("eval_strategy":"steps","full_determinism":false,"gradient_accumulation_steps":1,)"
-        R"("greater_is_better":false,"learning_rate":5e-05,"load_best_model_at_end":false,"local_rank":-1,)"
+        R"("greater_is_better":false,"include_num_input_tokens_seen":false,"label_smoothing_factor":0.0,)"
+        R"("learning_rate":5e-05,"load_best_model_at_end":false,"local_rank":-1,)"
         R"("logging_first_step":false,"logging_nan_inf_filter":true,"logging_steps":500.0,)"
-        R"("logging_strategy":"epoch","lr_scheduler_type":"cosine","max_grad_norm":1.0,"max_steps":-1,)"
-        R"("metric_for_best_model":"accuracy","num_train_epochs":3.0,"optim":"sgd",)"
-        R"("output_dir":"trainer_output","overwrite_output_dir":false,"per_device_eval_batch_size":8,)"
-        R"("per_device_train_batch_size":8,"plugin_config":{"wandb":{"project":"p"}},"plugin_dir":[],)"
-        R"("plugin_error_policy":"fail","process_index":0,"report_to":["tensorboard","mlflow"],)"
-        R"("resume_from_checkpoint":null,"run_name":"r","save_steps":500.0,"save_strategy":"best",)"
-        R"("save_total_limit":2,"seed":42,"skip_memory_metrics":true,"warmup_ratio":0.0,)"
-        R"("warmup_steps":0.0,"weight_decay":0.0,"world_size":1})");
+        R"("logging_strategy":"epoch","lr_scheduler_kwargs":{},"lr_scheduler_type":"cosine",)"
+        R"("max_grad_norm":1.0,"max_steps":-1,"metric_for_best_model":"accuracy","num_train_epochs":3.0,)"
+        R"("optim":"sgd","optim_args":null,"output_dir":"trainer_output","overwrite_output_dir":false,)"
+        R"("per_device_eval_batch_size":8,"per_device_train_batch_size":8,)"
+        R"("plugin_config":{"wandb":{"project":"p"}},"plugin_dir":[],"plugin_error_policy":"fail",)"
+        R"("process_index":0,"report_to":["tensorboard","mlflow"],"resume_from_checkpoint":null,)"
+        R"("run_name":"r","save_safetensors":true,"save_steps":500.0,"save_strategy":"best",)"
+        R"("save_total_limit":2,"seed":42,"skip_memory_metrics":true,"warmup_ratio":0.0,"warmup_steps":0,)"
+        R"("weight_decay":0.0,"world_size":1})");
   CHECK(trainhook::to_json(trainhook::ModelArguments{}).dump() ==
-        R"({"dropout":0.0,"hidden_size":128,"model":"mlp","num_heads":4,"num_layers":2})");
+        R"({"dropout":0.0,"hidden_size":128,"loss":null,"model":"mlp","model_name_or_path":null,)"
+        R"("num_heads":4,"num_layers":2})");
   trainhook::DataArguments d;
   d.train_file = "t.csv";
   d.image_size = 8;
   CHECK(trainhook::to_json(d).dump() ==
         R"({"block_size":64,"csv_header":false,"feature_scale":1.0,"image_size":8,"label_column":"last",)"
-        R"("test_file":null,"train_file":"t.csv","validation_file":null,"validation_split_percentage":0.0})");
+        R"("label_column_name":null,"test_file":null,"train_file":"t.csv","validation_file":null,)"
+        R"("validation_split_percentage":0.0})");
 }
 
 TEST_CASE("to_json writes every field with the HF names, unset optionals are null") {
@@ -193,7 +204,12 @@ TEST_CASE("to_json writes every field with the HF names, unset optionals are nul
                                           "world_size",
                                           "local_rank",
                                           "ddp_backend",
-                                          "ddp_timeout"};
+                                          "ddp_timeout",
+                                          "optim_args",
+                                          "lr_scheduler_kwargs",
+                                          "label_smoothing_factor",
+                                          "include_num_input_tokens_seen",
+                                          "save_safetensors"};
   std::set<std::string> keys;
   for (const auto& [k, v] : j.items()) keys.insert(k);
   CHECK(keys == expected);
