@@ -407,7 +407,8 @@ TEST_CASE("stateful callbacks: HF layout with TrainerControl, no growth across s
           {"should_save", true},
           {"should_training_stop", false}}},
         {"attributes", nlohmann::json::object()}}},
-      {"early_stopping", {{"args", {{"patience", 3}}}, {"attributes", {{"count", 2}}}}}};
+      // HF's class name for the callbacks that are HF's (callbacks/hf_callback_names.hpp).
+      {"EarlyStoppingCallback", {{"args", {{"patience", 3}}}, {"attributes", {{"count", 2}}}}}};
   CHECK(st.stateful_callbacks == expected);
 
   CallbackHandler resumed;

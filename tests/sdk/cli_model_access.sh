@@ -121,7 +121,9 @@ grep -q "disabled\|failed" "$WORK/probe.log" && { cat "$WORK/probe.log" >&2; fai
 check_norms "$WORK/probe" 2
 echo "ok: bad input refused with messages"
 
-# 4. The LR factor from step 2 on, kept in the checkpoint and restored on resume.
+# 4. The LR factor set at the end of step 2, kept in the checkpoint and restored on
+# resume. The logged learning_rate is the rate a step used (the newest
+# transformers' order), so the halved rate shows from step 3 on.
 run "$WORK/factor" --max_steps 6 --save_strategy steps --save_steps 3 \
   --plugin_config 'c_grad_norm={"lr_factor": 0.5, "lr_factor_step": 2}'
 run "$WORK/resumed" --max_steps 6 --save_strategy steps --save_steps 3 \
@@ -129,7 +131,7 @@ run "$WORK/resumed" --max_steps 6 --save_strategy steps --save_steps 3 \
 "$VENV/bin/python" - "$WORK/factor/trainer_state.json" "$WORK/resumed/trainer_state.json" <<'PY' ||
 import json, sys
 full = {h["step"]: h["learning_rate"] for h in json.load(open(sys.argv[1]))["log_history"] if "learning_rate" in h}
-assert full[1] == 1e-3 and all(full[s] == 5e-4 for s in range(2, 7)), full
+assert full[1] == 1e-3 and full[2] == 1e-3 and all(full[s] == 5e-4 for s in range(3, 7)), full
 resumed = {h["step"]: h["learning_rate"] for h in json.load(open(sys.argv[2]))["log_history"] if "learning_rate" in h}
 assert all(resumed[s] == 5e-4 for s in range(4, 7)), resumed
 print("learning rates:", full, "resumed:", resumed)

@@ -72,7 +72,9 @@ void Trainer::remove_callback(const Callback& instance) { pop_callback(instance)
 
 std::vector<std::string> Trainer::callback_names() const {
   std::vector<std::string> names;
-  for (const auto& cb : impl_->handler.callbacks()) names.push_back(cb->name());
+  // The trainer's own state keeper is not one of the user's callbacks (as HF's list).
+  for (const auto& cb : impl_->handler.callbacks())
+    if (cb->name() != kLrFactorCallbackName) names.push_back(cb->name());
   return names;
 }
 

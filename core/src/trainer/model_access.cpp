@@ -53,7 +53,7 @@ void fill(DLTensor& dl, const torch::Tensor& t) {
 class LrFactorState final : public detail::InternalCallback {
  public:
   explicit LrFactorState(double& factor) : factor_(factor) {}
-  std::string name() const override { return "TrainhookLrFactor"; }
+  std::string name() const override { return kLrFactorCallbackName; }
   uint64_t event_mask() const override { return 0; }
   void on_event(EventId, const th_event_args&) override {}
   std::optional<nlohmann::json> save_state() override {

@@ -24,6 +24,9 @@
 
 namespace trainhook {
 
+// The trainer's internal callback that keeps the ABI 1.1 learning-rate factor in checkpoints.
+inline constexpr const char* kLrFactorCallbackName = "TrainhookLrFactor";
+
 class TrainerModelAccess final : public ModelAccess {
  public:
   // `impl` owns this object and outlives it.
@@ -50,6 +53,7 @@ class TrainerModelAccess final : public ModelAccess {
   // Adds the metrics plugins added since the last log record, and forgets them.
   void merge_metrics(Metrics& logs);
   // Keeps the factor in checkpoints (stateful_callbacks["TrainhookLrFactor"]).
+  // Internal: Trainer::callback_names() does not list it.
   std::unique_ptr<detail::InternalCallback> state_callback();
 
  private:
