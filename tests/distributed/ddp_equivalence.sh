@@ -26,7 +26,10 @@ s2=$(json_get "$WORK/two/eval_results.json" 'j["eval_samples"]')
 [[ $s1 == "$s2" ]] || fail "eval_samples differ: $s1 vs $s2"
 l1=$(json_get "$WORK/one/trainer_state.json" '[e["loss"] for e in j["log_history"] if "loss" in e]')
 l2=$(json_get "$WORK/two/trainer_state.json" '[e["loss"] for e in j["log_history"] if "loss" in e]')
-[[ $l1 == "$l2" ]] || fail "logged losses differ: 1 process $l1, 2 ranks $l2 (should be averaged over ranks)"
+# The loss is logged in full (newest transformers), so the mean over ranks and
+# one process's loss agree to float rounding, not to the last digit.
+python3 -c "import sys; a, b = eval(sys.argv[1]), eval(sys.argv[2]); sys.exit(0 if len(a) == len(b) and all(abs(x - y) <= 1e-6 * max(1.0, abs(x)) for x, y in zip(a, b)) else 1)" "$l1" "$l2" ||
+  fail "logged losses differ: 1 process $l1, 2 ranks $l2 (should be averaged over ranks)"
 echo "logged losses $l2"
 
 # Only world rank 0 runs report_to integrations: every event file comes from

@@ -45,7 +45,7 @@ def main():
         if len(runs) != 1:
             print(f"FAIL: expected 1 MLflow run (world rank 0 only), found {len(runs)}")
             return 1
-        history = sorted((m["step"], round(m["value"], 4)) for m in server.history(runs[0]["info"]["run_id"], "loss"))
+        history = sorted((m["step"], m["value"]) for m in server.history(runs[0]["info"]["run_id"], "loss"))
         with open(os.path.join(out, "trainer_state.json")) as f:
             logged = sorted((e["step"], e["loss"]) for e in json.load(f)["log_history"] if "loss" in e)
         if history != logged:

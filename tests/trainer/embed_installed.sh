@@ -25,7 +25,9 @@ done
   { cat "$WORK/configure.log"; fail "configure embed_trainer from the prefix"; }
 "$CMAKE" --build "$WORK/embed" >"$WORK/build.log" 2>&1 || { cat "$WORK/build.log"; fail "build embed_trainer"; }
 # No include path into the source or build tree: only the prefix (and system dirs).
-if grep -oE -- "-(I|isystem) ?[^ ]+" "$WORK/embed/compile_commands.json" | grep -E "$SRC/(core|sdk)|$BUILD"; then
+# (The work folder, and so the prefix, may lie inside the build tree: its paths are allowed.)
+if grep -oE -- "-(I|isystem) ?[^ ]+" "$WORK/embed/compile_commands.json" | grep -vF "$WORK/prefix" |
+  grep -E "$SRC/(core|sdk)|$BUILD"; then
   fail "embed_trainer compiled with source/build-tree include paths"
 fi
 grep -q -- "$WORK/prefix/include" "$WORK/embed/compile_commands.json" ||
