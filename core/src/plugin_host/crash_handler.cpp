@@ -58,6 +58,11 @@ void crash_handler_report(int sig) noexcept {
 }
 
 void install_crash_handler() noexcept {
+#if defined(__SANITIZE_ADDRESS__)
+  // Under AddressSanitizer its own handler reports a crash with the stack, and
+  // LeakSanitizer's exit-time tracer must keep the handlers it set.
+  return;
+#endif
   if (g_installed.exchange(true)) return;
   for (size_t i = 0; i < sizeof kSignals / sizeof kSignals[0]; ++i) {
     struct sigaction sa {};
