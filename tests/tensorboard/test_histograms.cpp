@@ -60,7 +60,8 @@ TEST_CASE("an undefined view has an empty histogram; a float16 view fails naming
   CHECK(histogram_of(TensorView("fc.bias", &absent)).num == 0);
   DLTensor half = view_of(m.data(), shape, strides);
   half.dtype = {kDLFloat, 16, 1};
-  CHECK_THROWS_WITH_AS(histogram_of(TensorView("fc.weight", &half)),
-                       doctest::Contains("tensorboard histograms: tensor 'fc.weight' is not a float32/float64"),
-                       std::runtime_error);
+  CHECK_THROWS_WITH_AS(
+      histogram_of(TensorView("fc.weight", &half)),
+      doctest::Contains("tensorboard histograms: tensor 'fc.weight' is not a float32/float64"),
+      std::runtime_error);
 }
