@@ -20,6 +20,8 @@
 //
 // usage: bench_all_plugins [--model mlp|cnn] [--repeats 5] [--steps 300]
 //          [--save_steps 50] [--report_to all|a,b] [--plugin_config JSON] [--json FILE]
+#include <bench_harness.hpp>
+
 #include <trainhook/data/tensor_dataset.hpp>
 #include <trainhook/models/cnn.hpp>
 #include <trainhook/models/mlp.hpp>
@@ -41,11 +43,11 @@
 #include <stdexcept>
 
 namespace fs = std::filesystem;
-using Clock = std::chrono::steady_clock;
 
 namespace {
 
-constexpr int64_t kFeatures = 64, kClasses = 10, kHidden = 256, kBatch = 64, kSamples = 4096;
+using namespace trainhook::bench;
+constexpr int64_t kHidden = 256;
 constexpr double kTargetRatio = 1.03;
 
 struct Options {
@@ -63,7 +65,7 @@ std::shared_ptr<trainhook::Model> make_model(const std::string& kind) {
   torch::manual_seed(1);
   if (kind == "cnn")
     return std::make_shared<trainhook::CnnModel>(trainhook::CnnOptions{8, kClasses, 32, 128, 0.0});
-  return std::make_shared<trainhook::MlpModel>(trainhook::MlpOptions{kFeatures, kClasses, kHidden, 2, 0.0});
+  return make_mlp(kHidden);
 }
 
 double cpu_s(clockid_t clock) {
@@ -83,9 +85,9 @@ struct RunTime {
   double thread_cpu_s = 0, process_cpu_s = 0;
 };
 
-class Stopwatch final : public trainhook::Callback {
+class LoopTimer final : public trainhook::Callback {
  public:
-  explicit Stopwatch(RunTime* out) : out_(out) {}
+  explicit LoopTimer(RunTime* out) : out_(out) {}
   void on_train_begin(trainhook::Event& e) override { tick(e.id()); }
   void on_step_end(trainhook::Event& e) override { tick(e.id()); }
   void on_train_end(trainhook::Event& e) override { tick(e.id()); }
@@ -148,7 +150,7 @@ RunTime run(const Options& o, const std::shared_ptr<trainhook::TensorDataset>& d
   RunTime t;
   trainhook::TrainerOptions options;
   options.use_plugins = plugins;
-  options.callbacks.push_back(trainhook::make_callback<Stopwatch>("stopwatch", &t));
+  options.callbacks.push_back(trainhook::make_callback<LoopTimer>("stopwatch", &t));
   {
     trainhook::Trainer trainer(make_model(o.model), a, data, nullptr, std::move(options));
     trainer.train();
@@ -161,11 +163,6 @@ RunTime run(const Options& o, const std::shared_ptr<trainhook::TensorDataset>& d
   t.thread_cpu_s /= n;
   t.process_cpu_s /= n;
   return t;
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
 }
 
 int bench(Options o) {
@@ -183,9 +180,7 @@ int bench(Options o) {
   char tmpl[] = "/tmp/trainhook-bench-all-XXXXXX";
   if (!mkdtemp(tmpl)) throw std::runtime_error("mkdtemp failed");
   const fs::path work = tmpl;
-  torch::manual_seed(0);
-  auto data = std::make_shared<trainhook::TensorDataset>(
-      torch::rand({kSamples, kFeatures}), torch::randint(0, kClasses, {kSamples}, torch::kLong));
+  auto data = make_data();
   std::vector<double> none, all, none_end, all_end, paired, none_thread, all_thread, none_proc, all_proc;
   int n = 0;
   auto next_dir = [&] { return work / ("run-" + std::to_string(n++)); };

@@ -16,8 +16,8 @@ separates that contention from the communication. Prints:
   step-time ratio 2 ranks / 1 rank: <x>
   scaling efficiency: <x>      (2-rank samples/s / (2 x 1-rank samples/s))
   overlap ratio: <x>           (2-rank step with the all-reduce overlapping backward /
-                                all-reduce after backward: TRAINHOOK_DDP_OVERLAP=0, which
-                                `trainhook train` maps onto TrainerOptions::gradient_reduction)
+                                all-reduce after backward: --ddp_gradient_reduction after_backward,
+                                which `trainhook train` maps onto TrainerOptions::gradient_reduction)
 usage: bench_ddp.py --cli build/bin/trainhook --data digits.csv [--steps N] [--repeats R]
 """
 import argparse
@@ -75,8 +75,8 @@ def main():
             run([[o.cli, "launch", "--nproc_per_node", "2", "--"] + args + ["--output_dir", out]], env)
             times["ddp"].append(step_seconds(out, o.steps))
             out = os.path.join(work, f"after_{r}")
-            run([[o.cli, "launch", "--nproc_per_node", "2", "--"] + args + ["--output_dir", out]],
-                dict(env, TRAINHOOK_DDP_OVERLAP="0"))
+            run([[o.cli, "launch", "--nproc_per_node", "2", "--"] + args +
+                 ["--ddp_gradient_reduction", "after_backward", "--output_dir", out]], env)
             times["after"].append(step_seconds(out, o.steps))
         t1, tp, t2 = (statistics.median(times[k]) for k in ("one", "pair", "ddp"))
         print(f"raw step seconds: {times}")

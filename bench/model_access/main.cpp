@@ -6,37 +6,26 @@
 //   grad_stats  the grad_stats plugin logging every step (target <= 1.02 of plain);
 //   ema       the ema plugin updating every step (target <= 1.05 of plain).
 // Medians of the repeats; prints ratios. usage: bench_model_access [repeats=5] [steps=200]
-#include <trainhook/data/tensor_dataset.hpp>
-#include <trainhook/models/mlp.hpp>
+#include <bench_harness.hpp>
+
 #include <trainhook/plugin_host/model_access.hpp>
 #include <trainhook/plugin_host/plugin_registry.hpp>
 #include <trainhook/trainer/trainer.hpp>
 
-#include <torch/torch.h>
-
-#include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <filesystem>
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-constexpr int64_t kFeatures = 64, kClasses = 10, kHidden = 1024, kBatch = 64, kSamples = 4096;
+using namespace trainhook::bench;
+constexpr int64_t kHidden = 1024;
 
-std::shared_ptr<trainhook::MlpModel> make_mlp() {
-  torch::manual_seed(1);
-  return std::make_shared<trainhook::MlpModel>(trainhook::MlpOptions{kFeatures, kClasses, kHidden, 2, 0.0});
-}
-
-// Times the training steps; at the first on_pre_optimizer_step also times
-// `calls` tensors() calls for parameters and gradients through ModelAccess.
-class Probe final : public trainhook::Callback {
+// Times the training steps (Stopwatch); at the first on_pre_optimizer_step also
+// times `calls` tensors() calls for parameters and gradients through ModelAccess.
+class Probe final : public Stopwatch {
  public:
   Probe(double* seconds, double* view_us, trainhook::HostServices** host)
-      : seconds_(seconds), view_us_(view_us), host_(host) {}
-  void on_train_begin(trainhook::Event&) override { start_ = Clock::now(); }
+      : Stopwatch(seconds), view_us_(view_us), host_(host) {}
   void on_pre_optimizer_step(trainhook::Event& e) override {
     if (view_us_ == nullptr || e.state().global_step != 3) return;
     trainhook::ModelAccess* m = (*host_)->model_access();
@@ -49,43 +38,27 @@ class Probe final : public trainhook::Callback {
     *view_us_ = std::chrono::duration<double, std::micro>(Clock::now() - t0).count() / calls;
     views_ = l.count;
   }
-  void on_train_end(trainhook::Event&) override {
-    *seconds_ = std::chrono::duration<double>(Clock::now() - start_).count();
-  }
   uint32_t views_ = 0;
 
  private:
-  double* seconds_;
   double* view_us_;
   trainhook::HostServices** host_;
-  Clock::time_point start_;
 };
 
 double run(const std::shared_ptr<trainhook::TensorDataset>& data, int64_t steps, const std::string& callback,
            double* view_us = nullptr) {
-  trainhook::TrainingArguments a;
-  a.output_dir = (std::filesystem::temp_directory_path() / "trainhook-bench-model-access").string();
-  a.max_steps = steps;
-  a.per_device_train_batch_size = kBatch;
-  a.learning_rate = 1e-3;
+  auto a = bench_args(steps, temp_output_dir("trainhook-bench-model-access"));
   a.logging_steps = 1;  // grad_stats then works every step
-  a.save_strategy = trainhook::SaveStrategy::no;
-  a.report_to = {"none"};
   a.disable_tqdm = true;
   if (!callback.empty()) a.callbacks = {callback};
   double seconds = 0;
   trainhook::HostServices* host = nullptr;
   trainhook::TrainerOptions options;
   options.callbacks.push_back(trainhook::make_callback<Probe>("probe", &seconds, view_us, &host));
-  trainhook::Trainer trainer(make_mlp(), a, data, nullptr, std::move(options));
+  trainhook::Trainer trainer(make_mlp(kHidden), a, data, nullptr, std::move(options));
   host = &trainer.host();
   trainer.train();
   return seconds / static_cast<double>(steps);
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
 }
 
 }  // namespace
@@ -93,9 +66,7 @@ double median(std::vector<double> v) {
 int main(int argc, char** argv) {
   const int repeats = argc > 1 ? std::atoi(argv[1]) : 5;
   const int64_t steps = argc > 2 ? std::atoll(argv[2]) : 200;
-  torch::manual_seed(0);
-  auto data = std::make_shared<trainhook::TensorDataset>(
-      torch::rand({kSamples, kFeatures}), torch::randint(0, kClasses, {kSamples}, torch::kLong));
+  auto data = make_data();
   const trainhook::PluginRegistry registry(trainhook::PluginSearchOptions{});
   const bool have = registry.has("grad_stats") && registry.has("ema");
   std::vector<double> plain, stats, ema, views;

@@ -8,9 +8,9 @@
 // ratios to raw (target <= 1.02).
 //
 // usage: bench_trainer_overhead [repeats=7] [steps=400]
+#include <bench_harness.hpp>
+
 #include <trainhook/data/batch_sampler.hpp>
-#include <trainhook/data/tensor_dataset.hpp>
-#include <trainhook/models/mlp.hpp>
 #include <trainhook/plugin_host/plugin_registry.hpp>
 #include <trainhook/trainer/lr_schedule.hpp>
 #include <trainhook/trainer/optimizer_factory.hpp>
@@ -18,38 +18,24 @@
 
 #include <torch/torch.h>
 
-#include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <filesystem>
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-constexpr int64_t kFeatures = 64, kClasses = 10, kHidden = 256, kBatch = 64, kSamples = 4096;
+using namespace trainhook::bench;
+constexpr int64_t kHidden = 256;
 
-std::shared_ptr<trainhook::MlpModel> make_mlp() {
-  torch::manual_seed(1);
-  return std::make_shared<trainhook::MlpModel>(trainhook::MlpOptions{kFeatures, kClasses, kHidden, 2, 0.0});
-}
-
-trainhook::TrainingArguments bench_args(int64_t steps, const std::string& out) {
-  trainhook::TrainingArguments a;
-  a.output_dir = out;
-  a.max_steps = steps;
-  a.per_device_train_batch_size = kBatch;
-  a.learning_rate = 1e-3;
+trainhook::TrainingArguments overhead_args(int64_t steps) {
+  auto a = bench_args(steps, temp_output_dir("trainhook-bench-overhead"));
   a.logging_steps = 50;
-  a.save_strategy = trainhook::SaveStrategy::no;
-  a.report_to = {"none"};
   return a;
 }
 
 double raw_loop(const trainhook::TensorDataset& data, int64_t steps) {
-  auto model = make_mlp();
-  const auto args = bench_args(steps, "unused");
+  auto model = make_mlp(kHidden);
+  const auto args = overhead_args(steps);
   auto optimizer = trainhook::make_optimizer(args, *model);
   trainhook::LrScheduler scheduler(trainhook::SchedulerType::linear, args.learning_rate, 0, steps);
   trainhook::SamplerOptions so;
@@ -79,39 +65,16 @@ double raw_loop(const trainhook::TensorDataset& data, int64_t steps) {
   return seconds / static_cast<double>(steps);
 }
 
-// Times train-begin to train-end from inside the run, so setup is excluded as
-// it is for the raw loop.
-class Stopwatch final : public trainhook::Callback {
- public:
-  explicit Stopwatch(double* seconds) : seconds_(seconds) {}
-  void on_train_begin(trainhook::Event&) override { start_ = Clock::now(); }
-  void on_train_end(trainhook::Event&) override {
-    *seconds_ = std::chrono::duration<double>(Clock::now() - start_).count();
-  }
-
- private:
-  double* seconds_;
-  Clock::time_point start_;
-};
-
 double trainer_loop(const std::shared_ptr<trainhook::TensorDataset>& data, int64_t steps, bool progress) {
-  const std::string out = (std::filesystem::temp_directory_path() / "trainhook-bench-overhead").string();
-  auto args = bench_args(steps, out);
+  auto args = overhead_args(steps);
   args.disable_tqdm = !progress;
   double seconds = 0;
   trainhook::TrainerOptions options;
   options.use_plugins = progress;
   options.callbacks.push_back(trainhook::make_callback<Stopwatch>("stopwatch", &seconds));
-  trainhook::Trainer trainer(make_mlp(), args, data, nullptr, std::move(options));
+  trainhook::Trainer trainer(make_mlp(kHidden), args, data, nullptr, std::move(options));
   trainer.train();
-  // The final log and on_train_end are inside the window: subtract nothing,
-  // they are part of the trainer's cost.
   return seconds / static_cast<double>(steps);
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
 }
 
 }  // namespace
@@ -119,9 +82,7 @@ double median(std::vector<double> v) {
 int main(int argc, char** argv) {
   const int repeats = argc > 1 ? std::atoi(argv[1]) : 7;
   const int64_t steps = argc > 2 ? std::atoll(argv[2]) : 400;
-  torch::manual_seed(0);
-  auto data = std::make_shared<trainhook::TensorDataset>(
-      torch::rand({kSamples, kFeatures}), torch::randint(0, kClasses, {kSamples}, torch::kLong));
+  auto data = make_data();
   const bool have_progress = trainhook::PluginRegistry(trainhook::PluginSearchOptions{}).has("progress");
   std::vector<double> raw, plain, prog;
   raw_loop(*data, steps / 4);  // warm-up

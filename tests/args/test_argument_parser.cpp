@@ -621,6 +621,15 @@ TEST_CASE("validation: strategies and enumerations name the flag and suggest") {
   CHECK_FALSE(parse({"--ddp_backend", "none"}).training.ddp_backend.has_value());
   e = error_of({"--ddp_backend", "mpi"});
   CHECK(contains(e, "--ddp_backend: expected one of gloo, nccl, got 'mpi'"));
+  // --ddp_gradient_reduction: the CLI's TrainerOptions::gradient_reduction.
+  using trainhook::distributed::GradientReduction;
+  CHECK(parse({}).model.ddp_gradient_reduction == GradientReduction::overlap_with_backward);
+  CHECK(parse({"--ddp_gradient_reduction", "after_backward"}).model.ddp_gradient_reduction ==
+        GradientReduction::after_backward);
+  CHECK(parse({"--ddp_gradient_reduction", "overlap_with_backward"}).model.ddp_gradient_reduction ==
+        GradientReduction::overlap_with_backward);
+  e = error_of({"--ddp_gradient_reduction", "off"});
+  CHECK(contains(e, "--ddp_gradient_reduction: expected one of overlap, after_backward, got 'off'"));
   // Names are parsed when read, so a config file's bad value names the file and key.
   const fs::path dir = scratch_dir();
   const std::string cfg = write_file(dir / "strategy.json", R"({"save_strategy": "epochs"})");

@@ -139,8 +139,8 @@ TEST_CASE("to_json output is byte-identical to the hand-written form it replaced
         R"("save_total_limit":2,"seed":42,"skip_memory_metrics":true,"warmup_ratio":0.0,"warmup_steps":0,)"
         R"("weight_decay":0.0,"world_size":1})");
   CHECK(trainhook::to_json(trainhook::ModelArguments{}).dump() ==
-        R"({"dropout":0.0,"hidden_size":128,"loss":null,"model":"mlp","model_name_or_path":null,)"
-        R"("num_heads":4,"num_layers":2})");
+        R"({"ddp_gradient_reduction":"overlap","dropout":0.0,"hidden_size":128,"loss":null,"model":"mlp",)"
+        R"("model_name_or_path":null,"num_heads":4,"num_layers":2})");
   trainhook::DataArguments d;
   d.train_file = "t.csv";
   d.image_size = 8;

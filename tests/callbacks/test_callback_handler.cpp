@@ -539,3 +539,35 @@ TEST_CASE("the running event is known while its callbacks run, -1 between events
   CHECK(seen == TH_EVENT_PRE_OPTIMIZER_STEP);
   CHECK(h.current_event() == -1);
 }
+
+TEST_CASE("an internal callback is called like any other but neither listed nor popped") {
+  std::vector<std::string> log;
+  CallbackHandler h;
+  h.add(std::make_unique<Recorder>("A", log));
+  h.add(std::make_unique<Recorder>("Keeper", log), CallbackHandler::Listing::internal);
+  h.add(std::make_unique<Recorder>("B", log));
+  CHECK(h.listed_names() == std::vector<std::string>{"A", "B"});
+  const detail::InternalCallback* keeper = h.find("Keeper");
+  REQUIRE(keeper != nullptr);
+  CHECK(h.pop("Keeper") == nullptr);
+  CHECK(h.pop_instance(keeper) == nullptr);
+  TrainerState st;
+  TrainerControl c;
+  h.fire(TH_EVENT_LOG, st, c);
+  CHECK(log == std::vector<std::string>{"A:on_log:-----", "Keeper:on_log:-----", "B:on_log:-----"});
+  CHECK(h.pop("A") != nullptr);
+  CHECK(h.listed_names() == std::vector<std::string>{"B"});
+  CHECK(h.find("Keeper") != nullptr);
+}
+
+TEST_CASE("popping a callback takes its flags with it: the others keep their own") {
+  CallbackHandler h(PluginErrorPolicy::disable);
+  h.add(std::make_unique<Failing>("audit", true));
+  h.add(std::make_unique<Failing>("plain", false));
+  REQUIRE(h.pop("audit") != nullptr);
+  TrainerState st;
+  TrainerControl c;
+  CHECK_NOTHROW(h.fire(TH_EVENT_LOG, st, c));  // "plain" is not critical: disabled, the run goes on
+  REQUIRE(h.disabled().size() == 1);
+  CHECK(h.disabled()[0].callback == "plain");
+}

@@ -52,17 +52,18 @@ leftovers=$(find "$WORK/two" -maxdepth 1 -name '*tmp*' | wc -l)
 same_weights "$WORK/one/model.pt" "$WORK/accum/model.pt" 1e-6 "1 rank x32 vs 2 ranks x8 x2 accumulation"
 # The reducer that overlaps with backward (the default) gives exactly what
 # all-reducing after backward gives.
-TRAINHOOK_DDP_OVERLAP=0 "$CLI" launch --nproc_per_node 2 -- train "${DATA[@]}" "${RUN[@]}" \
+"$CLI" launch --nproc_per_node 2 -- train "${DATA[@]}" "${RUN[@]}" --ddp_gradient_reduction after_backward \
   --output_dir "$WORK/after" --per_device_train_batch_size 16 >"$WORK/after.log" 2>&1 ||
   fail "2-rank run without overlap failed: $(tail -30 "$WORK/after.log")"
 same_weights "$WORK/two/model.pt" "$WORK/after/model.pt" 0 "overlapped vs after-backward all-reduce"
-# The knob takes 0 or 1 only; anything else is refused before training, naming it.
+# The flag takes overlap or after_backward only; anything else is refused before
+# training, naming it.
 rc=0
-TRAINHOOK_DDP_OVERLAP=off "$CLI" train "${DATA[@]}" "${RUN[@]}" --output_dir "$WORK/knob" \
+"$CLI" train "${DATA[@]}" "${RUN[@]}" --output_dir "$WORK/knob" --ddp_gradient_reduction off \
   >"$WORK/knob.log" 2>&1 || rc=$?
-[[ $rc == 2 ]] || fail "TRAINHOOK_DDP_OVERLAP=off: exit $rc, expected 2"
-grep -q "TRAINHOOK_DDP_OVERLAP='off': expected 1" "$WORK/knob.log" ||
-  fail "no clear TRAINHOOK_DDP_OVERLAP message: $(tail -5 "$WORK/knob.log")"
+[[ $rc == 2 ]] || fail "--ddp_gradient_reduction off: exit $rc, expected 2"
+grep -q "ddp_gradient_reduction.*expected one of overlap, after_backward, got 'off'" "$WORK/knob.log" ||
+  fail "no clear --ddp_gradient_reduction message: $(tail -5 "$WORK/knob.log")"
 
 # Resume the 2-rank run from step 15: bit-identical at step 30.
 "$CLI" launch --nproc_per_node 2 -- train "${DATA[@]}" "${RUN[@]}" --output_dir "$WORK/resumed" \

@@ -1,5 +1,6 @@
-/* Fake plugins that the registry must refuse, one per compile definition
- * (tests/sdk/CMakeLists.txt builds each into its own folder):
+/* Fake plugins that the registry must refuse, or that misbehave once loaded,
+ * one per compile definition (tests/sdk/CMakeLists.txt builds each into its own
+ * folder; tests/reliability builds FAKE_SEGV_ON_LOG):
  *   FAKE_NO_ENTRY      exports a function, but not trainhook_plugin_v1
  *   FAKE_ABI_MAJOR_2   answers with abi_major 2
  *   FAKE_NEWER_MINOR   answers with abi_minor one above the host's
@@ -7,13 +8,27 @@
  *   FAKE_ENTRY_ERROR   the entry returns TH_ERROR with a message
  *   FAKE_DUPLICATE     a valid plugin exporting callback "dup_cb" (built twice)
  *   FAKE_UNRESOLVED    a valid entry that calls a function no library defines, so
- *                      the loader (RTLD_NOW) refuses it naming that symbol */
+ *                      the loader (RTLD_NOW) refuses it naming that symbol
+ *   FAKE_SEGV_ON_LOG   a valid plugin whose callback "evil_segv" dereferences a
+ *                      null pointer in on_log, as a buggy plugin would: the host
+ *                      must name the plugin file, the callback and the event
+ *                      before the process dies of SIGSEGV (issue 22) */
 #include <trainhook/abi.h>
 
 #include <string.h>
 
 #ifndef FAKE_LIB_NAME
 #define FAKE_LIB_NAME "fake"
+#endif
+#if defined(FAKE_SEGV_ON_LOG)
+#define FAKE_CALLBACK_NAME "evil_segv"
+#define FAKE_CALLBACK_DESCRIPTION "segfaults in on_log"
+#define FAKE_EVENT_MASK TH_EVENT_BIT(TH_EVENT_LOG)
+static int* volatile g_nowhere = NULL;
+#else
+#define FAKE_CALLBACK_NAME "dup_cb"
+#define FAKE_CALLBACK_DESCRIPTION "a fake callback"
+#define FAKE_EVENT_MASK TH_EVENT_MASK_ALL
 #endif
 
 static inline void write_err(char* err, size_t err_size, const char* msg) {
@@ -27,6 +42,9 @@ static th_status fake_on_event(void* self, const th_event_args* args, char* err,
   (void)args;
   (void)err;
   (void)err_size;
+#if defined(FAKE_SEGV_ON_LOG)
+  if (args->event == TH_EVENT_LOG) *g_nowhere = 42; /* the crash */
+#endif
   return TH_OK;
 }
 static void fake_destroy(void* self) { (void)self; }
@@ -43,8 +61,8 @@ static th_status fake_create(const th_host* host, const char* config_json, void*
 static const th_callback_vtable fake_vtable = {TH_CALLBACK_VTABLE_STRUCT_SIZE, fake_on_event, NULL, NULL,
                                                fake_destroy};
 static const th_callback_info fake_callbacks[] = {
-    {TH_CALLBACK_INFO_STRUCT_SIZE, "dup_cb", "1.0.0", TH_KIND_CALLBACK, "a fake callback", TH_EVENT_MASK_ALL,
-     fake_create, &fake_vtable},
+    {TH_CALLBACK_INFO_STRUCT_SIZE, FAKE_CALLBACK_NAME, "1.0.0", TH_KIND_CALLBACK, FAKE_CALLBACK_DESCRIPTION,
+     FAKE_EVENT_MASK, fake_create, &fake_vtable},
 };
 
 #if defined(FAKE_ABI_MAJOR_2)

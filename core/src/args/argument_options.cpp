@@ -452,6 +452,8 @@ std::vector<OptionSpec> build_table() {
                       "gloo"));
   t.push_back(field("ddp_timeout", G::MultiProcess, &TA::ddp_timeout,
                     "Seconds the rendezvous or a collective may take before every rank fails"));
+  t.push_back(field("ddp_gradient_reduction", G::MultiProcess, &MA::ddp_gradient_reduction,
+                    "Gradients are all-reduced while backward runs (overlap) or after it (after_backward)"));
   // -- Model
   t.push_back(field("model", G::Model, &MA::model, "Built-in model: mlp, cnn or char_transformer"));
   t.push_back(field("model_name_or_path", G::Model, &MA::model_name_or_path,

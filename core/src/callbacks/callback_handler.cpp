@@ -34,13 +34,14 @@ CallbackHandler::~CallbackHandler() {
 
 void CallbackHandler::add(NamedCallback cb) { add(detail::adapt(std::move(cb))); }
 
-void CallbackHandler::add(std::unique_ptr<detail::InternalCallback> cb) {
+void CallbackHandler::add(std::unique_ptr<detail::InternalCallback> cb, Listing listing) {
   if (!cb) throw std::invalid_argument("CallbackHandler::add: null callback");
   if (find(cb->name()) != nullptr)
     throw std::invalid_argument("callback '" + cb->name() + "' is already in the callback list");
   masks_.push_back(cb->event_mask());
   critical_.push_back(cb->critical() ? 1 : 0);
   enabled_.push_back(1);
+  internal_.push_back(listing == Listing::internal ? 1 : 0);
   callbacks_.push_back(std::move(cb));
 }
 

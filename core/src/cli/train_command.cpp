@@ -57,19 +57,6 @@ std::string check_tasks(const ParsedArguments& p) {
   return "";
 }
 
-// bench/ddp's comparison point, set from the program's environment (the
-// Trainer itself reads no environment for it: TrainerOptions::gradient_reduction).
-// TRAINHOOK_DDP_OVERLAP=0 all-reduces gradients after backward instead of
-// while backward runs; unset or 1: the default.
-distributed::GradientReduction gradient_reduction_from_env() {
-  const char* v = std::getenv("TRAINHOOK_DDP_OVERLAP");
-  if (!v || !*v || std::string(v) == "1") return distributed::GradientReduction::overlap_with_backward;
-  if (std::string(v) == "0") return distributed::GradientReduction::after_backward;
-  throw std::runtime_error(
-      std::string("TRAINHOOK_DDP_OVERLAP='") + v +
-      "': expected 1 (all-reduce while backward runs, the default) or 0 (after backward)");
-}
-
 }  // namespace
 
 int train_command(const std::vector<std::string>& args, const std::string& program_path) {
@@ -88,13 +75,6 @@ int train_command(const std::vector<std::string>& args, const std::string& progr
   for (const auto& w : parsed.warnings) spdlog::warn("{}", w);
   if (const std::string problem = check_tasks(parsed); !problem.empty()) {
     std::fprintf(stderr, "trainhook train: error: %s\n", problem.c_str());
-    return 2;
-  }
-  distributed::GradientReduction reduction{};
-  try {
-    reduction = gradient_reduction_from_env();
-  } catch (const std::runtime_error& e) {
-    std::fprintf(stderr, "trainhook train: error: %s\n", e.what());
     return 2;
   }
   TrainingArguments& targs = parsed.training;
@@ -136,7 +116,7 @@ int train_command(const std::vector<std::string>& args, const std::string& progr
 
   TrainerOptions options;
   options.compute_metrics = label_metrics;
-  options.gradient_reduction = reduction;
+  options.gradient_reduction = parsed.model.ddp_gradient_reduction;  // --ddp_gradient_reduction
   Trainer trainer(model, targs, data.train, data.validation, std::move(options));
 
   // issue 22: the first SIGINT/SIGTERM finishes the step, saves a checkpoint and stops.

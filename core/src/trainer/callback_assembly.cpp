@@ -1,6 +1,12 @@
 // The Trainer's callback list, in HF's order: DefaultFlowCallback, the
 // report_to integrations, the `callbacks` plugins, the C++ callbacks of
 // TrainerOptions, then the progress (or printer) plugin.
+//
+// The rank rule (docs/plugins.md, "Data-parallel rules"): integrations
+// (report_to) are created on world process zero only and never check the rank;
+// every other callback, progress and printer included, is created on every
+// rank, as HF adds its ProgressCallback everywhere, and checks
+// is_world_process_zero itself where it should act once.
 #include "trainer_impl.hpp"
 
 #include <trainhook/args/plugin_config_sections.hpp>
@@ -34,7 +40,8 @@ bool requests_plugins(const TrainingArguments& a) {
 
 void Trainer::Impl::assemble_callbacks(TrainerOptions& options) {
   handler.add(std::make_unique<DefaultFlowCallback>(args));
-  handler.add(access.state_callback());  // the ABI 1.1 learning-rate factor in checkpoints
+  // The ABI 1.1 learning-rate factor in checkpoints: the trainer's own, not listed.
+  handler.add(access.state_callback(), CallbackHandler::Listing::internal);
   if (options.use_plugins) {
     add_plugin_callbacks(options.plugin_search);
   } else if (requests_plugins(args)) {
@@ -44,7 +51,7 @@ void Trainer::Impl::assemble_callbacks(TrainerOptions& options) {
   for (auto& cb : options.callbacks) {
     if (cb.callback) handler.add(std::move(cb));
   }
-  if (options.use_plugins && world_zero()) add_progress_callback();
+  if (options.use_plugins) add_progress_callback();
 }
 
 void Trainer::Impl::add_plugin_callbacks(const PluginSearchOptions& given) {
@@ -72,7 +79,7 @@ void Trainer::Impl::add_progress_callback() {
   const std::string progress = args.disable_tqdm ? "printer" : "progress";
   if (registry->has(progress)) {
     handler.add(registry->create(progress, *services, plugin_config_of(args, progress)));
-  } else {
+  } else if (world_zero()) {  // said once, not by every rank
     const std::string dirs = strings::join(registry->searched_dirs());
     spdlog::warn("the '{}' plugin was not found, so no progress is shown (searched: {})", progress,
                  dirs.empty() ? std::string("no folders") : dirs);

@@ -70,12 +70,6 @@ void Trainer::remove_callback(const std::string& name) { pop_callback(name); }
 
 void Trainer::remove_callback(const Callback& instance) { pop_callback(instance); }
 
-std::vector<std::string> Trainer::callback_names() const {
-  std::vector<std::string> names;
-  // The trainer's own state keeper is not one of the user's callbacks (as HF's list).
-  for (const auto& cb : impl_->handler.callbacks())
-    if (cb->name() != kLrFactorCallbackName) names.push_back(cb->name());
-  return names;
-}
+std::vector<std::string> Trainer::callback_names() const { return impl_->handler.listed_names(); }
 
 }  // namespace trainhook

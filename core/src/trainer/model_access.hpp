@@ -53,7 +53,7 @@ class TrainerModelAccess final : public ModelAccess {
   // Adds the metrics plugins added since the last log record, and forgets them.
   void merge_metrics(Metrics& logs);
   // Keeps the factor in checkpoints (stateful_callbacks["TrainhookLrFactor"]).
-  // Internal: Trainer::callback_names() does not list it.
+  // Added as CallbackHandler::Listing::internal: not in Trainer::callback_names().
   std::unique_ptr<detail::InternalCallback> state_callback();
 
  private:

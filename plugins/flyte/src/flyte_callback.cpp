@@ -39,8 +39,8 @@ FlyteCallback::~FlyteCallback() {
   fs::remove(staging_root_, ec);  // only when empty
 }
 
-void FlyteCallback::on_init_end(trainhook::Event& e) {
-  if (!prev_ || !e.state().is_local_process_zero) return;
+void FlyteCallback::on_init_end(trainhook::Event&) {
+  if (!prev_) return;
   const auto args = nlohmann::json::parse(host_.training_args_json(), nullptr, false);
   const fs::path output_dir = host_.output_dir();
   const Cancellation never;                              // restore runs before training; nothing cancels it
@@ -83,8 +83,7 @@ void FlyteCallback::on_init_end(trainhook::Event& e) {
   // Carry the restored checkpoint forward: if this attempt dies before its
   // first save, the next attempt (whose previous prefix is OUR destination)
   // still finds it.
-  if (dest_ && e.is_world_process_zero() &&
-      options_.destination()->display() != options_.previous()->display())
+  if (dest_ && options_.destination()->display() != options_.previous()->display())
     enqueue_checkpoint(*r.resume_from);
 }
 
@@ -117,7 +116,7 @@ void FlyteCallback::enqueue_checkpoint(const fs::path& dir) {
 }
 
 void FlyteCallback::on_save(trainhook::Event& e) {
-  if (!dest_ || !e.is_world_process_zero()) return;
+  if (!dest_) return;
   fs::path dir(std::string(e.checkpoint_dir()));
   if (dir.empty())
     dir = fs::path(host_.output_dir()) / ("checkpoint-" + std::to_string(e.state().global_step));
@@ -129,8 +128,7 @@ void FlyteCallback::on_save(trainhook::Event& e) {
   enqueue_checkpoint(dir);
 }
 
-void FlyteCallback::on_train_end(trainhook::Event& e) {
-  if (!e.is_world_process_zero()) return;
+void FlyteCallback::on_train_end(trainhook::Event&) {
   if (options_.deck()) {
     const fs::path deck = fs::path(host_.output_dir()) / kDeckFileName;
     const auto state = nlohmann::json::parse(host_.trainer_state_json(), nullptr, false);

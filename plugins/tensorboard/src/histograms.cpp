@@ -2,6 +2,8 @@
 
 #include <trainhook/tensorboard/event_builder.hpp>
 
+#include <trainhook/support/tensor_math.hpp>
+
 #include <algorithm>
 #include <cfloat>
 #include <cstring>
@@ -35,39 +37,25 @@ std::string packed(const std::vector<double>& v) {
 }  // namespace
 
 Histogram histogram_of(const TensorView& t) {
-  const DLTensor& d = t.dl();
   if (!t.defined()) return {};
-  if (d.device.device_type != kDLCPU || d.dtype.code != kDLFloat ||
-      (d.dtype.bits != 32 && d.dtype.bits != 64))
-    throw std::runtime_error("tensorboard histograms: tensor '" + std::string(t.name()) +
-                             "' is not a float32/float64 CPU tensor");
   const std::vector<double>& limits = default_limits();
   std::map<size_t, double> counts;
   Histogram h;
-  const int64_t n = t.numel();
-  const char* base = static_cast<const char*>(d.data) + d.byte_offset;
-  const bool contiguous = t.is_contiguous();
-  for (int64_t i = 0; i < n; ++i) {
-    int64_t off = i;
-    if (!contiguous) {
-      off = 0;
-      int64_t rest = i;
-      for (int32_t dim = d.ndim - 1; dim >= 0; --dim) {
-        off += (rest % d.shape[dim]) * d.strides[dim];
-        rest /= d.shape[dim];
-      }
-    }
-    const double v = d.dtype.bits == 32 ? static_cast<double>(reinterpret_cast<const float*>(base)[off])
-                                        : reinterpret_cast<const double*>(base)[off];
-    if (i == 0) h.min = h.max = v;
-    h.min = std::min(h.min, v);
-    h.max = std::max(h.max, v);
-    h.sum += v;
-    h.sum_squares += v * v;
-    const size_t b = static_cast<size_t>(std::upper_bound(limits.begin(), limits.end(), v) - limits.begin());
-    counts[std::min(b, limits.size() - 1)] += 1;
+  try {
+    // The element loop over any strides is plugins/support's (tensor_math.hpp).
+    support::for_each_value(t, [&](double v, int64_t i) {
+      if (i == 0) h.min = h.max = v;
+      h.min = std::min(h.min, v);
+      h.max = std::max(h.max, v);
+      h.sum += v;
+      h.sum_squares += v * v;
+      const auto b = static_cast<size_t>(std::upper_bound(limits.begin(), limits.end(), v) - limits.begin());
+      counts[std::min(b, limits.size() - 1)] += 1;
+    });
+  } catch (const std::runtime_error& e) {
+    throw std::runtime_error(std::string("tensorboard histograms: ") + e.what());
   }
-  h.num = static_cast<double>(n);
+  h.num = static_cast<double>(t.numel());
   for (const auto& [b, c] : counts) {
     h.bucket_limit.push_back(limits[b]);
     h.bucket.push_back(c);

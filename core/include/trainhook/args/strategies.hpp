@@ -6,6 +6,8 @@
 // see); a later entry for the same value is an accepted alias.
 #pragma once
 
+#include <trainhook/distributed/gradient_reduction.hpp>
+
 #include <array>
 #include <cstddef>
 #include <optional>
@@ -89,6 +91,15 @@ template <>
 struct EnumNames<DdpBackend> {
   static constexpr std::array<EnumName<DdpBackend>, 2> all{
       {{DdpBackend::gloo, "gloo"}, {DdpBackend::nccl, "nccl"}}};
+};
+
+// --ddp_gradient_reduction (the CLI's flag for TrainerOptions::gradient_reduction).
+template <>
+struct EnumNames<distributed::GradientReduction> {
+  static constexpr std::array<EnumName<distributed::GradientReduction>, 3> all{
+      {{distributed::GradientReduction::overlap_with_backward, "overlap"},
+       {distributed::GradientReduction::after_backward, "after_backward"},
+       {distributed::GradientReduction::overlap_with_backward, "overlap_with_backward"}}};
 };
 
 // The canonical name of a value.

@@ -104,6 +104,11 @@ struct ModelArguments {
   int64_t num_layers = 2;
   int64_t num_heads = 4;  // char_transformer
   double dropout = 0.0;
+  // How a multi-process run averages the model's gradients: the CLI passes it
+  // to TrainerOptions::gradient_reduction (a Trainer option, not a training
+  // argument, so an embedding program sets it there). bench/ddp compares the two.
+  distributed::GradientReduction ddp_gradient_reduction =
+      distributed::GradientReduction::overlap_with_backward;
 };
 
 // The CLI's data (HF example scripts' DataTrainingArguments).

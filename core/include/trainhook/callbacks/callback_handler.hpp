@@ -31,13 +31,21 @@ class CallbackHandler {
   CallbackHandler(const CallbackHandler&) = delete;
   CallbackHandler& operator=(const CallbackHandler&) = delete;
 
+  // Whether a callback is one of the Trainer's listed callbacks (HF's
+  // callback list: callback_names(), pop_callback) or the trainer's own
+  // machinery (e.g. the learning-rate factor's state keeper), which is called
+  // like any other but neither listed nor taken out by name or instance.
+  enum class Listing { listed, internal };
+
   // A user's trainhook::Callback (see callback.hpp), through the in-process adapter.
   void add(NamedCallback cb);
-  // The core's own callbacks and plugin adapters (internal).
-  void add(std::unique_ptr<detail::InternalCallback> cb);
+  // The core's own callbacks and plugin adapters.
+  void add(std::unique_ptr<detail::InternalCallback> cb, Listing listing = Listing::listed);
   const std::vector<std::unique_ptr<detail::InternalCallback>>& callbacks() const noexcept {
     return callbacks_;
   }
+  // The names of the listed callbacks, in calling order.
+  std::vector<std::string> listed_names() const;
   detail::InternalCallback* find(const std::string& name) const noexcept;
   // Callback list management (HF's pop_callback; callback_list.cpp): takes out
   // the callback named `name`, or whose object or embedder's Callback is
@@ -82,6 +90,7 @@ class CallbackHandler {
   std::vector<char> enabled_;
   std::vector<uint64_t> masks_;  // event_mask() of each callback, read once at add()
   std::vector<char> critical_;   // critical() of each callback, read once at add()
+  std::vector<char> internal_;   // Listing::internal at add()
   EventId current_event_ = -1;
   mutable std::mutex disabled_mu_;
   std::vector<Disabled> disabled_;
@@ -91,6 +100,8 @@ class CallbackHandler {
   // Records the failure and applies the policy (logs one error line; throws
   // CallbackError under PluginErrorPolicy::fail).
   void failed(size_t index, const char* where, const std::string& message);
+  // Takes callback `index` out of the list and out of every per-callback vector.
+  std::unique_ptr<detail::InternalCallback> take_at(size_t index);
 };
 
 }  // namespace trainhook

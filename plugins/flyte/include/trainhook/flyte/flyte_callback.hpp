@@ -1,8 +1,10 @@
 // The `flyte` integration (--report_to flyte): Flyte-style checkpointing for a
-// job that may be rescheduled.
+// job that may be rescheduled. An integration: the trainer creates it on world
+// process zero only (docs/plugins.md, "Data-parallel rules"), so no event checks
+// the rank.
 //  - on_init_end: restore the newest complete checkpoint of the previous
 //    attempt into output_dir and make the trainer resume from it.
-//  - on_save (world process zero): upload checkpoint-<step>/ in the background.
+//  - on_save: upload checkpoint-<step>/ in the background.
 //  - on_train_end: write the log-history deck, upload it, wait for the uploads
 //    up to wait_timeout and report what was and was not uploaded.
 #pragma once
