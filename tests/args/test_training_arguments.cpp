@@ -76,6 +76,7 @@ TrainingArguments non_default() {
   a.local_rank = 1;
   a.ddp_backend = trainhook::DdpBackend::gloo;
   a.ddp_timeout = 60;
+  a.callback_end_timeout = 30;
   return a;
 }
 
@@ -88,7 +89,7 @@ TEST_CASE("to_json output is byte-identical to the hand-written form it replaced
   CHECK(
       trainhook::to_json(TrainingArguments{}).dump() ==
       R"({"adam_beta1":0.9,"adam_beta2":0.999,"adam_epsilon":1e-08,"allow_duplicate_plugins":false,)"
-      R"("allow_unsafe_plugin_paths":false,"callbacks":[],"data_seed":null,"dataloader_drop_last":false,)"
+      R"("allow_unsafe_plugin_paths":false,"callback_end_timeout":120.0,"callbacks":[],"data_seed":null,"dataloader_drop_last":false,)"
       R"("ddp_backend":null,"ddp_timeout":1800,"disable_tqdm":false,"do_eval":false,"do_predict":false,)"
       R"("do_train":false,"eval_delay":0.0,"eval_steps":null,"eval_strategy":"no",)"
       R"("full_determinism":false,"gradient_accumulation_steps":1,"greater_is_better":null,)"
@@ -122,7 +123,7 @@ TEST_CASE("to_json output is byte-identical to the hand-written form it replaced
   a.callbacks = {"early_stopping"};
   CHECK(trainhook::to_json(a).dump() ==
         R"({"adam_beta1":0.9,"adam_beta2":0.999,"adam_epsilon":1e-08,"allow_duplicate_plugins":false,)"
-        R"("allow_unsafe_plugin_paths":false,"callbacks":["early_stopping"],"data_seed":7,)"
+        R"("allow_unsafe_plugin_paths":false,"callback_end_timeout":120.0,"callbacks":["early_stopping"],"data_seed":7,)"
         R"("dataloader_drop_last":false,"ddp_backend":"gloo","ddp_timeout":1800,"disable_tqdm":false,)"
         R"("do_eval":false,"do_predict":false,"do_train":false,"eval_delay":0.0,"eval_steps":0.25,)"
         R"("eval_strategy":"steps","full_determinism":false,"gradient_accumulation_steps":1,)"
@@ -198,6 +199,7 @@ TEST_CASE("to_json writes every field with the HF names, unset optionals are nul
                                           "plugin_dir",
                                           "plugin_config",
                                           "plugin_error_policy",
+                                          "callback_end_timeout",
                                           "allow_unsafe_plugin_paths",
                                           "allow_duplicate_plugins",
                                           "process_index",

@@ -438,6 +438,9 @@ std::vector<OptionSpec> build_table() {
   t.push_back(plugin_config_option());
   t.push_back(field("plugin_error_policy", G::Integrations, &TA::plugin_error_policy,
                     "A plugin that fails at run time: disable (it, with a warning) or fail (the run)"));
+  t.push_back(field("callback_end_timeout", G::Integrations, &TA::callback_end_timeout,
+                    "Seconds each callback's on_train_end may take (integrations flushing) before the "
+                    "run names it and exits with the final model saved; 0 = wait forever"));
   t.push_back(field("allow_unsafe_plugin_paths", G::Integrations, &TA::allow_unsafe_plugin_paths,
                     "Load plugins from world-writable or foreign-owned folders"));
   t.push_back(field("allow_duplicate_plugins", G::Integrations, &TA::allow_duplicate_plugins,

@@ -284,6 +284,10 @@ void validate(TrainingArguments& a) {
       fail("--plugin_config: the configuration of '" + name + "' must be an object, got " + section.dump());
   }
 
+  if (!(a.callback_end_timeout >= 0 && a.callback_end_timeout <= 1e9))
+    fail("--callback_end_timeout: expected seconds in [0, 1e9] (0 = no bound), got " +
+         number(a.callback_end_timeout));
+
   // -- multi-process
   check_at_least("world_size", a.world_size, 1);
   if (a.process_index < 0 || a.process_index >= a.world_size)

@@ -148,6 +148,12 @@ void CallbackHandler::fire(EventId event, const TrainerState& state, TrainerCont
   for (size_t i = 0; i < callbacks_.size(); ++i) {
     if (enabled_[i] == 0 || (masks_[i] & bit) == 0) continue;
     const th_control before = c_control;
+    running_.store(static_cast<int64_t>(i), std::memory_order_relaxed);
+    calls_started_.store(calls_started_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    struct NotRunning {
+      std::atomic<int64_t>& running;
+      ~NotRunning() { running.store(-1, std::memory_order_relaxed); }
+    } not_running{running_};
     try {
       callbacks_[i]->on_event(event, args);
       continue;
@@ -163,6 +169,12 @@ void CallbackHandler::fire(EventId event, const TrainerState& state, TrainerCont
   }
   if (stop_requested_.load(std::memory_order_relaxed)) c_control.should_training_stop = 1;
   from_c(c_control, control);
+}
+
+std::string CallbackHandler::running_callback() const {
+  const int64_t i = running_.load(std::memory_order_relaxed);
+  return i >= 0 && static_cast<size_t>(i) < callbacks_.size() ? callbacks_[static_cast<size_t>(i)]->name()
+                                                              : std::string();
 }
 
 void CallbackHandler::save_states(TrainerState& state, const TrainerControl& control) {

@@ -117,18 +117,27 @@ int train_command(const std::vector<std::string>& args, const std::string& progr
   TrainerOptions options;
   options.compute_metrics = label_metrics;
   options.gradient_reduction = parsed.model.ddp_gradient_reduction;  // --ddp_gradient_reduction
+  // issue 22: the final model and train results are saved before on_train_end
+  // (HF's scripts: after train() returns), so a plugin that hangs or exits
+  // there cannot lose them.
+  Trainer* trainer_ptr = nullptr;
+  options.before_train_end = [&trainer_ptr, &data](const TrainOutput& result) {
+    Trainer& t = *trainer_ptr;
+    t.save_model();
+    Metrics metrics = result.metrics;
+    metrics["train_samples"] = static_cast<double>(data.train_samples);
+    t.log_metrics("train", metrics);
+    t.save_metrics("train", metrics);
+    t.save_state();
+  };
   Trainer trainer(model, targs, data.train, data.validation, std::move(options));
+  trainer_ptr = &trainer;
 
   // issue 22: the first SIGINT/SIGTERM finishes the step, saves a checkpoint and stops.
   SignalGuard signals;
   if (targs.do_train) {
-    auto result = trainer.train();
-    trainer.save_model();
-    Metrics metrics = result.metrics;
-    metrics["train_samples"] = static_cast<double>(data.train_samples);
-    trainer.log_metrics("train", metrics);
-    trainer.save_metrics("train", metrics);
-    trainer.save_state();
+    trainer.train();
+    trainer.save_state();  // again: on_train_end may have logged
     if (const int sig = SignalGuard::received()) {
       const auto last = latest_checkpoint(targs.output_dir);
       std::fprintf(stderr,

@@ -57,6 +57,9 @@ struct StartPoint {
   int64_t epoch = 0;
   int64_t micro_steps_done = 0;                     // batches of `epoch` already trained on (skipped)
   std::optional<std::filesystem::path> checkpoint;  // its RNG state is restored before the next batch
+  // The checkpoint was saved at the last step of an epoch, before that epoch's
+  // end (its evaluation) ran: resume_epoch_end.cpp runs it first.
+  bool epoch_end_pending = false;
 };
 
 struct Trainer::Impl {
@@ -86,6 +89,13 @@ struct Trainer::Impl {
                               std::chrono::steady_clock::time_point start);
   void maybe_log_save_evaluate();
 
+  // resume_epoch_end.cpp
+  bool epoch_end_pending_after(const TrainingPlan& plan) const;
+  void run_pending_epoch_end();
+
+  // train_end.cpp: before_train_end, then on_train_end bounded by callback_end_timeout.
+  void end_training(const TrainOutput& output);
+
   // evaluation_loop.cpp
   Metrics evaluate(const std::shared_ptr<TensorDataset>& dataset, const std::string& prefix);
   PredictionOutput predict(const std::shared_ptr<TensorDataset>& dataset, const std::string& prefix);
@@ -108,6 +118,7 @@ struct Trainer::Impl {
   std::shared_ptr<TensorDataset> eval_dataset;
   ComputeMetricsFn compute_metrics;
   std::function<void(const std::filesystem::path&)> on_checkpoint_file;
+  std::function<void(const TrainOutput&)> before_train_end;
   std::string args_json;
   // One process or many (set in the constructor; never null after it).
   std::unique_ptr<distributed::DataParallel> data_parallel;

@@ -47,6 +47,7 @@ TrainOutput Trainer::Impl::train(std::optional<std::string> resume_arg) {
   const auto start_time = std::chrono::steady_clock::now();
   services->train_begins();
   fire(TH_EVENT_TRAIN_BEGIN);
+  if (start.epoch_end_pending) run_pending_epoch_end();  // issue 22: its evaluation is not lost
   for (int64_t epoch = start.epoch; epoch < plan.num_epochs; ++epoch) {
     // Only the first epoch run skips batches and restores the RNG.
     run_epoch(plan, epoch, epoch == start.epoch ? start : StartPoint{epoch, 0, std::nullopt});
@@ -100,7 +101,7 @@ StartPoint Trainer::Impl::restore(const fs::path& checkpoint, const TrainingPlan
   set_learning_rate(*optimizer, access.lr());
   return StartPoint{state.global_step / plan.updates_per_epoch,
                     (state.global_step % plan.updates_per_epoch) * args.gradient_accumulation_steps,
-                    checkpoint};
+                    checkpoint, epoch_end_pending_after(plan)};
 }
 
 void Trainer::Impl::begin_training(const TrainingPlan& plan) {
@@ -228,8 +229,9 @@ TrainOutput Trainer::Impl::finish_training(const TrainingPlan& plan, int64_t sta
       if (!fs::equivalent(dir, *state.best_model_checkpoint, ec)) fs::remove_all(dir, ec);
     }
   }
-  fire(TH_EVENT_TRAIN_END);
-  return TrainOutput{state.global_step, train_loss, metrics};
+  TrainOutput output{state.global_step, train_loss, metrics};
+  end_training(output);  // issue 22: the final save first, then a bounded on_train_end
+  return output;
 }
 
 void Trainer::Impl::maybe_log_save_evaluate() {

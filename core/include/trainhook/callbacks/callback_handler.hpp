@@ -76,6 +76,10 @@ class CallbackHandler {
 
   // The event whose callbacks are running; -1 between events.
   EventId current_event() const noexcept { return current_event_; }
+  // For a thread watching fire() on another (bounded_fire.hpp): the callback
+  // being called ("" between calls), and a count that grows at each call.
+  std::string running_callback() const;
+  uint64_t calls_started() const noexcept { return calls_started_.load(std::memory_order_relaxed); }
 
   // Stateful callbacks -> state.stateful_callbacks (HF layout, TrainerControl included).
   void save_states(TrainerState& state, const TrainerControl& control);
@@ -96,6 +100,9 @@ class CallbackHandler {
   std::vector<Disabled> disabled_;
   std::atomic<bool> stop_requested_{false};
   std::string stop_reason_;  // guarded by disabled_mu_
+  // Written by the thread in fire() only; read by a watcher (running_callback()).
+  std::atomic<int64_t> running_{-1};
+  std::atomic<uint64_t> calls_started_{0};
 
   // Records the failure and applies the policy (logs one error line; throws
   // CallbackError under PluginErrorPolicy::fail).

@@ -39,6 +39,7 @@ struct EvalPrediction;
 struct PredictionOutput;
 
 using ComputeMetricsFn = std::function<Metrics(const EvalPrediction&)>;
+struct TrainOutput;
 
 // Accuracy of argmax(predictions, -1) against label_ids, for classification and
 // language modelling alike: {"accuracy": fraction}. The CLI's compute_metrics.
@@ -69,6 +70,12 @@ struct TrainerOptions {
   // Called after each file of a checkpoint is written (tests inject crashes
   // here; a throw aborts the save and leaves earlier checkpoints intact).
   std::function<void(const std::filesystem::path& file)> on_checkpoint_file;
+  // Called on every rank at the end of train(), after the train metrics are
+  // logged and right before on_train_end: the place to save the final model
+  // and train results (the CLI does), so that a callback that hangs, runs over
+  // --callback_end_timeout or calls exit() in on_train_end cannot lose them.
+  // HF's scripts save them after train() returns.
+  std::function<void(const TrainOutput& output)> before_train_end;
 };
 
 struct TrainOutput {

@@ -1,0 +1,134 @@
+#!/usr/bin/env bash
+# The end of a run against plugins that misbehave there (issue 22, "the final
+# model lost"): a plugin that hangs in on_train_end, one that calls exit(), and
+# a SIGINT while one hangs. In each case the final model (model.pt,
+# model.safetensors) and train_results.json are on disk and the run ends:
+# --callback_end_timeout bounds the wait (exit 1, the callback named), a signal
+# during the wait ends it (exit 128 + signal). No step here depends on timing:
+# the signal is sent once the plugin says it is in on_train_end, and `timeout`
+# only catches a run that would hang for good.
+# usage: end_of_run.sh <trainhook binary> <work dir> <folder of end_of_run_plugin>
+set -uo pipefail
+CLI="$1"
+WORK="$2"
+PLUGINS="$3"
+rm -rf "$WORK"
+mkdir -p "$WORK"
+failures=0
+fail() {
+  echo "FAIL $*"
+  failures=$((failures + 1))
+}
+
+python3 - "$WORK" <<'PY'
+import random, sys
+r = random.Random(5)
+with open(f"{sys.argv[1]}/train.csv", "w") as f:
+    for _ in range(32):
+        a, b = r.uniform(-1, 1), r.uniform(-1, 1)
+        f.write(f"{a:.4f},{b:.4f},{int(a + b > 0)}\n")
+PY
+BASE=(train --train_file "$WORK/train.csv" --per_device_train_batch_size 8 --hidden_size 8 --disable_tqdm true
+  --do_train --max_steps 3 --logging_steps 1 --plugin_dir "$PLUGINS")
+
+# The final files of a run are there and complete.
+final_files() {
+  local name="$1" out="$2"
+  local f
+  for f in model.pt model.safetensors train_results.json all_results.json trainer_state.json; do
+    [[ -s $out/$f ]] || {
+      fail "$name: $out/$f missing"
+      return 1
+    }
+  done
+  grep -q '"train_loss"' "$out/train_results.json" || {
+    fail "$name: train_results.json has no train_loss"
+    return 1
+  }
+}
+
+no_raw_output() {
+  local name="$1" file="$2"
+  if grep -qE "terminate called|Exception raised from|frame #[0-9]|c10::Error" "$file"; then
+    fail "$name: raw library output: $(grep -m2 -E "terminate|Exception raised|frame #|c10::" "$file")"
+    return 1
+  fi
+}
+
+# 1. A callback that never returns from on_train_end: the bound ends the wait.
+timeout 120 "$CLI" "${BASE[@]}" --output_dir "$WORK/hang" --callbacks end_hang --callback_end_timeout 2 \
+  >"$WORK/hang.out" 2>&1
+rc=$?
+want="callback 'end_hang' did not finish on_train_end within --callback_end_timeout 2 s; the final model and train results were saved in $WORK/hang before on_train_end"
+if ((rc == 124)); then
+  fail "hang: the run did not end within 120 s"
+elif ((rc != 1)); then
+  fail "hang: exit $rc, expected 1"
+  tail -5 "$WORK/hang.out"
+elif ! grep -qF -- "$want" "$WORK/hang.out"; then
+  fail "hang: no line '$want':"
+  tail -5 "$WORK/hang.out"
+elif final_files hang "$WORK/hang" && no_raw_output hang "$WORK/hang.out"; then
+  echo "ok hang"
+fi
+
+# 2. A callback that calls exit() in on_train_end: the model was saved before.
+timeout 120 "$CLI" "${BASE[@]}" --output_dir "$WORK/exit" --callbacks end_exit >"$WORK/exit.out" 2>&1
+rc=$?
+if ((rc == 124)); then
+  fail "exit: the run did not end within 120 s"
+elif ! grep -qF "end_exit: in on_train_end" "$WORK/exit.out"; then
+  fail "exit: the plugin was not called at on_train_end (exit $rc):"
+  tail -5 "$WORK/exit.out"
+elif final_files exit "$WORK/exit"; then
+  echo "ok exit (exit code $rc)"
+fi
+
+# 3. SIGINT while a callback hangs in on_train_end (no bound in sight): the
+# run ends at once with 128 + 2 and names the callback.
+timeout 120 "$CLI" "${BASE[@]}" --output_dir "$WORK/sig" --callbacks end_hang --callback_end_timeout 600 \
+  >"$WORK/sig.out" 2>&1 &
+pid=$!
+for _ in $(seq 1 1200); do
+  grep -qF "end_hang: in on_train_end" "$WORK/sig.out" 2>/dev/null && break
+  kill -0 "$pid" 2>/dev/null || break
+  sleep 0.1
+done
+if ! grep -qF "end_hang: in on_train_end" "$WORK/sig.out"; then
+  fail "signal: the plugin never reached on_train_end:"
+  tail -5 "$WORK/sig.out"
+  kill "$pid" 2>/dev/null
+  wait "$pid"
+else
+  # `timeout` forwards nothing: signal the trainer itself (timeout's child).
+  child=$(pgrep -P "$pid" | head -1)
+  kill -INT "${child:-$pid}"
+  wait "$pid"
+  rc=$?
+  want="got SIGINT while callback 'end_hang' ran on_train_end"
+  if ((rc != 130)); then
+    fail "signal: exit $rc, expected 130"
+    tail -5 "$WORK/sig.out"
+  elif ! grep -qF -- "$want" "$WORK/sig.out"; then
+    fail "signal: no line '$want':"
+    tail -5 "$WORK/sig.out"
+  elif final_files signal "$WORK/sig" && no_raw_output signal "$WORK/sig.out"; then
+    echo "ok signal"
+  fi
+fi
+
+# 4. The setting is checked.
+"$CLI" "${BASE[@]}" --output_dir "$WORK/bad" --callback_end_timeout -1 >"$WORK/bad.out" 2>&1
+rc=$?
+if ((rc != 2)) || ! grep -qF -- "--callback_end_timeout: expected seconds in [0, 1e9] (0 = no bound), got -1" \
+  "$WORK/bad.out"; then
+  fail "bad setting: exit $rc: $(tail -2 "$WORK/bad.out")"
+else
+  echo "ok bad_setting"
+fi
+
+if ((failures > 0)); then
+  echo "$failures end-of-run case(s) failed"
+  exit 1
+fi
+echo "all end-of-run cases passed"
