@@ -873,3 +873,18 @@ TEST_CASE("early_stopping without metric_for_best_model is an error before train
                "--load_best_model_at_end"})
             .training.metric_for_best_model == "loss");
 }
+
+TEST_CASE("debug: HF's space-separated list; underflow_overflow only, others named") {
+  CHECK(parse({}).training.debug.empty());
+  CHECK(parse({"--debug", "underflow_overflow"}).training.debug ==
+        std::vector<std::string>{"underflow_overflow"});
+  CHECK(parse({"--debug", " underflow_overflow  underflow_overflow "}).training.debug ==
+        std::vector<std::string>{"underflow_overflow"});
+  CHECK(parse({"--debug", ""}).training.debug.empty());
+  std::string e = error_of({"--debug", "tpu_metrics_debug"});
+  CHECK(contains(e, "--debug"));
+  CHECK(contains(e, "'tpu_metrics_debug' is not applicable"));
+  e = error_of({"--debug", "underflow_overflow overflow"});
+  CHECK(contains(e, "--debug"));
+  CHECK(contains(e, "unknown debug option 'overflow' (expected underflow_overflow)"));
+}

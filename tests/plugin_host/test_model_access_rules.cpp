@@ -16,13 +16,13 @@ TEST_CASE("parameters and buffers: readable at every event, writable only at the
       CAPTURE(ev);
       CHECK(check_tensors(ev, kind, TH_ACCESS_READ).empty());
       const bool safe = ev == TH_EVENT_OPTIMIZER_STEP || ev == TH_EVENT_STEP_END ||
-                        ev == TH_EVENT_EVALUATE_BEGIN || ev == TH_EVENT_EVALUATE;
+                        ev == TH_EVENT_EVALUATE_BEGIN || ev == TH_EVENT_EVALUATE || ev == TH_EVENT_TRAIN_END;
       CHECK(check_tensors(ev, kind, TH_ACCESS_WRITE).empty() == safe);
     }
   }
   CHECK(check_tensors(TH_EVENT_LOG, TH_TENSORS_PARAMETERS, TH_ACCESS_WRITE) ==
         "tensors: parameters may not be written in on_log (writable in on_optimizer_step, on_step_end, "
-        "on_evaluate_begin and on_evaluate)");
+        "on_evaluate_begin, on_evaluate and on_train_end)");
 }
 
 TEST_CASE("gradients: readable around the optimizer step, writable at on_pre_optimizer_step only") {

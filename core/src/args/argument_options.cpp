@@ -327,6 +327,57 @@ OptionSpec plugin_config_option() {
   return s;
 }
 
+// debug: HF's space-separated list of DebugOption names ("underflow_overflow
+// tpu_metrics_debug"), or a list in a config file; written as a list, as HF does.
+OptionSpec debug_option() {
+  OptionSpec s;
+  s.name = "debug";
+  s.group = OptionGroup::Reproducibility;
+  s.kind = ValueKind::String;
+  s.help =
+      "Debug features, space-separated: underflow_overflow (stop at the first inf/nan in the loss, a "
+      "parameter or a gradient and print their abs min/max over the last 21 steps; activations are out "
+      "of reach: LibTorch modules have no forward hooks)";
+  s.set = [](ParsedArguments& p, const nlohmann::json& v) {
+    std::vector<std::string> words;
+    auto add = [&words](const std::string& text) {
+      std::string word;
+      for (const char c : text + " ") {
+        if (std::isspace(static_cast<unsigned char>(c)) || c == ',') {
+          if (!word.empty()) words.push_back(word);
+          word.clear();
+        } else {
+          word += c;
+        }
+      }
+    };
+    if (v.is_null()) return;
+    if (v.is_string()) {
+      add(v.get<std::string>());
+    } else if (v.is_array()) {
+      for (const auto& item : v) {
+        if (!item.is_string()) throw ValueError("expected debug option names, got " + describe_value(v));
+        add(item.get<std::string>());
+      }
+    } else {
+      throw ValueError("expected debug option names (a space-separated string or a list), got " +
+                       describe_value(v));
+    }
+    std::vector<std::string> out;
+    for (const auto& w : words) {
+      if (w == "tpu_metrics_debug")
+        throw ValueError(
+            "'tpu_metrics_debug' is not applicable: TPUs are not supported (only underflow_overflow)");
+      if (w != "underflow_overflow")
+        throw ValueError("unknown debug option '" + w + "' (expected underflow_overflow)");
+      if (std::find(out.begin(), out.end(), w) == out.end()) out.push_back(w);
+    }
+    p.training.debug = std::move(out);
+  };
+  s.get = [](const ParsedArguments& p) { return nlohmann::json(p.training.debug); };
+  return s;
+}
+
 std::vector<OptionSpec> build_table() {
   using G = OptionGroup;
   using TA = TrainingArguments;
@@ -414,8 +465,9 @@ std::vector<OptionSpec> build_table() {
       "false when the metric's name ends in loss, else true"));
   t.push_back(field("resume_from_checkpoint", G::LogEvalSave, &TA::resume_from_checkpoint,
                     "Checkpoint folder to resume from, or true = the latest in output_dir"));
-  t.push_back(field("save_safetensors", G::LogEvalSave, &TA::save_safetensors,
-                    "Also write the weights as model.safetensors (state-dict names) in checkpoints and output_dir"));
+  t.push_back(
+      field("save_safetensors", G::LogEvalSave, &TA::save_safetensors,
+            "Also write the weights as model.safetensors (state-dict names) in checkpoints and output_dir"));
   t.push_back(field("skip_memory_metrics", G::LogEvalSave, &TA::skip_memory_metrics,
                     "Skip the memory (RSS) deltas in the metrics"));
   // -- Reproducibility and data loading
@@ -424,6 +476,7 @@ std::vector<OptionSpec> build_table() {
       derived(field("data_seed", G::Reproducibility, &TA::data_seed, "Seed of the data order"), "seed"));
   t.push_back(field("full_determinism", G::Reproducibility, &TA::full_determinism,
                     "Deterministic algorithms only (identical results, maybe slower)"));
+  t.push_back(debug_option());
   t.push_back(field("dataloader_drop_last", G::Reproducibility, &TA::dataloader_drop_last,
                     "Drop the last incomplete training batch"));
   t.push_back(field("disable_tqdm", G::Reproducibility, &TA::disable_tqdm,
@@ -476,8 +529,9 @@ std::vector<OptionSpec> build_table() {
   t.push_back(field("label_column", G::Data, &DA::label_column,
                     "CSV label column: first, last, a header name or a 0-based index"));
   t.push_back(field("csv_header", G::Data, &DA::csv_header, "The first CSV row is a header"));
-  t.push_back(field("label_column_name", G::Data, &DA::label_column_name,
-                    "CSV label column by header name (implies csv_header; default: label when the header has it)"));
+  t.push_back(
+      field("label_column_name", G::Data, &DA::label_column_name,
+            "CSV label column by header name (implies csv_header; default: label when the header has it)"));
   t.push_back(field("validation_split_percentage", G::Data, &DA::validation_split_percentage,
                     "Percent of the training data held out for validation when no validation_file"));
   t.push_back(field("block_size", G::Data, &DA::block_size, "Context length of the character LM"));

@@ -47,8 +47,6 @@ const std::vector<UnsupportedArgument> kTable = {
     {"torch_empty_cache_steps", false, kAlwaysWarn, "there is no device cache to empty on the CPU"},
     {"tpu_num_cores", false, "none", "TPUs are not supported"},
     {"tpu_metrics_debug", true, kOff, "TPUs are not supported"},
-    {"debug", false, "none,,[]",
-     "HF debug features (underflow_overflow, tpu_metrics_debug) are not supported"},
     // -- distributed back ends
     {"deepspeed", false, "none,", "DeepSpeed is not supported"},
     {"fsdp", false, "none,,false,[]", kFsdp},

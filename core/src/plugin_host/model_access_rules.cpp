@@ -30,7 +30,7 @@ bool readable(int32_t event, int32_t kind) {
 bool writable(int32_t event, int32_t kind) {
   if (kind == TH_TENSORS_GRADIENTS) return event == TH_EVENT_PRE_OPTIMIZER_STEP;
   return event == TH_EVENT_OPTIMIZER_STEP || event == TH_EVENT_STEP_END || event == TH_EVENT_EVALUATE_BEGIN ||
-         event == TH_EVENT_EVALUATE;
+         event == TH_EVENT_EVALUATE || event == TH_EVENT_TRAIN_END;
 }
 
 std::string event_text(int32_t event) {
@@ -52,9 +52,9 @@ std::string check_tensors(int32_t event, int32_t kind, int32_t access) {
            " (gradients are readable in on_substep_end, on_pre_optimizer_step and on_optimizer_step)";
   if (access == TH_ACCESS_WRITE && !writable(event, kind)) {
     return std::string("tensors: ") + name + " may not be written in " + event_text(event) +
-           (kind == TH_TENSORS_GRADIENTS
-                ? " (gradients are writable in on_pre_optimizer_step only)"
-                : " (writable in on_optimizer_step, on_step_end, on_evaluate_begin and on_evaluate)");
+           (kind == TH_TENSORS_GRADIENTS ? " (gradients are writable in on_pre_optimizer_step only)"
+                                         : " (writable in on_optimizer_step, on_step_end, on_evaluate_begin, "
+                                           "on_evaluate and on_train_end)");
   }
   return "";
 }

@@ -44,6 +44,8 @@ class TrainerModelAccess final : public ModelAccess {
   double lr() const;
   // Every micro-batch's loss (already divided by gradient_accumulation_steps).
   void add_micro_loss(double loss);
+  // The loss of the current accumulation window so far (its step's loss at its end).
+  double window_loss() const noexcept { return window_loss_; }
   // After the gradients are reduced and clipped: closes the window's step values.
   void end_window(std::optional<double> grad_norm_before_clipping);
   // True once after a callback asked to skip this step's optimizer update.

@@ -20,6 +20,7 @@
 #include <trainhook/trainer/trainer.hpp>
 #include <trainhook/trainer/trainer_services.hpp>
 
+#include "debug_underflow_overflow.hpp"
 #include "model_access.hpp"
 
 #include <torch/optim/optimizer.h>
@@ -136,6 +137,7 @@ struct Trainer::Impl {
   std::unique_ptr<torch::optim::Optimizer> optimizer;
   std::optional<LrScheduler> scheduler;
   int64_t parameter_count = 0;
+  UnderflowOverflowDetector underflow_overflow;  // --debug underflow_overflow (health)
 
   // Training-loop bookkeeping (HF's tr_loss, _total_loss_scalar,
   // _globalstep_last_logged, grad_norm).

@@ -184,6 +184,7 @@ void Trainer::Impl::training_step(const torch::Tensor& indices, int64_t epoch, i
 // `epoch`: the fractional epoch reached by this step (TrainerState.epoch).
 void Trainer::Impl::optimizer_step(double epoch) {
   data_parallel->reduce_gradients();
+  underflow_overflow.check(args, state.global_step + 1, access.window_loss(), model->module());
   if (args.max_grad_norm > 0)
     grad_norm = torch::nn::utils::clip_grad_norm_(trained_parameters, args.max_grad_norm);
   access.end_window(args.max_grad_norm > 0 ? grad_norm : std::nullopt);

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <fstream>
 #include <stdexcept>
 
 namespace trainhook::ema {
@@ -51,13 +52,7 @@ void EmaCallback::on_step_end(trainhook::Event&) {
   const double n = static_cast<double>(updates_);
   const double d = options_.warmup() ? std::min(options_.decay(), (1 + n) / (10 + n)) : options_.decay();
   uint32_t i = 0;
-  for (const TensorView t : host_.tensors(Tensors::parameters)) {
-    std::vector<double>& s = shadow_[i++];
-    support::for_each_value(t, [&](double v, int64_t j) {
-      double& x = s[static_cast<size_t>(j)];
-      x = d * x + (1 - d) * v;
-    });
-  }
+  for (const TensorView t : host_.tensors(Tensors::parameters)) support::scale_add(shadow_[i++], d, t, 1 - d);
   ++updates_;
 }
 
@@ -89,8 +84,17 @@ uint64_t EmaCallback::checksum() const noexcept {
 }
 
 void EmaCallback::on_train_end(trainhook::Event& e) {
-  const std::string line = "rank " + std::to_string(e.state().process_index) + ": " + std::to_string(updates_) +
-                           " EMA updates, weights checksum " + std::to_string(checksum());
+  // abi.h: parameters written at on_train_end are what the final save writes.
+  if (options_.final_weights() && !shadow_.empty()) {
+    const std::vector<std::vector<double>> best = best_checkpoint_weights(e.state());
+    const std::vector<std::vector<double>>& w = best.empty() ? shadow_ : best;
+    uint32_t i = 0;
+    for (const TensorView t : host_.tensors(Tensors::parameters, Access::write))
+      support::write_values(t, w[i++]);
+  }
+  const std::string line = "rank " + std::to_string(e.state().process_index) + ": " +
+                           std::to_string(updates_) + " EMA updates, weights checksum " +
+                           std::to_string(checksum());
   if (options_.log_checksum()) {
     host_.warn(line);
   } else {
@@ -112,20 +116,61 @@ std::string EmaCallback::save_state() {
   return nlohmann::json{{"args", args}, {"attributes", attrs}}.dump();
 }
 
+namespace {
+
+// The EMA weights of a saved state's "attributes" (names in the module's order).
+std::vector<std::vector<double>> decode_weights(const nlohmann::json& attrs,
+                                                const std::vector<std::string>& names) {
+  std::vector<std::vector<double>> out;
+  for (const auto& name : names) {
+    const std::string bytes = support::base64_decode(attrs.at("weights").at(name).get<std::string>());
+    if (bytes.size() % sizeof(double) != 0)
+      throw std::runtime_error("ema: EMA weight '" + name + "' is truncated");
+    std::vector<double> v(bytes.size() / sizeof(double));
+    std::memcpy(v.data(), bytes.data(), bytes.size());
+    out.push_back(std::move(v));
+  }
+  return out;
+}
+
+}  // namespace
+
 void EmaCallback::load_state(const std::string& state_json) {
   const nlohmann::json j = nlohmann::json::parse(state_json);
   const nlohmann::json& a = j.at("attributes");
   updates_ = a.at("num_updates").get<int64_t>();
   steps_seen_ = a.at("steps_seen").get<int64_t>();
   names_ = a.at("names").get<std::vector<std::string>>();
-  shadow_.clear();
-  for (const auto& name : names_) {
-    const std::string bytes = support::base64_decode(a.at("weights").at(name).get<std::string>());
-    if (bytes.size() % sizeof(double) != 0)
-      throw std::runtime_error("ema: EMA weight '" + name + "' is truncated");
-    std::vector<double> v(bytes.size() / sizeof(double));
-    std::memcpy(v.data(), bytes.data(), bytes.size());
-    shadow_.push_back(std::move(v));
+  shadow_ = decode_weights(a, names_);
+}
+
+// With --load_best_model_at_end the trainer has loaded the best checkpoint's
+// weights before on_train_end; the EMA weights saved with that checkpoint (in
+// its trainer_state.json, this callback's state) are the ones its evaluation
+// used. Empty when there is no best checkpoint or it cannot be read (then the
+// trainer kept the last weights too, and the current EMA weights are used).
+std::vector<std::vector<double>> EmaCallback::best_checkpoint_weights(const th_state& st) const {
+  if (st.best_model_checkpoint == nullptr) return {};
+  const nlohmann::json args = nlohmann::json::parse(host_.training_args_json(), nullptr, false);
+  if (!args.is_object() || !args.value("load_best_model_at_end", false)) return {};
+  const std::string path = std::string(st.best_model_checkpoint) + "/trainer_state.json";
+  try {
+    std::ifstream in(path);
+    if (!in) throw std::runtime_error("cannot be opened");
+    const nlohmann::json j = nlohmann::json::parse(in);
+    const nlohmann::json& a = j.at("stateful_callbacks").at("ema").at("attributes");
+    const auto names = a.at("names").get<std::vector<std::string>>();
+    if (names != names_) throw std::runtime_error("its EMA weights are for other parameters");
+    auto w = decode_weights(a, names);
+    for (size_t i = 0; i < w.size(); ++i) {
+      if (w[i].size() != shadow_[i].size())
+        throw std::runtime_error("EMA weight '" + names[i] + "' has another size");
+    }
+    return w;
+  } catch (const std::exception& ex) {
+    host_.warn("ema: the best checkpoint's EMA weights (" + path + ") could not be read (" + ex.what() +
+               "); the final model gets the last EMA weights");
+    return {};
   }
 }
 

@@ -22,14 +22,16 @@ EmaOptions& EmaOptions::update_every(int64_t n) {
 }
 
 EmaOptions EmaOptions::from_json(const std::string& config_json) {
-  const support::PluginConfig cfg("ema", config_json,
-                                  {"decay", "warmup", "evaluate_with_ema", "update_every", "log_checksum"});
+  const support::PluginConfig cfg(
+      "ema", config_json,
+      {"decay", "warmup", "evaluate_with_ema", "update_every", "log_checksum", "final_weights"});
   EmaOptions o;
   if (auto d = cfg.number("decay")) o.decay(*d);
   if (auto w = cfg.boolean("warmup")) o.warmup(*w);
   if (auto e = cfg.boolean("evaluate_with_ema")) o.evaluate_with_ema(*e);
   if (auto n = cfg.integer("update_every", 1)) o.update_every(*n);
   if (auto l = cfg.boolean("log_checksum")) o.log_checksum(*l);
+  if (auto f = cfg.boolean("final_weights")) o.final_weights(*f);
   return o;
 }
 

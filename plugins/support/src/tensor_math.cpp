@@ -26,10 +26,46 @@ int64_t offset_of(const DLTensor& t, int64_t i) {
 
 }  // namespace detail
 
+namespace {
+// Eight independent partial sums: a single accumulator is a chain of dependent
+// adds the compiler may not reorder (no -ffast-math), eight vectorise.
+template <class T>
+double sum_squares_contiguous(const T* p, int64_t n) {
+  double acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    for (int k = 0; k < 8; ++k) {
+      const double v = static_cast<double>(p[i + k]);
+      acc[k] += v * v;
+    }
+  }
+  double s = 0;
+  for (; i < n; ++i) s += static_cast<double>(p[i]) * static_cast<double>(p[i]);
+  for (const double a : acc) s += a;
+  return s;
+}
+}  // namespace
+
 double sum_squares(const TensorView& t) {
+  if (!t.defined()) return 0;
+  detail::check_float(t);
+  if (t.is_contiguous()) {
+    const DLTensor& d = t.dl();
+    const char* base = static_cast<const char*>(d.data) + d.byte_offset;
+    return d.dtype.bits == 32 ? sum_squares_contiguous(reinterpret_cast<const float*>(base), t.numel())
+                              : sum_squares_contiguous(reinterpret_cast<const double*>(base), t.numel());
+  }
   double s = 0;
   for_each_value(t, [&](double v, int64_t) { s += v * v; });
   return s;
+}
+
+void scale_add(std::vector<double>& dst, double a, const TensorView& src, double b) {
+  if (static_cast<int64_t>(dst.size()) != src.numel())
+    throw std::runtime_error("tensor '" + std::string(src.name()) + "' has " + std::to_string(src.numel()) +
+                             " elements, not " + std::to_string(dst.size()));
+  double* x = dst.data();
+  for_each_value(src, [x, a, b](double v, int64_t i) { x[i] = x[i] * a + v * b; });
 }
 
 bool all_finite(const TensorView& t) {

@@ -217,7 +217,8 @@ typedef struct th_event_args {
  *
  *  kind        readable at                               writable (TH_ACCESS_WRITE) at
  *  PARAMETERS  every event                               OPTIMIZER_STEP, STEP_END, EVALUATE_BEGIN,
- *                                                        EVALUATE (e.g. an EMA swap around evaluation)
+ *                                                        EVALUATE (e.g. an EMA swap around evaluation),
+ *                                                        TRAIN_END (the final weights, see below)
  *  GRADIENTS   SUBSTEP_END, PRE_OPTIMIZER_STEP,          PRE_OPTIMIZER_STEP (custom clipping, noise)
  *              OPTIMIZER_STEP (same order as PARAMETERS;
  *              data is NULL for a parameter without a gradient)
@@ -226,7 +227,13 @@ typedef struct th_event_args {
  * (max_grad_norm), as in HF. Asking at another event, or asking for writing
  * outside a safe point, returns TH_INVALID_ARGUMENT (message names the callback).
  * A callback that writes on one rank of a data-parallel run must write the same
- * on every rank (integrations run on rank 0 only, so writers are callbacks). */
+ * on every rank (integrations run on rank 0 only, so writers are callbacks).
+ * The final weights: parameters a callback (TH_KIND_CALLBACK, or a C++ callback)
+ * writes at TRAIN_END are the model the run ends with, the one the final save
+ * writes: as in HF, where the script calls save_model() after train() returns,
+ * the host saves the final model after TRAIN_END has reached every callback
+ * (integrations may get TRAIN_END after that save). TRAIN_END comes after
+ * --load_best_model_at_end has loaded the best checkpoint's weights. */
 #define TH_TENSORS_PARAMETERS 0
 #define TH_TENSORS_GRADIENTS 1
 #define TH_TENSORS_BUFFERS 2

@@ -72,6 +72,8 @@ struct TrainingArguments {
   bool full_determinism = false;
   bool dataloader_drop_last = false;
   bool disable_tqdm = false;
+  // HF's debug options (--debug "a b"): only "underflow_overflow" (trainer/debug_underflow_overflow.hpp).
+  std::vector<std::string> debug;
 
   // -- integrations and plugins
   std::vector<std::string> report_to = {"none"};  // none | all | names

@@ -4,7 +4,10 @@
 // at on_evaluate_begin and the training weights back at on_evaluate (the ABI
 // 1.1 write safe points). The EMA weights are this callback's saved state
 // (bit for bit, base64), so they are in every checkpoint and restored on
-// resume. Every rank holds the same parameters, so every rank computes the same
+// resume. With final_weights (default) the EMA weights are written into the
+// model at on_train_end (the final-weights write point of abi.h), so the final
+// save holds them; with --load_best_model_at_end the EMA weights saved with the
+// best checkpoint. Every rank holds the same parameters, so every rank computes the same
 // EMA (and swaps the same weights).
 #pragma once
 
@@ -27,8 +30,9 @@ class EmaCallback final : public trainhook::Callback {
   void on_step_end(trainhook::Event& e) override;
   void on_evaluate_begin(trainhook::Event& e) override;
   void on_evaluate(trainhook::Event& e) override;
-  // Logs the number of updates and a checksum of the EMA weights (FNV-1a of
-  // their bytes); with log_checksum as a warning, which every rank prints.
+  // With final_weights, writes the EMA weights into the model. Logs the number
+  // of updates and a checksum of the EMA weights (FNV-1a of their bytes); with
+  // log_checksum as a warning, which every rank prints.
   void on_train_end(trainhook::Event& e) override;
   std::string save_state() override;
   void load_state(const std::string& state_json) override;
@@ -39,6 +43,7 @@ class EmaCallback final : public trainhook::Callback {
 
  private:
   void initialise();
+  std::vector<std::vector<double>> best_checkpoint_weights(const th_state& st) const;
 
   trainhook::Host host_;
   EmaOptions options_;

@@ -1,5 +1,6 @@
 // Options of the ema callback, from its plugin_config section
-// ({"decay": 0.999, "warmup": true, "evaluate_with_ema": true, "update_every": 1}).
+// ({"decay": 0.999, "warmup": true, "evaluate_with_ema": true, "update_every": 1,
+//   "final_weights": true}).
 #pragma once
 
 #include <cstdint>
@@ -21,6 +22,14 @@ class EmaOptions {
     return *this;
   }
   EmaOptions& update_every(int64_t n);  // >= 1 optimizer steps
+  // At the end of training write the EMA weights into the model, so the final
+  // save holds them; with --load_best_model_at_end the EMA weights saved with
+  // the best checkpoint (the ones its evaluation used).
+  EmaOptions& final_weights(bool f) {
+    final_weights_ = f;
+    return *this;
+  }
+  bool final_weights() const noexcept { return final_weights_; }
   // Log a checksum of the EMA weights at train end as a warning, so every rank
   // prints it (replicas log warnings only): to compare ranks.
   EmaOptions& log_checksum(bool l) {
@@ -41,6 +50,7 @@ class EmaOptions {
   bool evaluate_with_ema_ = true;
   int64_t update_every_ = 1;
   bool log_checksum_ = false;
+  bool final_weights_ = true;
 };
 
 }  // namespace trainhook::ema

@@ -22,7 +22,8 @@ struct TensorStats {
   bool all_finite = true;
 };
 
-// Sum of squares (double accumulation); 0 for an undefined view (no gradient).
+// Sum of squares (double accumulation in 8 lanes, so it vectorises); 0 for an
+// undefined view (no gradient).
 double sum_squares(const TensorView& t);
 // False when an element is NaN or infinite; true for an undefined view.
 bool all_finite(const TensorView& t);
@@ -33,6 +34,9 @@ template <class F>
 void for_each_value(const TensorView& t, F&& f);
 // dst = dst * a + src * b elementwise (EMA update, swaps); same shapes and dtypes.
 void scale_add(const TensorView& dst, double a, const TensorView& src, double b);
+// dst[i] = dst[i] * a + src[i] * b for every element of src (row-major), in
+// double precision: an EMA kept in doubles (dst.size() == src.numel()).
+void scale_add(std::vector<double>& dst, double a, const TensorView& src, double b);
 // Copies every element of src into dst (same shape and dtype).
 void copy(const TensorView& dst, const TensorView& src);
 // The elements as doubles (row-major), and back (rounded to the tensor's dtype).
@@ -51,13 +55,22 @@ void for_each_value(const TensorView& t, F&& f) {
   const DLTensor& d = t.dl();
   const char* base = static_cast<const char*>(d.data) + d.byte_offset;
   const int64_t n = t.numel();
+  // The contiguous loops have no per-element branch, so the compiler can vectorise them.
   const bool contiguous = t.is_contiguous();
   if (d.dtype.bits == 32) {
     const auto* p = reinterpret_cast<const float*>(base);
-    for (int64_t i = 0; i < n; ++i) f(static_cast<double>(p[contiguous ? i : detail::offset_of(d, i)]), i);
+    if (contiguous) {
+      for (int64_t i = 0; i < n; ++i) f(static_cast<double>(p[i]), i);
+    } else {
+      for (int64_t i = 0; i < n; ++i) f(static_cast<double>(p[detail::offset_of(d, i)]), i);
+    }
   } else {
     const auto* p = reinterpret_cast<const double*>(base);
-    for (int64_t i = 0; i < n; ++i) f(p[contiguous ? i : detail::offset_of(d, i)], i);
+    if (contiguous) {
+      for (int64_t i = 0; i < n; ++i) f(p[i], i);
+    } else {
+      for (int64_t i = 0; i < n; ++i) f(p[detail::offset_of(d, i)], i);
+    }
   }
 }
 
