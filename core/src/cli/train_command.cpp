@@ -137,7 +137,12 @@ int train_command(const std::vector<std::string>& args, const std::string& progr
   SignalGuard signals;
   if (targs.do_train) {
     trainer.train();
-    trainer.save_state();  // again: on_train_end may have logged
+    // Again, now that on_train_end is over: a callback may write the weights
+    // there (abi.h: what it writes is what the final save holds; ema's
+    // final_weights) and may have logged. The save before on_train_end stays
+    // in place if this one never happens (temp + rename).
+    trainer.save_model();
+    trainer.save_state();
     if (const int sig = SignalGuard::received()) {
       const auto last = latest_checkpoint(targs.output_dir);
       std::fprintf(stderr,

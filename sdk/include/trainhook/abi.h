@@ -231,8 +231,9 @@ typedef struct th_event_args {
  * The final weights: parameters a callback (TH_KIND_CALLBACK, or a C++ callback)
  * writes at TRAIN_END are the model the run ends with, the one the final save
  * writes: as in HF, where the script calls save_model() after train() returns,
- * the host saves the final model after TRAIN_END has reached every callback
- * (integrations may get TRAIN_END after that save). TRAIN_END comes after
+ * the host saves the final model again after TRAIN_END has reached every
+ * callback (it also saves it once before TRAIN_END, so that a callback that
+ * hangs or exits there cannot lose it). TRAIN_END comes after
  * --load_best_model_at_end has loaded the best checkpoint's weights. */
 #define TH_TENSORS_PARAMETERS 0
 #define TH_TENSORS_GRADIENTS 1
