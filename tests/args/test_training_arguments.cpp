@@ -77,6 +77,7 @@ TrainingArguments non_default() {
   a.ddp_backend = trainhook::DdpBackend::gloo;
   a.ddp_timeout = 60;
   a.callback_end_timeout = 30;
+  a.debug = {"underflow_overflow"};
   return a;
 }
 
@@ -90,7 +91,7 @@ TEST_CASE("to_json output is byte-identical to the hand-written form it replaced
       trainhook::to_json(TrainingArguments{}).dump() ==
       R"({"adam_beta1":0.9,"adam_beta2":0.999,"adam_epsilon":1e-08,"allow_duplicate_plugins":false,)"
       R"("allow_unsafe_plugin_paths":false,"callback_end_timeout":120.0,"callbacks":[],"data_seed":null,"dataloader_drop_last":false,)"
-      R"("ddp_backend":null,"ddp_timeout":1800,"disable_tqdm":false,"do_eval":false,"do_predict":false,)"
+      R"("ddp_backend":null,"ddp_timeout":1800,"debug":[],"disable_tqdm":false,"do_eval":false,"do_predict":false,)"
       R"("do_train":false,"eval_delay":0.0,"eval_steps":null,"eval_strategy":"no",)"
       R"("full_determinism":false,"gradient_accumulation_steps":1,"greater_is_better":null,)"
       R"("include_num_input_tokens_seen":false,"label_smoothing_factor":0.0,"learning_rate":5e-05,)"
@@ -124,7 +125,7 @@ TEST_CASE("to_json output is byte-identical to the hand-written form it replaced
   CHECK(trainhook::to_json(a).dump() ==
         R"({"adam_beta1":0.9,"adam_beta2":0.999,"adam_epsilon":1e-08,"allow_duplicate_plugins":false,)"
         R"("allow_unsafe_plugin_paths":false,"callback_end_timeout":120.0,"callbacks":["early_stopping"],"data_seed":7,)"
-        R"("dataloader_drop_last":false,"ddp_backend":"gloo","ddp_timeout":1800,"disable_tqdm":false,)"
+        R"("dataloader_drop_last":false,"ddp_backend":"gloo","ddp_timeout":1800,"debug":[],"disable_tqdm":false,)"
         R"("do_eval":false,"do_predict":false,"do_train":false,"eval_delay":0.0,"eval_steps":0.25,)"
         R"("eval_strategy":"steps","full_determinism":false,"gradient_accumulation_steps":1,)"
         R"("greater_is_better":false,"include_num_input_tokens_seen":false,"label_smoothing_factor":0.0,)"
@@ -200,6 +201,7 @@ TEST_CASE("to_json writes every field with the HF names, unset optionals are nul
                                           "plugin_config",
                                           "plugin_error_policy",
                                           "callback_end_timeout",
+                                          "debug",
                                           "allow_unsafe_plugin_paths",
                                           "allow_duplicate_plugins",
                                           "process_index",
