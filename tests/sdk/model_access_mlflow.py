@@ -8,6 +8,7 @@ usage: model_access_mlflow.py <trainhook> <plugin folder> <digits.csv> <work dir
 import json
 import math
 import os
+import shutil
 import subprocess
 import sys
 
@@ -17,7 +18,8 @@ from mlflow_server import MlflowServer  # noqa: E402
 
 def main():
     th, plugins, digits, work = sys.argv[1:5]
-    os.makedirs(work, exist_ok=True)
+    shutil.rmtree(work, ignore_errors=True)  # a re-run starts clean (one run, one server store)
+    os.makedirs(work)
     train = os.path.join(work, "train.csv")
     with open(digits) as src, open(train, "w") as dst:
         for i, line in enumerate(src):

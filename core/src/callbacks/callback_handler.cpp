@@ -121,21 +121,21 @@ void CallbackHandler::fire(EventId event, const TrainerState& state, TrainerCont
   // A stop request is sticky: it survives on_train_begin's reset.
   if (stop_requested_.load(std::memory_order_relaxed)) control.should_training_stop = true;
 
-  th_state c_state{};
+  // Not zeroed first: to_c and the aggregate below set every field (see state.cpp).
+  th_state c_state;
   to_c(state, c_state);
-  th_control c_control{};
+  th_control c_control;
   to_c(control, c_control);
-  th_event_args args{};
-  args.struct_size = TH_EVENT_ARGS_STRUCT_SIZE;
-  args.event = event;
-  args.state = &c_state;
-  args.control = &c_control;
-  args.values = payload.values;
-  args.checkpoint_dir = payload.checkpoint_dir;
-  args.batch_index = payload.batch_index;
-  args.batch_count = payload.batch_count;
-  args.prediction_kind = payload.prediction_kind;
-  args.step = payload.step;
+  const th_event_args args{TH_EVENT_ARGS_STRUCT_SIZE,
+                           event,
+                           &c_state,
+                           &c_control,
+                           payload.values,
+                           payload.checkpoint_dir,
+                           payload.batch_index,
+                           payload.batch_count,
+                           payload.prediction_kind,
+                           payload.step};
   // Host services ask which event is running (ABI 1.1 views are valid per event).
   struct CurrentEvent {
     EventId& slot;
