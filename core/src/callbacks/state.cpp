@@ -37,12 +37,8 @@ void to_c(const TrainerState& s, th_state& out) noexcept {
 
 void to_c(const TrainerControl& c, th_control& out) noexcept {
   out = th_control{
-      TH_CONTROL_STRUCT_SIZE,
-      c.should_training_stop ? 1 : 0,
-      c.should_epoch_stop ? 1 : 0,
-      c.should_save ? 1 : 0,
-      c.should_evaluate ? 1 : 0,
-      c.should_log ? 1 : 0,
+      TH_CONTROL_STRUCT_SIZE, c.should_training_stop ? 1 : 0, c.should_epoch_stop ? 1 : 0,
+      c.should_save ? 1 : 0,  c.should_evaluate ? 1 : 0,      c.should_log ? 1 : 0,
   };
 }
 
