@@ -73,11 +73,12 @@ echo "ok: bad plugin_config key"
 # 6. One run, one folder: --do_eval's evaluation after training (which reopens
 #    the writer) goes into the training's run folder even when the clock has
 #    moved on, so TensorBoard shows one run with the training and the eval
-#    scalars (HF: one logging_dir per run). The run is made long enough (several
-#    seconds here) that train begin and the final evaluation fall in different
-#    seconds; the check below proves they did, or the case would prove nothing.
+#    scalars (HF: one logging_dir per run). The run is made long enough (400
+#    steps of a 1024-wide MLP: several seconds even with OpenBLAS) that train
+#    begin and the final evaluation fall in different seconds; the check below
+#    proves they did, or the case would prove nothing.
 "$TH" train --train_file "$WORK/data/train.csv" --validation_file "$WORK/data/valid.csv" --do_train --do_eval \
-  --output_dir "$WORK/long" --per_device_train_batch_size 64 --max_steps 400 --hidden_size 256 \
+  --output_dir "$WORK/long" --per_device_train_batch_size 64 --max_steps 400 --hidden_size 1024 \
   --logging_steps 50 --eval_strategy no --save_strategy no --disable_tqdm true --seed 3 \
   --report_to tensorboard > "$WORK/long.log" 2>&1 || { cat "$WORK/long.log" >&2; fail "the long run exited with an error"; }
 "$VENV/bin/python" - "$WORK/long/runs" <<'PY' || { cat "$WORK/long.log" >&2; fail "the post-training eval is not in the training's run"; }

@@ -22,8 +22,10 @@ struct TensorStats {
   bool all_finite = true;
 };
 
-// Sum of squares (double accumulation in 8 lanes, so it vectorises); 0 for an
-// undefined view (no gradient).
+// Sum of squares; 0 for an undefined view (no gradient). float32 values are
+// summed in float within blocks of 1024 and the blocks in double (relative error
+// below 4e-6, in practice ~1e-7), float64 in double; AVX2 where the CPU has it,
+// with the same result as without.
 double sum_squares(const TensorView& t);
 // False when an element is NaN or infinite; true for an undefined view.
 bool all_finite(const TensorView& t);
