@@ -130,6 +130,28 @@ class Suite:
                    note="" if prog is not None or text is None else "no progress plugin found"),
         ]
 
+    def model_access(self):
+        exe = self.exe("bench", "bench_model_access")
+        if not exe:
+            return self.missing("model access", "bench_model_access is not built (needs LibTorch)")
+        repeats, steps = ("1", "30") if self.quick else ("3", "60")
+        text = self.run("model_access", [exe, repeats, steps], env=self.clean_env())
+        num = r"([0-9.]+)"
+        views = _search(text, r"tensors\(\) views, one call\s+" + num + r" us")
+        step = _search(text, r"trainer step, no callback\s+" + num + r" us")
+        gs = _search(text, r"grad_stats every step\s+[0-9.]+ us in the plugin\s+in-run ratio " + num)
+        ema = _search(text, r"ema every step\s+[0-9.]+ us in the plugin\s+in-run ratio " + num)
+        src = "bench/model_access (1.1 M-parameter MLP, time inside the plugin within one run)"
+        self.raw["model_access"] = {"views_us": views, "step_us": step, "grad_stats_ratio": gs, "ema_ratio": ema}
+        if text is not None and (views is None or gs is None or ema is None):
+            self.errors.append("model_access: its output no longer has the lines this suite reads")
+        self.figures += [
+            Figure("ABI 1.1 tensors(), every view, one call", views, "us", 5, source=src),
+            Figure("step time, 1.1 M-parameter MLP (model access)", step, "us"),
+            Figure("grad_stats every step / without (in-run)", gs, "x", 1.02, source=src),
+            Figure("ema every step / without (in-run)", ema, "x", 1.05, source=src),
+        ]
+
     def all_plugins(self, peers):
         exe = self.exe("bin", "bench_all_plugins")
         if not exe:
@@ -376,14 +398,14 @@ def main():
                     "TRAINHOOK_BENCH_THREADS; 0 leaves LibTorch's default. One thread keeps step times "
                     "stable on a shared machine, where spinning OpenMP workers mostly measure the load")
     ap.add_argument("--only", default="", help="comma-separated subset: trainer_overhead, all_plugins, "
-                    "dispatch, plugin_load, peak_rss, tensorboard, mlflow, ddp, torchscript")
+                    "dispatch, plugin_load, peak_rss, tensorboard, mlflow, ddp, torchscript, model_access")
     opts = ap.parse_args()
     build = os.path.abspath(opts.build)
     out_dir = os.path.join(build, "bench")
     suite = Suite(build, out_dir, opts.quick, opts.threads)
     only = set(filter(None, opts.only.split(",")))
     known = {"trainer_overhead", "all_plugins", "dispatch", "plugin_load", "peak_rss", "tensorboard", "mlflow",
-             "ddp", "torchscript"}
+             "ddp", "torchscript", "model_access"}
     if only - known:
         ap.error(f"--only: unknown {', '.join(sorted(only - known))} (expected some of {', '.join(sorted(known))})")
     want = lambda n: not only or n in only  # noqa: E731
@@ -399,6 +421,8 @@ def main():
             suite.plugin_load()
         if want("trainer_overhead"):
             suite.trainer_overhead()
+        if want("model_access"):
+            suite.model_access()
         if want("tensorboard"):
             suite.tensorboard()
         if want("ddp"):

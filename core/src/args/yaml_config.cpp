@@ -5,8 +5,10 @@
 
 #include <trainhook/args/argument_parser.hpp>
 
+#include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
+#include <sstream>
 #include <vector>
 
 namespace trainhook::detail {
@@ -16,6 +18,9 @@ constexpr const char* kTagPrefix = "tag:yaml.org,2002:";
 // Aliases can make a small file expand to a huge tree ("billion laughs"); no
 // config needs this many values.
 constexpr size_t kMaxValues = 1000000;
+// Nesting is bounded too: each level is a C++ call, and an anchor merged into
+// itself (`a: &d {<<: *d}`) is a cycle yaml-cpp builds without complaint.
+constexpr int kMaxDepth = 64;
 
 // The YAML 1.2 core schema's number forms, matched by hand: std::regex
 // recurses once per character and a 50,000-digit scalar exhausts the stack.
@@ -72,29 +77,61 @@ bool is_inf_or_nan(const std::string& t) {
 // mistake (or an attack on the number parser), reported as such.
 constexpr size_t kMaxNumberLength = 400;
 
+// Where each document of a YAML text starts, read as parser events without
+// building nodes. yaml-cpp 0.7's LoadAll never returns on a ',' outside [ ] or
+// { } at the start of a document (the token is never consumed: empty documents
+// without end, growing memory; fuzz/findings), so documents are counted here,
+// stopping at the second, before a node is built.
+class DocumentStarts final : public YAML::EventHandler {
+ public:
+  std::vector<YAML::Mark> marks;
+  void OnDocumentStart(const YAML::Mark& mark) override { marks.push_back(mark); }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t, const std::string&) override {}
+  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                       YAML::EmitterStyle::value) override {}
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {
+  }
+  void OnMapEnd() override {}
+};
+
 class YamlConverter {
  public:
   YamlConverter(const std::string& text, std::string file) : text_(text), file_(std::move(file)) {}
 
   YamlDocument read() {
-    std::vector<YAML::Node> docs;
+    YAML::Node root;
     try {
-      docs = YAML::LoadAll(text_);
+      DocumentStarts starts;
+      std::istringstream in(text_);
+      YAML::Parser parser(in);
+      while (starts.marks.size() < 2 && parser.HandleNextDocument(starts)) {
+      }
+      if (starts.marks.size() > 1) {
+        const YAML::Mark& second = starts.marks[1];
+        if (second.pos >= 0 && static_cast<size_t>(second.pos) < text_.size() && text_[second.pos] == ',')
+          fail(line_of(second), "a ',' outside [ ] or { } (column " + std::to_string(second.column + 1) +
+                                    "): separate list items with `- ` lines or write them as [a, b]");
+        fail(line_of(second), "more than one YAML document (---) in a config file");
+      }
+      if (!starts.marks.empty()) root = YAML::Load(text_);
     } catch (const YAML::Exception& e) {
       std::string what = "invalid YAML: " + e.msg;
       if (e.mark.column >= 0) what += " (column " + std::to_string(e.mark.column + 1) + ")";
       fail(line_of(e.mark), what);
     }
     YamlDocument doc;
-    if (docs.size() > 1) fail(line_of(docs[1].Mark()), "more than one YAML document (---) in a config file");
-    if (docs.empty() || docs[0].IsNull()) {
+    if (!root.IsDefined() || root.IsNull()) {
       doc.root = nlohmann::json::object();
       return doc;
     }
-    if (!docs[0].IsMap())
-      fail(line_of(docs[0].Mark()), "the top level must be a mapping of `name: value` lines, not a " +
-                                        std::string(docs[0].IsSequence() ? "list" : "single value"));
-    doc.root = mapping(docs[0], "", doc.key_lines);
+    if (!root.IsMap())
+      fail(line_of(root.Mark()), "the top level must be a mapping of `name: value` lines, not a " +
+                                     std::string(root.IsSequence() ? "list" : "single value"));
+    doc.root = mapping(root, "", doc.key_lines);
     return doc;
   }
 
@@ -116,6 +153,7 @@ class YamlConverter {
         return mapping(node, path, lines);
       case YAML::NodeType::Sequence: {
         check_collection_tag(node);
+        const Deeper deeper(*this, node);
         nlohmann::json list = nlohmann::json::array();
         for (const auto& item : node) list.push_back(value(item, path, lines));
         return list;
@@ -139,6 +177,7 @@ class YamlConverter {
   // Keys written in this mapping win over merged ones; among merged mappings
   // (<<: [*a, *b]) the earlier one wins, as the YAML merge-key spec says.
   nlohmann::json mapping(const YAML::Node& node, const std::string& path, std::map<std::string, int>& lines) {
+    const Deeper deeper(*this, node);
     nlohmann::json map = nlohmann::json::object();
     std::map<std::string, int> written;  // key -> line, for duplicates
     YAML::Node merge;
@@ -274,6 +313,20 @@ class YamlConverter {
   const std::string& text_;
   std::string file_;
   size_t values_ = 0;
+  int depth_ = 0;
+
+  // One nesting level (a mapping or a list) for the life of the call that reads it.
+  struct Deeper {
+    YamlConverter& c;
+    Deeper(YamlConverter& converter, const YAML::Node& node) : c(converter) {
+      if (++c.depth_ > kMaxDepth)
+        c.fail(line_of(node.Mark()), "values nested more than " + std::to_string(kMaxDepth) +
+                                         " levels deep (an alias or merge key (<<) that refers to itself?)");
+    }
+    ~Deeper() { --c.depth_; }
+    Deeper(const Deeper&) = delete;
+    Deeper& operator=(const Deeper&) = delete;
+  };
 };
 
 }  // namespace

@@ -6,15 +6,16 @@
 
 #include <trainhook/callbacks/trainer_state_io.hpp>
 #include <trainhook/distributed/main_process_first.hpp>
+#include <trainhook/trainer/atomic_file.hpp>
 #include <trainhook/trainer/checkpoint_dirs.hpp>
 #include <trainhook/trainer/checkpoint_io.hpp>
-#include <trainhook/trainer/atomic_file.hpp>
 #include <trainhook/trainer/resume_compatibility.hpp>
 #include <trainhook/trainer/safetensors_io.hpp>
 
 #include <spdlog/spdlog.h>
 
 #include <fstream>
+#include <iterator>
 #include <stdexcept>
 
 namespace fs = std::filesystem;
@@ -114,13 +115,29 @@ std::optional<fs::path> Trainer::Impl::resolve_resume(std::optional<std::string>
   return dir;
 }
 
+// At train begin the arguments go to output_dir as every other file does (temp +
+// rename), and only when they changed. A failure here is a warning, not the end
+// of the run: the earlier file stays whole, the file is informational until the
+// final save writes it again, and a full disk is then reported where it stops
+// the run (the checkpoint or the final model), naming that file.
 void Trainer::Impl::write_training_args() const {
   if (!world_zero()) return;
   fs::create_directories(args.output_dir);
   const fs::path file = fs::path(args.output_dir) / kTrainingArgsFile;
-  std::ofstream out(file);
-  out << args_json << "\n";
-  if (!out) throw std::runtime_error("cannot write " + file.string());
+  const std::string text = args_json + "\n";
+  {
+    std::ifstream in(file, std::ios::binary);
+    const std::string old((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (old == text) return;  // an absent file reads as ""
+  }
+  try {
+    write_text_atomically(file, text);
+  } catch (const std::exception& e) {
+    spdlog::warn(
+        "could not update {} at train begin ({}); the earlier file is unchanged and the final save "
+        "writes it again",
+        file.string(), e.what());
+  }
 }
 
 void Trainer::save_model(const std::optional<fs::path>& dir) {
