@@ -306,11 +306,17 @@ def secrets(opts, work, server):
     but no byte of it may be in any file written under output_dir or the flyte
     destination, in what the mlflow server stored (its sqlite store and
     artifacts), in any request body the receiver got, or in the logs. Where the
-    arguments are written, the value is HF's "<API_KEY>" placeholder."""
+    arguments are written, the value is HF's "<API_KEY>" placeholder.
+    The mlflow address carries a password in its user-info, in the environment
+    (MLFLOW_TRACKING_URI) and in `--plugin_config mlflow.tracking_uri`: the
+    plugin still reaches the server with it, and no byte of the password is
+    anywhere either (issue 22: written as http://alice:<PASSWORD>@host)."""
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "wandb"))
     from wandb_receiver import Receiver  # noqa: E402 - the W&B tests' receiver
 
     secret = "th-secret-%016x" % random.Random().getrandbits(64)
+    password = "th-urlpw-%016x" % random.Random().getrandbits(64)
+    mlflow_url = server.url.replace("http://", "http://alice:" + password + "@", 1)
     data = os.path.join(work, "secrets_train.csv")
     rnd = random.Random(5)
     with open(data, "w") as f:
@@ -321,7 +327,7 @@ def secrets(opts, work, server):
     flyte_dest = os.path.join(work, "secrets_flyte")
     rx = Receiver(secret).start()
     try:
-        env = {k: v for k, v in clean_env(MLFLOW_TRACKING_URI=server.url, MLFLOW_EXPERIMENT_NAME="th-secrets",
+        env = {k: v for k, v in clean_env(MLFLOW_TRACKING_URI=mlflow_url, MLFLOW_EXPERIMENT_NAME="th-secrets",
                                           HF_MLFLOW_LOG_ARTIFACTS="1").items()
                if not k.startswith(("WANDB_", "TRAINHOOK_CHECKPOINT", "TRAINHOOK_PREV", "TENSORBOARD_"))}
         args = [opts.cli, "train", "--train_file", data, "--validation_file", data, "--do_train", "--do_eval",
@@ -330,6 +336,7 @@ def secrets(opts, work, server):
                 "--disable_tqdm", "true", "--seed", "3", "--hidden_size", "16", "--run_name", "secret-run",
                 "--report_to", "mlflow,tensorboard,wandb,flyte",
                 "--plugin_config", "wandb.api_key=" + secret,
+                "--plugin_config", "mlflow.tracking_uri=" + mlflow_url,
                 "--plugin_config", "wandb.base_url=" + rx.url(),
                 "--plugin_config", "wandb.run_id=secrets1",
                 "--plugin_config", "wandb.transmit_interval=0.05",
@@ -339,6 +346,9 @@ def secrets(opts, work, server):
         print(p.stderr[-2000:], flush=True)
         check(p.returncode == 0, f"trainhook train through mlflow, tensorboard, wandb and flyte (rc={p.returncode})")
         check(secret not in p.stdout and secret not in p.stderr, "the secret is not in the logs")
+        check(password not in p.stdout and password not in p.stderr, "the URL password is not in the logs")
+        check("alice:<PASSWORD>@" in p.stdout + p.stderr or "alice" not in p.stdout + p.stderr,
+              "where the mlflow address is logged, its password reads <PASSWORD>")
         if p.returncode != 0:
             return
         # The plugin had the real key: the receiver accepted every request.
@@ -346,7 +356,7 @@ def secrets(opts, work, server):
         check(store is not None and rx.auth_failures == 0 and len(rx.raw_requests) > 0,
               f"the W&B plugin authenticated with the real key ({len(rx.raw_requests)} requests, "
               f"{rx.auth_failures} refused)")
-        leaked = [path for path, body in rx.raw_requests if secret.encode() in body]
+        leaked = [path for path, body in rx.raw_requests if secret.encode() in body or password.encode() in body]
         check(not leaked, f"no request body the receiver got holds the secret {leaked[:3]}")
         if store is not None:
             check(store.config.get("plugin_config", {}).get("value", {}).get("wandb", {}).get("api_key")
@@ -360,7 +370,8 @@ def secrets(opts, work, server):
             for name in files:
                 n += 1
                 with open(os.path.join(dirpath, name), "rb") as f:
-                    if secret.encode() in f.read():
+                    data = f.read()
+                    if secret.encode() in data or password.encode() in data:
                         found.append(os.path.relpath(os.path.join(dirpath, name), root))
         return found, n
 
@@ -377,12 +388,17 @@ def secrets(opts, work, server):
             got = json.load(f)["plugin_config"]["wandb"]
         check(got.get("api_key") == "<API_KEY>" and got.get("run_id") == "secrets1",
               f"{os.path.relpath(path, out)}: plugin_config.wandb.api_key is <API_KEY>, other keys kept")
+        with open(path) as f:
+            uri = json.load(f)["plugin_config"]["mlflow"].get("tracking_uri")
+        check(uri == mlflow_url.replace(password, "<PASSWORD>"),
+              f"{os.path.relpath(path, out)}: plugin_config.mlflow.tracking_uri reads {uri}")
     runs = server.runs("th-secrets")
     check(len(runs) == 1, f"one mlflow run ({len(runs)})")
     if runs:
         params = {p_["key"]: p_["value"] for p_ in runs[0]["data"].get("params", [])}
         pc = params.get("plugin_config", "")
-        check("'api_key': '<API_KEY>'" in pc and secret not in json.dumps(params),
+        check("'api_key': '<API_KEY>'" in pc and secret not in json.dumps(params) and
+              password not in json.dumps(params),
               f"the mlflow param plugin_config shows the placeholder, Python str() form ({pc[:120]}...)")
 
 
