@@ -232,6 +232,32 @@ def scenario_retries(ctx, rx):
         fail("retryable failures must not send the run offline")
 
 
+def scenario_retry_after(ctx, rx):
+    # Issue 22: a 429 with Retry-After holds for the next request on every path.
+    # The default-like 15 s transmit interval sends the first lines early and the
+    # rest in the end-of-run drain; a small request bound and memory_records=2
+    # make the drain many requests from a full backlog (the disk spill first).
+    # Every odd file_stream request is a 429 with Retry-After: 1, so faults fall
+    # on the early send, the drain and the backlog sends. A lower bound only.
+    rx.faults = {n: {"status": 429, "retry_after": 1} for n in range(1, 12, 2)}
+    out, log = ctx.train(ctx.config(rx, run_id="ra1", transmit_interval=15, max_request_bytes=600,
+                                    memory_records=2, backoff_initial=0.05, backoff_max=0.1))
+    _, store = rx.only_run()
+    check_content(check_run(store))
+    gaps = rx.retry_after_gaps()
+    if len(gaps) < 4:
+        fail("expected at least 4 answers with Retry-After to be exercised, got %r" % gaps)
+    early = [g for g in gaps if g[3] is not None and g[3] < g[2]]
+    if early:
+        fail("requests sent before Retry-After had passed (kind, number, retry_after s, gap s): %r" % early)
+    if any(g[3] is None for g in gaps[:-1]):
+        fail("the client stopped after a Retry-After before the run was delivered: %r" % gaps)
+    if offline_dirs(out):
+        fail("429s must not send the run offline")
+    print("ok: %d answers with Retry-After: 1, next request after %s s" %
+          (len(gaps), ", ".join("%.2f" % g[3] for g in gaps if g[3] is not None)))
+
+
 def scenario_away(ctx, rx):
     rx.faults = {2: {"away": 10}}
     out, log = ctx.train(ctx.config(rx, run_id="away1", backoff_max=1.0, offline_after=90, max_request_bytes=600,

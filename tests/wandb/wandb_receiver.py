@@ -75,6 +75,7 @@ class Receiver:
         self.auth_failures = 0
         self.bad_requests = []
         self.raw_requests = []      # (path, body bytes) of every request, for leak checks
+        self.timeline = []          # (time.monotonic(), kind, number, fault) per file_stream/PUT/graphql
         self.stopped_runs = set()   # answer {"stopped": true} for these run ids
         self.away_events = 0        # how many times the receiver went away
         self.port = None
@@ -138,6 +139,19 @@ class Receiver:
         threading.Thread(target=run, daemon=True).start()
 
     # ---- helpers ----------------------------------------------------------
+    def retry_after_gaps(self):
+        """For every request answered with a Retry-After: (kind, number, the
+        Retry-After in s, seconds until the client's next request of any kind,
+        or None when none came)."""
+        with self.lock:
+            t = sorted(self.timeline, key=lambda e: e[0])
+        out = []
+        for i, (when, kind, number, fault) in enumerate(t):
+            if fault and "retry_after" in fault:
+                gap = t[i + 1][0] - when if i + 1 < len(t) else None
+                out.append((kind, number, float(fault["retry_after"]), gap))
+        return out
+
     def is_up(self):
         return self._server is not None
 
@@ -235,6 +249,7 @@ class Receiver:
         with self.lock:
             self.put_requests += 1
             fault = self.put_faults.get(self.put_requests)
+            self.timeline.append((time.monotonic(), "put", self.put_requests, fault))
         if fault and not fault.get("store_then_drop") and self._fault_reply(h, fault):
             return
         with self.lock:
@@ -253,6 +268,7 @@ class Receiver:
         with self.lock:
             self.graphql_requests += 1
             fault = self.graphql_faults.get(self.graphql_requests)
+            self.timeline.append((time.monotonic(), "graphql", self.graphql_requests, fault))
         if fault and self._fault_reply(h, fault):
             return
         query = body.get("query", "")
@@ -298,6 +314,7 @@ class Receiver:
         with self.lock:
             self.file_stream_requests += 1
             fault = self.faults.get(self.file_stream_requests)
+            self.timeline.append((time.monotonic(), "file_stream", self.file_stream_requests, fault))
         if fault and not fault.get("store_then_drop") and self._fault_reply(h, fault):
             return
         with self.lock:
