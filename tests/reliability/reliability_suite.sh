@@ -161,12 +161,22 @@ mkdir -p "$WORK/o16/checkpoint-99999999999999999999"
 echo '{}' >"$WORK/o16/checkpoint-99999999999999999999/trainer_state.json"
 expect checkpoint_huge_step error "checkpoint-99999999999999999999: the step number" -- "${BASE[@]}" --do_train \
   --max_steps 2 --output_dir "$WORK/o16"
-# A checkpoint that does not fit the run.
-expect checkpoint_other_model error "the checkpoint's model differs from the one asked for (" -- \
+# A checkpoint that does not fit the run: its config.json names the model arguments
+# before any tensor is read; one written before config.json existed still names
+# the parameter shapes.
+expect checkpoint_other_model error "checkpoint-4 holds a model built with other arguments (hidden_size: 16 saved, 32 now (--hidden_size))" -- \
   "${BASE[@]}" --hidden_size 32 --do_train --max_steps 6 --resume_from_checkpoint "$RUN/checkpoint-4" \
   --output_dir "$WORK/o19"
-grep -qF "is [16, 2] in the checkpoint but [32, 2] in the model asked for" "$WORK/checkpoint_other_model.err" ||
-  fail "checkpoint_other_model: the shapes are not named: $(tail -2 "$WORK/checkpoint_other_model.err")"
+cp -r "$RUN/checkpoint-4" "$WORK/old_checkpoint"
+rm "$WORK/old_checkpoint/config.json" "$WORK/old_checkpoint/checkpoint.sha256"
+expect checkpoint_other_model_no_config error "the checkpoint's model differs from the one asked for (" -- \
+  "${BASE[@]}" --hidden_size 32 --do_train --max_steps 6 --resume_from_checkpoint "$WORK/old_checkpoint" \
+  --output_dir "$WORK/o19b"
+grep -qF "is [16, 2] in the checkpoint but [32, 2] in the model asked for" \
+  "$WORK/checkpoint_other_model_no_config.err" ||
+  fail "checkpoint_other_model_no_config: the shapes are not named: $(tail -2 "$WORK/checkpoint_other_model_no_config.err")"
+expect eval_only_other_model error "holds a model built with other arguments (hidden_size: 16 saved, 32 now (--hidden_size))" -- \
+  "${BASE[@]}" --hidden_size 32 --do_eval --validation_file "$TRAIN" --output_dir "$RUN"
 expect checkpoint_other_run error "max_steps: 4 in the checkpoint, 8 now; seed: 1 in the checkpoint, 2 now" -- \
   "${BASE[@]}" --do_train --max_steps 8 --save_steps 2 --seed 2 --output_dir "$RUN"
 grep -qF -- "--resume_from_checkpoint $RUN/checkpoint-4, or to train from scratch pass --overwrite_output_dir" \

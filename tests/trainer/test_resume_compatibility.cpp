@@ -61,3 +61,29 @@ TEST_CASE("a checkpoint without training_args.json has nothing to compare") {
   TrainingArguments now;
   CHECK(check_resume_compatibility(d.path, now, true).empty());
 }
+
+TEST_CASE("a checkpoint's config.json against the model asked for: each differing argument named with its flag") {
+  TempDir d;
+  const std::string saved = R"({"model":"mlp","hidden_size":16,"num_layers":2,"dropout":0.0})";
+  std::ofstream(d.path / kModelConfigFile) << saved;
+  CHECK(model_config_differences(d.path, saved).empty());
+  CHECK(model_config_differences(d.path, R"({"model":"mlp","hidden_size":16.0,"num_layers":2,"dropout":0})")
+            .empty());  // 16 and 16.0 are one number
+  const auto diff =
+      model_config_differences(d.path, R"({"model":"mlp","hidden_size":32,"num_layers":2,"dropout":0.1})");
+  REQUIRE(diff.size() == 2);
+  CHECK(diff[0] == "dropout: 0.0 saved, 0.1 now (--dropout)");
+  CHECK(diff[1] == "hidden_size: 16 saved, 32 now (--hidden_size)");
+  CHECK_THROWS_WITH_AS(check_model_config(d.path, R"({"model":"cnn","hidden_size":16})"),
+                       doctest::Contains("holds a model built with other arguments (model: \"mlp\" saved, "
+                                         "\"cnn\" now (--model))"),
+                       std::runtime_error);
+  // Nothing to compare: no config.json (an older checkpoint), or no config given (an embedding program).
+  CHECK(model_config_differences(d.path, "").empty());
+  TempDir empty;
+  CHECK(model_config_differences(empty.path, saved).empty());
+  // A damaged config.json is an error naming it.
+  std::ofstream(d.path / kModelConfigFile, std::ios::trunc) << "[1,";
+  CHECK_THROWS_WITH_AS(model_config_differences(d.path, saved), doctest::Contains("config.json"),
+                       std::runtime_error);
+}

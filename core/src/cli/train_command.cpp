@@ -9,8 +9,8 @@
 #include <trainhook/distributed/launch_env.hpp>
 #include <trainhook/models/model_factory.hpp>
 #include <trainhook/trainer/checkpoint_dirs.hpp>
-#include <trainhook/trainer/label_metrics.hpp>
 #include <trainhook/trainer/evaluate_only_model.hpp>
+#include <trainhook/trainer/label_metrics.hpp>
 #include <trainhook/trainer/reproducibility.hpp>
 #include <trainhook/trainer/resume_compatibility.hpp>
 #include <trainhook/trainer/signal_guard.hpp>
@@ -116,7 +116,8 @@ int train_command(const std::vector<std::string>& args, const std::string& progr
 
   TrainerOptions options;
   options.compute_metrics = label_metrics;
-  options.gradient_reduction = parsed.model.ddp_gradient_reduction;  // --ddp_gradient_reduction
+  options.gradient_reduction = parsed.model.ddp_gradient_reduction;          // --ddp_gradient_reduction
+  options.model_config_json = model_config_json(parsed.model, parsed.data);  // config.json, checked on resume
   // issue 22: the final model and train results are saved before on_train_end
   // (HF's scripts: after train() returns), so a plugin that hangs or exits
   // there cannot lose them.

@@ -8,6 +8,8 @@
 #include <trainhook/models/mlp.hpp>
 #include <trainhook/models/torchscript_model.hpp>
 
+#include <nlohmann/json.hpp>
+
 #include <cmath>
 #include <stdexcept>
 
@@ -92,6 +94,15 @@ std::shared_ptr<Model> make_builtin_model(const ModelArguments& model, const Dat
   throw std::invalid_argument("--model: unknown model '" + model.model + "'" +
                               (close.empty() ? std::string() : " (did you mean '" + close + "'?)") +
                               "; expected mlp, cnn or char_transformer");
+}
+
+std::string model_config_json(const ModelArguments& model, const DataArguments& data) {
+  if (model.model_name_or_path) return {};
+  nlohmann::json c = {{"model", model.model}, {"hidden_size", model.hidden_size}, {"dropout", model.dropout}};
+  if (model.model == "mlp" || model.model == "char_transformer") c["num_layers"] = model.num_layers;
+  if (model.model == "char_transformer") c["num_heads"] = model.num_heads;
+  if (model.model == "cnn" && data.image_size) c["image_size"] = *data.image_size;
+  return c.dump();
 }
 
 }  // namespace trainhook

@@ -4,9 +4,9 @@
 #include <trainhook/trainer/checkpoint_manifest.hpp>
 
 #include <trainhook/callbacks/trainer_state_io.hpp>
+#include <trainhook/models/torchscript_model.hpp>
 #include <trainhook/trainer/checkpoint_dirs.hpp>
 #include <trainhook/trainer/reproducibility.hpp>
-#include <trainhook/models/torchscript_model.hpp>
 #include <trainhook/trainer/safetensors_io.hpp>
 
 #include <ATen/CPUGeneratorImpl.h>
@@ -196,6 +196,10 @@ void write_checkpoint_files(const fs::path& dir, const CheckpointContents& c) {
   }
   write_text(dir / kTrainingArgsFile, c.training_args_json);
   done(dir / kTrainingArgsFile);
+  if (!c.model_config_json.empty()) {
+    write_text(dir / kModelConfigFile, c.model_config_json + "\n");
+    done(dir / kModelConfigFile);
+  }
   // Last: its presence marks a complete checkpoint for resume and rotation.
   save_trainer_state(*c.state, dir / kTrainerStateFile);
   done(dir / kTrainerStateFile);

@@ -75,6 +75,7 @@ void Trainer::Impl::save_checkpoint() {
     contents.scheduler = &*scheduler;
     contents.state = &state;
     contents.training_args_json = args_json;
+    contents.model_config_json = model_config_json;
     contents.save_safetensors = args.save_safetensors;
     contents.on_file = on_checkpoint_file;
     contents.rank_rng_states = rank_rng;
@@ -147,10 +148,15 @@ void Trainer::save_model(const std::optional<fs::path>& dir) {
   save_model_weights(impl_->model->module(), target / kModelFile);  // atomic
   if (impl_->args.save_safetensors) save_safetensors(impl_->model->module(), target / kSafetensorsFile);
   write_text_atomically(target / kTrainingArgsFile, impl_->args_json + "\n");
+  if (!impl_->model_config_json.empty())
+    write_text_atomically(target / kModelConfigFile, impl_->model_config_json + "\n");
 }
 
 void Trainer::load_model(const fs::path& path) {
-  load_model_weights(impl_->model->module(), fs::is_directory(path) ? path / kModelFile : path);
+  const bool folder = fs::is_directory(path);
+  // The config.json beside the weights (a checkpoint or a final save).
+  check_model_config(folder ? path : path.parent_path(), impl_->model_config_json);
+  load_model_weights(impl_->model->module(), folder ? path / kModelFile : path);
 }
 
 void Trainer::save_state() const {

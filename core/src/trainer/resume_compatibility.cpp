@@ -37,13 +37,7 @@ constexpr const char* kRunKeys[] = {"max_steps",
 
 std::string shown(const nlohmann::json& v) { return v.is_null() ? "unset" : v.dump(); }
 
-}  // namespace
-
-std::vector<std::string> resume_argument_differences(const fs::path& checkpoint,
-                                                     const TrainingArguments& args) {
-  const fs::path file = checkpoint / kTrainingArgsFile;
-  std::error_code ec;
-  if (!fs::exists(file, ec)) return {};
+nlohmann::json read_json_object(const fs::path& file, const char* what) {
   std::ifstream in(file, std::ios::binary);
   std::stringstream text;
   text << in.rdbuf();
@@ -53,18 +47,30 @@ std::vector<std::string> resume_argument_differences(const fs::path& checkpoint,
   } catch (const JsonInputError& e) {
     throw std::runtime_error(e.what());
   }
-  if (!saved.is_object())
-    throw std::runtime_error(file.string() + ": expected a JSON object of training arguments");
+  if (!saved.is_object()) throw std::runtime_error(file.string() + ": expected a JSON object of " + what);
+  return saved;
+}
+
+bool same_value(const nlohmann::json& a, const nlohmann::json& b) {
+  // 3 and 3.0 are the same number.
+  return (a.is_number() && b.is_number()) ? a.get<double>() == b.get<double>() : a == b;
+}
+
+}  // namespace
+
+std::vector<std::string> resume_argument_differences(const fs::path& checkpoint,
+                                                     const TrainingArguments& args) {
+  const fs::path file = checkpoint / kTrainingArgsFile;
+  std::error_code ec;
+  if (!fs::exists(file, ec)) return {};
+  const nlohmann::json saved = read_json_object(file, "training arguments");
   const nlohmann::json now = to_json(args);
   std::vector<std::string> differences;
   for (const char* key : kRunKeys) {
     const auto it = saved.find(key);
     if (it == saved.end()) continue;  // an older file: nothing to compare
     const nlohmann::json& current = now.contains(key) ? now[key] : nlohmann::json();
-    // 3 and 3.0 are the same number.
-    const bool same = (it->is_number() && current.is_number()) ? it->get<double>() == current.get<double>()
-                                                               : *it == current;
-    if (!same)
+    if (!same_value(*it, current))
       differences.push_back(std::string(key) + ": " + shown(*it) + " in the checkpoint, " + shown(current) +
                             " now");
   }
@@ -81,6 +87,33 @@ std::vector<std::string> check_resume_compatibility(const fs::path& checkpoint, 
                            "), so it is not this run's checkpoint; to continue it anyway pass "
                            "--resume_from_checkpoint " +
                            checkpoint.string() + ", or to train from scratch pass --overwrite_output_dir");
+}
+
+std::vector<std::string> model_config_differences(const fs::path& folder,
+                                                  const std::string& model_config_json) {
+  const fs::path file = folder / kModelConfigFile;
+  std::error_code ec;
+  if (model_config_json.empty() || !fs::exists(file, ec)) return {};
+  const nlohmann::json saved = read_json_object(file, "model arguments");
+  const nlohmann::json now = nlohmann::json::parse(model_config_json);
+  std::vector<std::string> differences;
+  for (auto it = now.begin(); it != now.end(); ++it) {
+    const auto s = saved.find(it.key());
+    const nlohmann::json before = s == saved.end() ? nlohmann::json() : *s;
+    if (!same_value(before, it.value()))
+      differences.push_back(it.key() + ": " + shown(before) + " saved, " + shown(it.value()) + " now (--" +
+                            it.key() + ")");
+  }
+  return differences;
+}
+
+void check_model_config(const fs::path& folder, const std::string& model_config_json) {
+  const std::vector<std::string> differences = model_config_differences(folder, model_config_json);
+  if (differences.empty()) return;
+  throw std::runtime_error(folder.string() + " holds a model built with other arguments (" +
+                           strings::join(differences, "; ") +
+                           "); give the model arguments it was saved with to continue from it, or "
+                           "--overwrite_output_dir to train a new model from scratch");
 }
 
 }  // namespace trainhook

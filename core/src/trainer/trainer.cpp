@@ -73,6 +73,7 @@ Trainer::Impl::Impl(std::shared_ptr<Model> model_in, TrainingArguments args_in,
       eval_dataset(std::move(eval)),
       compute_metrics(std::move(options.compute_metrics)),
       on_checkpoint_file(std::move(options.on_checkpoint_file)),
+      model_config_json(std::move(options.model_config_json)),
       before_train_end(std::move(options.before_train_end)),
       // Masked once here: every copy written or handed to plugins is this one.
       args_json(mask_secrets(to_json(args)).dump(2)),

@@ -119,6 +119,7 @@ struct Trainer::Impl {
   std::shared_ptr<TensorDataset> eval_dataset;
   ComputeMetricsFn compute_metrics;
   std::function<void(const std::filesystem::path&)> on_checkpoint_file;
+  std::string model_config_json;  // TrainerOptions::model_config_json
   std::function<void(const TrainOutput&)> before_train_end;
   std::string args_json;
   // One process or many (set in the constructor; never null after it).

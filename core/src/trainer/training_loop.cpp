@@ -97,6 +97,7 @@ StartPoint Trainer::Impl::restore(const fs::path& checkpoint, const TrainingPlan
         "resume: the checkpoint was trained with per_device_train_batch_size {} but this run uses {}",
         state.train_batch_size, args.per_device_train_batch_size);
   }
+  check_model_config(checkpoint, model_config_json);  // before any tensor: names the arguments
   load_checkpoint_weights(checkpoint, model->module(), *optimizer, *scheduler);
   set_learning_rate(*optimizer, access.lr());
   return StartPoint{state.global_step / plan.updates_per_epoch,

@@ -2,8 +2,8 @@
 // header: the CLI builds models without including LibTorch.
 #pragma once
 
-#include <trainhook/data/data_files.hpp>
 #include <trainhook/args/training_arguments.hpp>
+#include <trainhook/data/data_files.hpp>
 
 #include <memory>
 #include <optional>
@@ -31,5 +31,12 @@ bool real_valued_loss(const std::optional<std::string>& loss);
 // std::runtime_error / std::invalid_argument naming the file at fault.
 std::shared_ptr<Model> make_cli_model(const ModelArguments& model, const DataArguments& data,
                                       const LoadedData& loaded);
+
+// The arguments a built-in model is built from, as the JSON object the Trainer
+// writes as config.json (TrainerOptions::model_config_json): "model" and the
+// keys that model reads (hidden_size, num_layers, num_heads, dropout,
+// image_size), named as their flags. Empty for a TorchScript model (its archive
+// holds its architecture).
+std::string model_config_json(const ModelArguments& model, const DataArguments& data);
 
 }  // namespace trainhook

@@ -16,6 +16,7 @@ namespace trainhook {
 inline constexpr const char* kCheckpointPrefix = "checkpoint-";
 inline constexpr const char* kTrainerStateFile = "trainer_state.json";
 inline constexpr const char* kTrainingArgsFile = "training_args.json";
+inline constexpr const char* kModelConfigFile = "config.json";  // TrainerOptions::model_config_json
 
 std::filesystem::path checkpoint_dir(const std::filesystem::path& output_dir, int64_t step);
 

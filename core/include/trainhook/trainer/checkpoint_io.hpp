@@ -55,7 +55,8 @@ struct CheckpointContents {
   const LrScheduler* scheduler = nullptr;
   const TrainerState* state = nullptr;
   std::string training_args_json;
-  bool save_safetensors = true;  // also write model.safetensors
+  std::string model_config_json;  // config.json when not empty
+  bool save_safetensors = true;   // also write model.safetensors
   // Several processes: every rank's RNG state, written as rng_state_<r>.pth
   // instead of rng_state.pt.
   std::vector<torch::Tensor> rank_rng_states;

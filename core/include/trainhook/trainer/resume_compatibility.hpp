@@ -26,4 +26,13 @@ std::vector<std::string> resume_argument_differences(const std::filesystem::path
 std::vector<std::string> check_resume_compatibility(const std::filesystem::path& checkpoint,
                                                     const TrainingArguments& args, bool found_automatically);
 
+// "hidden_size: 16 saved, 32 now (--hidden_size)" for every key of
+// the model's config.json (TrainerOptions::model_config_json) that differs from
+// `folder`/config.json; empty when they agree, or either is absent (a
+// checkpoint written before config.json existed: the shape check still runs).
+std::vector<std::string> model_config_differences(const std::filesystem::path& folder,
+                                                  const std::string& model_config_json);
+// Throws std::runtime_error listing model_config_differences, if any.
+void check_model_config(const std::filesystem::path& folder, const std::string& model_config_json);
+
 }  // namespace trainhook

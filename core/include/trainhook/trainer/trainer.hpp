@@ -70,6 +70,12 @@ struct TrainerOptions {
   // Called after each file of a checkpoint is written (tests inject crashes
   // here; a throw aborts the save and leaves earlier checkpoints intact).
   std::function<void(const std::filesystem::path& file)> on_checkpoint_file;
+  // The arguments the model was built from, as a JSON object (HF's config.json;
+  // the CLI gives its --model, --hidden_size, ...). Written as config.json into
+  // every checkpoint and the final save; a checkpoint or model folder whose
+  // config.json differs is refused on resume or load_model, naming each key.
+  // Empty: nothing is written or checked (an embedding program's own model).
+  std::string model_config_json;
   // Called on every rank at the end of train(), after the train metrics are
   // logged and right before on_train_end: the place to save the final model
   // and train results (the CLI does), so that a callback that hangs, runs over
