@@ -122,5 +122,14 @@ wait "$launcher" || rc=$?
 [[ $rc == 143 ]] || fail "trainhook launch after SIGTERM exited $rc, expected 143: $(tail -5 "$WORK/term.log")"
 for c in "${children[@]}"; do kill -0 "$c" 2>/dev/null && fail "process $c survived SIGTERM"; done
 grep -q "forwarding it to every process" "$WORK/term.log" || fail "no forwarding message"
-echo "launch: SIGTERM forwarded, exit $rc"
+# Issue 22: every rank finished its step and stopped at the same one, and that
+# step's checkpoint holds every rank's RNG state.
+steps=($(sed -n 's/.*stopped by SIGTERM at step \([0-9]*\):.*/\1/p' "$WORK/term.log" | sort -u))
+n_stopped="$(grep -c "stopped by SIGTERM at step" "$WORK/term.log" || true)"
+[[ $n_stopped == 2 && ${#steps[@]} == 1 ]] ||
+  fail "expected both ranks to report one stop step, got $n_stopped report(s) at step(s) ${steps[*]}: $(tail -8 "$WORK/term.log")"
+ck="$WORK/term/checkpoint-${steps[0]}"
+[[ -f "$ck/trainer_state.json" && -f "$ck/rng_state_0.pth" && -f "$ck/rng_state_1.pth" ]] ||
+  fail "no complete checkpoint of step ${steps[0]} with both ranks' RNG states: $(ls "$ck" 2>&1)"
+echo "launch: SIGTERM forwarded, exit $rc; both ranks stopped at step ${steps[0]}, $ck saved"
 echo "PASS"
