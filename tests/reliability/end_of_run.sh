@@ -85,7 +85,8 @@ elif final_files exit "$WORK/exit"; then
 fi
 
 # 3. SIGINT while a callback hangs in on_train_end (no bound in sight): the
-# run ends at once with 128 + 2 and names the callback.
+# run ends with 128 + 2 once the 10 s grace for ending callbacks is over, and
+# names the callback.
 timeout 120 "$CLI" "${BASE[@]}" --output_dir "$WORK/sig" --callbacks end_hang --callback_end_timeout 600 \
   >"$WORK/sig.out" 2>&1 &
 pid=$!
@@ -115,6 +116,60 @@ else
   elif final_files signal "$WORK/sig" && no_raw_output signal "$WORK/sig.out"; then
     echo "ok signal"
   fi
+fi
+
+# 3b. SIGINT during MLflow's end-of-run flush to a server that accepts and
+# never answers (issue 22: Ctrl-C there used to leave 0 records spooled): the
+# trainer asks the callbacks to end now (ABI 1.2 end_requested), the MLflow
+# plugin stops waiting and spools what it holds, the run exits 130 well before
+# the 60 s flush timeout, with the final model saved.
+port_file="$WORK/silent.port"
+python3 - "$port_file" <<'PY' &
+import socket, sys, time
+s = socket.socket()
+s.bind(("127.0.0.1", 0))
+s.listen(64)
+open(sys.argv[1], "w").write(str(s.getsockname()[1]))
+held = []
+s.settimeout(1.0)
+end = time.time() + 120  # bounded: the test never needs it longer
+while time.time() < end:
+    try:
+        held.append(s.accept()[0])  # accepted, never answered
+    except socket.timeout:
+        pass
+PY
+silent=$!
+for _ in $(seq 1 100); do [[ -s $port_file ]] && break; sleep 0.1; done
+start=$SECONDS
+MLFLOW_TRACKING_URI="http://127.0.0.1:$(cat "$port_file")" timeout 120 "$CLI" "${BASE[@]}" --output_dir "$WORK/spool" \
+  --report_to mlflow >"$WORK/spool.out" 2>&1 &
+pid=$!
+for _ in $(seq 1 600); do
+  grep -qF "train metrics" "$WORK/spool.out" 2>/dev/null && break
+  kill -0 "$pid" 2>/dev/null || break
+  sleep 0.1
+done
+sleep 1  # into on_train_end's flush
+child=$(pgrep -P "$pid" | head -1)
+kill -INT "${child:-$pid}"
+wait "$pid"
+rc=$?
+took=$((SECONDS - start))
+kill "$silent" 2>/dev/null
+wait "$silent" 2>/dev/null
+spooled="$(cat "$WORK"/spool/mlflow_spool/*.jsonl 2>/dev/null | wc -l)"
+if ((rc != 130)); then
+  fail "signal during the MLflow flush: exit $rc, expected 130: $(tail -5 "$WORK/spool.out")"
+elif ((took > 40)); then
+  fail "signal during the MLflow flush: the run took $took s (the flush timeout is 60 s)"
+elif ! grep -qF "asking the callbacks to end now" "$WORK/spool.out" ||
+  ! grep -qF "(the run was ended by a signal)" "$WORK/spool.out"; then
+  fail "signal during the MLflow flush: no report of the early end: $(tail -5 "$WORK/spool.out")"
+elif ((spooled < 3)); then
+  fail "signal during the MLflow flush: $spooled record(s) spooled in $WORK/spool/mlflow_spool, expected the run's"
+elif final_files signal_spool "$WORK/spool" && no_raw_output signal_spool "$WORK/spool.out"; then
+  echo "ok signal_spool ($spooled records spooled, exit $rc after $took s)"
 fi
 
 # 4. The setting is checked.

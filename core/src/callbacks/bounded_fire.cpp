@@ -44,6 +44,8 @@ std::optional<FireOverrun> fire_bounded(CallbackHandler& handler, EventId event,
   // Each callback gets the whole bound: the clock restarts when the next one is called.
   uint64_t calls_seen = handler.calls_started();
   Clock::time_point callback_start = Clock::now();
+  int signal_seen = 0;  // a new signal, told to on_signal; the grace runs until grace_end
+  Clock::time_point grace_end;
   std::unique_lock<std::mutex> lock(completion->mu);
   while (!completion->cv.wait_for(lock, poll, [&] { return completion->done; })) {
     const Clock::time_point now = Clock::now();
@@ -52,18 +54,29 @@ std::optional<FireOverrun> fire_bounded(CallbackHandler& handler, EventId event,
       callback_start = now;
     }
     const int sig = options.signal_received ? options.signal_received() : 0;
+    if (sig != 0 && signal_before == 0 && signal_seen == 0 && options.on_signal) {
+      signal_seen = sig;
+      grace_end = now + std::chrono::duration_cast<Clock::duration>(
+                            std::chrono::duration<double>(options.signal_grace_seconds));
+      lock.unlock();
+      options.on_signal(sig);
+      lock.lock();
+      continue;
+    }
     const bool signalled = sig != 0 && signal_before == 0;
-    if (signalled || now - callback_start >= bound) {
+    const bool grace_over = signal_seen != 0 && now >= grace_end;
+    if ((signalled && signal_seen == 0) || grace_over || now - callback_start >= bound) {
       lock.unlock();
       helper.detach();  // still inside the callback: the caller leaves the process
       return FireOverrun{handler.running_callback(), signalled ? sig : 0,
-                         std::chrono::duration<double>(now - callback_start).count()};
+                         std::chrono::duration<double>(now - callback_start).count(), false};
     }
   }
   const std::exception_ptr error = completion->error;
   lock.unlock();
   helper.join();
   if (error) std::rethrow_exception(error);
+  if (signal_seen != 0) return FireOverrun{"", signal_seen, 0, true};
   return std::nullopt;
 }
 

@@ -1,6 +1,8 @@
 // HostTable (see host_table.hpp): each th_host entry calls HostServices.
 #include "host_table.hpp"
 
+#include <trainhook/plugin_host/end_request.hpp>
+
 #include <cstring>
 #include <exception>
 
@@ -22,7 +24,8 @@ HostTable::HostTable(HostServices& host, std::string who) : host_(host), who_(st
   table_.model_description = &HostTable::model_description;
   table_.set_resume_checkpoint = &HostTable::set_resume_checkpoint;
   table_.run_name = &HostTable::run_name;
-  add_model_services(table_);  // ABI 1.1 (host_table_model.cpp)
+  add_model_services(table_);                        // ABI 1.1 (host_table_model.cpp)
+  table_.end_requested = &HostTable::end_requested;  // ABI 1.2
 }
 
 const char* HostTable::keep(std::string value) {
@@ -111,5 +114,7 @@ const char* HostTable::run_name(void* ctx) noexcept {
     return "";
   }
 }
+
+int32_t HostTable::end_requested(void*) noexcept { return end_now_requested() ? 1 : 0; }
 
 }  // namespace trainhook::detail

@@ -40,6 +40,7 @@ class HostTable {
   static const char* model_description(void* ctx) noexcept;
   static th_status set_resume_checkpoint(void* ctx, const char* path, char* err, size_t err_size) noexcept;
   static const char* run_name(void* ctx) noexcept;
+  static int32_t end_requested(void* ctx) noexcept;  // ABI 1.2
   const char* keep(std::string value);
 
   HostServices& host_;

@@ -6,6 +6,7 @@
 #include "trainer_impl.hpp"
 
 #include <trainhook/callbacks/bounded_fire.hpp>
+#include <trainhook/plugin_host/end_request.hpp>
 #include <trainhook/trainer/signal_guard.hpp>
 
 #include <spdlog/spdlog.h>
@@ -16,6 +17,9 @@
 
 namespace trainhook {
 namespace {
+
+// How long callbacks get to end (spool) after a signal during on_train_end.
+constexpr double kSignalGraceSeconds = 10;
 
 std::string seconds_text(double s) {
   char buf[32];
@@ -34,10 +38,22 @@ void Trainer::Impl::end_training(const TrainOutput& output) {
   const EventPayload payload = access.payload(TH_EVENT_TRAIN_END, EventPayload{});
   const auto overrun = fire_bounded(
       handler, TH_EVENT_TRAIN_END, state, control, payload,
-      BoundedFireOptions().set_per_callback_seconds(args.callback_end_timeout).set_signal_received([] {
-        return SignalGuard::received();
-      }));
+      BoundedFireOptions()
+          .set_per_callback_seconds(args.callback_end_timeout)
+          .set_signal_received([] { return SignalGuard::received(); })
+          // The callbacks hear it through th_host.end_requested (ABI 1.2):
+          // integrations stop waiting for their flush and spool what is left.
+          .set_on_signal(
+              [](int sig) {
+                spdlog::warn(
+                    "got {} during on_train_end: asking the callbacks to end now and keep what they "
+                    "have not delivered (up to {} s)",
+                    SignalGuard::name(sig), kSignalGraceSeconds);
+                request_end_now();
+              },
+              kSignalGraceSeconds));
   if (!overrun) return;
+  if (overrun->finished) return;  // every callback ended after the signal: the caller exits 128+signal
   // The callback still runs on the helper thread: nothing may be destroyed
   // (nor a plugin unloaded) under it, so the process ends here.
   const std::string who = overrun->callback.empty() ? "a callback" : "callback '" + overrun->callback + "'";

@@ -50,9 +50,12 @@ class MlflowDelivery final : public support::Delivery<Record> {
       host_.info("MLflow run " + run + " " + status + ": " + std::to_string(r.stats.delivered) +
                  " records delivered");
     } else {
-      std::string msg = "MLflow: " + std::to_string(sender_->spooled()) + " records not delivered within " +
-                        std::to_string(options_.flush_timeout().count() / 1000.0).substr(0, 5) + " s (" +
-                        std::to_string(r.stats.delivered) + " delivered); ";
+      std::string msg =
+          "MLflow: " + std::to_string(sender_->spooled()) + " records not delivered " +
+          (r.interrupted
+               ? std::string("(the run was ended by a signal)")
+               : "within " + std::to_string(options_.flush_timeout().count() / 1000.0).substr(0, 5) + " s") +
+          " (" + std::to_string(r.stats.delivered) + " delivered); ";
       if (!spill_error.empty()) {
         msg += std::to_string(spilled) + " could not be spooled either: " + spill_error;
       } else {

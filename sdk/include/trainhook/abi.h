@@ -44,7 +44,7 @@ extern "C" {
 #endif
 
 #define TRAINHOOK_ABI_VERSION_MAJOR 1
-#define TRAINHOOK_ABI_VERSION_MINOR 1
+#define TRAINHOOK_ABI_VERSION_MINOR 2
 
 /* The one symbol a plugin library exports, spelled once: TRAINHOOK_ENTRY_NAME is
  * the identifier (used by the SDK's TRAINHOOK_PLUGIN and by C plugins to define
@@ -308,8 +308,16 @@ typedef struct th_host {
    * disabled). A function rather than a th_callback_info field so that plugins
    * written for 1.0 keep compiling warning-free (positional initializers). */
   void (*set_critical)(void* ctx);
+
+  /* ---- 1.2 (check with TH_HAS_FIELD(host, th_host, end_requested)) ---------- */
+  /* Nonzero once the run must end now: a SIGINT/SIGTERM arrived while callbacks
+   * ran on_train_end. A callback waiting there for deliveries (an integration's
+   * end-of-run flush) stops waiting, keeps what is undelivered where it keeps
+   * such records (its spool) and returns; the host waits a few seconds for that,
+   * then exits 128+signal. Any thread; cheap enough to poll every 100 ms. */
+  int32_t (*end_requested)(void* ctx);
 } th_host;
-#define TH_HOST_STRUCT_SIZE ((uint32_t)TH_STRUCT_SIZE(th_host, set_critical))
+#define TH_HOST_STRUCT_SIZE ((uint32_t)TH_STRUCT_SIZE(th_host, end_requested))
 
 /* ---- a callback: created per run, called per event ------------------------ */
 typedef struct th_callback_vtable {

@@ -242,6 +242,12 @@ class Host {
           "this trainer cannot make a callback critical (needs a trainhook ABI 1.1 host)");
     h_->set_critical(h_->ctx);
   }
+  // True once the run must end now (a signal during on_train_end, ABI 1.2): stop
+  // waiting for deliveries, keep what is undelivered, return. False on older hosts.
+  bool end_requested() const noexcept {
+    return TH_HAS_FIELD(h_, th_host, end_requested) && h_->end_requested != nullptr &&
+           h_->end_requested(h_->ctx) != 0;
+  }
 
   const th_host* raw() const noexcept { return h_; }
 

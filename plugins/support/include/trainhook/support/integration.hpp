@@ -31,6 +31,7 @@
 #include <trainhook/plugin.hpp>
 #include <trainhook/support/worker.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <functional>
 #include <memory>
@@ -47,6 +48,7 @@ template <class Record>
 struct DeliveryResult {
   RunOutcome outcome = RunOutcome::finished;
   bool drained = false;             // everything was delivered within the flush timeout
+  bool interrupted = false;         // the wait ended early: the run must end now (a signal; ABI 1.2)
   WorkerStats stats;                // after the worker stopped
   std::vector<Record> undelivered;  // never reached deliver(), in order
 };
@@ -72,8 +74,11 @@ class Delivery {
 template <class Record>
 class DeliveryQueue {
  public:
-  explicit DeliveryQueue(std::unique_ptr<Delivery<Record>> delivery)
-      : delivery_(std::move(delivery)),
+  // `end_now` (optional, any thread): true once finish() must stop waiting for
+  // the queue to drain (Host::end_requested: a signal during on_train_end).
+  explicit DeliveryQueue(std::unique_ptr<Delivery<Record>> delivery, std::function<bool()> end_now = {})
+      : end_now_(std::move(end_now)),
+        delivery_(std::move(delivery)),
         worker_(
             std::in_place,
             [d = delivery_.get()](std::vector<Record>& batch, WorkerContext& ctx) {
@@ -108,7 +113,20 @@ class DeliveryQueue {
     const std::chrono::milliseconds timeout = delivery_->flush_timeout();
     DeliveryResult<Record> result;
     result.outcome = outcome;
-    result.drained = timeout.count() > 0 ? worker_->flush(timeout) : worker_->stats().queued == 0;
+    result.drained = worker_->stats().queued == 0;
+    // Waits in slices, so that a request to end now is seen within one.
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (timeout.count() > 0) {
+      const auto left =
+          std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+      if (left.count() <= 0) break;
+      result.drained = worker_->flush(std::min(left, std::chrono::milliseconds(100)));
+      if (result.drained) break;
+      if (end_now_ && end_now_()) {
+        result.interrupted = true;
+        break;
+      }
+    }
     result.undelivered = worker_->stop();
     result.stats = worker_->stats();
     worker_.reset();
@@ -116,6 +134,7 @@ class DeliveryQueue {
   }
 
  private:
+  std::function<bool()> end_now_;
   std::unique_ptr<Delivery<Record>> delivery_;
   std::optional<Worker<Record>> worker_;  // after delivery_: stopped before it goes
 };
@@ -149,7 +168,8 @@ class IntegrationCallback : public trainhook::Callback {
     if (!e.is_world_process_zero()) return false;
     std::unique_ptr<Delivery<Record>> delivery = open_run(e);
     if (!delivery) return false;
-    queue_ = std::make_unique<DeliveryQueue<Record>>(std::move(delivery));
+    queue_ = std::make_unique<DeliveryQueue<Record>>(std::move(delivery),
+                                                     [host = host_] { return host.end_requested(); });
     outcome_at_destruction_ = RunOutcome::failed;
     return true;
   }
