@@ -107,13 +107,20 @@ class Suite:
         self.errors.append(f"{name}: {what}")
         self.figures.append(Figure(name, None, "", source=name, note=what))
 
+    def run_repeats(self, name, label, quick, full):
+        """Runs bench/bench_<name> <repeats> <steps> (a pair for --quick, one
+        otherwise); its output, or None when it is missing or failed."""
+        exe = self.exe("bench", "bench_" + name)
+        if not exe:
+            self.missing(label, f"bench_{name} is not built (needs LibTorch)")
+            return None
+        return self.run(name, [exe, *(quick if self.quick else full)], env=self.clean_env())
+
     # ---- the benchmarks -----------------------------------------------------------
     def trainer_overhead(self):
-        exe = self.exe("bench", "bench_trainer_overhead")
-        if not exe:
-            return self.missing("trainer overhead", "bench_trainer_overhead is not built (needs LibTorch)")
-        repeats, steps = ("3", "200") if self.quick else ("5", "300")
-        text = self.run("trainer_overhead", [exe, repeats, steps], env=self.clean_env())
+        text = self.run_repeats("trainer_overhead", "trainer overhead", ("3", "200"), ("5", "300"))
+        if text is None and not self.exe("bench", "bench_trainer_overhead"):
+            return
         num = r"([0-9.]+)"
         raw = _search(text, r"raw LibTorch loop\s+" + num + r" us")
         plain = _search(text, r"trainer, no plugins\s+" + num + r" us")
@@ -131,11 +138,9 @@ class Suite:
         ]
 
     def model_access(self):
-        exe = self.exe("bench", "bench_model_access")
-        if not exe:
-            return self.missing("model access", "bench_model_access is not built (needs LibTorch)")
-        repeats, steps = ("1", "30") if self.quick else ("3", "60")
-        text = self.run("model_access", [exe, repeats, steps], env=self.clean_env())
+        text = self.run_repeats("model_access", "model access", ("1", "30"), ("3", "60"))
+        if text is None and not self.exe("bench", "bench_model_access"):
+            return
         num = r"([0-9.]+)"
         views = _search(text, r"tensors\(\) views, one call\s+" + num + r" us")
         step = _search(text, r"trainer step, no callback\s+" + num + r" us")
