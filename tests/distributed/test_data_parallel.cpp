@@ -50,6 +50,7 @@ TEST_CASE("SingleProcess hands everything back unchanged and runs only a caller'
   const auto rows = torch::ones({2, 3});
   CHECK(alone.gather_rows(rows, "x").is_same(rows));
   CHECK(alone.gather_rng_states().empty());
+  CHECK(alone.rank0_value("out/checkpoint-5", "x") == "out/checkpoint-5");
   CHECK(alone.rng_state_file() == trainhook::kRngStateFile);
   alone.before_backward(true);
   alone.reduce_gradients();
@@ -84,6 +85,23 @@ TEST_CASE("MultiProcess: a TrainerControl flag set on one rank holds on every ra
     CHECK_FALSE(got[r].should_log);
     CHECK(means[r] == 2.5);
     CHECK(sums[r] == 5.0);
+  }
+}
+
+TEST_CASE("MultiProcess: rank 0's value reaches every rank, whatever the others hold") {
+  // The resume checkpoint a rank-0 integration (flyte's restore) picked.
+  const std::string picked = "out/checkpoint-15 \xc3\xa9";  // any bytes, not only ASCII
+  std::string got[2][2];
+  torch::nn::Linear layers[2] = {seeded_layer(1), seeded_layer(2)};
+  on_two_ranks([&](int rank, const std::shared_ptr<ProcessGroup>& g) {
+    MultiProcess dp(g, *layers[rank], GradientReduction::after_backward);
+    got[rank][0] = dp.rank0_value(rank == 0 ? picked : "", "test value");
+    got[rank][1] = dp.rank0_value(rank == 0 ? "" : "rank 1's own", "test value");
+  });
+  for (int r = 0; r < 2; ++r) {
+    CAPTURE(r);
+    CHECK(got[r][0] == picked);
+    CHECK(got[r][1].empty());
   }
 }
 

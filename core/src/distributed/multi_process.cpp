@@ -6,6 +6,7 @@
 
 #include <torch/torch.h>
 
+#include <cstring>
 #include <utility>
 
 namespace trainhook::distributed {
@@ -64,6 +65,19 @@ double MultiProcess::mean_over_ranks(double value) {
 
 torch::Tensor MultiProcess::gather_rows(const torch::Tensor& local, const char* what) {
   return group_->gather_rows(local, what);
+}
+
+std::string MultiProcess::rank0_value(const std::string& value, const char* what) {
+  // Two broadcasts: the length, then the bytes (ranks other than 0 do not know it).
+  std::vector<torch::Tensor> size{torch::tensor({static_cast<int64_t>(value.size())}, torch::kLong)};
+  group_->broadcast(size, 0, what);
+  const int64_t n = size[0].item<int64_t>();
+  if (n == 0) return {};
+  auto bytes = torch::empty({n}, torch::kUInt8);
+  if (group_->rank() == 0) std::memcpy(bytes.data_ptr<uint8_t>(), value.data(), value.size());
+  std::vector<torch::Tensor> data{bytes};
+  group_->broadcast(data, 0, what);
+  return std::string(reinterpret_cast<const char*>(bytes.data_ptr<uint8_t>()), static_cast<size_t>(n));
 }
 
 std::vector<torch::Tensor> MultiProcess::gather_rng_states() {

@@ -91,7 +91,23 @@ void Trainer::Impl::save_checkpoint() {
 }
 
 std::optional<fs::path> Trainer::Impl::resolve_resume(std::optional<std::string> resume) {
-  if (!resume) resume = services->take_resume_checkpoint();
+  // A checkpoint picked by a plugin (flyte's restore, an integration: rank 0
+  // only) holds on every rank; a collective, so it runs whatever this rank chose.
+  std::optional<std::string> picked = services->take_resume_checkpoint();
+  const std::string rank0_pick = data_parallel->rank0_value(picked.value_or(""), "the resume checkpoint");
+  if (data_parallel->rank() != 0) {
+    if (picked && *picked != rank0_pick)
+      spdlog::warn(
+          "a plugin picked {} to resume from on this rank; rank 0 picked {}, and every rank follows rank 0",
+          *picked, rank0_pick.empty() ? std::string("none") : rank0_pick);
+    picked = rank0_pick.empty() ? std::nullopt : std::optional<std::string>(rank0_pick);
+    if (picked && !fs::is_directory(*picked))
+      throw std::runtime_error(
+          "rank " + std::to_string(data_parallel->rank()) + ": rank 0 resumes from '" + *picked +
+          "' (picked by a plugin such as flyte's restore), which is not a folder on this "
+          "rank's machine; give every rank an output_dir on a shared disk");
+  }
+  if (!resume) resume = std::move(picked);
   if (!resume) resume = args.resume_from_checkpoint;
   if (!resume || resume->empty() || *resume == "false" || *resume == "False") return std::nullopt;
   if (truthy(*resume)) {

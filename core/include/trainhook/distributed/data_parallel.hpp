@@ -58,6 +58,10 @@ class DataParallel {
   virtual torch::Tensor gather_rows(const torch::Tensor& local, const char* what) = 0;
 
   // --- checkpoints
+  // Rank 0's `value` on every rank. The checkpoint to resume from may be picked
+  // by an integration (flyte's restore), and integrations live on rank 0 only:
+  // every rank must resume the one rank 0 resumes.
+  virtual std::string rank0_value(const std::string& value, const char* what) = 0;
   // Every rank's CPU RNG state in rank order, for the checkpoint rank 0 writes
   // (rng_state_<rank>.pth); empty with one process (the checkpoint writes rng_state.pt).
   virtual std::vector<torch::Tensor> gather_rng_states() = 0;
