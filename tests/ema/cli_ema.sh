@@ -40,6 +40,39 @@ print("EMA weights bit-identical,", len(a["weights"]), "tensors")
   fail "resumed EMA weights are not bit-identical to the uninterrupted run's"
 echo "ok: resume bit-identical"
 
+# A checkpoint written before EMA weights took the parameters' dtype holds them
+# as doubles, with no "bits": it still resumes, rounded to float32, and as these
+# doubles are exact float32 values the run ends bit-identical again.
+cp -r "$WORK/ema/checkpoint-8" "$WORK/old-checkpoint-8"
+py '
+import array, base64
+path = sys.argv[1]
+j = json.load(open(path))
+a = j["stateful_callbacks"]["ema"]["attributes"]
+assert a["bits"] == [32] * len(a["names"]), a["bits"]
+for k, v in a["weights"].items():
+    a["weights"][k] = base64.b64encode(array.array("d", array.array("f", base64.b64decode(v))).tobytes()).decode()
+del a["bits"]
+text = json.dumps(j)
+open(path, "w").write(text)
+# Its checksum line too, as the old version wrote the file and its checksum together.
+import hashlib, os
+sums = os.path.join(os.path.dirname(path), "checkpoint.sha256")
+lines = open(sums).read().splitlines()
+digest = hashlib.sha256(text.encode()).hexdigest()
+lines = [digest + "  trainer_state.json" if l.endswith(" trainer_state.json") else l for l in lines]
+open(sums, "w").write("\n".join(lines) + "\n")
+' "$WORK/old-checkpoint-8/trainer_state.json" || fail "cannot rewrite the checkpoint in the old format"
+run "$WORK/resumed_old" "${ARGS[@]}" --resume_from_checkpoint "$WORK/old-checkpoint-8"
+py '
+def ema(path):
+    return json.load(open(path))["stateful_callbacks"]["ema"]["attributes"]
+a, b = ema(sys.argv[1]), ema(sys.argv[2])
+assert a["weights"] == b["weights"], "EMA weights differ after resuming an old-format state"
+' "$WORK/ema/checkpoint-12/trainer_state.json" "$WORK/resumed_old/checkpoint-12/trainer_state.json" ||
+  fail "a checkpoint with EMA weights in doubles did not resume to the same EMA weights"
+echo "ok: an old-format (double) EMA state resumes"
+
 PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 "$TH" launch --nproc_per_node 2 --master_port "$PORT" -- train "${BASE[@]}" --output_dir "$WORK/two" "${ARGS[@]}" \
   --plugin_config ema.log_checksum=true \
@@ -51,8 +84,8 @@ echo "ok: 2 ranks, equal EMA weights ($(head -1 <<<"$sums" | awk '{print $NF}'))
 
 # 4. The final model holds the EMA weights. Checkpoints every step hold the
 # training weights of that step; from the EMA state of checkpoint-1 the test
-# applies ema = d * ema + (1 - d) * w for steps 2..6 in double precision, as the
-# plugin does, and rounds to float32.
+# applies ema = d * ema + (1 - d) * w for steps 2..6 in float32 arithmetic (each
+# product and sum rounded to float32), as the plugin does for float32 parameters.
 FINAL=(--max_steps 6 --logging_steps 2 --save_strategy steps --save_steps 1 --learning_rate 5e-2
   --callbacks ema --plugin_config ema.decay=0.7)
 run "$WORK/final" "${FINAL[@]}"
@@ -75,7 +108,8 @@ def tensors(path):
     return out
 def ema_state(ckpt):
     a = json.load(open(ckpt + "/trainer_state.json"))["stateful_callbacks"]["ema"]["attributes"]
-    return {k: array.array("d", base64.b64decode(v)).tolist() for k, v in a["weights"].items()}
+    bits = dict(zip(a["names"], a["bits"]))
+    return {k: array.array("f" if bits[k] == 32 else "d", base64.b64decode(v)).tolist() for k, v in a["weights"].items()}
 def f32(x):
     return struct.unpack("f", struct.pack("f", x))[0]
 def max_diff(a, b):
@@ -87,8 +121,8 @@ work, d = sys.argv[1], 0.7
 ema = ema_state(work + "/final/checkpoint-1")
 for step in range(2, 7):
     w = tensors(f"{work}/final/checkpoint-{step}/model.safetensors")
-    ema = {k: [d * e + (1 - d) * x for e, x in zip(ema[k], w[k])] for k in ema}
-expected = {k: [f32(x) for x in v] for k, v in ema.items()}
+    ema = {k: [f32(f32(e * f32(d)) + f32(x * f32(1 - d))) for e, x in zip(ema[k], w[k])] for k in ema}
+expected = ema
 final = tensors(work + "/final/model.safetensors")
 last = tensors(work + "/final/checkpoint-6/model.safetensors")
 off = tensors(work + "/final_off/model.safetensors")

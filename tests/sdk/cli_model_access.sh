@@ -64,6 +64,17 @@ print(f"{len(rows)} steps, max rel diff", max(abs(h["c_grad_norm"] - h["grad_nor
 PY
 }
 
+# The README and the plugin guide show layer_grad_norms.cpp (below its header
+# comment) verbatim: the documented example is the one built and run here.
+"$VENV/bin/python" - "$HERE/layer_grad_norms.cpp" "$HERE/../../README.md" "$HERE/../../docs/plugins.md" <<'PY' ||
+import sys
+code = open(sys.argv[1]).read()
+code = code[code.index("#include <trainhook/plugin.hpp>"):]
+for doc in sys.argv[2:]:
+    assert "```cpp\n" + code + "```" in open(doc).read(), f"{doc} does not show {sys.argv[1]} as it is"
+PY
+  fail "the documented per-layer gradient-norm example differs from tests/sdk/layer_grad_norms.cpp"
+
 # 1. One process, with TensorBoard.
 run "$WORK/one" --max_steps 6 --report_to tensorboard --callbacks c_grad_norm,layer_grad_norms
 check_norms "$WORK/one" 6

@@ -7,6 +7,8 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
+#include <string>
 #include <vector>
 
 using trainhook::TensorView;
@@ -104,4 +106,56 @@ TEST_CASE("the EMA update in doubles: the contiguous fast path equals the stride
                            static_cast<double>(contiguous.data[0]) * 0.001;
     CHECK(fast[0] == expect0);
   }
+}
+
+TEST_CASE(
+    "TensorCopy keeps float32 values in float32: the update equals float arithmetic bit for bit, strided or "
+    "not") {
+  for (const int64_t cols : kColumns) {
+    const int64_t rows = 3;
+    const View<float> contiguous(rows, cols, false);
+    View<float> strided(cols, rows, true);
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t c = 0; c < cols; ++c)
+        strided.data[static_cast<size_t>(c * rows + r)] = contiguous.data[static_cast<size_t>(r * cols + c)];
+    support::TensorCopy fast(contiguous.view()), slow(contiguous.view());
+    REQUIRE(fast.bits() == 32);
+    REQUIRE(fast.numel() == rows * cols);
+    REQUIRE(fast.size_bytes() == static_cast<size_t>(rows * cols) * sizeof(float));
+    for (int step = 0; step < 3; ++step) {
+      fast.scale_add(0.999, contiguous.view(), 0.001);
+      slow.scale_add(0.999, strided.view(), 0.001);
+    }
+    CAPTURE(cols);
+    CHECK(std::memcmp(fast.data(), slow.data(), fast.size_bytes()) == 0);
+    float expect = contiguous.data[0];
+    for (int step = 0; step < 3; ++step) expect = expect * 0.999f + contiguous.data[0] * 0.001f;
+    CHECK(static_cast<const float*>(fast.data())[0] == expect);
+  }
+}
+
+TEST_CASE("TensorCopy: write_to restores a view, saved bytes load back, bad bytes are named") {
+  View<float> target(4, 17, true);
+  const View<float> source(4, 17, true);
+  const support::TensorCopy copy(source.view());
+  for (float& v : target.data) v = 0;
+  copy.write_to(target.view());
+  CHECK(target.data == source.data);
+
+  const std::string bytes(static_cast<const char*>(copy.data()), copy.size_bytes());
+  const support::TensorCopy back = support::TensorCopy::from_bytes(32, bytes, "w");
+  CHECK(std::memcmp(back.data(), copy.data(), copy.size_bytes()) == 0);
+  // An older state holds doubles: converted to the parameter's float32, rounded.
+  const support::TensorCopy wide = copy.converted(64);
+  CHECK(wide.bits() == 64);
+  CHECK(wide.size_bytes() == 2 * copy.size_bytes());
+  CHECK(std::memcmp(wide.converted(32).data(), copy.data(), copy.size_bytes()) == 0);
+
+  CHECK_THROWS_WITH(support::TensorCopy::from_bytes(32, "abcde", "ema: EMA weight 'fc.weight'"),
+                    doctest::Contains("ema: EMA weight 'fc.weight' is truncated (5 bytes"));
+  CHECK_THROWS_WITH(support::TensorCopy::from_bytes(16, "abcd", "w"), doctest::Contains("expected 32 or 64"));
+  const View<float> other(2, 3, false);
+  support::TensorCopy small(other.view());
+  CHECK_THROWS_WITH(small.scale_add(0.5, source.view(), 0.5), doctest::Contains("68 elements, not 6"));
+  CHECK_THROWS_WITH(small.write_to(target.view()), doctest::Contains("68 elements, not 6"));
 }

@@ -6,7 +6,6 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
-#include <cstring>
 #include <fstream>
 #include <stdexcept>
 
@@ -25,7 +24,7 @@ void EmaCallback::initialise() {
   shadow_.clear();
   for (const TensorView t : host_.tensors(Tensors::parameters)) {
     names_.emplace_back(t.name());
-    shadow_.push_back(support::read_values(t));
+    shadow_.emplace_back(t);
   }
 }
 
@@ -40,9 +39,12 @@ void EmaCallback::on_train_begin(trainhook::Event&) {
     throw std::runtime_error("ema: the checkpoint has EMA weights for " + std::to_string(shadow_.size()) +
                              " parameters, the model has " + std::to_string(params.size()));
   for (uint32_t i = 0; i < params.size(); ++i) {
-    if (params[i].name() != names_[i] || static_cast<size_t>(params[i].numel()) != shadow_[i].size())
+    if (params[i].name() != names_[i] || params[i].numel() != shadow_[i].numel())
       throw std::runtime_error("ema: the checkpoint's EMA weight '" + names_[i] +
                                "' does not match the model's '" + std::string(params[i].name()) + "'");
+    // A state saved before EMA weights took the parameter's dtype holds doubles.
+    if (shadow_[i].bits() != params[i].dl().dtype.bits)
+      shadow_[i] = shadow_[i].converted(params[i].dl().dtype.bits);
   }
 }
 
@@ -52,7 +54,7 @@ void EmaCallback::on_step_end(trainhook::Event&) {
   const double n = static_cast<double>(updates_);
   const double d = options_.warmup() ? std::min(options_.decay(), (1 + n) / (10 + n)) : options_.decay();
   uint32_t i = 0;
-  for (const TensorView t : host_.tensors(Tensors::parameters)) support::scale_add(shadow_[i++], d, t, 1 - d);
+  for (const TensorView t : host_.tensors(Tensors::parameters)) shadow_[i++].scale_add(d, t, 1 - d);
   ++updates_;
 }
 
@@ -61,24 +63,23 @@ void EmaCallback::on_evaluate_begin(trainhook::Event&) {
   backup_.clear();
   uint32_t i = 0;
   for (const TensorView t : host_.tensors(Tensors::parameters, Access::write)) {
-    backup_.push_back(support::read_values(t));
-    support::write_values(t, shadow_[i++]);
+    backup_.emplace_back(t);
+    shadow_[i++].write_to(t);
   }
 }
 
 void EmaCallback::on_evaluate(trainhook::Event&) {
   if (backup_.empty()) return;
   uint32_t i = 0;
-  for (const TensorView t : host_.tensors(Tensors::parameters, Access::write))
-    support::write_values(t, backup_[i++]);
+  for (const TensorView t : host_.tensors(Tensors::parameters, Access::write)) backup_[i++].write_to(t);
   backup_.clear();
 }
 
 uint64_t EmaCallback::checksum() const noexcept {
   uint64_t h = 1469598103934665603ull;
   for (const auto& v : shadow_) {
-    const auto* p = reinterpret_cast<const unsigned char*>(v.data());
-    for (size_t i = 0; i < v.size() * sizeof(double); ++i) h = (h ^ p[i]) * 1099511628211ull;
+    const auto* p = static_cast<const unsigned char*>(v.data());
+    for (size_t i = 0; i < v.size_bytes(); ++i) h = (h ^ p[i]) * 1099511628211ull;
   }
   return h;
 }
@@ -86,11 +87,10 @@ uint64_t EmaCallback::checksum() const noexcept {
 void EmaCallback::on_train_end(trainhook::Event& e) {
   // abi.h: parameters written at on_train_end are what the final save writes.
   if (options_.final_weights() && !shadow_.empty()) {
-    const std::vector<std::vector<double>> best = best_checkpoint_weights(e.state());
-    const std::vector<std::vector<double>>& w = best.empty() ? shadow_ : best;
+    const std::vector<support::TensorCopy> best = best_checkpoint_weights(e.state());
+    const std::vector<support::TensorCopy>& w = best.empty() ? shadow_ : best;
     uint32_t i = 0;
-    for (const TensorView t : host_.tensors(Tensors::parameters, Access::write))
-      support::write_values(t, w[i++]);
+    for (const TensorView t : host_.tensors(Tensors::parameters, Access::write)) w[i++].write_to(t);
   }
   const std::string line = "rank " + std::to_string(e.state().process_index) + ": " +
                            std::to_string(updates_) + " EMA updates, weights checksum " +
@@ -104,8 +104,11 @@ void EmaCallback::on_train_end(trainhook::Event& e) {
 
 std::string EmaCallback::save_state() {
   nlohmann::json weights = nlohmann::json::object();
-  for (size_t i = 0; i < shadow_.size(); ++i)
-    weights[names_[i]] = support::base64_encode(shadow_[i].data(), shadow_[i].size() * sizeof(double));
+  std::vector<int> bits;
+  for (size_t i = 0; i < shadow_.size(); ++i) {
+    weights[names_[i]] = support::base64_encode(shadow_[i].data(), shadow_[i].size_bytes());
+    bits.push_back(shadow_[i].bits());
+  }
   nlohmann::json args = {{"decay", options_.decay()},
                          {"warmup", options_.warmup()},
                          {"evaluate_with_ema", options_.evaluate_with_ema()},
@@ -113,22 +116,25 @@ std::string EmaCallback::save_state() {
   nlohmann::json attrs = {{"num_updates", updates_}, {"steps_seen", steps_seen_}, {"weights", weights}};
   // Names in the module's order (a JSON object is sorted by key when written).
   attrs["names"] = names_;
+  attrs["bits"] = bits;  // per name: 32 or 64 (states without it hold doubles)
   return nlohmann::json{{"args", args}, {"attributes", attrs}}.dump();
 }
 
 namespace {
 
 // The EMA weights of a saved state's "attributes" (names in the module's order).
-std::vector<std::vector<double>> decode_weights(const nlohmann::json& attrs,
+std::vector<support::TensorCopy> decode_weights(const nlohmann::json& attrs,
                                                 const std::vector<std::string>& names) {
-  std::vector<std::vector<double>> out;
-  for (const auto& name : names) {
-    const std::string bytes = support::base64_decode(attrs.at("weights").at(name).get<std::string>());
-    if (bytes.size() % sizeof(double) != 0)
-      throw std::runtime_error("ema: EMA weight '" + name + "' is truncated");
-    std::vector<double> v(bytes.size() / sizeof(double));
-    std::memcpy(v.data(), bytes.data(), bytes.size());
-    out.push_back(std::move(v));
+  // States written before "bits" existed hold doubles.
+  const std::vector<int> bits =
+      attrs.contains("bits") ? attrs.at("bits").get<std::vector<int>>() : std::vector<int>(names.size(), 64);
+  if (bits.size() != names.size())
+    throw std::runtime_error("ema: the saved state has " + std::to_string(bits.size()) + " dtypes for " +
+                             std::to_string(names.size()) + " EMA weights");
+  std::vector<support::TensorCopy> out;
+  for (size_t i = 0; i < names.size(); ++i) {
+    const std::string bytes = support::base64_decode(attrs.at("weights").at(names[i]).get<std::string>());
+    out.push_back(support::TensorCopy::from_bytes(bits[i], bytes, "ema: EMA weight '" + names[i] + "'"));
   }
   return out;
 }
@@ -149,7 +155,7 @@ void EmaCallback::load_state(const std::string& state_json) {
 // its trainer_state.json, this callback's state) are the ones its evaluation
 // used. Empty when there is no best checkpoint or it cannot be read (then the
 // trainer kept the last weights too, and the current EMA weights are used).
-std::vector<std::vector<double>> EmaCallback::best_checkpoint_weights(const th_state& st) const {
+std::vector<support::TensorCopy> EmaCallback::best_checkpoint_weights(const th_state& st) const {
   if (st.best_model_checkpoint == nullptr) return {};
   const nlohmann::json args = nlohmann::json::parse(host_.training_args_json(), nullptr, false);
   if (!args.is_object() || !args.value("load_best_model_at_end", false)) return {};
@@ -163,7 +169,7 @@ std::vector<std::vector<double>> EmaCallback::best_checkpoint_weights(const th_s
     if (names != names_) throw std::runtime_error("its EMA weights are for other parameters");
     auto w = decode_weights(a, names);
     for (size_t i = 0; i < w.size(); ++i) {
-      if (w[i].size() != shadow_[i].size())
+      if (w[i].numel() != shadow_[i].numel())
         throw std::runtime_error("EMA weight '" + names[i] + "' has another size");
     }
     return w;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 
 namespace trainhook::support {
 namespace detail {
@@ -87,6 +88,10 @@ TRAINHOOK_VECTOR_CLONES void scale_add_floats(double* x, double a, const float* 
 TRAINHOOK_VECTOR_CLONES void scale_add_doubles(double* x, double a, const double* src, double b, int64_t n) {
   scale_add_kernel(x, a, src, b, n);
 }
+// The same update kept in float32 (TensorCopy of a float32 tensor).
+TRAINHOOK_VECTOR_CLONES void scale_add_float_copy(float* x, float a, const float* src, float b, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) x[i] = x[i] * a + src[i] * b;
+}
 
 }  // namespace
 
@@ -121,6 +126,103 @@ void scale_add(std::vector<double>& dst, double a, const TensorView& src, double
     return;
   }
   for_each_value(src, [x, a, b](double v, int64_t i) { x[i] = x[i] * a + v * b; });
+}
+
+TensorCopy::TensorCopy(const TensorView& t) {
+  detail::check_float(t);
+  bits_ = t.dl().dtype.bits;
+  if (bits_ == 32) {
+    f_.resize(static_cast<size_t>(t.numel()));
+    for_each_value(t, [this](double v, int64_t i) { f_[static_cast<size_t>(i)] = static_cast<float>(v); });
+  } else {
+    d_ = read_values(t);
+  }
+}
+
+TensorCopy TensorCopy::from_bytes(int bits, const std::string& bytes, const std::string& name) {
+  if (bits != 32 && bits != 64)
+    throw std::runtime_error(name + " is saved with " + std::to_string(bits) +
+                             "-bit values; expected 32 or 64");
+  const size_t width = static_cast<size_t>(bits / 8);
+  if (bytes.size() % width != 0)
+    throw std::runtime_error(name + " is truncated (" + std::to_string(bytes.size()) +
+                             " bytes, not a whole number of " + std::to_string(bits) + "-bit values)");
+  TensorCopy c;
+  c.bits_ = bits;
+  if (bits == 32) {
+    c.f_.resize(bytes.size() / width);
+    std::memcpy(c.f_.data(), bytes.data(), bytes.size());
+  } else {
+    c.d_.resize(bytes.size() / width);
+    std::memcpy(c.d_.data(), bytes.data(), bytes.size());
+  }
+  return c;
+}
+
+int64_t TensorCopy::numel() const noexcept {
+  return static_cast<int64_t>(bits_ == 32 ? f_.size() : d_.size());
+}
+
+const void* TensorCopy::data() const noexcept {
+  return bits_ == 32 ? static_cast<const void*>(f_.data()) : static_cast<const void*>(d_.data());
+}
+
+size_t TensorCopy::size_bytes() const noexcept {
+  return bits_ == 32 ? f_.size() * sizeof(float) : d_.size() * sizeof(double);
+}
+
+TensorCopy TensorCopy::converted(int bits) const {
+  if (bits == bits_) return *this;
+  TensorCopy c;
+  c.bits_ = bits;
+  if (bits == 32) {
+    c.f_.assign(d_.begin(), d_.end());  // rounds each double to the nearest float
+  } else {
+    c.d_.assign(f_.begin(), f_.end());
+  }
+  return c;
+}
+
+void TensorCopy::scale_add(double a, const TensorView& src, double b) {
+  if (src.numel() != numel())
+    throw std::runtime_error("tensor '" + std::string(src.name()) + "' has " + std::to_string(src.numel()) +
+                             " elements, not " + std::to_string(numel()));
+  if (bits_ == 64) {
+    support::scale_add(d_, a, src, b);
+    return;
+  }
+  detail::check_float(src);
+  const float fa = static_cast<float>(a), fb = static_cast<float>(b);
+  const DLTensor& d = src.dl();
+  if (d.dtype.bits == 32 && src.is_contiguous()) {
+    const char* base = static_cast<const char*>(d.data) + d.byte_offset;
+    scale_add_float_copy(f_.data(), fa, reinterpret_cast<const float*>(base), fb, numel());
+    return;
+  }
+  float* x = f_.data();
+  for_each_value(src, [x, fa, fb](double v, int64_t i) { x[i] = x[i] * fa + static_cast<float>(v) * fb; });
+}
+
+void TensorCopy::write_to(const TensorView& t) const {
+  if (bits_ == 64) {
+    write_values(t, d_);
+    return;
+  }
+  detail::check_float(t);
+  if (t.numel() != numel())
+    throw std::runtime_error("tensor '" + std::string(t.name()) + "' has " + std::to_string(t.numel()) +
+                             " elements, not " + std::to_string(numel()));
+  const DLTensor& d = t.dl();
+  char* base = static_cast<char*>(d.data) + d.byte_offset;
+  const bool fast = t.is_contiguous();
+  for (int64_t i = 0; i < numel(); ++i) {
+    const int64_t at = fast ? i : detail::offset_of(d, i);
+    if (d.dtype.bits == 32) {
+      reinterpret_cast<float*>(base)[at] = f_[static_cast<size_t>(i)];
+    } else {
+      reinterpret_cast<double*>(base)[at] = f_[static_cast<size_t>(i)];
+    }
+  }
 }
 
 bool all_finite(const TensorView& t) {

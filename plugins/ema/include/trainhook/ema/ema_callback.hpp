@@ -1,6 +1,7 @@
 // ema: keeps an exponential moving average of the model's parameters, updated
-// at on_step_end from the parameter views (after the optimizer step), in double
-// precision. With evaluate_with_ema the EMA weights are written into the model
+// at on_step_end from the parameter views (after the optimizer step), in each
+// parameter's dtype (as torch's AveragedModel; states saved in doubles by
+// earlier versions still load). With evaluate_with_ema the EMA weights are written into the model
 // at on_evaluate_begin and the training weights back at on_evaluate (the ABI
 // 1.1 write safe points). The EMA weights are this callback's saved state
 // (bit for bit, base64), so they are in every checkpoint and restored on
@@ -14,6 +15,7 @@
 #include <trainhook/ema/ema_options.hpp>
 
 #include <trainhook/plugin.hpp>
+#include <trainhook/support/tensor_math.hpp>
 
 #include <cstdint>
 #include <string>
@@ -39,17 +41,17 @@ class EmaCallback final : public trainhook::Callback {
 
   int64_t num_updates() const noexcept { return updates_; }
   uint64_t checksum() const noexcept;
-  const std::vector<std::vector<double>>& weights() const noexcept { return shadow_; }
+  const std::vector<support::TensorCopy>& weights() const noexcept { return shadow_; }
 
  private:
   void initialise();
-  std::vector<std::vector<double>> best_checkpoint_weights(const th_state& st) const;
+  std::vector<support::TensorCopy> best_checkpoint_weights(const th_state& st) const;
 
   trainhook::Host host_;
   EmaOptions options_;
   std::vector<std::string> names_;
-  std::vector<std::vector<double>> shadow_;  // one per parameter, in the module's order
-  std::vector<std::vector<double>> backup_;  // training weights during an EMA evaluation
+  std::vector<support::TensorCopy> shadow_;  // one per parameter, in the module's order
+  std::vector<support::TensorCopy> backup_;  // training weights during an EMA evaluation
   int64_t updates_ = 0;
   int64_t steps_seen_ = 0;
 };

@@ -37,8 +37,40 @@ void for_each_value(const TensorView& t, F&& f);
 // dst = dst * a + src * b elementwise (EMA update, swaps); same shapes and dtypes.
 void scale_add(const TensorView& dst, double a, const TensorView& src, double b);
 // dst[i] = dst[i] * a + src[i] * b for every element of src (row-major), in
-// double precision: an EMA kept in doubles (dst.size() == src.numel()).
+// double precision (dst.size() == src.numel()).
 void scale_add(std::vector<double>& dst, double a, const TensorView& src, double b);
+
+// A plugin's own contiguous copy of a view's values, in the view's dtype
+// (float32 or float64), row-major: EMA weights, the training weights during an
+// EMA evaluation. Kept in the parameter's dtype as torch's AveragedModel and
+// Lightning's EMA keep theirs: a float32 copy moves half the bytes of a double
+// one through the cache at every update, and the update is the per-step cost.
+class TensorCopy {
+ public:
+  TensorCopy() = default;
+  explicit TensorCopy(const TensorView& t);
+  // From the bytes data() held (a saved state); throws, starting with `name`, when the
+  // byte count is not a whole number of `bits`-wide values or bits is not 32/64.
+  static TensorCopy from_bytes(int bits, const std::string& bytes, const std::string& name);
+
+  int bits() const noexcept { return bits_; }
+  int64_t numel() const noexcept;
+  const void* data() const noexcept;
+  size_t size_bytes() const noexcept;
+  // The same values in another width (an older state kept in doubles, loaded for float32 parameters).
+  TensorCopy converted(int bits) const;
+
+  // x = x * a + src * b for every element, in this copy's dtype (a and b rounded
+  // to it); the same results with AVX2 or without, strided src or not.
+  void scale_add(double a, const TensorView& src, double b);
+  // Writes the values into t (same number of elements; rounded to t's dtype).
+  void write_to(const TensorView& t) const;
+
+ private:
+  int bits_ = 32;
+  std::vector<float> f_;
+  std::vector<double> d_;
+};
 // Copies every element of src into dst (same shape and dtype).
 void copy(const TensorView& dst, const TensorView& src);
 // The elements as doubles (row-major), and back (rounded to the tensor's dtype).
