@@ -516,10 +516,10 @@ TEST_CASE("args files: <program>.args and --args_file, comments, quotes, precede
 }
 
 TEST_CASE("unsupported Hugging Face arguments: errors with the reason, harmless ones warn") {
-  std::string e = error_of({"--fp16"});
-  CHECK(contains(e, "--fp16"));
+  std::string e = error_of({"--fp16_full_eval"});
+  CHECK(contains(e, "--fp16_full_eval"));
   CHECK(contains(e, "not supported"));
-  CHECK(contains(e, "float32"));
+  CHECK(contains(e, "autocast"));
   CHECK(contains(e, "set it to false"));
   e = error_of({"--push_to_hub", "true"});
   CHECK(contains(e, "--push_to_hub"));
@@ -535,26 +535,28 @@ TEST_CASE("unsupported Hugging Face arguments: errors with the reason, harmless 
   e = error_of({"--neftune_noise_alpha", "5"});
   CHECK(contains(e, "NEFTune"));
 
-  auto p = parse({"--fp16", "false", "--use_cpu", "--hub_token", "secret", "--tf32=no",
+  auto p = parse({"--fp16", "false", "--use_cpu", "--hub_token", "secret", "--tf32=no", "--bf16_full_eval", "false",
                   "--dataloader_num_workers", "4", "--local_rank", "-1"});
-  // --local_rank is a real argument (torch.distributed.launch passes it), not a warning.
-  REQUIRE(p.warnings.size() == 5);
+  // --local_rank, --fp16 and --use_cpu are real arguments, not warnings.
+  REQUIRE(p.warnings.size() == 4);
   CHECK(p.training.local_rank == -1);
-  CHECK(contains(p.warnings[0], "--fp16"));
-  CHECK(contains(p.warnings[0], "ignored"));
-  CHECK(contains(p.warnings[1], "use_cpu"));
-  CHECK(contains(p.warnings[2], "<HUB_TOKEN>"));  // credentials are never echoed (HF's placeholder)
-  CHECK_FALSE(contains(p.warnings[2], "secret"));
-  CHECK(contains(p.warnings[4], "dataloader_num_workers"));
+  CHECK(p.training.use_cpu);
+  CHECK_FALSE(p.training.fp16);
+  CHECK(contains(p.warnings[0], "<HUB_TOKEN>"));  // credentials are never echoed (HF's placeholder)
+  CHECK_FALSE(contains(p.warnings[0], "secret"));
+  CHECK(contains(p.warnings[2], "--bf16_full_eval"));
+  CHECK(contains(p.warnings[2], "ignored"));
+  CHECK(contains(p.warnings[3], "dataloader_num_workers"));
 
   const fs::path dir = scratch_dir();
-  p = parse({"--config", write_file(dir / "hf.json", R"({"fp16": false, "bf16": 0, "push_to_hub": false,
+  p = parse({"--config", write_file(dir / "hf.json", R"({"fp16": false, "bf16_full_eval": 0, "push_to_hub": false,
       "logging_dir": null, "remove_unused_columns": false})")});
-  CHECK(p.warnings.size() == 5);
+  CHECK(p.warnings.size() == 4);
   CHECK(contains(p.warnings[0], "hf.json"));
-  e = error_of({"--config", write_file(dir / "hf2.yaml", "seed: 1\nbf16: true\n")});
-  CHECK(contains(e, "hf2.yaml:2: key 'bf16'"));
-  CHECK(contains(e, "mixed precision"));
+  e = error_of({"--config", write_file(dir / "hf2.yaml", "seed: 1\nbf16_full_eval: true\n")});
+  CHECK(contains(e, "hf2.yaml:2: key 'bf16_full_eval'"));
+  CHECK(contains(e, "--bf16/--fp16 evaluate under autocast"));
+  CHECK(parse({"--config", write_file(dir / "hf4.yaml", "bf16: true\n")}).training.bf16);
   p = parse({"--config", write_file(dir / "hf3.json", R"({"logging_dir": "tb"})")});
   REQUIRE(p.warnings.size() == 1);
   CHECK(contains(p.warnings[0], "TENSORBOARD_LOGGING_DIR"));

@@ -433,6 +433,16 @@ std::vector<OptionSpec> build_table() {
   t.push_back(field("label_smoothing_factor", G::Training, &TA::label_smoothing_factor,
                     "Label smoothing of the cross-entropy loss (0 = none)"));
   t.push_back(tokens_seen_option());
+  t.push_back(field("use_cpu", G::Training, &TA::use_cpu,
+                    "Train on the CPU even where LibTorch has CUDA and a GPU is present (else the model, its "
+                    "optimizer state and every batch go to cuda:LOCAL_RANK)"));
+  t.push_back(field("bf16", G::Training, &TA::bf16,
+                    "bfloat16 mixed precision: forward and loss under autocast, in training and evaluation; "
+                    "weights, optimizer state and checkpoints stay float32 (on CPUs without bfloat16 "
+                    "instructions it can be slower than float32)"));
+  t.push_back(field("fp16", G::Training, &TA::fp16,
+                    "float16 mixed precision with a gradient scaler (skipped steps are logged); needs a CUDA "
+                    "GPU, on the CPU use --bf16"));
   // -- Logging / evaluation / saving
   t.push_back(
       field("logging_strategy", G::LogEvalSave, &TA::logging_strategy, "When to log: no, steps or epoch"));

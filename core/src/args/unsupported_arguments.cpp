@@ -16,7 +16,8 @@ namespace {
 
 constexpr const char* kOff = "false";  // a boolean that is off changes nothing
 
-constexpr const char* kPrecision = "mixed precision is not supported: trainhook trains in float32 on the CPU";
+constexpr const char* kFullEval =
+    "evaluating in half precision throughout is not supported; --bf16/--fp16 evaluate under autocast";
 constexpr const char* kCompile = "torch.compile does not exist in LibTorch's C++ API";
 constexpr const char* kDdp =
     "DDP tuning flags are not supported (gradients use 25 MB buckets; every parameter must get a gradient; "
@@ -27,16 +28,14 @@ constexpr const char* kWorkers = "data is loaded in the training process";
 
 const std::vector<UnsupportedArgument> kTable = {
     // -- precision and devices
-    {"fp16", true, kOff, kPrecision},
-    {"bf16", true, kOff, kPrecision},
-    {"fp16_full_eval", true, kOff, kPrecision},
-    {"bf16_full_eval", true, kOff, kPrecision},
-    {"fp16_opt_level", false, kAlwaysWarn, "only used with fp16 (apex), which is not supported"},
-    {"half_precision_backend", false, kAlwaysWarn, "only used with fp16/bf16, which are not supported"},
-    {"fp16_backend", false, kAlwaysWarn, "only used with fp16/bf16, which are not supported"},
-    {"tf32", true, "false,none", "TF32 is a CUDA matmul mode and trainhook trains on the CPU"},
-    {"use_cpu", true, kAlwaysWarn, "trainhook trains on the CPU already"},
-    {"no_cuda", true, kAlwaysWarn, "trainhook trains on the CPU already (HF replaced no_cuda by use_cpu)"},
+    {"fp16_full_eval", true, kOff, kFullEval},
+    {"bf16_full_eval", true, kOff, kFullEval},
+    {"fp16_opt_level", false, kAlwaysWarn,
+     "only used with apex's fp16, which is not supported (--fp16 uses autocast)"},
+    {"half_precision_backend", false, kAlwaysWarn, "--bf16/--fp16 always use LibTorch's autocast"},
+    {"fp16_backend", false, kAlwaysWarn, "--bf16/--fp16 always use LibTorch's autocast"},
+    {"tf32", true, "false,none", "TF32 (a CUDA matmul mode) is not supported"},
+    {"no_cuda", true, kOff, "HF replaced no_cuda by use_cpu: give --use_cpu"},
     {"use_mps_device", true, kOff, "Apple MPS devices are not supported"},
     {"jit_mode_eval", true, kOff, "TorchScript tracing for evaluation is not supported"},
     {"use_ipex", true, kOff, "Intel Extension for PyTorch is not supported"},

@@ -9,6 +9,7 @@
 #include <trainhook/distributed/launch_env.hpp>
 #include <trainhook/models/model_factory.hpp>
 #include <trainhook/trainer/checkpoint_dirs.hpp>
+#include <trainhook/trainer/device_placement.hpp>
 #include <trainhook/trainer/evaluate_only_model.hpp>
 #include <trainhook/trainer/label_metrics.hpp>
 #include <trainhook/trainer/reproducibility.hpp>
@@ -84,6 +85,14 @@ int train_command(const std::vector<std::string>& args, const std::string& progr
     distributed::apply_launch_env(targs);
   } catch (const std::runtime_error& e) {
     std::fprintf(stderr, "trainhook train: error: launcher environment: %s\n", e.what());
+    return 2;
+  }
+  // A device or precision this machine cannot serve (--fp16 without a GPU) is
+  // an argument error, refused before any data is read; the Trainer asks again.
+  try {
+    (void)choose_device(targs);
+  } catch (const ArgumentError& e) {
+    std::fprintf(stderr, "trainhook train: error: %s\n", e.what());
     return 2;
   }
   // HF's log_level_replica (default warning): only world rank 0 logs info.

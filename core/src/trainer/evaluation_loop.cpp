@@ -16,6 +16,13 @@ namespace fs = std::filesystem;
 namespace trainhook {
 namespace {
 
+// Predictions as HF hands them to compute_metrics: on the CPU, and float32 where
+// autocast made them bfloat16/float16 (HF's nested_numpify upcasts them too).
+torch::Tensor on_cpu_full_precision(const torch::Tensor& t) {
+  const bool reduced = t.scalar_type() == torch::kBFloat16 || t.scalar_type() == torch::kHalf;
+  return t.to(t.options().device(torch::kCPU).dtype(reduced ? torch::kFloat : t.scalar_type()));
+}
+
 // "index<TAB>prediction" lines, argmax of the last output dimension (a
 // sequence gives space-separated ids), written to a temporary file and renamed.
 // Class ids (argmax) for class labels; the predicted values for real-valued labels.
@@ -70,9 +77,13 @@ PredictionOutput Trainer::Impl::prediction_loop(const TensorDataset& dataset, co
   for (int64_t b = 0; b < batches; ++b) {
     const int64_t len = std::min(bs, count - b * bs);
     const Batch batch = dataset.slice(first + b * bs, len);
-    auto [out, batch_loss] = forward_with_loss(*model, batch, args.label_smoothing_factor);
-    loss_sum += batch_loss.item<double>() * static_cast<double>(len);
-    outputs.push_back(out);
+    ModelOutput result;
+    {
+      const AutocastScope mixed_precision(device.type(), autocast);
+      result = forward_with_loss(*model, to_device(batch, device), args.label_smoothing_factor);
+    }
+    loss_sum += result.loss.item<double>() * static_cast<double>(len);
+    outputs.push_back(on_cpu_full_precision(result.outputs));
     labels.push_back(batch.labels);
     EventPayload payload;
     payload.batch_index = b;
@@ -84,7 +95,9 @@ PredictionOutput Trainer::Impl::prediction_loop(const TensorDataset& dataset, co
   if (n > 0) {
     if (outputs.empty()) {
       // This rank's part is empty (fewer samples than ranks): zero rows of the right shape.
-      outputs.push_back(model->forward_batch(dataset.slice(0, 1)).outputs.narrow(0, 0, 0));
+      const AutocastScope mixed_precision(device.type(), autocast);
+      outputs.push_back(on_cpu_full_precision(
+          model->forward_batch(to_device(dataset.slice(0, 1), device)).outputs.narrow(0, 0, 0)));
       labels.push_back(dataset.labels().narrow(0, 0, 0));
     }
     result.predictions = data_parallel->gather_rows(torch::cat(outputs).contiguous(), "evaluation outputs");

@@ -7,6 +7,8 @@
 #include <trainhook/args/secret_masking.hpp>
 #include <trainhook/trainer/reproducibility.hpp>
 
+#include <spdlog/spdlog.h>
+
 #include <cmath>
 #include <iostream>
 #include <stdexcept>
@@ -80,6 +82,14 @@ Trainer::Impl::Impl(std::shared_ptr<Model> model_in, TrainingArguments args_in,
       memory(!args.skip_memory_metrics),
       handler(args.plugin_error_policy) {
   if (!model) throw std::invalid_argument("Trainer: no model given");
+  // The model goes to its device before rank 0's weights are broadcast and the optimizer is made.
+  device = choose_device(args);
+  autocast = autocast_dtype(args);
+  if (!device.is_cpu()) model->module().to(device);
+  if (args.process_index == 0 || args.local_rank <= 0)
+    spdlog::info(
+        "training on {}{}", device.is_cpu() ? std::string("the CPU") : device.str(),
+        autocast ? (args.bf16 ? " with bfloat16 autocast (--bf16)" : " with float16 autocast (--fp16)") : "");
   // HF sets up the distributed state first (from the launcher's environment
   // when no group is given); it fixes this process's rank in `args`.
   data_parallel =

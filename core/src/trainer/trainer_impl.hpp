@@ -14,6 +14,7 @@
 #include <trainhook/distributed/data_parallel.hpp>
 #include <trainhook/models/model.hpp>
 #include <trainhook/plugin_host/plugin_registry.hpp>
+#include <trainhook/trainer/device_placement.hpp>
 #include <trainhook/trainer/eval_prediction.hpp>
 #include <trainhook/trainer/lr_schedule.hpp>
 #include <trainhook/trainer/memory_metrics.hpp>
@@ -115,6 +116,9 @@ struct Trainer::Impl {
   bool in_train = false;
   double step_learning_rate = 0;  // the rate of the last optimizer step (logged as learning_rate)
   std::shared_ptr<Model> model;
+  // Where the model, its optimizer state and the batches live; the autocast dtype of --bf16/--fp16.
+  c10::Device device{c10::DeviceType::CPU};
+  std::optional<c10::ScalarType> autocast;
   std::shared_ptr<TensorDataset> train_dataset;
   std::shared_ptr<TensorDataset> eval_dataset;
   ComputeMetricsFn compute_metrics;

@@ -154,8 +154,12 @@ void Trainer::Impl::training_step(const torch::Tensor& indices, int64_t epoch, i
                                   int64_t steps_in_epoch) {
   const int64_t accum = args.gradient_accumulation_steps;
   if (step % accum == 0) fire(TH_EVENT_STEP_BEGIN);
-  const Batch batch = train_dataset->get(indices);
-  auto loss = forward_with_loss(*model, batch, args.label_smoothing_factor).loss;
+  const Batch batch = to_device(train_dataset->get(indices), device);
+  torch::Tensor loss;
+  {
+    const AutocastScope mixed_precision(device.type(), autocast);  // forward and loss; backward outside
+    loss = forward_with_loss(*model, batch, args.label_smoothing_factor).loss;
+  }
   if (args.include_num_input_tokens_seen) {
     state.num_input_tokens_seen += static_cast<int64_t>(data_parallel->sum_over_ranks(
         static_cast<double>(input_tokens(*model, batch.inputs)), "num_input_tokens_seen"));

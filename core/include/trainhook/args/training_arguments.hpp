@@ -44,9 +44,14 @@ struct TrainingArguments {
   // The schedule's options as HF's dict (lr_schedule.hpp checks the keys).
   nlohmann::json lr_scheduler_kwargs = nlohmann::json::object();
   double warmup_ratio = 0.0;
-  double warmup_steps = 0;  // < 1: ratio of max_steps
+  double warmup_steps = 0;              // < 1: ratio of max_steps
   double label_smoothing_factor = 0.0;  // cross-entropy targets: (1 - f) one-hot + f / classes
   bool include_num_input_tokens_seen = false;
+
+  // -- device and precision (trainer/device_placement.hpp)
+  bool use_cpu = false;  // train on the CPU even where a CUDA GPU is present
+  bool bf16 = false;     // autocast forward and loss to bfloat16 (CPU or CUDA); weights stay float32
+  bool fp16 = false;     // autocast to float16 with a gradient scaler; CUDA only
 
   // -- logging / evaluation / saving (HF IntervalStrategy names)
   IntervalStrategy logging_strategy = IntervalStrategy::steps;
@@ -121,8 +126,8 @@ struct DataArguments {
   std::optional<std::string> train_file;  // .csv (label column) or .txt (character LM)
   std::optional<std::string> validation_file;
   std::optional<std::string> test_file;
-  std::string label_column = "last";       // "first", "last", a header name or an index
-  bool csv_header = false;                 // first CSV row is a header
+  std::string label_column = "last";  // "first", "last", a header name or an index
+  bool csv_header = false;            // first CSV row is a header
   // The label column of a CSV with a header, by name (implies csv_header); HF's
   // "label" is used when unset and the header has it.
   std::optional<std::string> label_column_name;
