@@ -535,8 +535,8 @@ TEST_CASE("unsupported Hugging Face arguments: errors with the reason, harmless 
   e = error_of({"--neftune_noise_alpha", "5"});
   CHECK(contains(e, "NEFTune"));
 
-  auto p = parse({"--fp16", "false", "--use_cpu", "--hub_token", "secret", "--tf32=no", "--bf16_full_eval", "false",
-                  "--dataloader_num_workers", "4", "--local_rank", "-1"});
+  auto p = parse({"--fp16", "false", "--use_cpu", "--hub_token", "secret", "--tf32=no", "--bf16_full_eval",
+                  "false", "--dataloader_num_workers", "4", "--local_rank", "-1"});
   // --local_rank, --fp16 and --use_cpu are real arguments, not warnings.
   REQUIRE(p.warnings.size() == 4);
   CHECK(p.training.local_rank == -1);
@@ -549,7 +549,8 @@ TEST_CASE("unsupported Hugging Face arguments: errors with the reason, harmless 
   CHECK(contains(p.warnings[3], "dataloader_num_workers"));
 
   const fs::path dir = scratch_dir();
-  p = parse({"--config", write_file(dir / "hf.json", R"({"fp16": false, "bf16_full_eval": 0, "push_to_hub": false,
+  p = parse(
+      {"--config", write_file(dir / "hf.json", R"({"fp16": false, "bf16_full_eval": 0, "push_to_hub": false,
       "logging_dir": null, "remove_unused_columns": false})")});
   CHECK(p.warnings.size() == 4);
   CHECK(contains(p.warnings[0], "hf.json"));
