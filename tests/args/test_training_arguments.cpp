@@ -78,6 +78,9 @@ TrainingArguments non_default() {
   a.ddp_timeout = 60;
   a.callback_end_timeout = 30;
   a.debug = {"underflow_overflow"};
+  a.use_cpu = true;
+  a.bf16 = true;
+  a.fp16 = true;  // both: this file checks serialisation; the Trainer refuses the pair
   return a;
 }
 
@@ -90,10 +93,10 @@ TEST_CASE("to_json output is byte-identical to the hand-written form it replaced
   CHECK(
       trainhook::to_json(TrainingArguments{}).dump() ==
       R"({"adam_beta1":0.9,"adam_beta2":0.999,"adam_epsilon":1e-08,"allow_duplicate_plugins":false,)"
-      R"("allow_unsafe_plugin_paths":false,"callback_end_timeout":120.0,"callbacks":[],"data_seed":null,"dataloader_drop_last":false,)"
+      R"("allow_unsafe_plugin_paths":false,"bf16":false,"callback_end_timeout":120.0,"callbacks":[],"data_seed":null,"dataloader_drop_last":false,)"
       R"("ddp_backend":null,"ddp_timeout":1800,"debug":[],"disable_tqdm":false,"do_eval":false,"do_predict":false,)"
       R"("do_train":false,"eval_delay":0.0,"eval_steps":null,"eval_strategy":"no",)"
-      R"("full_determinism":false,"gradient_accumulation_steps":1,"greater_is_better":null,)"
+      R"("fp16":false,"full_determinism":false,"gradient_accumulation_steps":1,"greater_is_better":null,)"
       R"("include_num_input_tokens_seen":false,"label_smoothing_factor":0.0,"learning_rate":5e-05,)"
       R"("load_best_model_at_end":false,"local_rank":-1,"logging_first_step":false,)"
       R"("logging_nan_inf_filter":true,"logging_steps":500.0,"logging_strategy":"steps",)"
@@ -104,7 +107,7 @@ TEST_CASE("to_json output is byte-identical to the hand-written form it replaced
       R"("plugin_error_policy":"disable","process_index":0,"report_to":["none"],)"
       R"("resume_from_checkpoint":null,"run_name":null,"save_safetensors":true,"save_steps":500.0,)"
       R"("save_strategy":"steps","save_total_limit":null,"seed":42,"skip_memory_metrics":true,)"
-      R"("warmup_ratio":0.0,"warmup_steps":0,"weight_decay":0.0,"world_size":1})");
+      R"("use_cpu":false,"warmup_ratio":0.0,"warmup_steps":0,"weight_decay":0.0,"world_size":1})");
   TrainingArguments a;
   a.run_name = "r";
   a.eval_strategy = trainhook::IntervalStrategy::steps;
@@ -122,24 +125,25 @@ TEST_CASE("to_json output is byte-identical to the hand-written form it replaced
   a.ddp_backend = trainhook::DdpBackend::gloo;
   a.data_seed = 7;
   a.callbacks = {"early_stopping"};
-  CHECK(trainhook::to_json(a).dump() ==
-        R"({"adam_beta1":0.9,"adam_beta2":0.999,"adam_epsilon":1e-08,"allow_duplicate_plugins":false,)"
-        R"("allow_unsafe_plugin_paths":false,"callback_end_timeout":120.0,"callbacks":["early_stopping"],"data_seed":7,)"
-        R"("dataloader_drop_last":false,"ddp_backend":"gloo","ddp_timeout":1800,"debug":[],"disable_tqdm":false,)"
-        R"("do_eval":false,"do_predict":false,"do_train":false,"eval_delay":0.0,"eval_steps":0.25,)"
-        R"("eval_strategy":"steps","full_determinism":false,"gradient_accumulation_steps":1,)"
-        R"("greater_is_better":false,"include_num_input_tokens_seen":false,"label_smoothing_factor":0.0,)"
-        R"("learning_rate":5e-05,"load_best_model_at_end":false,"local_rank":-1,)"
-        R"("logging_first_step":false,"logging_nan_inf_filter":true,"logging_steps":500.0,)"
-        R"("logging_strategy":"epoch","lr_scheduler_kwargs":{},"lr_scheduler_type":"cosine",)"
-        R"("max_grad_norm":1.0,"max_steps":-1,"metric_for_best_model":"accuracy","num_train_epochs":3.0,)"
-        R"("optim":"sgd","optim_args":null,"output_dir":"trainer_output","overwrite_output_dir":false,)"
-        R"("per_device_eval_batch_size":8,"per_device_train_batch_size":8,)"
-        R"("plugin_config":{"wandb":{"project":"p"}},"plugin_dir":[],"plugin_error_policy":"fail",)"
-        R"("process_index":0,"report_to":["tensorboard","mlflow"],"resume_from_checkpoint":null,)"
-        R"("run_name":"r","save_safetensors":true,"save_steps":500.0,"save_strategy":"best",)"
-        R"("save_total_limit":2,"seed":42,"skip_memory_metrics":true,"warmup_ratio":0.0,"warmup_steps":0,)"
-        R"("weight_decay":0.0,"world_size":1})");
+  CHECK(
+      trainhook::to_json(a).dump() ==
+      R"({"adam_beta1":0.9,"adam_beta2":0.999,"adam_epsilon":1e-08,"allow_duplicate_plugins":false,)"
+      R"("allow_unsafe_plugin_paths":false,"bf16":false,"callback_end_timeout":120.0,"callbacks":["early_stopping"],"data_seed":7,)"
+      R"("dataloader_drop_last":false,"ddp_backend":"gloo","ddp_timeout":1800,"debug":[],"disable_tqdm":false,)"
+      R"("do_eval":false,"do_predict":false,"do_train":false,"eval_delay":0.0,"eval_steps":0.25,)"
+      R"("eval_strategy":"steps","fp16":false,"full_determinism":false,"gradient_accumulation_steps":1,)"
+      R"("greater_is_better":false,"include_num_input_tokens_seen":false,"label_smoothing_factor":0.0,)"
+      R"("learning_rate":5e-05,"load_best_model_at_end":false,"local_rank":-1,)"
+      R"("logging_first_step":false,"logging_nan_inf_filter":true,"logging_steps":500.0,)"
+      R"("logging_strategy":"epoch","lr_scheduler_kwargs":{},"lr_scheduler_type":"cosine",)"
+      R"("max_grad_norm":1.0,"max_steps":-1,"metric_for_best_model":"accuracy","num_train_epochs":3.0,)"
+      R"("optim":"sgd","optim_args":null,"output_dir":"trainer_output","overwrite_output_dir":false,)"
+      R"("per_device_eval_batch_size":8,"per_device_train_batch_size":8,)"
+      R"("plugin_config":{"wandb":{"project":"p"}},"plugin_dir":[],"plugin_error_policy":"fail",)"
+      R"("process_index":0,"report_to":["tensorboard","mlflow"],"resume_from_checkpoint":null,)"
+      R"("run_name":"r","save_safetensors":true,"save_steps":500.0,"save_strategy":"best",)"
+      R"("save_total_limit":2,"seed":42,"skip_memory_metrics":true,"use_cpu":false,"warmup_ratio":0.0,"warmup_steps":0,)"
+      R"("weight_decay":0.0,"world_size":1})");
   CHECK(trainhook::to_json(trainhook::ModelArguments{}).dump() ==
         R"({"ddp_gradient_reduction":"overlap","dropout":0.0,"hidden_size":128,"loss":null,"model":"mlp",)"
         R"("model_name_or_path":null,"num_heads":4,"num_layers":2})");
@@ -213,7 +217,10 @@ TEST_CASE("to_json writes every field with the HF names, unset optionals are nul
                                           "lr_scheduler_kwargs",
                                           "label_smoothing_factor",
                                           "include_num_input_tokens_seen",
-                                          "save_safetensors"};
+                                          "save_safetensors",
+                                          "use_cpu",
+                                          "bf16",
+                                          "fp16"};
   std::set<std::string> keys;
   for (const auto& [k, v] : j.items()) keys.insert(k);
   CHECK(keys == expected);

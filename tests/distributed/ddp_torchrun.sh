@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # `torchrun --standalone --no-python --nproc_per_node 2 bin/trainhook train ...`
 # (PyPI torch's launcher) gives the weights (1e-6) and eval accuracy of 1
-# process with the combined batch. torchrun comes from a venv of its own,
+# process with the combined batch. Built on LibTorch 2.x (scripts/test-torch2)
+# the ranks join torchrun's own store on MASTER_PORT; built on 1.13, rank 0
+# serves trainhook's store on MASTER_PORT + 1. torchrun comes from a venv of its own,
 # created here once and then reused (<build>/venv-torchrun; PyPI's torch with
 # its CUDA wheels: ~5 GB, ~90 s on a fast link). Skipped (exit 77) with the
 # reason when it cannot be installed.

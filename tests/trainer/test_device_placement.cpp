@@ -62,6 +62,8 @@ TEST_CASE("choose_device and autocast_dtype follow --use_cpu, --bf16 and --fp16"
     CHECK(trainhook::choose_device(a).is_cpu());
     return;
   }
+  CHECK_THROWS_WITH_AS(trainhook::choose_device(a), doctest::Contains("gradient scaler"), trainhook::ArgumentError);
+  a.fp16 = false;
   a.local_rank = -1;
   CHECK((trainhook::choose_device(a) == c10::Device(c10::DeviceType::CUDA, 0)));
   a.local_rank = static_cast<int32_t>(torch::cuda::device_count());

@@ -441,8 +441,8 @@ std::vector<OptionSpec> build_table() {
                     "weights, optimizer state and checkpoints stay float32 (on CPUs without bfloat16 "
                     "instructions it can be slower than float32)"));
   t.push_back(field("fp16", G::Training, &TA::fp16,
-                    "float16 mixed precision with a gradient scaler (skipped steps are logged); needs a CUDA "
-                    "GPU, on the CPU use --bf16"));
+                    "float16 mixed precision: refused for now (it needs a CUDA GPU and a gradient scaler, "
+                    "which trainhook does not have yet); use --bf16"));
   // -- Logging / evaluation / saving
   t.push_back(
       field("logging_strategy", G::LogEvalSave, &TA::logging_strategy, "When to log: no, steps or epoch"));

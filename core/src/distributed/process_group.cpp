@@ -10,6 +10,7 @@
 
 #include <trainhook/distributed/process_group.hpp>
 
+#include <torch/version.h>
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
@@ -58,6 +59,11 @@ struct ProcessGroup::Impl {
 
 namespace {
 
+// LibTorch 2.x speaks the TCPStore protocol of torchrun's 2.x agent; 1.13 does not.
+constexpr bool kClientOfAgentStore = TORCH_VERSION_MAJOR >= 2;
+
+bool serves_own_store(bool join_agent, int rank) { return !join_agent && rank == 0; }
+
 // The local address that routes to `host`: Gloo must listen on an address the
 // other ranks can reach, which is the one this machine uses towards rank 0's
 // store (a connected UDP socket sends nothing; it only picks the route).
@@ -102,19 +108,21 @@ std::shared_ptr<ProcessGroup> ProcessGroup::create(const LaunchEnv& env, DdpBack
   impl->rank = env.rank;
   impl->size = env.world_size;
   impl->timeout = timeout;
-  // Under torchrun, its agent already serves a store on MASTER_PORT, but that
-  // store speaks the wire protocol of torchrun's PyTorch, which may not be the
-  // LibTorch trainhook is built with (1.13 clients cannot talk to a 2.x store).
-  // So trainhook's rank 0 always serves its own store, on MASTER_PORT + 1 when
-  // MASTER_PORT is the agent's (TRAINHOOK_STORE_PORT overrides).
+  // Under torchrun (TORCHELASTIC_USE_AGENT_STORE) its agent serves a store on
+  // MASTER_PORT in the wire protocol of torchrun's PyTorch. Built on LibTorch 2.x,
+  // every rank joins it as a client, as PyTorch's own workers do. A 1.13 client
+  // cannot talk to a 2.x store, so there rank 0 serves trainhook's own store on
+  // MASTER_PORT + 1. TRAINHOOK_STORE_PORT: trainhook's own store on that port.
   int port = env.master_port;
-  if (env.agent_store) port = env.master_port + 1;
+  bool join_agent = env.agent_store && kClientOfAgentStore;
+  if (env.agent_store && !join_agent) port = env.master_port + 1;
   if (const char* p = std::getenv("TRAINHOOK_STORE_PORT"); p && *p) {
     char* end = nullptr;
     const long v = std::strtol(p, &end, 10);
     if (*end != '\0' || v < 1 || v > 65535)
       throw CollectiveError(std::string("TRAINHOOK_STORE_PORT='") + p + "': expected a port in [1, 65535]");
     port = static_cast<int>(v);
+    join_agent = false;
   }
   if (port > 65535) {
     throw CollectiveError("MASTER_PORT " + std::to_string(env.master_port) +
@@ -125,18 +133,24 @@ std::shared_ptr<ProcessGroup> ProcessGroup::create(const LaunchEnv& env, DdpBack
   try {
     c10d::TCPStoreOptions so;
     so.port = static_cast<uint16_t>(port);
-    so.isServer = env.rank == 0;
+    so.isServer = serves_own_store(join_agent, env.rank);
     so.numWorkers = env.world_size;
     so.waitWorkers = false;
     so.timeout = std::chrono::duration_cast<std::chrono::milliseconds>(timeout);
     auto tcp = c10::make_intrusive<c10d::TCPStore>(env.master_addr, so);
-    impl->store = c10::make_intrusive<c10d::PrefixStore>("trainhook/default_pg", tcp);
+    // torchrun's store outlives a restart of the workers: each attempt has its own keys.
+    const char* attempt = std::getenv("TORCHELASTIC_RESTART_COUNT");
+    impl->store = c10::make_intrusive<c10d::PrefixStore>(
+        std::string("trainhook/attempt_") + (attempt && *attempt ? attempt : "0") + "/default_pg", tcp);
   } catch (const std::exception& e) {
-    throw CollectiveError("rank " + std::to_string(env.rank) + " of " + std::to_string(env.world_size) +
-                          ": the rendezvous store at " + where +
-                          (env.agent_store ? " (MASTER_PORT + 1: torchrun holds MASTER_PORT)" : "") +
-                          (env.rank == 0 ? " could not be served" : " could not be reached") +
-                          " within ddp_timeout " + std::to_string(timeout.count()) + "s: " + e.what());
+    throw CollectiveError(
+        "rank " + std::to_string(env.rank) + " of " + std::to_string(env.world_size) +
+        ": the rendezvous store at " + where +
+        (join_agent        ? " (torchrun's store)"
+         : env.agent_store ? " (MASTER_PORT + 1: torchrun holds MASTER_PORT)"
+                           : "") +
+        (serves_own_store(join_agent, env.rank) ? " could not be served" : " could not be reached") +
+        " within ddp_timeout " + std::to_string(timeout.count()) + "s: " + e.what());
   }
   try {
     auto options = c10d::ProcessGroupGloo::Options::create(

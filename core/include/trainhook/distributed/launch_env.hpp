@@ -23,8 +23,9 @@ struct LaunchEnv {
   int32_t local_world_size = 1;
   std::string master_addr;  // empty in a single-process run
   uint16_t master_port = 29500;
-  // torchrun's agent serves a store on MASTER_PORT (TORCHELASTIC_USE_AGENT_STORE):
-  // trainhook's rank 0 then serves its own on MASTER_PORT + 1 (process_group.cpp says why).
+  // torchrun's agent serves a store on MASTER_PORT (TORCHELASTIC_USE_AGENT_STORE): a
+  // LibTorch 2.x build joins it, a 1.13 build serves its own on MASTER_PORT + 1
+  // (process_group.cpp says why).
   bool agent_store = false;
   std::string source = "none";  // "torchrun" (also trainhook launch), "slurm" or "none"
 };

@@ -25,8 +25,8 @@ namespace trainhook::distributed {
 
 class ProcessGroup {
  public:
-  // Rendezvous over a TCPStore at MASTER_ADDR:MASTER_PORT served by rank 0
-  // (MASTER_PORT + 1 under torchrun, whose agent holds MASTER_PORT), then a Gloo group over the interface
+  // Rendezvous over a TCPStore at MASTER_ADDR:MASTER_PORT served by rank 0 (under torchrun:
+  // its agent's store with LibTorch 2.x, MASTER_PORT + 1 with 1.13), then a Gloo group over the interface
   // that routes to MASTER_ADDR (GLOO_SOCKET_IFNAME overrides). nccl needs a CUDA LibTorch and throws here.
   // Throws CollectiveError when the rendezvous does not complete in `timeout`.
   static std::shared_ptr<ProcessGroup> create(const LaunchEnv& env, DdpBackend backend,
