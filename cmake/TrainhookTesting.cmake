@@ -1,6 +1,8 @@
 # trainhook_add_unit_test(<name> SOURCES <files...> [LIBRARIES <libs...>] [TORCH])
 #
-# A doctest executable whose cases are registered with CTest one by one.
+# A doctest executable whose cases are registered with CTest one by one. A case
+# selected by name that runs nothing fails (a ';' in a case name splits it into
+# two CTest names that match no case, and would otherwise pass without running).
 # TORCH marks tests that need LibTorch; they are skipped when TRAINHOOK_WITH_TORCH is OFF.
 function(trainhook_add_unit_test name)
   cmake_parse_arguments(ARG "TORCH" "" "SOURCES;LIBRARIES" ${ARGN})
@@ -12,7 +14,8 @@ function(trainhook_add_unit_test name)
   trainhook_warnings(${name})
   set_target_properties(${name} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests)
   doctest_discover_tests(${name} TEST_PREFIX "${name}: "
-    PROPERTIES LABELS unit ENVIRONMENT "TRAINHOOK_BUILD_DIR=${CMAKE_BINARY_DIR};TRAINHOOK_SOURCE_DIR=${CMAKE_SOURCE_DIR}")
+    PROPERTIES LABELS unit FAIL_REGULAR_EXPRESSION "test cases: 0 [|]"
+               ENVIRONMENT "TRAINHOOK_BUILD_DIR=${CMAKE_BINARY_DIR};TRAINHOOK_SOURCE_DIR=${CMAKE_SOURCE_DIR}")
 endfunction()
 
 # trainhook_hf_venv_python(<out-var>)

@@ -37,7 +37,7 @@ grep -qF "[default: 5e-05]" "$WORK/help" || fail "--help lacks the learning_rate
 # Errors: exit code 2, the flag named, the closest name.
 expect_error 2 "did you mean 'learning_rate'" --lerning_rate 0.1
 expect_error 2 "--eval_strategy: expected one of no, steps, epoch, got 'step'" --eval_strategy step
-expect_error 2 "mixed precision is not supported" --fp16
+expect_error 2 "evaluating in half precision throughout is not supported" --bf16_full_eval
 printf 'seed: 1\nlerning_rate: 0.1\n' >"$WORK/typo.yaml"
 expect_error 2 "typo.yaml:2: unknown key 'lerning_rate' (did you mean 'learning_rate'?)" --config "$WORK/typo.yaml"
 

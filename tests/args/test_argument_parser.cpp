@@ -888,7 +888,7 @@ TEST_CASE("early_stopping without metric_for_best_model is an error before train
             .training.metric_for_best_model == "loss");
 }
 
-TEST_CASE("debug: HF's space-separated list; underflow_overflow only, others named") {
+TEST_CASE("debug: HF's space-separated list, underflow_overflow only, others named") {
   CHECK(parse({}).training.debug.empty());
   CHECK(parse({"--debug", "underflow_overflow"}).training.debug ==
         std::vector<std::string>{"underflow_overflow"});

@@ -320,7 +320,7 @@ TEST_CASE("refused: a plugin built for a newer minor version") {
 }
 
 TEST_CASE(
-    "a plugin built against a smaller (older) header loads and works; nothing past struct_size is read") {
+    "a plugin built against a smaller (older) header loads and works, nothing past struct_size is read") {
   // layout_plugins.c: th_plugin_info ends at `callbacks`, callback infos sit in
   // larger memory blocks, and every byte past each struct_size is 0xA5 poison.
   RecordingHost host;

@@ -53,7 +53,7 @@ TEST_CASE("a strided view gives the histogram of its elements, like the same val
   CHECK(total == 6);
 }
 
-TEST_CASE("an undefined view has an empty histogram; a float16 view fails naming the plugin and tensor") {
+TEST_CASE("an undefined view has an empty histogram, a float16 view fails naming the plugin and tensor") {
   std::vector<float> m{1, 2};
   int64_t shape[2] = {1, 2}, strides[2] = {2, 1};
   DLTensor absent = view_of(nullptr, shape, strides);  // a gradient that does not exist

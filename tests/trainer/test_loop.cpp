@@ -215,7 +215,7 @@ TEST_CASE("gradients are clipped to max_grad_norm and the norm before clipping i
   CHECK(std::sqrt(delta_sq) == doctest::Approx(0.05).epsilon(1e-3));
 }
 
-TEST_CASE("the learning rate follows the schedule; each step logs the rate it used (newest transformers)") {
+TEST_CASE("the learning rate follows the schedule: each step logs the rate it used (newest transformers)") {
   TempDir dir("loop-lr");
   auto args = small_args(dir.str());
   args.max_steps = 8;

@@ -26,7 +26,7 @@ struct TempDir {
 
 }  // namespace
 
-TEST_CASE("the same arguments resume; other run-shaping arguments are listed") {
+TEST_CASE("the same arguments resume, other run-shaping arguments are listed") {
   TempDir d;
   TrainingArguments saved;
   saved.max_steps = 360;

@@ -98,7 +98,7 @@ std::string train_help_text() {
     }
   }
   out +=
-      "\nHugging Face arguments that trainhook does not support (fp16, push_to_hub, deepspeed, ...)\n"
+      "\nHugging Face arguments that trainhook does not support (tf32, push_to_hub, deepspeed, ...)\n"
       "are refused with the reason, or ignored with a warning when they would change nothing.\n";
   return out;
 }
