@@ -1,6 +1,8 @@
 // Device choice and autocast (trainer/device_placement.hpp): --bf16 runs a
 // forward in bfloat16 and restores float32 after; flags this machine cannot
 // serve are refused naming them. GPU cases run only where LibTorch sees one.
+#include "trainer_test_support.hpp"
+
 #include <doctest/doctest.h>
 #include <trainhook/common/errors.hpp>
 #include <trainhook/data/tensor_dataset.hpp>
@@ -14,7 +16,7 @@ using trainhook::AutocastScope;
 using trainhook::TrainingArguments;
 
 TEST_CASE(
-    "AutocastScope: a Linear on the CPU computes in bfloat16 inside, float32 outside; nesting restores") {
+    "AutocastScope: a Linear on the CPU computes in bfloat16 inside, float32 outside, nesting restores") {
   torch::manual_seed(0);
   torch::nn::Linear layer(8, 4);
   const auto x = torch::randn({2, 8});
@@ -62,9 +64,9 @@ TEST_CASE("choose_device and autocast_dtype follow --use_cpu, --bf16 and --fp16"
     CHECK(trainhook::choose_device(a).is_cpu());
     return;
   }
-  CHECK_THROWS_WITH_AS(trainhook::choose_device(a), doctest::Contains("gradient scaler"), trainhook::ArgumentError);
-  a.fp16 = false;
   a.local_rank = -1;
+  CHECK((trainhook::choose_device(a) == c10::Device(c10::DeviceType::CUDA, 0)));  // --fp16 on CUDA
+  a.fp16 = false;
   CHECK((trainhook::choose_device(a) == c10::Device(c10::DeviceType::CUDA, 0)));
   a.local_rank = static_cast<int32_t>(torch::cuda::device_count());
   CHECK_THROWS_WITH_AS(trainhook::choose_device(a), doctest::Contains("GPU(s)"), trainhook::ArgumentError);
@@ -81,5 +83,32 @@ TEST_CASE("to_device leaves a CPU batch as it is") {
     const auto moved = trainhook::to_device(b, c10::Device(c10::DeviceType::CUDA, 0));
     CHECK(moved.inputs.is_cuda());
     CHECK(moved.labels.is_cuda());
+  }
+}
+
+TEST_CASE(
+    "--fp16 on CUDA trains with loss scaling: the logs count skipped steps, checkpoints hold scaler.json") {
+  if (!torch::cuda::is_available()) {
+    MESSAGE("no CUDA GPU for this LibTorch: the --fp16 training case is skipped");
+    return;
+  }
+  trainhook::test::TempDir dir("fp16-cuda");
+  auto args = trainhook::test::small_args(dir.str());
+  args.fp16 = true;
+  args.max_steps = 6;
+  args.logging_steps = 2;
+  args.save_strategy = trainhook::SaveStrategy::steps;
+  args.save_steps = 3;
+  trainhook::Trainer trainer(trainhook::test::tiny_model(1), args, trainhook::test::synthetic_data(64),
+                             nullptr, trainhook::test::plugin_free());
+  trainer.train();
+  const auto& h = trainer.state().log_history;
+  REQUIRE_FALSE(h.empty());
+  CHECK(h[0].contains("skipped_steps"));
+  CHECK(h[0]["loss_scale"].get<double>() > 0);
+  CHECK(std::filesystem::exists(dir.path() / "checkpoint-3" / "scaler.json"));
+  for (const auto& p : trainer.model().module().parameters()) {
+    CHECK((p.scalar_type() == torch::kFloat));  // master weights stay float32
+    CHECK(torch::isfinite(p).all().item<bool>());
   }
 }

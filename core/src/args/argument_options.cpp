@@ -441,8 +441,9 @@ std::vector<OptionSpec> build_table() {
                     "weights, optimizer state and checkpoints stay float32 (on CPUs without bfloat16 "
                     "instructions it can be slower than float32)"));
   t.push_back(field("fp16", G::Training, &TA::fp16,
-                    "float16 mixed precision: refused for now (it needs a CUDA GPU and a gradient scaler, "
-                    "which trainhook does not have yet); use --bf16"));
+                    "float16 mixed precision on a CUDA GPU: autocast to float16 and loss scaling (a gradient "
+                    "scaler: steps with inf/NaN gradients are skipped and logged as skipped_steps); refused "
+                    "on the CPU, where --bf16 is the choice"));
   // -- Logging / evaluation / saving
   t.push_back(
       field("logging_strategy", G::LogEvalSave, &TA::logging_strategy, "When to log: no, steps or epoch"));

@@ -1,9 +1,14 @@
-// The one file that talks to c10d (TCPStore, PrefixStore, ProcessGroupGloo).
-// Calls used here exist with the same signatures in LibTorch 1.13 and 2.x:
-// the constructors of TCPStore(host, TCPStoreOptions), PrefixStore and
-// ProcessGroupGloo(store, rank, size, Options), and allreduce/broadcast/barrier
-// returning a Work to wait() on. Debian's libtorch-dev builds c10d with Gloo
-// (libgloo-dev) but its headers guard ProcessGroupGloo behind USE_C10D_GLOO.
+// The one file that talks to c10d (TCPStore, PrefixStore, ProcessGroupGloo,
+// ProcessGroupNCCL). Calls used here exist with the same signatures in LibTorch
+// 1.13 and 2.x: the constructors of TCPStore(host, TCPStoreOptions), PrefixStore
+// and ProcessGroupGloo(store, rank, size, Options), and allreduce/broadcast/
+// barrier returning a Work to wait() on. Debian's libtorch-dev builds c10d with
+// Gloo (libgloo-dev) but its headers guard ProcessGroupGloo behind USE_C10D_GLOO.
+//
+// --ddp_backend nccl (a CUDA LibTorch linked whole, -DTRAINHOOK_TORCH_CUDA=ON,
+// whose `torch` target defines USE_C10D_NCCL): CUDA tensors (gradient buckets,
+// parameters) go to NCCL, CPU tensors (flags, losses, RNG states, gathered
+// predictions) to Gloo, as PyTorch's "cpu:gloo,cuda:nccl" group does.
 #ifndef USE_C10D_GLOO
 #define USE_C10D_GLOO
 #endif
@@ -14,6 +19,10 @@
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
+#ifdef USE_C10D_NCCL
+#include <torch/cuda.h>
+#include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
+#endif
 
 #include <arpa/inet.h>
 #include <netdb.h>
@@ -32,6 +41,19 @@ struct ProcessGroup::Impl {
   std::chrono::seconds timeout{1800};
   c10::intrusive_ptr<c10d::Store> store;
   c10::intrusive_ptr<c10d::ProcessGroupGloo> gloo;
+#ifdef USE_C10D_NCCL
+  c10::intrusive_ptr<c10d::ProcessGroupNCCL> nccl;  // --ddp_backend nccl only
+#endif
+
+  // The backend of a collective on `tensors`: NCCL for CUDA tensors when there is one.
+  template <typename Call>
+  c10::intrusive_ptr<c10d::Work> on_backend_of(const std::vector<torch::Tensor>& tensors, Call&& call) {
+#ifdef USE_C10D_NCCL
+    if (nccl && !tensors.empty() && tensors.front().is_cuda()) return call(*nccl);
+#endif
+    (void)tensors;
+    return call(*gloo);
+  }
 
   [[noreturn]] void fail(const char* op, const char* what, const std::string& cause) const {
     // With two ranks the peer is known; with more, Gloo names only its address.
@@ -99,9 +121,19 @@ ProcessGroup::~ProcessGroup() = default;
 std::shared_ptr<ProcessGroup> ProcessGroup::create(const LaunchEnv& env, DdpBackend backend,
                                                    std::chrono::seconds timeout) {
   if (backend == DdpBackend::nccl) {
+#ifdef USE_C10D_NCCL
+    if (!torch::cuda::is_available()) {
+      throw CollectiveError(
+          "--ddp_backend nccl needs CUDA GPUs, and this machine has none visible to LibTorch; "
+          "use --ddp_backend gloo");
+    }
+#else
     throw CollectiveError(
-        "--ddp_backend nccl: this trainhook trains on the CPU and its LibTorch is used without CUDA/NCCL; "
-        "use --ddp_backend gloo");
+        "--ddp_backend nccl: this trainhook was built without NCCL (Debian's LibTorch 1.13, or a CUDA "
+        "LibTorch "
+        "linked CPU-only); build against a CUDA LibTorch with -DTRAINHOOK_TORCH_CUDA=ON, or use "
+        "--ddp_backend gloo");
+#endif
   }
   if (env.world_size < 2) throw CollectiveError("a process group needs WORLD_SIZE >= 2");
   auto impl = std::make_unique<Impl>();
@@ -164,6 +196,15 @@ std::shared_ptr<ProcessGroup> ProcessGroup::create(const LaunchEnv& env, DdpBack
     }
     options->threads = 2;
     impl->gloo = c10::make_intrusive<c10d::ProcessGroupGloo>(impl->store, env.rank, env.world_size, options);
+#ifdef USE_C10D_NCCL
+    if (backend == DdpBackend::nccl) {
+      auto nccl_options = c10d::ProcessGroupNCCL::Options::create();
+      nccl_options->timeout = std::chrono::duration_cast<std::chrono::milliseconds>(timeout);
+      impl->nccl = c10::make_intrusive<c10d::ProcessGroupNCCL>(
+          c10::make_intrusive<c10d::PrefixStore>("nccl", impl->store), env.rank, env.world_size,
+          nccl_options);
+    }
+#endif
   } catch (const CollectiveError&) {
     throw;
   } catch (const std::exception& e) {
@@ -185,7 +226,7 @@ void ProcessGroup::all_reduce_sum(std::vector<torch::Tensor>& tensors, const cha
   impl_->run("all_reduce", what, [&] {
     c10d::AllreduceOptions o;
     o.reduceOp = c10d::ReduceOp::SUM;
-    return impl_->gloo->allreduce(tensors, o);
+    return impl_->on_backend_of(tensors, [&](auto& backend) { return backend.allreduce(tensors, o); });
   });
 }
 
@@ -215,7 +256,7 @@ ProcessGroup::Pending ProcessGroup::start_all_reduce_sum(torch::Tensor flat, con
     std::vector<torch::Tensor> one{std::move(flat)};
     c10d::AllreduceOptions o;
     o.reduceOp = c10d::ReduceOp::SUM;
-    p.impl_->work = impl_->gloo->allreduce(one, o);
+    p.impl_->work = impl_->on_backend_of(one, [&](auto& backend) { return backend.allreduce(one, o); });
   } catch (const c10::Error& e) {
     impl_->fail("all_reduce", what, e.what_without_backtrace());
   } catch (const std::exception& e) {
@@ -228,7 +269,7 @@ void ProcessGroup::all_reduce_max(std::vector<torch::Tensor>& tensors, const cha
   impl_->run("all_reduce", what, [&] {
     c10d::AllreduceOptions o;
     o.reduceOp = c10d::ReduceOp::MAX;
-    return impl_->gloo->allreduce(tensors, o);
+    return impl_->on_backend_of(tensors, [&](auto& backend) { return backend.allreduce(tensors, o); });
   });
 }
 
@@ -236,7 +277,7 @@ void ProcessGroup::broadcast(std::vector<torch::Tensor>& tensors, int root, cons
   impl_->run("broadcast", what, [&] {
     c10d::BroadcastOptions o;
     o.rootRank = root;
-    return impl_->gloo->broadcast(tensors, o);
+    return impl_->on_backend_of(tensors, [&](auto& backend) { return backend.broadcast(tensors, o); });
   });
 }
 

@@ -182,6 +182,10 @@ void write_checkpoint_files(const fs::path& dir, const CheckpointContents& c) {
   done(dir / kOptimizerFile);
   write_text(dir / kSchedulerFile, c.scheduler->state().dump(2));
   done(dir / kSchedulerFile);
+  if (c.scaler && c.scaler->enabled()) {
+    write_text(dir / kScalerFile, c.scaler->state().dump(2));
+    done(dir / kScalerFile);
+  }
   if (c.rank_rng_states.empty()) {
     save_rng_state(dir / kRngStateFile);
     done(dir / kRngStateFile);
@@ -207,7 +211,7 @@ void write_checkpoint_files(const fs::path& dir, const CheckpointContents& c) {
 }
 
 void load_checkpoint_weights(const fs::path& dir, torch::nn::Module& module,
-                             torch::optim::Optimizer& optimizer, LrScheduler& scheduler) {
+                             torch::optim::Optimizer& optimizer, LrScheduler& scheduler, GradScaler* scaler) {
   verify_checkpoint_manifest(dir);  // every file, before any is used
   load_model_weights(module, dir / kModelFile);
   const fs::path opt = dir / kOptimizerFile;
@@ -230,6 +234,16 @@ void load_checkpoint_weights(const fs::path& dir, torch::nn::Module& module,
   } catch (const std::exception& e) {
     throw std::runtime_error(sched.string() + ": " + e.what());
   }
+  const fs::path scaler_file = dir / kScalerFile;
+  if (!scaler || !scaler->enabled() || !fs::exists(scaler_file)) return;
+  std::ifstream scaler_in(scaler_file);
+  nlohmann::json scaler_state;
+  try {
+    scaler_in >> scaler_state;
+  } catch (const std::exception& e) {
+    throw std::runtime_error(scaler_file.string() + ": not JSON (" + e.what() + ")");
+  }
+  scaler->load_state(scaler_state, scaler_file.string());
 }
 
 }  // namespace trainhook

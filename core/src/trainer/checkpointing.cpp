@@ -73,6 +73,7 @@ void Trainer::Impl::save_checkpoint() {
     contents.module = &model->module();
     contents.optimizer = optimizer.get();
     contents.scheduler = &*scheduler;
+    contents.scaler = &scaler;
     contents.state = &state;
     contents.training_args_json = args_json;
     contents.model_config_json = model_config_json;

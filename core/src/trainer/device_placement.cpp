@@ -21,12 +21,6 @@ c10::Device choose_device(const TrainingArguments& args) {
         (args.use_cpu ? " and --use_cpu keeps training on the CPU" : " (this LibTorch or machine has none)") +
         "; on the CPU use --bf16");
   }
-  // HF's fp16 scales the loss (GradScaler) so float16 gradients do not underflow;
-  // without a scaler the run would train worse with no sign of it, so it is refused.
-  if (args.fp16) {
-    throw ArgumentError(
-        "--fp16: float16 training needs a gradient scaler, which trainhook does not have yet; use --bf16");
-  }
   if (!cuda) return c10::Device(c10::DeviceType::CPU);
   const int64_t index = args.local_rank < 0 ? 0 : args.local_rank;
   const int64_t count = static_cast<int64_t>(torch::cuda::device_count());

@@ -85,6 +85,7 @@ Trainer::Impl::Impl(std::shared_ptr<Model> model_in, TrainingArguments args_in,
   // The model goes to its device before rank 0's weights are broadcast and the optimizer is made.
   device = choose_device(args);
   autocast = autocast_dtype(args);
+  scaler = GradScaler(args.fp16);
   if (!device.is_cpu()) model->module().to(device);
   if (args.process_index == 0 || args.local_rank <= 0)
     spdlog::info(

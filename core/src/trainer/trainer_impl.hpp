@@ -16,6 +16,7 @@
 #include <trainhook/plugin_host/plugin_registry.hpp>
 #include <trainhook/trainer/device_placement.hpp>
 #include <trainhook/trainer/eval_prediction.hpp>
+#include <trainhook/trainer/grad_scaler.hpp>
 #include <trainhook/trainer/lr_schedule.hpp>
 #include <trainhook/trainer/memory_metrics.hpp>
 #include <trainhook/trainer/trainer.hpp>
@@ -119,6 +120,9 @@ struct Trainer::Impl {
   // Where the model, its optimizer state and the batches live; the autocast dtype of --bf16/--fp16.
   c10::Device device{c10::DeviceType::CPU};
   std::optional<c10::ScalarType> autocast;
+  // --fp16's loss scaling (disabled otherwise): scales backward, unscales before clipping, skips overflowed
+  // steps.
+  GradScaler scaler{false};
   std::shared_ptr<TensorDataset> train_dataset;
   std::shared_ptr<TensorDataset> eval_dataset;
   ComputeMetricsFn compute_metrics;

@@ -98,7 +98,7 @@ StartPoint Trainer::Impl::restore(const fs::path& checkpoint, const TrainingPlan
         state.train_batch_size, args.per_device_train_batch_size);
   }
   check_model_config(checkpoint, model_config_json);  // before any tensor: names the arguments
-  load_checkpoint_weights(checkpoint, model->module(), *optimizer, *scheduler);
+  load_checkpoint_weights(checkpoint, model->module(), *optimizer, *scheduler, &scaler);
   set_learning_rate(*optimizer, access.lr());
   return StartPoint{state.global_step / plan.updates_per_epoch,
                     (state.global_step % plan.updates_per_epoch) * args.gradient_accumulation_steps,
@@ -167,7 +167,7 @@ void Trainer::Impl::training_step(const torch::Tensor& indices, int64_t epoch, i
   if (accum > 1) loss = loss / static_cast<double>(accum);
   const bool accumulation_boundary = (step + 1) % accum == 0 || (step + 1) == steps_in_epoch;
   data_parallel->before_backward(accumulation_boundary);
-  loss.backward();
+  scaler.scale(loss).backward();  // --fp16: scaled so float16 gradients do not underflow
   const double step_loss = loss.item<double>();
   access.add_micro_loss(step_loss);
   if (args.logging_nan_inf_filter && !std::isfinite(step_loss)) {
@@ -189,16 +189,21 @@ void Trainer::Impl::training_step(const torch::Tensor& indices, int64_t epoch, i
 // `epoch`: the fractional epoch reached by this step (TrainerState.epoch).
 void Trainer::Impl::optimizer_step(double epoch) {
   data_parallel->reduce_gradients();
+  // --fp16: true gradients before anything reads them (debug, clipping, plugins' views).
+  const bool overflow = scaler.unscale(trained_parameters);
   underflow_overflow.check(args, state.global_step + 1, access.window_loss(), model->module());
   if (args.max_grad_norm > 0)
     grad_norm = torch::nn::utils::clip_grad_norm_(trained_parameters, args.max_grad_norm);
   access.end_window(args.max_grad_norm > 0 ? grad_norm : std::nullopt);
   fire(TH_EVENT_PRE_OPTIMIZER_STEP);
-  if (!access.take_skip()) optimizer->step();
+  const bool skipped_by_plugin = access.take_skip();
+  if (!skipped_by_plugin && !overflow) optimizer->step();
   fire(TH_EVENT_OPTIMIZER_STEP);
   // The newest transformers logs the rate this step used (before the scheduler's step).
   step_learning_rate = access.lr();
-  scheduler->step();
+  // As accelerate: a step skipped for an fp16 overflow does not advance the schedule.
+  if (!overflow) scheduler->step();
+  scaler.update(overflow);
   set_learning_rate(*optimizer, access.lr());
   optimizer->zero_grad();
   state.global_step += 1;
@@ -253,6 +258,11 @@ void Trainer::Impl::maybe_log_save_evaluate() {
     logs["loss"] = tr_loss / static_cast<double>(state.global_step - globalstep_last_logged);
     if (grad_norm) logs["grad_norm"] = *grad_norm;
     logs["learning_rate"] = step_learning_rate;
+    // --fp16: optimizer steps skipped for inf/NaN gradients so far, and the loss scale now.
+    if (scaler.enabled()) {
+      logs["skipped_steps"] = static_cast<double>(scaler.skipped_steps());
+      logs["loss_scale"] = scaler.current_scale();
+    }
     total_loss += tr_loss;
     tr_loss = 0;
     globalstep_last_logged = state.global_step;

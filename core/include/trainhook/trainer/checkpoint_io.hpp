@@ -13,6 +13,7 @@
 
 #include <trainhook/callbacks/state.hpp>
 #include <trainhook/models/model.hpp>
+#include <trainhook/trainer/grad_scaler.hpp>
 #include <trainhook/trainer/lr_schedule.hpp>
 
 #include <torch/optim/optimizer.h>
@@ -27,6 +28,8 @@ namespace trainhook {
 inline constexpr const char* kModelFile = "model.pt";
 inline constexpr const char* kOptimizerFile = "optimizer.pt";
 inline constexpr const char* kSchedulerFile = "scheduler.json";
+// --fp16 runs only: the loss scaler (accelerate names its copy scaler.pt).
+inline constexpr const char* kScalerFile = "scaler.json";
 inline constexpr const char* kRngStateFile = "rng_state.pt";
 // "rng_state_<rank>.pth": rank's RNG state in a multi-process checkpoint.
 std::string rank_rng_state_file(int rank);
@@ -53,6 +56,7 @@ struct CheckpointContents {
   torch::nn::Module* module = nullptr;
   torch::optim::Optimizer* optimizer = nullptr;
   const LrScheduler* scheduler = nullptr;
+  const GradScaler* scaler = nullptr;  // written as scaler.json when enabled
   const TrainerState* state = nullptr;
   std::string training_args_json;
   std::string model_config_json;  // config.json when not empty
@@ -70,7 +74,10 @@ void write_checkpoint_files(const std::filesystem::path& dir, const CheckpointCo
 // Restores model, optimizer and scheduler from `dir` (RNG and trainer state are
 // restored by the trainer at the points HF restores them). Throws
 // std::runtime_error naming the missing or bad file.
+// An enabled `scaler` takes scaler.json's state; a checkpoint without one (saved
+// without --fp16) leaves it at its initial scale.
 void load_checkpoint_weights(const std::filesystem::path& dir, torch::nn::Module& module,
-                             torch::optim::Optimizer& optimizer, LrScheduler& scheduler);
+                             torch::optim::Optimizer& optimizer, LrScheduler& scheduler,
+                             GradScaler* scaler = nullptr);
 
 }  // namespace trainhook

@@ -18,8 +18,8 @@ struct Batch;
 // CUDA when LibTorch has it, a GPU is present and --use_cpu is not given
 // (cuda:LOCAL_RANK under a launcher, cuda:0 otherwise), else the CPU. Throws
 // ArgumentError naming the flag for what this machine cannot do: --fp16 without
-// a CUDA GPU, --bf16 with --fp16, a LOCAL_RANK without a GPU of that index; and
-// --fp16 on CUDA too, until the trainer has a gradient scaler.
+// a CUDA GPU, --bf16 with --fp16, a LOCAL_RANK without a GPU of that index.
+// (--fp16 on CUDA trains with the Trainer's GradScaler.)
 c10::Device choose_device(const TrainingArguments& args);
 
 // The autocast dtype of --bf16 (bfloat16) or --fp16 (float16); none for float32.
