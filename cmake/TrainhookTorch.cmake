@@ -73,6 +73,24 @@ function(trainhook_torch_fmt_shim)
   endforeach()
 endfunction()
 
+# A CUDA build against the wheel: libtorch_cuda.so finds its CUDA libraries (the
+# nvidia-* packages of `install-deps --torch pypi-cuda`, site-packages/nvidia/*/lib)
+# through its own RUNPATH, but the link searches the `-rpath` CMake gives first,
+# where the CUDA toolkit's older NCCL would be taken (undefined ncclSignal, ...).
+# The wheel's folders go first, for the link (-rpath-link) and at run time (-rpath).
+function(trainhook_torch_wheel_cuda_libraries)
+  if(NOT TARGET torch_cuda)
+    return()
+  endif()
+  file(GLOB _dirs LIST_DIRECTORIES true "${TORCH_INSTALL_PREFIX}/../nvidia/*/lib")
+  if(NOT _dirs)
+    return()
+  endif()
+  list(JOIN _dirs ":" _path)
+  set_property(TARGET torch APPEND PROPERTY INTERFACE_LINK_OPTIONS "LINKER:-rpath-link,${_path}"
+                                                                   "LINKER:-rpath,${_path}")
+endfunction()
+
 macro(trainhook_find_torch)
   option(TRAINHOOK_TORCH_CUDA "Link LibTorch's CUDA libraries (torch_cuda) when the LibTorch found has them" OFF)
   find_package(Torch REQUIRED)
@@ -91,6 +109,7 @@ macro(trainhook_find_torch)
       "or without TRAINHOOK_TORCH_CUDA")
   else()
     set(TRAINHOOK_TORCH_LIBRARIES ${TORCH_LIBRARIES})
+    trainhook_torch_wheel_cuda_libraries()
   endif()
   if(TRAINHOOK_TORCH_CPU_ONLY)
     message(STATUS "Trainhook: LibTorch ${Torch_VERSION} at ${TORCH_INSTALL_PREFIX} (CPU-only link: torch_cpu, c10)")

@@ -32,6 +32,10 @@ timeout 240 "$VENV/bin/torchrun" --standalone --no-python --nproc_per_node 2 "$C
   --output_dir "$WORK/two" --per_device_train_batch_size 16 >"$WORK/two.log" 2>&1 ||
   fail "torchrun run failed: $(grep -v '^\[' "$WORK/two.log" | tail -20)"
 same_weights "$WORK/one/model.pt" "$WORK/two/model.pt" 1e-6 "1 process x32 vs torchrun 2 ranks x16"
+# Which store the ranks met in: torchrun's own with LibTorch 2.x, trainhook's beside it with 1.13.
+if [[ ${TRAINHOOK_TORCH_VERSION%%.*} -ge 2 ]]; then want="rendezvous in torchrun's store"
+else want="rendezvous in trainhook's store on MASTER_PORT + 1"; fi
+grep -qF "$want" "$WORK/two.log" || fail "LibTorch $TRAINHOOK_TORCH_VERSION: no '$want' in the torchrun log"
 a1=$(json_get "$WORK/one/eval_results.json" 'j["eval_accuracy"]')
 a2=$(json_get "$WORK/two/eval_results.json" 'j["eval_accuracy"]')
 [[ $a1 == "$a2" ]] || fail "eval_accuracy differs: $a1 vs $a2"

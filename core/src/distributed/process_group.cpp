@@ -15,6 +15,7 @@
 
 #include <trainhook/distributed/process_group.hpp>
 
+#include <spdlog/spdlog.h>
 #include <torch/version.h>
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
@@ -216,6 +217,14 @@ std::shared_ptr<ProcessGroup> ProcessGroup::create(const LaunchEnv& env, DdpBack
   auto group = std::shared_ptr<ProcessGroup>(new ProcessGroup(std::move(impl)));
   // Every rank is connected once a first collective completes.
   group->barrier("rendezvous");
+  if (env.rank == 0) {
+    spdlog::info("data parallel: {} ranks over {}{} at {}", env.world_size,
+                 backend == DdpBackend::nccl ? "NCCL (CUDA tensors) and Gloo" : "Gloo",
+                 join_agent        ? ", rendezvous in torchrun's store"
+                 : env.agent_store ? ", rendezvous in trainhook's store on MASTER_PORT + 1"
+                                   : ", rendezvous in trainhook's store",
+                 where);
+  }
   return group;
 }
 
