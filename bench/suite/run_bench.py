@@ -322,6 +322,49 @@ class Suite:
         self.figures.append(Figure("torchscript MLP / built-in mlp: step time (CLI)", ratio, "x", 1.10,
                                    source="bench/torchscript (64-256-256-10, batch 64, interpreter overhead)"))
 
+    def hf_trainer(self):
+        """Issue 23: Trainhook on LibTorch 2.x vs HF's Trainer on the same PyTorch
+        from PyPI (MLP and CNN), Trainhook 2.x vs 1.13, and --bf16 vs float32."""
+        cli113 = self.exe("bin", "trainhook")
+        cli2 = os.path.join(self.build, "torch2", "bin", "trainhook")
+        venv = os.environ.get("TRAINHOOK_BENCH_HF_VENV") or os.path.join(ROOT, "build", "bench-hf-venv")
+        python = os.path.join(venv, "bin", "python")
+        if not cli113 or not os.access(cli2, os.X_OK) or not os.access(python, os.X_OK):
+            return self.missing("hf_trainer", f"bin/trainhook, {cli2} (the 2.x build: scripts/test-torch2) or "
+                                f"{venv} (scripts/bench makes it) is missing")
+        steps, repeats = ("100", "2") if self.quick else ("300", "7")
+        src = "bench/hf_trainer (same data, model, batch 64, AdamW, seed; logging every step; 1 thread)"
+        script = os.path.join(ROOT, "bench", "hf_trainer", "bench_hf_trainer.py")
+        for model, extra_sides, extra_ratios in (
+                ("mlp", [], []),
+                ("cnn", ["th2_bf16=trainhook:%s:--bf16" % cli2, "th113_bf16=trainhook:%s:--bf16" % cli113],
+                 ["th2/th2_bf16", "th113/th113_bf16"])):
+            text = self.run(f"hf_trainer_{model}",
+                            [python, script, "--model", model, "--steps", steps, "--repeats", repeats,
+                             "--side", f"th2=trainhook:{cli2}", "--side", "hf=hf",
+                             "--side", f"th113=trainhook:{cli113}", *sum([["--side", s] for s in extra_sides], []),
+                             "--ratio", "th2/hf", "--ratio", "th2/th113",
+                             *sum([["--ratio", r] for r in extra_ratios], [])],
+                            env=self.clean_env(), timeout=1800)
+            speed = _search(text, rf"ratio th2/hf \({model}\): ([0-9.]+)")
+            newer = _search(text, rf"ratio th2/th113 \({model}\): ([0-9.]+)")
+            self.raw[f"hf_trainer_{model}"] = {"th2_over_hf_speed": speed, "th2_over_th113_speed": newer}
+            target = 3.0 if model == "mlp" else 1.3
+            self.figures += [
+                Figure(f"Trainhook 2.x / HF Trainer 2.x: steps/s ({model.upper()})", speed, "x", target, op=">=",
+                       source=src),
+                Figure(f"Trainhook 2.x / Trainhook 1.13: steps/s ({model.upper()})", newer, "x", source=src),
+            ]
+            if model == "cnn":
+                bf2 = _search(text, r"ratio th2/th2_bf16 \(cnn\): ([0-9.]+)")
+                bf113 = _search(text, r"ratio th113/th113_bf16 \(cnn\): ([0-9.]+)")
+                self.raw["hf_trainer_cnn"].update({"bf16_over_f32_step_2x": bf2, "bf16_over_f32_step_113": bf113})
+                note = "slower where the CPU has no bfloat16 instructions (AVX512-BF16/AMX)"
+                self.figures += [Figure("--bf16 / float32: step time (CNN, LibTorch 2.x)", bf2, "x", source=src,
+                                        note=note),
+                                 Figure("--bf16 / float32: step time (CNN, LibTorch 1.13)", bf113, "x", source=src,
+                                        note=note)]
+
     def clean_env(self, base=None):
         env = dict(base or os.environ)
         env.pop("TRAINHOOK_PLUGIN_PATH", None)
@@ -403,14 +446,15 @@ def main():
                     "TRAINHOOK_BENCH_THREADS; 0 leaves LibTorch's default. One thread keeps step times "
                     "stable on a shared machine, where spinning OpenMP workers mostly measure the load")
     ap.add_argument("--only", default="", help="comma-separated subset: trainer_overhead, all_plugins, "
-                    "dispatch, plugin_load, peak_rss, tensorboard, mlflow, ddp, torchscript, model_access")
+                    "dispatch, plugin_load, peak_rss, tensorboard, mlflow, ddp, torchscript, model_access, "
+                    "hf_trainer")
     opts = ap.parse_args()
     build = os.path.abspath(opts.build)
     out_dir = os.path.join(build, "bench")
     suite = Suite(build, out_dir, opts.quick, opts.threads)
     only = set(filter(None, opts.only.split(",")))
     known = {"trainer_overhead", "all_plugins", "dispatch", "plugin_load", "peak_rss", "tensorboard", "mlflow",
-             "ddp", "torchscript", "model_access"}
+             "ddp", "torchscript", "model_access", "hf_trainer"}
     if only - known:
         ap.error(f"--only: unknown {', '.join(sorted(only - known))} (expected some of {', '.join(sorted(known))})")
     want = lambda n: not only or n in only  # noqa: E731
@@ -434,6 +478,8 @@ def main():
             suite.ddp()
         if want("torchscript"):
             suite.torchscript()
+        if want("hf_trainer"):
+            suite.hf_trainer()
         if want("all_plugins") or want("peak_rss"):
             with Peers(work) as peers:
                 if want("all_plugins"):
