@@ -5,8 +5,8 @@
 #include <trainhook/trainer/eval_prediction.hpp>
 #include <trainhook/trainer/lr_schedule.hpp>
 
-#include <cmath>
 #include <doctest/doctest.h>
+#include <cmath>
 
 #include <sstream>
 

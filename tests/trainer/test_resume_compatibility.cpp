@@ -62,7 +62,8 @@ TEST_CASE("a checkpoint without training_args.json has nothing to compare") {
   CHECK(check_resume_compatibility(d.path, now, true).empty());
 }
 
-TEST_CASE("a checkpoint's config.json against the model asked for: each differing argument named with its flag") {
+TEST_CASE(
+    "a checkpoint's config.json against the model asked for: each differing argument named with its flag") {
   TempDir d;
   const std::string saved = R"({"model":"mlp","hidden_size":16,"num_layers":2,"dropout":0.0})";
   std::ofstream(d.path / kModelConfigFile) << saved;
