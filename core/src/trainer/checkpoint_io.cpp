@@ -4,6 +4,7 @@
 #include <trainhook/trainer/checkpoint_manifest.hpp>
 
 #include <trainhook/callbacks/trainer_state_io.hpp>
+#include <trainhook/common/checked_json.hpp>
 #include <trainhook/models/torchscript_model.hpp>
 #include <trainhook/trainer/checkpoint_dirs.hpp>
 #include <trainhook/trainer/reproducibility.hpp>
@@ -17,6 +18,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <iterator>
 #include <mutex>
 #include <stdexcept>
 #include <vector>
@@ -236,14 +238,10 @@ void load_checkpoint_weights(const fs::path& dir, torch::nn::Module& module,
   }
   const fs::path scaler_file = dir / kScalerFile;
   if (!scaler || !scaler->enabled() || !fs::exists(scaler_file)) return;
-  std::ifstream scaler_in(scaler_file);
-  nlohmann::json scaler_state;
-  try {
-    scaler_in >> scaler_state;
-  } catch (const std::exception& e) {
-    throw std::runtime_error(scaler_file.string() + ": not JSON (" + e.what() + ")");
-  }
-  scaler->load_state(scaler_state, scaler_file.string());
+  // The checked parser (depth limit, duplicate keys; fuzzed as fuzz_json_config) names the file.
+  std::ifstream scaler_in(scaler_file, std::ios::binary);
+  const std::string text((std::istreambuf_iterator<char>(scaler_in)), std::istreambuf_iterator<char>());
+  scaler->load_state(parse_checked_json(text, scaler_file.string()), scaler_file.string());
 }
 
 }  // namespace trainhook
