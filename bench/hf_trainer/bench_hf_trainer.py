@@ -62,7 +62,7 @@ def hf_model(kind):
     return Classifier()
 
 
-def run_hf(data, kind, steps, out):
+def run_hf(data, kind, steps, out, optim):
     """One HF Trainer run in this process; prints its step time in seconds as JSON."""
     import torch
     torch.set_num_threads(1)
@@ -81,7 +81,7 @@ def run_hf(data, kind, steps, out):
     args = TrainingArguments(output_dir=out, max_steps=steps, per_device_train_batch_size=BATCH,
                              learning_rate=LR, logging_steps=1, save_strategy="no", report_to=[],
                              disable_tqdm=True, use_cpu=True, dataloader_num_workers=0, seed=0,
-                             optim="adamw_torch")
+                             optim=optim)
     result = Trainer(model=hf_model(kind), args=args, train_dataset=Rows()).train()
     print(json.dumps({"step_seconds": result.metrics["train_runtime"] / steps,
                       "train_loss": result.metrics["train_loss"]}))
@@ -93,13 +93,14 @@ def trainhook_args(kind):
     return ["--model", "cnn", "--hidden_size", "128"]
 
 
-def run_side(side, data, kind, steps, work):
+def run_side(side, data, kind, steps, work, optim):
     name, spec = side
     out = os.path.join(work, "out_" + name)
     shutil.rmtree(out, ignore_errors=True)
     env = dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
     if spec[0] == "hf":
-        cmd = [sys.executable, __file__, "--hf-run", data, "--model", kind, "--steps", str(steps), "--out", out]
+        cmd = [sys.executable, __file__, "--hf-run", data, "--model", kind, "--steps", str(steps), "--out", out,
+               "--optim", optim]
         p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
         if p.returncode != 0:
             sys.exit(f"{name}: the HF Trainer run failed:\n{p.stdout[-3000:]}")
@@ -109,7 +110,7 @@ def run_side(side, data, kind, steps, work):
         return json.loads(line[-1])
     cli, extra = spec[1], spec[2]
     cmd = [cli, "train", "--train_file", data, "--do_train", "--max_steps", str(steps),
-           "--per_device_train_batch_size", str(BATCH), "--learning_rate", str(LR), "--optim", "adamw_torch",
+           "--per_device_train_batch_size", str(BATCH), "--learning_rate", str(LR), "--optim", optim,
            "--logging_steps", "1", "--save_strategy", "no", "--disable_tqdm", "--report_to", "none",
            "--seed", "0", "--overwrite_output_dir", "--output_dir", out] + trainhook_args(kind) + extra
     p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
@@ -142,11 +143,14 @@ def main():
     ap.add_argument("--model", choices=["mlp", "cnn"], required=True)
     ap.add_argument("--steps", type=int, default=300)
     ap.add_argument("--repeats", type=int, default=7)
+    ap.add_argument("--optim", choices=["adamw_torch", "adamw_torch_fused"], default="adamw_torch_fused",
+                    help="both sides' optimizer (HF's default on torch >= 2.8 is adamw_torch_fused; "
+                         "a LibTorch without the fused CPU kernel, 1.13, runs adamw_torch and says so)")
     ap.add_argument("--hf-run", help=argparse.SUPPRESS)
     ap.add_argument("--out", help=argparse.SUPPRESS)
     o = ap.parse_args()
     if o.hf_run:
-        return run_hf(o.hf_run, o.model, o.steps, o.out)
+        return run_hf(o.hf_run, o.model, o.steps, o.out, o.optim)
     sides = [parse_side(s) for s in o.side]
     names = [n for n, _ in sides]
     for r in o.ratio:
@@ -161,11 +165,11 @@ def main():
         losses = {}
         for rnd in range(o.repeats + 1):
             for side in sides:
-                r = run_side(side, data, o.model, o.steps, work)
+                r = run_side(side, data, o.model, o.steps, work, o.optim)
                 losses[side[0]] = r["train_loss"]
                 if rnd > 0:
                     times[side[0]].append(r["step_seconds"])
-        print(f"{o.model}, batch {BATCH}, {o.steps} steps, logging every step, 1 thread, "
+        print(f"{o.model}, batch {BATCH}, {o.optim}, {o.steps} steps, logging every step, 1 thread, "
               f"{o.repeats} interleaved rounds, median step time:")
         for n in names:
             print(f"step time {n}: {statistics.median(times[n]) * 1e6:.1f} us (train_loss {losses[n]:.4f})")

@@ -333,7 +333,8 @@ class Suite:
             return self.missing("hf_trainer", f"bin/trainhook, {cli2} (the 2.x build: scripts/test-torch2) or "
                                 f"{venv} (scripts/bench makes it) is missing")
         steps, repeats = ("100", "2") if self.quick else ("300", "7")
-        src = "bench/hf_trainer (same data, model, batch 64, AdamW, seed; logging every step; 1 thread)"
+        src = ("bench/hf_trainer (same data, model, batch 64, seed; adamw_torch_fused, HF's default: "
+               "1.13 has no fused CPU kernel and runs AdamW's own step; logging every step; 1 thread)")
         script = os.path.join(ROOT, "bench", "hf_trainer", "bench_hf_trainer.py")
         for model, extra_sides, extra_ratios in (
                 ("mlp", [], []),
@@ -355,6 +356,17 @@ class Suite:
                        source=src),
                 Figure(f"Trainhook 2.x / Trainhook 1.13: steps/s ({model.upper()})", newer, "x", source=src),
             ]
+            if model == "mlp":
+                # The same comparison with the per-tensor AdamW on both sides (adamw_torch).
+                text = self.run("hf_trainer_mlp_adamw_torch",
+                                [python, script, "--model", model, "--steps", steps, "--repeats", repeats,
+                                 "--optim", "adamw_torch", "--side", f"th2=trainhook:{cli2}", "--side", "hf=hf",
+                                 "--ratio", "th2/hf"], env=self.clean_env(), timeout=1800)
+                plain = _search(text, r"ratio th2/hf \(mlp\): ([0-9.]+)")
+                self.raw["hf_trainer_mlp"]["th2_over_hf_speed_adamw_torch"] = plain
+                self.figures.append(Figure("Trainhook 2.x / HF Trainer 2.x: steps/s (MLP, --optim adamw_torch)",
+                                           plain, "x", source="bench/hf_trainer (as above, adamw_torch on both "
+                                                              "sides)"))
             if model == "cnn":
                 bf2 = _search(text, r"ratio th2/th2_bf16 \(cnn\): ([0-9.]+)")
                 bf113 = _search(text, r"ratio th113/th113_bf16 \(cnn\): ([0-9.]+)")

@@ -599,8 +599,8 @@ TEST_CASE("a Hugging Face training_args.json dump is accepted, its unsupported d
     "resume_from_checkpoint": null, "warmup_ratio": null, "logging_dir": null, "local_rank": -1})");
   const auto p = parse({"--config", dump});
   CHECK(p.training.output_dir == "hf_out");
-  CHECK(p.training.optim == trainhook::OptimizerName::adamw_torch);  // the fused kernel of the same algorithm
-  CHECK(p.training.warmup_ratio == 0.0);                             // null = not set
+  CHECK(p.training.optim == trainhook::OptimizerName::adamw_torch_fused);  // HF's default on torch >= 2.8
+  CHECK(p.training.warmup_ratio == 0.0);                                   // null = not set
   CHECK_FALSE(p.training.disable_tqdm);
   CHECK(p.training.report_to == std::vector<std::string>{"none"});
   CHECK(p.warnings.size() > 20);  // every unsupported key is reported, none silently dropped
@@ -622,7 +622,7 @@ TEST_CASE("validation: strategies and enumerations name the flag and suggest") {
   CHECK(contains(e, "--lr_scheduler_type"));
   CHECK(contains(e, "did you mean 'cosine'"));
   e = error_of({"--optim", "adam"});
-  CHECK(contains(e, "--optim: expected one of adamw_torch, sgd"));
+  CHECK(contains(e, "--optim: expected one of adamw_torch, adamw_torch_fused, sgd"));
   e = error_of({"--plugin_error_policy", "ignore"});
   CHECK(contains(e, "--plugin_error_policy: expected one of disable, fail"));
   CHECK(parse({"--optim", "adamw"}).training.optim == trainhook::OptimizerName::adamw_torch);
@@ -630,7 +630,8 @@ TEST_CASE("validation: strategies and enumerations name the flag and suggest") {
   for (const char* s : {"linear", "cosine", "constant", "constant_with_warmup"})
     CHECK(trainhook::enum_name(parse({"--lr_scheduler_type", s}).training.lr_scheduler_type) ==
           std::string(s));
-  CHECK(parse({"--optim", "adamw_torch_fused"}).training.optim == trainhook::OptimizerName::adamw_torch);
+  CHECK(parse({"--optim", "adamw_torch_fused"}).training.optim ==
+        trainhook::OptimizerName::adamw_torch_fused);
   CHECK(parse({"--ddp_backend", "gloo"}).training.ddp_backend == trainhook::DdpBackend::gloo);
   CHECK_FALSE(parse({"--ddp_backend", "none"}).training.ddp_backend.has_value());
   e = error_of({"--ddp_backend", "mpi"});

@@ -3,27 +3,27 @@
 # (PyPI torch's launcher) gives the weights (1e-6) and eval accuracy of 1
 # process with the combined batch. Built on LibTorch 2.x (scripts/test-torch2)
 # the ranks join torchrun's own store on MASTER_PORT; built on 1.13, rank 0
-# serves trainhook's store on MASTER_PORT + 1. torchrun comes from a venv of its own,
-# created here once and then reused (<build>/venv-torchrun; PyPI's torch with
-# its CUDA wheels: ~5 GB, ~90 s on a fast link). Skipped (exit 77) with the
-# reason when it cannot be installed.
+# serves trainhook's store on MASTER_PORT + 1. torchrun comes from the 2.x build's
+# venv (build/torch-pypi), which scripts/install-deps --torch pypi-cuda completes
+# once with the wheel's dependencies (~5 GB, ~3 min here) when torch cannot be
+# imported there; the CUDA leg of scripts/test-torch2 uses the same folder.
+# Skipped (exit 77) with the reason when it cannot be installed.
 source "$(dirname "$0")/ddp_common.sh"
 VENV=${TRAINHOOK_TORCHRUN_VENV:?the test sets TRAINHOOK_TORCHRUN_VENV}
 (
   flock 9
   if [[ ! -x $VENV/bin/torchrun ]] || ! "$VENV/bin/python" -c "import torch.distributed.run" 2>/dev/null; then
-    echo "installing torch from PyPI into $VENV (for torchrun; once)"
+    echo "completing $VENV with torch's dependencies (for torchrun; once)"
     start=$SECONDS
-    rm -rf "$VENV"
-    if ! { python3 -m venv "$VENV" && timeout 1200 "$VENV/bin/pip" install --no-input -q torch; } \
+    if ! TRAINHOOK_TORCH_PYPI_DIR="$VENV" timeout 1200 \
+      "${TRAINHOOK_SOURCE_DIR:?the test sets TRAINHOOK_SOURCE_DIR}/scripts/install-deps" --torch pypi-cuda \
       >"$WORK/install.log" 2>&1; then
-      rm -rf "$VENV"
       echo "SKIP: torch (for torchrun) cannot be installed from PyPI: $(tail -3 "$WORK/install.log")"
       exit 77
     fi
     echo "installed in $((SECONDS - start)) s"
   fi
-) 9>"$(dirname "$VENV")/.venv-torchrun.lock" || exit $?
+) 9>"$(dirname "$VENV")/.torch-pypi.lock" || exit $?
 
 RUN=(--do_train --do_eval --max_steps 30 --logging_steps 10 --save_steps 15 --ddp_timeout 120)
 "$CLI" train "${DATA[@]}" "${RUN[@]}" --output_dir "$WORK/one" --per_device_train_batch_size 32 \

@@ -6,9 +6,12 @@
 #include <trainhook/callbacks/trainer_state_io.hpp>
 #include <trainhook/trainer/checkpoint_dirs.hpp>
 #include <trainhook/trainer/checkpoint_io.hpp>
+#include <trainhook/trainer/checkpoint_manifest.hpp>
 #include <trainhook/trainer/eval_prediction.hpp>
 
 #include <doctest/doctest.h>
+
+#include <fstream>
 
 using namespace trainhook;
 using namespace trainhook::test;
@@ -210,4 +213,21 @@ TEST_CASE("resume_from_checkpoint errors name the folder") {
   fs::create_directories(dir.path() / "checkpoint-9");
   CHECK_THROWS_WITH_AS(trainer.train((dir.path() / "checkpoint-9").string()),
                        doctest::Contains("has no trainer_state.json"), std::runtime_error);
+}
+
+TEST_CASE("a bad scheduler.json in a checkpoint without a manifest is named, not half-read") {
+  TempDir dir("ckpt-bad-scheduler");
+  auto args = small_args(dir.str());
+  args.max_steps = 2;
+  args.save_strategy = trainhook::SaveStrategy::steps;
+  args.save_steps = 2;
+  Trainer(tiny_model(6), args, synthetic_data(8), nullptr, plugin_free()).train();
+  const fs::path ckpt = dir.path() / "checkpoint-2";
+  fs::remove(ckpt / trainhook::kCheckpointManifestFile);  // as written before manifests existed
+  std::ofstream(ckpt / kSchedulerFile) << R"({"last_epoch": 2, "last_epoch": 0})";
+  args.max_steps = 4;
+  Trainer resumed(tiny_model(6), args, synthetic_data(8), nullptr, plugin_free());
+  CHECK_THROWS_WITH_AS(resumed.train(ckpt.string()),
+                       doctest::Contains(((ckpt / kSchedulerFile).string() + ":1: duplicate key").c_str()),
+                       std::runtime_error);
 }

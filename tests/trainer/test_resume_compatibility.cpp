@@ -56,6 +56,19 @@ TEST_CASE("the same arguments resume, other run-shaping arguments are listed") {
   CHECK(check_resume_compatibility(d.path, now, false) == diffs);
 }
 
+TEST_CASE("adamw_torch and adamw_torch_fused resume each other, another optimizer is listed") {
+  TempDir d;
+  TrainingArguments saved;
+  saved.optim = OptimizerName::adamw_torch;  // a checkpoint from before the default was the fused kernel
+  std::ofstream(d.path / kTrainingArgsFile) << to_json(saved).dump(2);
+  TrainingArguments now = saved;
+  now.optim = OptimizerName::adamw_torch_fused;
+  CHECK(check_resume_compatibility(d.path, now, true).empty());
+  now.optim = OptimizerName::sgd;
+  CHECK(resume_argument_differences(d.path, now) ==
+        std::vector<std::string>{"optim: \"adamw_torch\" in the checkpoint, \"sgd\" now"});
+}
+
 TEST_CASE("a checkpoint without training_args.json has nothing to compare") {
   TempDir d;
   TrainingArguments now;

@@ -409,10 +409,13 @@ std::vector<OptionSpec> build_table() {
   t.push_back(field("adam_epsilon", G::Training, &TA::adam_epsilon, "AdamW epsilon"));
   t.push_back(field("max_grad_norm", G::Training, &TA::max_grad_norm,
                     "Clip the gradients' global norm to this (0 = no clipping)"));
-  t.push_back(field("optim", G::Training, &TA::optim,
-                    "Optimizer: adamw_torch (aliases adamw, adamw_torch_fused), sgd, adagrad or rmsprop"));
+  t.push_back(field(
+      "optim", G::Training, &TA::optim,
+      "Optimizer: adamw_torch_fused (AdamW in one fused kernel; the default on LibTorch >= 2.8, as HF's), "
+      "adamw_torch (alias adamw), sgd, adagrad or rmsprop"));
   t.push_back(field("optim_args", G::Training, &TA::optim_args,
-                    "Optimizer options as key=value,... (adamw_torch: amsgrad; sgd: momentum, dampening, "
+                    "Optimizer options as key=value,... (adamw_torch, adamw_torch_fused: amsgrad; sgd: "
+                    "momentum, dampening, "
                     "nesterov; adagrad: lr_decay, initial_accumulator_value, eps; rmsprop: alpha, eps, "
                     "momentum, centered)"));
   t.push_back(field("num_train_epochs", G::Training, &TA::num_train_epochs,

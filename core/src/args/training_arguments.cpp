@@ -7,6 +7,16 @@
 #include <cmath>
 
 namespace trainhook {
+
+// TRAINHOOK_DEFAULT_OPTIM_FUSED: set by core/CMakeLists.txt for LibTorch >= 2.8.
+OptimizerName default_optimizer() {
+#ifdef TRAINHOOK_DEFAULT_OPTIM_FUSED
+  return OptimizerName::adamw_torch_fused;
+#else
+  return OptimizerName::adamw_torch;
+#endif
+}
+
 namespace {
 
 // The option table (argument_options.cpp) is the one source of the keys and

@@ -226,22 +226,24 @@ void load_checkpoint_weights(const fs::path& dir, torch::nn::Module& module,
     throw std::runtime_error(opt.string() + ": cannot load the optimizer state (" +
                              e.what_without_backtrace() + ")");
   }
+  // scheduler.json and scaler.json go through the checked parser (depth limit,
+  // duplicate keys; fuzzed as fuzz_json_config), which names the file.
+  auto read_json = [](const fs::path& file) {
+    std::ifstream in(file, std::ios::binary);
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    return parse_checked_json(text, file.string());
+  };
   const fs::path sched = dir / kSchedulerFile;
   require(sched);
-  std::ifstream in(sched);
-  nlohmann::json j;
+  const nlohmann::json schedule = read_json(sched);
   try {
-    in >> j;
-    scheduler.load_state(j);
+    scheduler.load_state(schedule);
   } catch (const std::exception& e) {
     throw std::runtime_error(sched.string() + ": " + e.what());
   }
   const fs::path scaler_file = dir / kScalerFile;
   if (!scaler || !scaler->enabled() || !fs::exists(scaler_file)) return;
-  // The checked parser (depth limit, duplicate keys; fuzzed as fuzz_json_config) names the file.
-  std::ifstream scaler_in(scaler_file, std::ios::binary);
-  const std::string text((std::istreambuf_iterator<char>(scaler_in)), std::istreambuf_iterator<char>());
-  scaler->load_state(parse_checked_json(text, scaler_file.string()), scaler_file.string());
+  scaler->load_state(read_json(scaler_file), scaler_file.string());
 }
 
 }  // namespace trainhook

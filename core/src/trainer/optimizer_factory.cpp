@@ -1,10 +1,15 @@
 // HF's Trainer.create_optimizer for the torch.optim optimizers LibTorch ships.
 #include <trainhook/trainer/optimizer_factory.hpp>
 
+#include <trainhook/trainer/fused_adamw.hpp>
+
 #include <torch/optim/adagrad.h>
 #include <torch/optim/adamw.h>
 #include <torch/optim/rmsprop.h>
 #include <torch/optim/sgd.h>
+#include <torch/version.h>
+
+#include <spdlog/spdlog.h>
 
 #include <cctype>
 #include <cmath>
@@ -118,7 +123,8 @@ std::unique_ptr<torch::optim::Optimizer> make_optimizer(const TrainingArguments&
                                                         torch::nn::Module& module) {
   auto values = parse_optim_args(args.optim_args);
   switch (args.optim) {
-    case OptimizerName::adamw_torch: {
+    case OptimizerName::adamw_torch:
+    case OptimizerName::adamw_torch_fused: {
       const OptimArgs o(args.optim, values, {"amsgrad"});
       const auto base = torch::optim::AdamWOptions(args.learning_rate)
                             .betas({args.adam_beta1, args.adam_beta2})
@@ -126,7 +132,21 @@ std::unique_ptr<torch::optim::Optimizer> make_optimizer(const TrainingArguments&
                             .amsgrad(o.boolean("amsgrad", false));
       auto defaults = base;
       defaults.weight_decay(args.weight_decay);
-      return std::make_unique<torch::optim::AdamW>(param_groups(module, base, args.weight_decay), defaults);
+      auto groups = param_groups(module, base, args.weight_decay);
+      if (args.optim == OptimizerName::adamw_torch) {
+        return std::make_unique<torch::optim::AdamW>(std::move(groups), defaults);
+      }
+      // The parameters' device decides; they are placed before the optimizer is made.
+      const auto params = module.parameters();
+      const auto device = params.empty() ? c10::DeviceType::CPU : params.front().device().type();
+      // Asked for (the default only where the kernel exists): the same update, slower.
+      if (!fused_adamw_available(device)) {
+        spdlog::warn(
+            "optim adamw_torch_fused: LibTorch {} has no fused AdamW kernel for {} parameters (CPU needs "
+            "2.4, CUDA 2.0); AdamW's own step computes the same update",
+            TORCH_VERSION, c10::DeviceTypeName(device, /*lower_case=*/true));
+      }
+      return std::make_unique<FusedAdamW>(std::move(groups), defaults);
     }
     case OptimizerName::sgd: {
       const OptimArgs o(args.optim, values, {"momentum", "dampening", "nesterov", "weight_decay"});

@@ -51,9 +51,16 @@ nlohmann::json read_json_object(const fs::path& file, const char* what) {
   return saved;
 }
 
+// The two spellings of AdamW compute the same steps from the same saved state
+// (trainer/fused_adamw.hpp): a run may resume with either.
+nlohmann::json same_algorithm(const nlohmann::json& v) {
+  return v == "adamw_torch_fused" ? nlohmann::json("adamw_torch") : v;
+}
+
 bool same_value(const nlohmann::json& a, const nlohmann::json& b) {
   // 3 and 3.0 are the same number.
-  return (a.is_number() && b.is_number()) ? a.get<double>() == b.get<double>() : a == b;
+  return (a.is_number() && b.is_number()) ? a.get<double>() == b.get<double>()
+                                          : same_algorithm(a) == same_algorithm(b);
 }
 
 }  // namespace

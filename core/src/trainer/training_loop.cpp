@@ -8,6 +8,7 @@
 #include <trainhook/callbacks/trainer_state_io.hpp>
 #include <trainhook/trainer/checkpoint_dirs.hpp>
 #include <trainhook/trainer/checkpoint_io.hpp>
+#include <trainhook/trainer/grad_clipping.hpp>
 #include <trainhook/trainer/optimizer_factory.hpp>
 #include <trainhook/trainer/reproducibility.hpp>
 #include <trainhook/trainer/training_loss.hpp>
@@ -192,8 +193,7 @@ void Trainer::Impl::optimizer_step(double epoch) {
   // --fp16: true gradients before anything reads them (debug, clipping, plugins' views).
   const bool overflow = scaler.unscale(trained_parameters);
   underflow_overflow.check(args, state.global_step + 1, access.window_loss(), model->module());
-  if (args.max_grad_norm > 0)
-    grad_norm = torch::nn::utils::clip_grad_norm_(trained_parameters, args.max_grad_norm);
+  if (args.max_grad_norm > 0) grad_norm = clip_grad_norm(trained_parameters, args.max_grad_norm);
   access.end_window(args.max_grad_norm > 0 ? grad_norm : std::nullopt);
   fire(TH_EVENT_PRE_OPTIMIZER_STEP);
   const bool skipped_by_plugin = access.take_skip();

@@ -31,9 +31,9 @@ enum class SchedulerType {
   warmup_stable_decay,
   reduce_lr_on_plateau
 };
-enum class OptimizerName { adamw_torch, sgd, adagrad, rmsprop };  // optim
-enum class PluginErrorPolicy { disable, fail };                   // plugin_error_policy
-enum class DdpBackend { gloo, nccl };                             // ddp_backend
+enum class OptimizerName { adamw_torch, adamw_torch_fused, sgd, adagrad, rmsprop };  // optim
+enum class PluginErrorPolicy { disable, fail };                                      // plugin_error_policy
+enum class DdpBackend { gloo, nccl };                                                // ddp_backend
 
 template <class E>
 struct EnumName {
@@ -72,15 +72,15 @@ struct EnumNames<SchedulerType> {
 };
 template <>
 struct EnumNames<OptimizerName> {
-  // "adamw" is ours; "adamw_torch_fused" is HF's default on torch >= 2.8, the
-  // fused kernel of the same algorithm.
+  // "adamw" is ours. "adamw_torch_fused" (HF's default on torch >= 2.8) is the
+  // same algorithm through ATen's fused kernel (trainer/fused_adamw.hpp).
   static constexpr std::array<EnumName<OptimizerName>, 6> all{
       {{OptimizerName::adamw_torch, "adamw_torch"},
+       {OptimizerName::adamw_torch_fused, "adamw_torch_fused"},
        {OptimizerName::sgd, "sgd"},
        {OptimizerName::adagrad, "adagrad"},
        {OptimizerName::rmsprop, "rmsprop"},
-       {OptimizerName::adamw_torch, "adamw"},
-       {OptimizerName::adamw_torch, "adamw_torch_fused"}}};
+       {OptimizerName::adamw_torch, "adamw"}}};
 };
 template <>
 struct EnumNames<PluginErrorPolicy> {

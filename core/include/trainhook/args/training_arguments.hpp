@@ -16,6 +16,12 @@
 
 namespace trainhook {
 
+// optim's default, HF's rule: adamw_torch_fused where torch is 2.8 or newer,
+// adamw_torch before (HF on torch 1.13 refuses a training_args.json naming the
+// fused one). The LibTorch the core was built with decides; without LibTorch,
+// adamw_torch.
+OptimizerName default_optimizer();
+
 struct TrainingArguments {
   // -- output
   std::string output_dir = "trainer_output";
@@ -35,7 +41,7 @@ struct TrainingArguments {
   double adam_beta2 = 0.999;
   double adam_epsilon = 1e-8;
   double max_grad_norm = 1.0;
-  OptimizerName optim = OptimizerName::adamw_torch;
+  OptimizerName optim = default_optimizer();
   // HF's "key=value,key=value" string for the optimizer (optimizer_factory.hpp).
   std::optional<std::string> optim_args;
   double num_train_epochs = 3.0;  // fractional allowed
