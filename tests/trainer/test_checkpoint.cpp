@@ -26,15 +26,21 @@ std::vector<std::string> checkpoint_names(const fs::path& dir) {
   return names;
 }
 
+// A run of max_steps that saves every save_steps.
+TrainingArguments saving_args(const std::string& out, int64_t max_steps, double save_steps) {
+  auto a = small_args(out);
+  a.max_steps = max_steps;
+  a.save_strategy = trainhook::SaveStrategy::steps;
+  a.save_steps = save_steps;
+  return a;
+}
+
 // Resume scenario: 24 samples / batch 4 = 6 batches, accumulation 2 -> 3
 // optimizer steps per epoch; 8 steps in all, so step 4 is inside epoch 2.
 TrainingArguments resume_args(const std::string& out) {
-  auto a = small_args(out);
-  a.max_steps = 8;
+  auto a = saving_args(out, 8, 4);
   a.gradient_accumulation_steps = 2;
   a.warmup_steps = 2;
-  a.save_strategy = trainhook::SaveStrategy::steps;
-  a.save_steps = 4;
   a.logging_steps = 1;
   return a;
 }
@@ -43,10 +49,7 @@ TrainingArguments resume_args(const std::string& out) {
 
 TEST_CASE("a checkpoint holds every part and a complete trainer state") {
   TempDir dir("ckpt-contents");
-  auto args = small_args(dir.str());
-  args.max_steps = 2;
-  args.save_strategy = trainhook::SaveStrategy::steps;
-  args.save_steps = 2;
+  auto args = saving_args(dir.str(), 2, 2);
   Trainer trainer(tiny_model(1), args, synthetic_data(8), nullptr, plugin_free());
   trainer.train();
   const fs::path ckpt = dir.path() / "checkpoint-2";
@@ -64,10 +67,7 @@ TEST_CASE("a checkpoint holds every part and a complete trainer state") {
 
 TEST_CASE("a crash in the middle of a save leaves the previous checkpoint usable") {
   TempDir dir("ckpt-crash");
-  auto args = small_args(dir.str());
-  args.max_steps = 4;
-  args.save_strategy = trainhook::SaveStrategy::steps;
-  args.save_steps = 2;
+  auto args = saving_args(dir.str(), 4, 2);
   auto options = plugin_free();
   options.on_checkpoint_file = [](const fs::path& file) {
     if (file.parent_path().filename() == "tmp-checkpoint-4" && file.filename() == kOptimizerFile) {
@@ -92,12 +92,9 @@ TEST_CASE("a crash in the middle of a save leaves the previous checkpoint usable
 
 TEST_CASE("save_total_limit rotates old checkpoints but keeps the best") {
   TempDir dir("ckpt-rotate");
-  auto args = small_args(dir.str());
-  args.max_steps = 6;
+  auto args = saving_args(dir.str(), 6, 1);
   args.eval_strategy = trainhook::IntervalStrategy::steps;
   args.eval_steps = 1;
-  args.save_strategy = trainhook::SaveStrategy::steps;
-  args.save_steps = 1;
   args.save_total_limit = 2;
   args.metric_for_best_model = "score";
   auto options = plugin_free();
@@ -115,12 +112,9 @@ TEST_CASE("save_total_limit rotates old checkpoints but keeps the best") {
 
 TEST_CASE("load_best_model_at_end restores the weights of the best checkpoint") {
   TempDir dir("ckpt-best");
-  auto args = small_args(dir.str());
-  args.max_steps = 4;
+  auto args = saving_args(dir.str(), 4, 1);
   args.eval_strategy = trainhook::IntervalStrategy::steps;
   args.eval_steps = 1;
-  args.save_strategy = trainhook::SaveStrategy::steps;
-  args.save_steps = 1;
   args.load_best_model_at_end = true;
   args.metric_for_best_model = "score";
   auto options = plugin_free();
@@ -217,10 +211,7 @@ TEST_CASE("resume_from_checkpoint errors name the folder") {
 
 TEST_CASE("a bad scheduler.json in a checkpoint without a manifest is named, not half-read") {
   TempDir dir("ckpt-bad-scheduler");
-  auto args = small_args(dir.str());
-  args.max_steps = 2;
-  args.save_strategy = trainhook::SaveStrategy::steps;
-  args.save_steps = 2;
+  auto args = saving_args(dir.str(), 2, 2);
   Trainer(tiny_model(6), args, synthetic_data(8), nullptr, plugin_free()).train();
   const fs::path ckpt = dir.path() / "checkpoint-2";
   fs::remove(ckpt / trainhook::kCheckpointManifestFile);  // as written before manifests existed
