@@ -3,6 +3,8 @@
 // for them) before nlohmann builds the value.
 #include <trainhook/common/checked_json.hpp>
 
+#include <fstream>
+#include <iterator>
 #include <set>
 #include <vector>
 
@@ -80,6 +82,13 @@ nlohmann::json parse_checked_json(const std::string& text, const std::string& wh
     }
     throw JsonInputError(where + ": invalid JSON: " + s);
   }
+}
+
+nlohmann::json read_checked_json_file(const std::string& path, JsonLimits limits) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw JsonInputError(path + ": cannot be opened (missing or unreadable)");
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return parse_checked_json(text, path, limits);
 }
 
 }  // namespace trainhook

@@ -18,7 +18,6 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
-#include <iterator>
 #include <mutex>
 #include <stdexcept>
 #include <vector>
@@ -228,14 +227,9 @@ void load_checkpoint_weights(const fs::path& dir, torch::nn::Module& module,
   }
   // scheduler.json and scaler.json go through the checked parser (depth limit,
   // duplicate keys; fuzzed as fuzz_json_config), which names the file.
-  auto read_json = [](const fs::path& file) {
-    std::ifstream in(file, std::ios::binary);
-    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    return parse_checked_json(text, file.string());
-  };
   const fs::path sched = dir / kSchedulerFile;
   require(sched);
-  const nlohmann::json schedule = read_json(sched);
+  const nlohmann::json schedule = read_checked_json_file(sched.string());
   try {
     scheduler.load_state(schedule);
   } catch (const std::exception& e) {
@@ -243,7 +237,7 @@ void load_checkpoint_weights(const fs::path& dir, torch::nn::Module& module,
   }
   const fs::path scaler_file = dir / kScalerFile;
   if (!scaler || !scaler->enabled() || !fs::exists(scaler_file)) return;
-  scaler->load_state(read_json(scaler_file), scaler_file.string());
+  scaler->load_state(read_checked_json_file(scaler_file.string()), scaler_file.string());
 }
 
 }  // namespace trainhook

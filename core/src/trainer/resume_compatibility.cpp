@@ -4,8 +4,6 @@
 #include <trainhook/strings.hpp>
 #include <trainhook/trainer/checkpoint_dirs.hpp>
 
-#include <fstream>
-#include <sstream>
 #include <stdexcept>
 #include <system_error>
 
@@ -38,12 +36,9 @@ constexpr const char* kRunKeys[] = {"max_steps",
 std::string shown(const nlohmann::json& v) { return v.is_null() ? "unset" : v.dump(); }
 
 nlohmann::json read_json_object(const fs::path& file, const char* what) {
-  std::ifstream in(file, std::ios::binary);
-  std::stringstream text;
-  text << in.rdbuf();
   nlohmann::json saved;
   try {
-    saved = parse_checked_json(text.str(), file.string());
+    saved = read_checked_json_file(file.string());
   } catch (const JsonInputError& e) {
     throw std::runtime_error(e.what());
   }
@@ -51,16 +46,15 @@ nlohmann::json read_json_object(const fs::path& file, const char* what) {
   return saved;
 }
 
-// The two spellings of AdamW compute the same steps from the same saved state
-// (trainer/fused_adamw.hpp): a run may resume with either.
-nlohmann::json same_algorithm(const nlohmann::json& v) {
-  return v == "adamw_torch_fused" ? nlohmann::json("adamw_torch") : v;
-}
-
 bool same_value(const nlohmann::json& a, const nlohmann::json& b) {
   // 3 and 3.0 are the same number.
-  return (a.is_number() && b.is_number()) ? a.get<double>() == b.get<double>()
-                                          : same_algorithm(a) == same_algorithm(b);
+  return (a.is_number() && b.is_number()) ? a.get<double>() == b.get<double>() : a == b;
+}
+
+// optim's two spellings of AdamW compute the same steps from the same saved
+// state (trainer/fused_adamw.hpp): a run may resume with either.
+nlohmann::json comparable(const std::string& key, const nlohmann::json& v) {
+  return key == "optim" && v == "adamw_torch_fused" ? nlohmann::json("adamw_torch") : v;
 }
 
 }  // namespace
@@ -77,7 +71,7 @@ std::vector<std::string> resume_argument_differences(const fs::path& checkpoint,
     const auto it = saved.find(key);
     if (it == saved.end()) continue;  // an older file: nothing to compare
     const nlohmann::json& current = now.contains(key) ? now[key] : nlohmann::json();
-    if (!same_value(*it, current))
+    if (!same_value(comparable(key, *it), comparable(key, current)))
       differences.push_back(std::string(key) + ": " + shown(*it) + " in the checkpoint, " + shown(current) +
                             " now");
   }

@@ -33,4 +33,8 @@ struct JsonLimits {
 // `where` names the source (usually the file's path) in every message.
 nlohmann::json parse_checked_json(const std::string& text, const std::string& where, JsonLimits limits = {});
 
+// A whole file through parse_checked_json, named by its path; one that cannot
+// be opened is a JsonInputError "<path>: cannot be opened (missing or unreadable)".
+nlohmann::json read_checked_json_file(const std::string& path, JsonLimits limits = {});
+
 }  // namespace trainhook
