@@ -162,7 +162,7 @@ TEST_CASE("load errors name the file and the key") {
 
   CHECK_THROWS_WITH(
       load_trainer_state(dir.path / "missing.json"),
-      ((dir.path / "missing.json").string() + ": cannot open trainer state (missing or unreadable)").c_str());
+      ((dir.path / "missing.json").string() + ": cannot be opened (missing or unreadable)").c_str());
 
   write_file(file, "{\"global_step\": ");
   CHECK_THROWS_WITH(load_trainer_state(file), doctest::Contains((f + ": invalid JSON").c_str()));

@@ -9,7 +9,6 @@
 #include <cmath>
 #include <fstream>
 #include <functional>
-#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <system_error>
@@ -224,13 +223,9 @@ void save_trainer_state(const TrainerState& s, const fs::path& file) {
 }
 
 TrainerState load_trainer_state(const fs::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw std::runtime_error(file.string() + ": cannot open trainer state (missing or unreadable)");
-  std::stringstream buf;
-  buf << in.rdbuf();
   json j;
   try {
-    j = parse_checked_json(buf.str(), file.string());
+    j = read_checked_json_file(file.string());
   } catch (const JsonInputError& e) {
     throw std::runtime_error(e.what());
   }
