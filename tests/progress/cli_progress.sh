@@ -35,9 +35,9 @@ if LC_ALL=C grep -q $'[\r\x1b]' "$WORK/pipe.txt"; then
   fail "output to a pipe has carriage returns or escape sequences"
 fi
 grep -q '^100% 40/40 \[' "$WORK/pipe.txt" || { cat "$WORK/pipe.txt" >&2; fail "no final progress line 100% 40/40"; }
-grep "^{" "$WORK/pipe.txt" | grep "'loss': " | grep -q "'epoch': " || fail "no HF-style log line with loss and epoch"
+awk "/^{/ && /'loss': / && /'epoch': /{found = 1} END {exit !found}" "$WORK/pipe.txt" || fail "no HF-style log line with loss and epoch"
 grep -q "^{.*'eval_loss': " "$WORK/pipe.txt" || fail "no HF-style evaluation log line"
-grep "^{" "$WORK/pipe.txt" | grep -q "total_flos" && fail "total_flos should be dropped from printed logs"
+grep -q "^{.*total_flos" "$WORK/pipe.txt" && fail "total_flos should be dropped from printed logs"
 echo "ok: pipe gives plain lines"
 
 # 2. A pseudo-terminal, 72 columns wide.

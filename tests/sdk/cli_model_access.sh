@@ -114,7 +114,7 @@ echo "ok: two processes"
 # 3. Bad input: refused with TH_INVALID_ARGUMENT (3) and the callback's name; the run goes on.
 run "$WORK/probe" --max_steps 2 --plugin_config 'c_grad_norm={"probe": true}'
 expect_probe() {  # case status text
-  grep -F "probe $1 status=$2" "$WORK/probe.log" | grep -qF -- "$3" ||
+  grep -F "probe $1 status=$2" "$WORK/probe.log" | grep -F -- "$3" >/dev/null ||
     { grep probe "$WORK/probe.log" >&2; fail "probe $1: expected status $2 with '$3'"; }
 }
 expect_probe grad_view_at_step_begin 3 "callback 'c_grad_norm': tensors: gradients are not readable in on_step_begin"

@@ -46,6 +46,9 @@ struct View {
     t.shape = shape;
     t.strides = strides;
   }
+  // t points into this object: a copy would point into the original.
+  View(const View&) = delete;
+  View& operator=(const View&) = delete;
   TensorView view() const { return TensorView("w", &t); }
   long double reference_sum_squares() const {
     long double s = 0;
@@ -53,6 +56,15 @@ struct View {
     return s;
   }
 };
+
+// Fills `strided` (View(cols, rows, true)) so that it reads as the row-major
+// {rows, cols} `contiguous`, value for value in the same order: an update over
+// either then sees one sequence.
+void fill_strided_twin(View<float>& strided, const View<float>& contiguous, int64_t rows, int64_t cols) {
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c)
+      strided.data[static_cast<size_t>(c * rows + r)] = contiguous.data[static_cast<size_t>(r * cols + c)];
+}
 
 // Sizes around the 16 lanes and the 1024-value blocks, and a large one.
 const int64_t kColumns[] = {1, 15, 16, 17, 1023, 1024, 1025, 4099};
@@ -88,11 +100,8 @@ TEST_CASE("the EMA update in doubles: the contiguous fast path equals the stride
   for (const int64_t cols : kColumns) {
     const int64_t rows = 3;
     const View<float> contiguous(rows, cols, false);
-    // The same values in the strided view's row-major order, so both updates see one sequence.
     View<float> strided(cols, rows, true);
-    for (int64_t r = 0; r < rows; ++r)
-      for (int64_t c = 0; c < cols; ++c)
-        strided.data[static_cast<size_t>(c * rows + r)] = contiguous.data[static_cast<size_t>(r * cols + c)];
+    fill_strided_twin(strided, contiguous, rows, cols);
     std::vector<double> fast(static_cast<size_t>(rows * cols), 0.5), slow = fast;
     for (int step = 0; step < 3; ++step) {
       support::scale_add(fast, 0.999, contiguous.view(), 0.001);
@@ -115,9 +124,7 @@ TEST_CASE(
     const int64_t rows = 3;
     const View<float> contiguous(rows, cols, false);
     View<float> strided(cols, rows, true);
-    for (int64_t r = 0; r < rows; ++r)
-      for (int64_t c = 0; c < cols; ++c)
-        strided.data[static_cast<size_t>(c * rows + r)] = contiguous.data[static_cast<size_t>(r * cols + c)];
+    fill_strided_twin(strided, contiguous, rows, cols);
     support::TensorCopy fast(contiguous.view()), slow(contiguous.view());
     REQUIRE(fast.bits() == 32);
     REQUIRE(fast.numel() == rows * cols);
