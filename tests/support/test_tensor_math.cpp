@@ -60,7 +60,8 @@ struct View {
 // Fills `strided` (View(cols, rows, true)) so that it reads as the row-major
 // {rows, cols} `contiguous`, value for value in the same order: an update over
 // either then sees one sequence.
-void fill_strided_twin(View<float>& strided, const View<float>& contiguous, int64_t rows, int64_t cols) {
+void fill_strided_twin(View<float>& strided, const View<float>& contiguous) {
+  const int64_t rows = contiguous.shape[0], cols = contiguous.shape[1];
   for (int64_t r = 0; r < rows; ++r)
     for (int64_t c = 0; c < cols; ++c)
       strided.data[static_cast<size_t>(c * rows + r)] = contiguous.data[static_cast<size_t>(r * cols + c)];
@@ -101,7 +102,7 @@ TEST_CASE("the EMA update in doubles: the contiguous fast path equals the stride
     const int64_t rows = 3;
     const View<float> contiguous(rows, cols, false);
     View<float> strided(cols, rows, true);
-    fill_strided_twin(strided, contiguous, rows, cols);
+    fill_strided_twin(strided, contiguous);
     std::vector<double> fast(static_cast<size_t>(rows * cols), 0.5), slow = fast;
     for (int step = 0; step < 3; ++step) {
       support::scale_add(fast, 0.999, contiguous.view(), 0.001);
@@ -124,7 +125,7 @@ TEST_CASE(
     const int64_t rows = 3;
     const View<float> contiguous(rows, cols, false);
     View<float> strided(cols, rows, true);
-    fill_strided_twin(strided, contiguous, rows, cols);
+    fill_strided_twin(strided, contiguous);
     support::TensorCopy fast(contiguous.view()), slow(contiguous.view());
     REQUIRE(fast.bits() == 32);
     REQUIRE(fast.numel() == rows * cols);

@@ -223,12 +223,8 @@ void save_trainer_state(const TrainerState& s, const fs::path& file) {
 }
 
 TrainerState load_trainer_state(const fs::path& file) {
-  json j;
-  try {
-    j = read_checked_json_file(file.string());
-  } catch (const JsonInputError& e) {
-    throw std::runtime_error(e.what());
-  }
+  // A JsonInputError (a std::runtime_error) already names the file.
+  const json j = read_checked_json_file(file.string());
   try {
     return state_from_json(j);
   } catch (const std::exception& e) {

@@ -36,12 +36,8 @@ constexpr const char* kRunKeys[] = {"max_steps",
 std::string shown(const nlohmann::json& v) { return v.is_null() ? "unset" : v.dump(); }
 
 nlohmann::json read_json_object(const fs::path& file, const char* what) {
-  nlohmann::json saved;
-  try {
-    saved = read_checked_json_file(file.string());
-  } catch (const JsonInputError& e) {
-    throw std::runtime_error(e.what());
-  }
+  // A JsonInputError (a std::runtime_error) already names the file.
+  const nlohmann::json saved = read_checked_json_file(file.string());
   if (!saved.is_object()) throw std::runtime_error(file.string() + ": expected a JSON object of " + what);
   return saved;
 }
