@@ -48,6 +48,7 @@ struct CallbackDescriptor {
   // earlier folder) or allow_duplicate_plugins let it win (the same folder).
   std::filesystem::path shadowed_by;
   bool overridden = false;  // shadowed_by is in an earlier folder of the search path
+  uint64_t event_mask = 0;  // TH_EVENT_BIT()s of the events it wants
 };
 
 // A CLI subcommand a library exports (th_command_info): `trainhook <name> ...`.
