@@ -307,6 +307,16 @@ std::unique_ptr<detail::InternalCallback> PluginRegistry::create(const std::stri
   return std::make_unique<detail::PluginCallback>(e->library, *e->info, host, config_json);
 }
 
+fs::path PluginRegistry::library_of(const std::string& callback_name) const {
+  const auto* e = impl_->find(callback_name);
+  if (e == nullptr) {
+    std::vector<std::string> all;
+    for (const auto& [n, entry] : impl_->callbacks) all.push_back(n);
+    throw PluginError(impl_->unknown_name_message("callback", callback_name, all));
+  }
+  return e->library->path;
+}
+
 std::vector<std::string> PluginRegistry::command_names() const {
   std::vector<std::string> out;
   for (const auto& c : impl_->commands) out.push_back(c.first);

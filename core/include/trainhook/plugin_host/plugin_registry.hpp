@@ -99,6 +99,9 @@ class PluginRegistry {
   // plugin_config ("{}" when none). Throws PluginError with the plugin's message.
   std::unique_ptr<detail::InternalCallback> create(const std::string& callback_name, HostServices& host,
                                                    const std::string& config_json) const;
+  // The library file that exports `callback_name` (for running it in a helper
+  // process). Throws PluginError for an unknown name.
+  std::filesystem::path library_of(const std::string& callback_name) const;
 
   // Human-readable listing for `trainhook plugins`.
   std::string describe() const;
