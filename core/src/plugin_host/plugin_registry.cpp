@@ -190,7 +190,7 @@ void PluginRegistry::Impl::resolve_duplicates(
       shadow(first->library, rec, "callback '" + std::string(cb->name) + "'", rec.callbacks[i].shadowed_by,
              rec.callbacks[i].overridden);
     }
-    for (uint32_t i = 0; i < command_count(lib->info); ++i) {
+    for (uint32_t i = 0; i < lib->info->command_count; ++i) {  // the copy has 0 when absent
       const th_command_info* c = lib->info->commands[i];
       auto it =
           std::find_if(commands.begin(), commands.end(), [&](const auto& e) { return e.first == c->name; });
