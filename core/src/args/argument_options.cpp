@@ -503,6 +503,10 @@ std::vector<OptionSpec> build_table() {
   t.push_back(field("plugin_dir", G::Integrations, &TA::plugin_dir,
                     "Folders searched for plugins before TRAINHOOK_PLUGIN_PATH and the default"));
   t.push_back(plugin_config_option());
+  t.push_back(field("plugin_isolation", G::Integrations, &TA::plugin_isolation,
+                    "Callbacks or integrations to run each in its own helper process (a crash, hang or exit "
+                    "of theirs is named and does not end the run; no model tensors); or "
+                    "--plugin_config NAME.isolation=process"));
   t.push_back(field("plugin_error_policy", G::Integrations, &TA::plugin_error_policy,
                     "A plugin that fails at run time: disable (it, with a warning) or fail (the run)"));
   t.push_back(field("callback_end_timeout", G::Integrations, &TA::callback_end_timeout,

@@ -155,6 +155,7 @@ void validate(TrainingArguments& a) {
   check_utf8("report_to", a.report_to);
   check_utf8("callbacks", a.callbacks);
   check_utf8("plugin_dir", a.plugin_dir);
+  check_utf8("plugin_isolation", a.plugin_isolation);
   check_utf8_json("plugin_config", a.plugin_config);
   check_count("num_train_epochs", a.num_train_epochs, kMaxEpochs);
   check_count("max_steps", static_cast<double>(a.max_steps), kMaxStepCount);
@@ -276,6 +277,7 @@ void validate(TrainingArguments& a) {
   validate_report_to(a.report_to);
   check_names("callbacks", a.callbacks);
   check_names("plugin_dir", a.plugin_dir);
+  check_names("plugin_isolation", a.plugin_isolation);
   if (a.plugin_config.is_null()) a.plugin_config = nlohmann::json::object();
   if (!a.plugin_config.is_object())
     fail("--plugin_config: expected an object {\"<callback>\": {...}}, got " + a.plugin_config.dump());

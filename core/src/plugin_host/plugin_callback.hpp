@@ -32,6 +32,9 @@ class PluginCallback final : public InternalCallback {
   void on_event(EventId event, const th_event_args& args) override;
   std::optional<nlohmann::json> save_state() override;
   void load_state(const nlohmann::json& state) override;
+  // Whether the plugin has these functions (the isolated runner tells the trainer).
+  bool has_save_state() const noexcept { return has_save_state_; }
+  bool has_load_state() const noexcept { return has_load_state_; }
 
  private:
   std::string describe_failure(th_status status, const char* err) const;

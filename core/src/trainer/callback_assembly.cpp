@@ -12,10 +12,13 @@
 #include <trainhook/args/plugin_config_sections.hpp>
 
 #include <trainhook/callbacks/default_flow_callback.hpp>
+#include <trainhook/common/errors.hpp>
+#include <trainhook/plugin_host/isolation.hpp>
 #include <trainhook/strings.hpp>
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace fs = std::filesystem;
@@ -23,10 +26,29 @@ namespace fs = std::filesystem;
 namespace trainhook {
 namespace {
 
-std::string plugin_config_of(const TrainingArguments& args, const std::string& name) {
-  if (args.plugin_config.is_object() && args.plugin_config.contains(name))
-    return args.plugin_config[name].dump();
-  return "{}";
+// One plugin callback: in this process, or (plugin_isolation) in a helper
+// process, in which case its library is never loaded here. Either way the
+// plugin receives its plugin_config section without the host's isolation keys.
+std::unique_ptr<detail::InternalCallback> create_plugin_callback(const PluginRegistry& registry,
+                                                                 HostServices& services,
+                                                                 const TrainingArguments& args,
+                                                                 const std::string& name) {
+  const PluginIsolation isolation = plugin_isolation_of(args.plugin_isolation, args.plugin_config, name);
+  if (isolation.isolated)
+    return detail::make_isolated_callback(registry.library_of(name), name, services, isolation.plugin_config,
+                                          isolation.timeout_seconds);
+  return registry.create(name, services, isolation.plugin_config);
+}
+
+// Every --plugin_isolation name is a callback this run enables (a typo would
+// otherwise leave the untrusted plugin in process without a word).
+void check_isolation_names(const TrainingArguments& args, std::vector<std::string> enabled) {
+  enabled.insert(enabled.end(), args.callbacks.begin(), args.callbacks.end());
+  enabled.push_back(args.disable_tqdm ? "printer" : "progress");
+  for (const auto& name : args.plugin_isolation)
+    if (std::find(enabled.begin(), enabled.end(), name) == enabled.end())
+      throw ArgumentError("--plugin_isolation: '" + name + "' is not a callback of this run (callbacks of " +
+                          "this run: " + strings::join(enabled) + ")");
 }
 
 bool requests_plugins(const TrainingArguments& a) {
@@ -66,19 +88,20 @@ void Trainer::Impl::add_plugin_callbacks(const PluginSearchOptions& given) {
   // Integrations report from world process zero only, as HF's do (the names
   // are still checked on every rank, so a typo fails everywhere).
   const auto integrations = registry->resolve_report_to(args.report_to);
+  registry->check_callbacks(args.callbacks);
+  check_isolation_names(args, integrations);
   if (world_zero()) {
     for (const auto& name : integrations)
-      handler.add(registry->create(name, *services, plugin_config_of(args, name)));
+      handler.add(create_plugin_callback(*registry, *services, args, name));
   }
-  registry->check_callbacks(args.callbacks);
   for (const auto& name : args.callbacks)
-    handler.add(registry->create(name, *services, plugin_config_of(args, name)));
+    handler.add(create_plugin_callback(*registry, *services, args, name));
 }
 
 void Trainer::Impl::add_progress_callback() {
   const std::string progress = args.disable_tqdm ? "printer" : "progress";
   if (registry->has(progress)) {
-    handler.add(registry->create(progress, *services, plugin_config_of(args, progress)));
+    handler.add(create_plugin_callback(*registry, *services, args, progress));
   } else if (world_zero()) {  // said once, not by every rank
     const std::string dirs = strings::join(registry->searched_dirs());
     spdlog::warn("the '{}' plugin was not found, so no progress is shown (searched: {})", progress,

@@ -1,0 +1,239 @@
+// The isolation wire protocol (see isolation_protocol.hpp).
+#include "isolation_protocol.hpp"
+
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <stdexcept>
+
+namespace trainhook::detail::isolation {
+
+const char* msg_name(Msg m) noexcept {
+  switch (m) {
+    case Msg::Create:
+      return "create";
+    case Msg::Event:
+      return "event";
+    case Msg::SaveState:
+      return "save_state";
+    case Msg::LoadState:
+      return "load_state";
+    case Msg::Shutdown:
+      return "shutdown";
+    case Msg::EndNow:
+      return "end_now";
+    case Msg::Reply:
+      return "reply";
+    case Msg::Created:
+      return "created";
+    case Msg::Done:
+      return "done";
+    case Msg::Log:
+      return "log";
+    case Msg::Stop:
+      return "stop";
+    case Msg::ReqTrainerState:
+      return "trainer_state_json";
+    case Msg::ReqSetResume:
+      return "set_resume_checkpoint";
+    case Msg::ReqLearningRates:
+      return "learning_rates";
+    case Msg::ReqSetLrFactor:
+      return "set_lr_factor";
+    case Msg::ReqLrFactor:
+      return "lr_factor";
+    case Msg::ReqAddMetric:
+      return "add_metric";
+    case Msg::ReqSkipStep:
+      return "skip_optimizer_step";
+  }
+  return "unknown message";
+}
+
+void Writer::begin(Msg type) {
+  buf_.clear();  // keeps the capacity
+  u32(0);        // the length, set by finish()
+  u8(static_cast<uint8_t>(type));
+}
+
+void Writer::str(std::string_view s) {
+  u32(static_cast<uint32_t>(s.size()));
+  raw(s.data(), s.size());
+  buf_.push_back('\0');  // so the receiver can hand out a C string in place
+}
+
+void Writer::opt_str(const char* s) {
+  u8(s != nullptr ? 1 : 0);
+  if (s != nullptr) str(s);
+}
+
+const std::string& Writer::finish() {
+  const auto length = static_cast<uint32_t>(buf_.size() - 5);
+  std::memcpy(buf_.data(), &length, sizeof length);
+  return buf_;
+}
+
+void Reader::raw(void* out, size_t n) {
+  if (static_cast<size_t>(end_ - p_) < n) throw std::runtime_error("isolation protocol: truncated message");
+  std::memcpy(out, p_, n);
+  p_ += n;
+}
+uint8_t Reader::u8() {
+  uint8_t v = 0;
+  raw(&v, sizeof v);
+  return v;
+}
+uint32_t Reader::u32() {
+  uint32_t v = 0;
+  raw(&v, sizeof v);
+  return v;
+}
+int32_t Reader::i32() {
+  int32_t v = 0;
+  raw(&v, sizeof v);
+  return v;
+}
+int64_t Reader::i64() {
+  int64_t v = 0;
+  raw(&v, sizeof v);
+  return v;
+}
+uint64_t Reader::u64() {
+  uint64_t v = 0;
+  raw(&v, sizeof v);
+  return v;
+}
+double Reader::f64() {
+  double v = 0;
+  raw(&v, sizeof v);
+  return v;
+}
+std::string_view Reader::str() {
+  const uint32_t n = u32();
+  if (static_cast<size_t>(end_ - p_) < static_cast<size_t>(n) + 1 || p_[n] != '\0')
+    throw std::runtime_error("isolation protocol: malformed string");
+  std::string_view s(p_, n);
+  p_ += n + 1;
+  return s;
+}
+const char* Reader::opt_str() { return u8() != 0 ? str().data() : nullptr; }
+
+bool Channel::send(const std::string& bytes) {
+  size_t done = 0;
+  while (done < bytes.size()) {
+    // MSG_NOSIGNAL: a runner that died must not kill the trainer with SIGPIPE.
+    const ssize_t n = ::send(fd_, bytes.data() + done, bytes.size() - done, MSG_NOSIGNAL);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return false;
+    }
+    done += static_cast<size_t>(n);
+  }
+  return true;
+}
+
+long Channel::fill(int wait_ms) {
+  if (wait_ms >= 0) {
+    pollfd p{fd_, POLLIN, 0};
+    const int r = ::poll(&p, 1, wait_ms);
+    if (r == 0 || (r < 0 && errno == EINTR)) return -1;
+    if (r < 0) return 0;
+  }
+  // Move the unread tail to the front before growing: the buffer stays small.
+  if (start_ > 0) {
+    std::memmove(in_.data(), in_.data() + start_, filled_ - start_);
+    filled_ -= start_;
+    start_ = 0;
+  }
+  if (in_.size() - filled_ < 4096) in_.resize(in_.size() + 65536);
+  for (;;) {
+    const ssize_t n = ::read(fd_, in_.data() + filled_, in_.size() - filled_);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return 0;
+    filled_ += static_cast<size_t>(n);
+    return n;
+  }
+}
+
+bool Channel::have_message() {
+  const size_t avail = filled_ - start_;
+  if (avail < 5) return false;
+  std::memcpy(&length_, in_.data() + start_, sizeof length_);
+  if (avail < 5 + static_cast<size_t>(length_)) return false;
+  type_ = static_cast<Msg>(static_cast<uint8_t>(in_[start_ + 4]));
+  return true;
+}
+
+void write_event(Writer& w, const th_event_args& a) {
+  w.begin(Msg::Event);
+  w.i32(a.event);
+  w.raw(a.state, sizeof(th_state));
+  w.opt_str(a.state->best_model_checkpoint);
+  w.opt_str(a.state->trial_name);
+  w.raw(a.control, sizeof(th_control));
+  const th_values* v = a.values;
+  w.u8(v != nullptr ? 1 : 0);
+  if (v != nullptr) {
+    w.u32(v->count);
+    for (uint32_t i = 0; i < v->count; ++i) {
+      w.str(v->keys[i] != nullptr ? v->keys[i] : "");
+      w.f64(v->values[i]);
+    }
+    const uint32_t sc = TH_HAS_FIELD(v, th_values, string_values) ? v->string_count : 0;
+    w.u32(sc);
+    for (uint32_t i = 0; i < sc; ++i) {
+      w.str(v->string_keys[i] != nullptr ? v->string_keys[i] : "");
+      w.str(v->string_values[i] != nullptr ? v->string_values[i] : "");
+    }
+  }
+  w.opt_str(a.checkpoint_dir);
+  w.i64(a.batch_index);
+  w.i64(a.batch_count);
+  w.i32(a.prediction_kind);
+  w.u8(a.step != nullptr ? 1 : 0);
+  if (a.step != nullptr) w.raw(a.step, sizeof(th_step_values));
+}
+
+void read_event(Reader& r, EventStorage& s, th_event_args& out) {
+  out = th_event_args{};
+  out.struct_size = TH_EVENT_ARGS_STRUCT_SIZE;
+  out.event = r.i32();
+  r.raw(&s.state, sizeof(th_state));
+  s.state.best_model_checkpoint = r.opt_str();
+  s.state.trial_name = r.opt_str();
+  out.state = &s.state;
+  r.raw(&s.control, sizeof(th_control));
+  out.control = &s.control;
+  if (r.u8() != 0) {
+    const uint32_t n = r.u32();
+    s.keys.clear();
+    s.numbers.clear();
+    for (uint32_t i = 0; i < n; ++i) {
+      s.keys.push_back(r.str().data());
+      s.numbers.push_back(r.f64());
+    }
+    const uint32_t sc = r.u32();
+    s.string_keys.clear();
+    s.string_values.clear();
+    for (uint32_t i = 0; i < sc; ++i) {
+      s.string_keys.push_back(r.str().data());
+      s.string_values.push_back(r.str().data());
+    }
+    s.values = th_values{TH_VALUES_STRUCT_SIZE, n, s.keys.data(), s.numbers.data(), sc, s.string_keys.data(),
+                         s.string_values.data()};
+    out.values = &s.values;
+  }
+  out.checkpoint_dir = r.opt_str();
+  out.batch_index = r.i64();
+  out.batch_count = r.i64();
+  out.prediction_kind = r.i32();
+  if (r.u8() != 0) {
+    r.raw(&s.step, sizeof(th_step_values));
+    out.step = &s.step;
+  }
+}
+
+}  // namespace trainhook::detail::isolation

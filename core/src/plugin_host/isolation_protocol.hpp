@@ -1,0 +1,168 @@
+// The wire protocol between the trainer (IsolatedCallback) and
+// trainhook-plugin-runner, the helper process that runs an isolated plugin
+// callback. Both ends are built from the same sources, so fixed-size ABI
+// structs (th_state, th_control, th_step_values) cross as their bytes; what
+// they point to (strings, th_values arrays) crosses as length-prefixed data.
+//
+// A message is: u32 payload length | u8 type | payload. The trainer sends a
+// call (Create, Event, SaveState, LoadState, Shutdown) and reads until the
+// matching Done; in between the runner may send notices (Log, Stop), which
+// need no answer, and requests (Req*), each answered by one Reply before the
+// runner sends anything else for that requester.
+//
+// Buffers (Writer, Channel's input) keep their capacity from one message to
+// the next: the per-event path allocates nothing once warm.
+#pragma once
+
+#include <trainhook/abi.h>
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace trainhook::detail::isolation {
+
+// Bumped whenever a message changes; the runner refuses another version.
+constexpr uint32_t kProtocolVersion = 1;
+// The descriptor the runner finds its end of the socket pair on.
+constexpr int kRunnerFd = 3;
+
+enum class Msg : uint8_t {
+  // trainer -> runner
+  Create = 1,     // version, library, callback, config, output_dir, args json, run name, model description
+  Event = 2,      // th_event_args (see write_event)
+  SaveState = 3,  //
+  LoadState = 4,  // state json
+  Shutdown = 5,   //
+  EndNow = 6,     // the trainer must end now (th_host.end_requested); no answer
+  Reply = 7,      // the answer to a runner's request
+  // runner -> trainer
+  Created = 20,  // ok, event_mask, critical, error
+  Done = 21,     // status, message, [control | state text]
+  Log = 22,      // level, message
+  Stop = 23,     // reason
+  ReqTrainerState = 30,
+  ReqSetResume = 31,      // path -> refusal
+  ReqLearningRates = 32,  // capacity -> refusal, count, values
+  ReqSetLrFactor = 33,    // factor -> refusal
+  ReqLrFactor = 34,       // -> factor
+  ReqAddMetric = 35,      // name, value -> refusal
+  ReqSkipStep = 36,       // -> refusal
+};
+
+const char* msg_name(Msg m) noexcept;
+
+// Appends one message to a buffer that keeps its capacity.
+class Writer {
+ public:
+  void begin(Msg type);
+  void u8(uint8_t v) { raw(&v, 1); }
+  void u32(uint32_t v) { raw(&v, sizeof v); }
+  void i32(int32_t v) { raw(&v, sizeof v); }
+  void i64(int64_t v) { raw(&v, sizeof v); }
+  void u64(uint64_t v) { raw(&v, sizeof v); }
+  void f64(double v) { raw(&v, sizeof v); }
+  void str(std::string_view s);
+  void opt_str(const char* s);  // NULL crosses as NULL
+  void raw(const void* p, size_t n) { buf_.append(static_cast<const char*>(p), n); }
+  // Sets the length prefix; the bytes to send are data().
+  const std::string& finish();
+
+ private:
+  std::string buf_;
+};
+
+// Reads the payload of one received message. Throws std::runtime_error on a
+// truncated or malformed payload (a protocol error, not the plugin's).
+class Reader {
+ public:
+  Reader(const char* p, size_t n) : p_(p), end_(p + n) {}
+  uint8_t u8();
+  uint32_t u32();
+  int32_t i32();
+  int64_t i64();
+  uint64_t u64();
+  double f64();
+  std::string_view str();
+  // NULL, or a pointer into the message (NUL-terminated by the sender).
+  const char* opt_str();
+  void raw(void* out, size_t n);
+
+ private:
+  const char* p_;
+  const char* end_;
+};
+
+// One end of the socket pair: whole-message sends, reads with an optional
+// deadline. Does not own the descriptor.
+class Channel {
+ public:
+  explicit Channel(int fd) : fd_(fd) {}
+  enum class Result { message, closed, timed_out };
+  // False when the peer is gone (EPIPE); never raises SIGPIPE.
+  bool send(const std::string& bytes);
+  // Blocks until a whole message, EOF, or `deadline` (time_point::max() = none).
+  // `poll_every` lets the caller do something while it waits (on_tick).
+  template <class OnTick>
+  Result receive(std::chrono::steady_clock::time_point deadline, OnTick&& on_tick);
+  Result receive(std::chrono::steady_clock::time_point deadline) {
+    return receive(deadline, [] {});
+  }
+  Msg type() const noexcept { return type_; }
+  Reader payload() const { return Reader(in_.data() + start_ + 5, length_); }
+  std::string_view payload_bytes() const { return std::string_view(in_.data() + start_ + 5, length_); }
+
+ private:
+  // One read() into in_ with poll() up to `wait_ms` (-1 forever): >0 bytes,
+  // 0 EOF, -1 nothing yet.
+  long fill(int wait_ms);
+  bool have_message();
+
+  int fd_;
+  std::string in_;
+  size_t start_ = 0;   // first byte of the current message in in_
+  size_t filled_ = 0;  // bytes of in_ that hold data
+  uint32_t length_ = 0;
+  Msg type_ = Msg::Done;
+  bool consumed_ = true;
+};
+
+template <class OnTick>
+Channel::Result Channel::receive(std::chrono::steady_clock::time_point deadline, OnTick&& on_tick) {
+  using Clock = std::chrono::steady_clock;
+  if (!consumed_) {  // drop the previous message
+    start_ += 5 + length_;
+    consumed_ = true;
+  }
+  while (!have_message()) {
+    int wait_ms = -1;
+    if (deadline != Clock::time_point::max()) {
+      const auto left =
+          std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+      if (left <= 0) return Result::timed_out;
+      wait_ms = static_cast<int>(left < 100 ? left : 100);
+    }
+    const long n = fill(wait_ms);
+    if (n == 0) return Result::closed;
+    if (n < 0) on_tick();
+  }
+  consumed_ = false;
+  return Result::message;
+}
+
+// th_event_args on the wire. read_event points `out` into `storage` and into
+// the message just received (valid until the next receive()).
+struct EventStorage {
+  th_state state{};
+  th_control control{};
+  th_values values{};
+  th_step_values step{};
+  std::vector<const char*> keys, string_keys, string_values;
+  std::vector<double> numbers;
+};
+void write_event(Writer& w, const th_event_args& args);
+void read_event(Reader& r, EventStorage& storage, th_event_args& out);
+
+}  // namespace trainhook::detail::isolation

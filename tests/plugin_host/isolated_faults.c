@@ -1,0 +1,169 @@
+/* A plugin for isolation.sh, run in its own process (--plugin_isolation):
+ * callback "isolated_faults", its behaviour chosen by its plugin_config
+ * (dumped without spaces by the host, so plain strstr reads it):
+ *   "fault":"segv"|"hang"|"exit"  at on_step_end of step "fault_step" (5)
+ *   "save_step":N                 sets should_save at on_step_end of step N
+ * Every step it adds the metric isolated_metric = step / 2; at on_step_end of
+ * step 1 it asks for the model's tensors and logs the refusal; it logs its pid
+ * at create, each on_log and on_train_end; it keeps a stateful call count.
+ * The host's keys (isolation, isolation_timeout) must not reach it: create()
+ * refuses them as unknown keys, as a plugin's own config reader would. */
+#define _POSIX_C_SOURCE 200809L
+#include <trainhook/abi.h>
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+typedef struct faults {
+  const th_host* host;
+  char fault[16];
+  long fault_step;
+  long save_step;
+  long calls;
+} faults;
+
+static void say(const faults* f, const char* text) { f->host->log(f->host->ctx, TH_LOG_INFO, text); }
+
+static long number_after(const char* config, const char* key, long fallback) {
+  const char* p = strstr(config, key);
+  if (p == NULL) return fallback;
+  p += strlen(key);
+  if (*p == '"') ++p; /* the value may cross as a string */
+  return strtol(p, NULL, 10);
+}
+
+static th_status on_event(void* self, const th_event_args* args, char* err, size_t err_size) {
+  faults* f = (faults*)self;
+  char line[512];
+  ++f->calls;
+  const long step = (long)args->state->global_step;
+  if (args->event == TH_EVENT_STEP_END) {
+    char name[] = "isolated_metric";
+    if (f->host->add_metric(f->host->ctx, name, (double)step / 2.0, err, err_size) != TH_OK) return TH_ERROR;
+    if (step == 1) {
+      th_tensor_list list;
+      char why[512];
+      memset(&list, 0, sizeof list);
+      list.struct_size = TH_TENSOR_LIST_STRUCT_SIZE;
+      why[0] = '\0';
+      const th_status st =
+          f->host->tensors(f->host->ctx, TH_TENSORS_PARAMETERS, TH_ACCESS_READ, &list, why, sizeof why);
+      snprintf(line, sizeof line, "isolated_faults: tensors -> status %d: %s", (int)st, why);
+      say(f, line);
+    }
+    if (step == f->save_step) {
+      args->control->should_save = 1;
+      snprintf(line, sizeof line, "isolated_faults: asked for a save at step %ld", step);
+      say(f, line);
+    }
+    if (step == f->fault_step) {
+      if (strcmp(f->fault, "segv") == 0) {
+        fprintf(stderr, "isolated_faults: raising SIGSEGV at step %ld\n", step);
+        fflush(stderr);
+        raise(SIGSEGV);
+      } else if (strcmp(f->fault, "hang") == 0) {
+        fprintf(stderr, "isolated_faults: hanging at step %ld\n", step);
+        fflush(stderr);
+        for (;;) {
+          struct timespec t = {1000, 0};
+          nanosleep(&t, NULL);
+        }
+      } else if (strcmp(f->fault, "exit") == 0) {
+        fprintf(stderr, "isolated_faults: exit(0) at step %ld\n", step);
+        fflush(stderr);
+        exit(0);
+      }
+    }
+  } else if (args->event == TH_EVENT_LOG) {
+    snprintf(line, sizeof line, "isolated_faults: on_log at step %ld (pid %ld)", step, (long)getpid());
+    say(f, line);
+  } else if (args->event == TH_EVENT_TRAIN_END) {
+    snprintf(line, sizeof line, "isolated_faults: on_train_end at step %ld (pid %ld)", step, (long)getpid());
+    say(f, line);
+  }
+  return TH_OK;
+}
+
+static th_status save_state(void* self, char* buf, size_t buf_size, size_t* needed, char* err,
+                            size_t err_size) {
+  const faults* f = (const faults*)self;
+  (void)err;
+  (void)err_size;
+  const int n = snprintf(buf, buf_size, "{\"args\":{},\"attributes\":{\"calls\":%ld}}", f->calls);
+  if (n < 0 || (size_t)n >= buf_size) {
+    *needed = (size_t)(n < 0 ? 64 : n + 1);
+    return TH_BUFFER_TOO_SMALL;
+  }
+  return TH_OK;
+}
+
+static th_status load_state(void* self, const char* state_json, char* err, size_t err_size) {
+  (void)self;
+  (void)state_json;
+  (void)err;
+  (void)err_size;
+  return TH_OK;
+}
+
+static void destroy(void* self) { free(self); }
+
+static th_status create(const th_host* host, const char* config_json, void** out_self, char* err,
+                        size_t err_size) {
+  if (strstr(config_json, "\"isolation") != NULL) {
+    snprintf(err, err_size, "isolated_faults: unknown key in %s", config_json);
+    return TH_INVALID_ARGUMENT;
+  }
+  faults* f = (faults*)calloc(1, sizeof(faults));
+  if (f == NULL) return TH_ERROR;
+  f->host = host;
+  f->fault_step = number_after(config_json, "\"fault_step\":", 5);
+  f->save_step = number_after(config_json, "\"save_step\":", -1);
+  const char* fault = strstr(config_json, "\"fault\":\"");
+  if (fault != NULL) {
+    fault += strlen("\"fault\":\"");
+    size_t n = 0;
+    while (fault[n] != '\0' && fault[n] != '"' && n + 1 < sizeof f->fault) {
+      f->fault[n] = fault[n];
+      ++n;
+    }
+  }
+  char line[128];
+  snprintf(line, sizeof line, "isolated_faults: created in pid %ld", (long)getpid());
+  say(f, line);
+  *out_self = f;
+  return TH_OK;
+}
+
+static const th_callback_vtable vtable = {TH_CALLBACK_VTABLE_STRUCT_SIZE, on_event, save_state, load_state,
+                                          destroy};
+static const th_callback_info callback = {TH_CALLBACK_INFO_STRUCT_SIZE,
+                                          "isolated_faults",
+                                          "1.0.0",
+                                          TH_KIND_CALLBACK,
+                                          "crashes, hangs or exits on request (isolation tests)",
+                                          TH_EVENT_MASK_ALL,
+                                          create,
+                                          &vtable};
+static const th_callback_info* const callback_ptrs[] = {&callback};
+static const th_plugin_info info = {TH_PLUGIN_INFO_STRUCT_SIZE,
+                                    TRAINHOOK_ABI_VERSION_MAJOR,
+                                    TRAINHOOK_ABI_VERSION_MINOR,
+                                    "isolated_faults",
+                                    "1.0.0",
+                                    1,
+                                    callback_ptrs,
+                                    0,
+                                    NULL};
+
+TRAINHOOK_EXPORT th_status TRAINHOOK_ENTRY_NAME(const th_host_info* host, const th_plugin_info** out,
+                                                char* err, size_t err_size) {
+  (void)host;
+  (void)err;
+  (void)err_size;
+  *out = &info;
+  return TH_OK;
+}

@@ -1,0 +1,183 @@
+#!/usr/bin/env bash
+# Isolated callbacks (--plugin_isolation) through the real CLI and trainer:
+# a plugin that segfaults, hangs or calls exit(0) at step 5 in its helper
+# process is named with the event and the cause, the run goes on to its final
+# model (default plugin_error_policy) or stops non-zero with its checkpoints
+# intact (fail); a healthy isolated plugin's should_save, add_metric, logs and
+# saved state come back as in process, its config never shows the host's
+# isolation keys, and it is refused the model's tensors with a clear message;
+# the tensorboard integration isolated writes what it writes in process
+# (read back with the `tensorboard` package). No step depends on timing:
+# `timeout` only catches a run that would hang for good.
+# usage: isolation.sh <trainhook binary> <work dir> <folder of isolated_faults>
+set -uo pipefail
+CLI="$1"
+WORK="$2"
+PLUGINS="$3"
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+VENV="${TRAINHOOK_TEST_VENV:-${TRAINHOOK_SOURCE_DIR:-$HERE/../..}/build/venv}"
+rm -rf "$WORK"
+mkdir -p "$WORK"
+failures=0
+fail() {
+  echo "FAIL $*"
+  failures=$((failures + 1))
+}
+
+"$HERE/../early_stopping/make_data.sh" "$WORK/data"
+BASE=(train --train_file "$WORK/data/train.csv" --per_device_train_batch_size 16 --hidden_size 8
+  --disable_tqdm true --do_train --max_steps 8 --logging_steps 1 --save_strategy no --seed 3
+  --plugin_dir "$PLUGINS")
+CB=(--callbacks isolated_faults)
+
+# run NAME ARGS...: the run's exit code in $rc, its output in $WORK/NAME.out,
+# the trainer's pid in $WORK/NAME.pid.
+run() {
+  local name="$1"
+  shift
+  timeout 300 bash -c 'echo $$ >"$0"; exec "$@"' "$WORK/$name.pid" "$CLI" "${BASE[@]}" \
+    --output_dir "$WORK/$name" "$@" >"$WORK/$name.out" 2>&1
+  rc=$?
+  ((rc != 124)) || fail "$name: the run did not end within 300 s"
+}
+
+final_model() {
+  local name="$1"
+  local f
+  for f in model.pt model.safetensors trainer_state.json; do
+    [[ -s $WORK/$name/$f ]] || {
+      fail "$name: $WORK/$name/$f missing"
+      return 1
+    }
+  done
+}
+
+has_line() {  # name text
+  grep -qF -- "$2" "$WORK/$1.out" || {
+    fail "$1: no line '$2' in the output:"
+    tail -8 "$WORK/$1.out"
+    return 1
+  }
+}
+
+# 1. A healthy isolated callback: control flags, metrics, logs and state come
+#    back; it runs in another process; the tensors are refused, clearly.
+run healthy "${CB[@]}" --plugin_isolation isolated_faults --plugin_config isolated_faults.save_step=3
+if ((rc != 0)); then
+  fail "healthy: exit $rc"
+  tail -8 "$WORK/healthy.out"
+else
+  ok=1
+  final_model healthy || ok=0
+  [[ -s $WORK/healthy/checkpoint-3/trainer_state.json ]] || {
+    fail "healthy: the plugin's should_save at step 3 made no checkpoint-3"
+    ok=0
+  }
+  python3 - "$WORK/healthy/trainer_state.json" <<'PY' || ok=0
+import json, sys
+s = json.load(open(sys.argv[1]))
+got = {e["step"]: e["isolated_metric"] for e in s["log_history"] if "isolated_metric" in e}
+want = {step: step / 2 for step in range(1, 9)}
+if got != want:
+    sys.exit(f"FAIL healthy: isolated_metric in log_history {got}, expected {want}")
+calls = s["stateful_callbacks"].get("isolated_faults", s["stateful_callbacks"].get("IsolatedFaults"))
+if calls is None:
+    sys.exit(f"FAIL healthy: no saved state of the isolated callback in {list(s['stateful_callbacks'])}")
+PY
+  has_line healthy "isolated_faults: asked for a save at step 3" || ok=0
+  has_line healthy "isolated_faults: on_train_end at step 8" || ok=0
+  has_line healthy "runs in its own process (plugin_isolation): the model's tensors are not shared with it; run it in process to read or write them" || ok=0
+  plugin_pid=$(grep -oE "isolated_faults: created in pid [0-9]+" "$WORK/healthy.out" | grep -oE "[0-9]+$")
+  log_pid=$(grep -oE "on_log at step 1 \(pid [0-9]+" "$WORK/healthy.out" | grep -oE "[0-9]+$")
+  trainer_pid=$(cat "$WORK/healthy.pid")
+  [[ -n $plugin_pid && $plugin_pid == "$log_pid" && $plugin_pid != "$trainer_pid" ]] || {
+    fail "healthy: the plugin ran in pid $plugin_pid (create), $log_pid (on_log); the trainer is $trainer_pid"
+    ok=0
+  }
+  ((ok)) && echo "ok healthy (plugin in pid $plugin_pid)"
+fi
+
+# 2. Faults at step 5, default policy: named, the run goes on to its final model.
+check_fault() {  # name cause args...
+  local name="$1" cause="$2"
+  shift 2
+  run "$name" "${CB[@]}" "$@"
+  if ((rc != 0)); then
+    fail "$name: exit $rc, expected 0 (plugin_error_policy disable)"
+    tail -8 "$WORK/$name.out"
+    return
+  fi
+  final_model "$name" || return
+  has_line "$name" "callback 'isolated_faults' failed in on_step_end: isolated callback 'isolated_faults' from $PLUGINS/" || return
+  has_line "$name" "in on_step_end: its helper process $cause" || return
+  has_line "$name" "(disabled for the rest of the run)" || return
+  # Disabled: not called again (no second wait, no further failure lines).
+  local n
+  n=$(grep -cF "callback 'isolated_faults' failed" "$WORK/$name.out")
+  ((n == 1)) || {
+    fail "$name: $n failure lines, expected 1"
+    return
+  }
+  grep -qF "isolated_faults: on_log at step 6" "$WORK/$name.out" && {
+    fail "$name: the callback was called after it failed"
+    return
+  }
+  echo "ok $name"
+}
+check_fault segv "killed by SIGSEGV" --plugin_isolation isolated_faults --plugin_config isolated_faults.fault=segv
+check_fault exit "exited with status 0" --plugin_config isolated_faults.isolation=process \
+  --plugin_config isolated_faults.fault=exit
+start=$SECONDS
+check_fault hang "did not answer within 2 s" --plugin_isolation isolated_faults \
+  --plugin_config isolated_faults.fault=hang --plugin_config isolated_faults.isolation_timeout=2
+((SECONDS - start < 60)) || fail "hang: the run took $((SECONDS - start)) s with a 2 s isolation timeout"
+
+# 3. plugin_error_policy fail: the segfault stops the run, non-zero, the
+#    checkpoint written before it intact.
+run segv_fail "${CB[@]}" --plugin_isolation isolated_faults --plugin_config isolated_faults.fault=segv \
+  --plugin_config isolated_faults.save_step=3 --plugin_error_policy fail
+if ((rc == 0)); then
+  fail "segv_fail: exit 0, expected non-zero"
+elif ! [[ -s $WORK/segv_fail/checkpoint-3/trainer_state.json && -s $WORK/segv_fail/checkpoint-3/model.safetensors ]]; then
+  fail "segv_fail: checkpoint-3 is not intact: $(ls "$WORK/segv_fail/checkpoint-3" 2>&1)"
+elif has_line segv_fail "killed by SIGSEGV" && has_line segv_fail "plugin_error_policy=fail"; then
+  echo "ok segv_fail (exit $rc)"
+fi
+
+# 4. A --plugin_isolation name the run does not enable is an error.
+run typo "${CB[@]}" --plugin_isolation isolated_fault
+if ((rc == 0)); then
+  fail "typo: exit 0"
+elif has_line typo "--plugin_isolation: 'isolated_fault' is not a callback of this run"; then
+  echo "ok typo"
+fi
+
+# 5. The tensorboard integration isolated delivers what it delivers in process:
+#    every number of log_history at its step (check_events.py), and the same
+#    scalars as an in-process run with the same seed.
+if [[ -x "$VENV/bin/python" ]]; then
+  TB=(--report_to tensorboard --plugin_config tensorboard.flush_secs=0.2)
+  run tb_in "${TB[@]}"
+  rc_in=$rc
+  run tb_iso "${TB[@]}" --plugin_isolation tensorboard
+  if ((rc_in != 0 || rc != 0)); then
+    fail "tensorboard: exit $rc_in in process, $rc isolated"
+    tail -5 "$WORK/tb_iso.out"
+  elif ! "$VENV/bin/python" "$HERE/../tensorboard/check_events.py" "$WORK/tb_iso" --trainer-output \
+    >"$WORK/tb_iso.check" 2>&1; then
+    fail "tensorboard: the isolated run's event file does not match its log_history:"
+    tail -5 "$WORK/tb_iso.check"
+  elif ! "$VENV/bin/python" "$HERE/compare_scalars.py" "$WORK/tb_in" "$WORK/tb_iso"; then
+    fail "tensorboard: isolated and in-process scalars differ"
+  else
+    echo "ok tensorboard isolated"
+  fi
+else
+  fail "tensorboard: no test venv at $VENV (set TRAINHOOK_TEST_VENV)"
+fi
+
+if ((failures > 0)); then
+  echo "$failures isolation case(s) failed"
+  exit 1
+fi
+echo "all isolation cases passed"

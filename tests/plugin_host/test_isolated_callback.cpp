@@ -1,0 +1,240 @@
+// Isolated callbacks, torch-free: the wire protocol's round trip of
+// th_event_args over a real socket pair, the isolation settings read from
+// --plugin_isolation and plugin_config, and IsolatedCallback against the
+// isolated_faults test plugin in a real trainhook-plugin-runner (control
+// flags, metrics, logs, state; a crash named, then no second wait).
+#include "isolated_callback.hpp"
+#include "isolation_protocol.hpp"
+
+#include <trainhook/common/errors.hpp>
+#include <trainhook/plugin_host/isolation.hpp>
+#include <trainhook/plugin_host/model_access.hpp>
+
+#include <doctest/doctest.h>
+
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <mutex>
+#include <string>
+#include <vector>
+
+using namespace trainhook;
+namespace iso = trainhook::detail::isolation;
+
+namespace {
+
+struct Pair {
+  int fd[2] = {-1, -1};
+  Pair() { REQUIRE(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fd) == 0); }
+  ~Pair() {
+    ::close(fd[0]);
+    ::close(fd[1]);
+  }
+};
+
+// The trainer's side, recorded.
+struct FakeHost final : HostServices, ModelAccess {
+  std::mutex mu;
+  std::vector<std::string> logs;
+  std::vector<std::pair<std::string, double>> metrics;
+  std::vector<std::string> stops;
+  void log(int32_t, const std::string& who, const std::string& message) override {
+    std::lock_guard<std::mutex> lock(mu);
+    logs.push_back(who + ": " + message);
+  }
+  std::string output_dir() const override { return "/tmp/out"; }
+  std::string training_args_json() const override { return "{}"; }
+  void request_stop(const std::string&, const std::string& reason) override { stops.push_back(reason); }
+  std::string trainer_state_json() const override { return "{}"; }
+  std::string model_description() const override { return "a model"; }
+  std::string run_name() const override { return "run"; }
+  std::string set_resume_checkpoint(const std::string&) override { return "no"; }
+  ModelAccess* model_access() override { return this; }
+  std::string tensors(int32_t, int32_t, th_tensor_list&) override { return "not here"; }
+  std::string learning_rates(double* out, uint32_t capacity, uint32_t& count) override {
+    count = 1;
+    if (capacity > 0) out[0] = 1e-3;
+    return "";
+  }
+  std::string set_lr_factor(double) override { return ""; }
+  double lr_factor() const override { return 1.0; }
+  std::string add_metric(const std::string& name, double value) override {
+    metrics.emplace_back(name, value);
+    return "";
+  }
+  std::string skip_optimizer_step() override { return ""; }
+  bool logged(const std::string& part) {
+    std::lock_guard<std::mutex> lock(mu);
+    for (const auto& l : logs)
+      if (l.find(part) != std::string::npos) return true;
+    return false;
+  }
+};
+
+std::string faults_library() {
+  return std::string(TRAINHOOK_TEST_PLUGIN_ROOT) + "/isolated_faults/libtrainhook_isolated_faults.so";
+}
+
+struct TestEvent {
+  th_state state{};
+  th_control control{};
+  th_event_args args{};
+  explicit TestEvent(int32_t event, int64_t step) {
+    state.struct_size = TH_STATE_STRUCT_SIZE;
+    state.global_step = step;
+    control.struct_size = TH_CONTROL_STRUCT_SIZE;
+    args.struct_size = TH_EVENT_ARGS_STRUCT_SIZE;
+    args.event = event;
+    args.state = &state;
+    args.control = &control;
+    args.batch_index = -1;
+    args.batch_count = -1;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("th_event_args cross the socket whole: state, strings, control, values, step values") {
+  Pair p;
+  th_state st{};
+  st.struct_size = TH_STATE_STRUCT_SIZE;
+  st.epoch = 1.5;
+  st.global_step = 42;
+  st.best_model_checkpoint = "out/checkpoint-40";
+  st.trial_name = nullptr;
+  st.world_size = 1;
+  th_control c{TH_CONTROL_STRUCT_SIZE, 0, 1, 0, 1, 0};
+  const char* keys[] = {"loss", "learning_rate"};
+  const double values[] = {0.25, 1e-3};
+  const char* skeys[] = {"note"};
+  const char* svals[] = {"hello"};
+  th_values v{TH_VALUES_STRUCT_SIZE, 2, keys, values, 1, skeys, svals};
+  th_step_values step{TH_STEP_VALUES_STRUCT_SIZE, 0.5, std::nan(""), 2e-3};
+  th_event_args a{TH_EVENT_ARGS_STRUCT_SIZE, TH_EVENT_LOG, &st, &c, &v, "ckpt", 3, 7, 1, &step};
+
+  iso::Writer w;
+  iso::Channel out(p.fd[0]), in(p.fd[1]);
+  for (int round = 0; round < 3; ++round) {  // buffers are reused from one message to the next
+    iso::write_event(w, a);
+    REQUIRE(out.send(w.finish()));
+    REQUIRE(in.receive(std::chrono::steady_clock::now() + std::chrono::seconds(5)) ==
+            iso::Channel::Result::message);
+    CHECK(in.type() == iso::Msg::Event);
+    iso::EventStorage storage;
+    th_event_args got{};
+    iso::Reader r = in.payload();
+    iso::read_event(r, storage, got);
+    CHECK(got.event == TH_EVENT_LOG);
+    CHECK(got.state->global_step == 42);
+    CHECK(got.state->epoch == 1.5);
+    CHECK(std::string(got.state->best_model_checkpoint) == "out/checkpoint-40");
+    CHECK(got.state->trial_name == nullptr);
+    CHECK(got.control->should_epoch_stop == 1);
+    CHECK(got.control->should_evaluate == 1);
+    REQUIRE(got.values != nullptr);
+    CHECK(got.values->count == 2);
+    CHECK(std::string(got.values->keys[1]) == "learning_rate");
+    CHECK(got.values->values[0] == 0.25);
+    CHECK(got.values->string_count == 1);
+    CHECK(std::string(got.values->string_values[0]) == "hello");
+    CHECK(std::string(got.checkpoint_dir) == "ckpt");
+    CHECK(got.batch_index == 3);
+    CHECK(got.batch_count == 7);
+    CHECK(got.prediction_kind == 1);
+    REQUIRE(got.step != nullptr);
+    CHECK(got.step->loss == 0.5);
+    CHECK(std::isnan(got.step->grad_norm));
+  }
+  ::close(p.fd[0]);
+  p.fd[0] = -1;
+  CHECK(in.receive(std::chrono::steady_clock::now() + std::chrono::seconds(5)) ==
+        iso::Channel::Result::closed);
+}
+
+TEST_CASE("a receive with nothing to read times out") {
+  Pair p;
+  iso::Channel in(p.fd[1]);
+  CHECK(in.receive(std::chrono::steady_clock::now() + std::chrono::milliseconds(50)) ==
+        iso::Channel::Result::timed_out);
+}
+
+TEST_CASE("isolation settings: the flag, the plugin_config keys (consumed, never passed on), the bound") {
+  const nlohmann::json cfg = {{"a", {{"isolation", "process"}, {"isolation_timeout", 2}, {"x", 1}}},
+                              {"b", {{"y", 2}}}};
+  PluginIsolation a = plugin_isolation_of({}, cfg, "a");
+  CHECK(a.isolated);
+  CHECK(a.timeout_seconds == 2);
+  CHECK(a.plugin_config == R"({"x":1})");
+  PluginIsolation b = plugin_isolation_of({"b"}, cfg, "b");
+  CHECK(b.isolated);
+  CHECK(b.timeout_seconds == kDefaultIsolationTimeoutSeconds);
+  CHECK(b.plugin_config == R"({"y":2})");
+  CHECK_FALSE(plugin_isolation_of({"b"}, cfg, "c").isolated);
+  CHECK(plugin_isolation_of({}, cfg, "c").plugin_config == "{}");
+  CHECK_FALSE(plugin_isolation_of({}, {{"a", {{"isolation", "in_process"}}}}, "a").isolated);
+  CHECK_THROWS_AS(plugin_isolation_of({}, {{"a", {{"isolation", "thread"}}}}, "a"), ArgumentError);
+  CHECK_THROWS_AS(plugin_isolation_of({}, {{"a", {{"isolation_timeout", 0}}}}, "a"), ArgumentError);
+}
+
+TEST_CASE(
+    "an isolated callback steers the run, reports metrics and logs, keeps state, from its own process") {
+  FakeHost host;
+  detail::IsolatedCallback cb(faults_library(), "isolated_faults", host, R"({"save_step":3})", 10);
+  CHECK(cb.name() == "isolated_faults");
+  CHECK(cb.event_mask() == TH_EVENT_MASK_ALL);
+  CHECK(cb.helper_pid() != ::getpid());
+  CHECK(host.logged("isolated_faults: isolated_faults: created in pid " + std::to_string(cb.helper_pid())));
+  for (int64_t s = 1; s <= 3; ++s) {
+    TestEvent e(TH_EVENT_STEP_END, s);
+    cb.on_event(TH_EVENT_STEP_END, e.args);
+    CHECK(e.control.should_save == (s == 3 ? 1 : 0));
+  }
+  REQUIRE(host.metrics.size() == 3);
+  CHECK(host.metrics[2] == std::make_pair(std::string("isolated_metric"), 1.5));
+  CHECK(
+      host.logged("runs in its own process (plugin_isolation): the model's tensors are not shared with it"));
+  const auto state = cb.save_state();
+  REQUIRE(state.has_value());
+  CHECK((*state)["attributes"]["calls"] == 3);
+  cb.load_state(*state);
+}
+
+TEST_CASE("a crash in the helper is named with the call and the cause; later calls fail at once") {
+  FakeHost host;
+  auto cb = std::make_unique<detail::IsolatedCallback>(faults_library(), "isolated_faults", host,
+                                                       R"({"fault":"segv","fault_step":2})", 10);
+  TestEvent ok(TH_EVENT_STEP_END, 1);
+  cb->on_event(TH_EVENT_STEP_END, ok.args);
+  TestEvent bad(TH_EVENT_STEP_END, 2);
+  std::string message;
+  try {
+    cb->on_event(TH_EVENT_STEP_END, bad.args);
+  } catch (const std::exception& e) {
+    message = e.what();
+  }
+  CHECK(message.find("isolated callback 'isolated_faults' from " + faults_library()) != std::string::npos);
+  CHECK(message.find("in on_step_end: its helper process killed by SIGSEGV") != std::string::npos);
+  const auto start = std::chrono::steady_clock::now();
+  CHECK_THROWS_WITH_AS(cb->on_event(TH_EVENT_STEP_END, ok.args), doctest::Contains("killed by SIGSEGV"),
+                       std::runtime_error);
+  CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(1));
+  cb.reset();  // nothing left to reap; must not wait
+}
+
+TEST_CASE("a hang is bounded by the timeout, the helper killed; a bad config is a PluginError naming it") {
+  FakeHost host;
+  detail::IsolatedCallback cb(faults_library(), "isolated_faults", host, R"({"fault":"hang","fault_step":1})",
+                              0.5);
+  TestEvent e(TH_EVENT_STEP_END, 1);
+  CHECK_THROWS_WITH_AS(cb.on_event(TH_EVENT_STEP_END, e.args),
+                       doctest::Contains("did not answer within 0.5 s"), std::runtime_error);
+  CHECK_THROWS_WITH_AS(
+      detail::IsolatedCallback(faults_library(), "isolated_faults", host, R"({"isolation":"process"})", 5),
+      doctest::Contains("isolated_faults: unknown key"), PluginError);
+  CHECK_THROWS_WITH_AS(detail::IsolatedCallback(faults_library(), "no_such", host, "{}", 5),
+                       doctest::Contains("exports no callback 'no_such'"), PluginError);
+}
