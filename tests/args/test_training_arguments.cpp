@@ -69,6 +69,7 @@ TrainingArguments non_default() {
   a.plugin_dir = {"/opt/p"};
   a.plugin_config = {{"early_stopping", {{"patience", 3}}}};
   a.plugin_error_policy = trainhook::PluginErrorPolicy::fail;
+  a.plugin_isolation = {"mlflow"};
   a.allow_unsafe_plugin_paths = true;
   a.allow_duplicate_plugins = true;
   a.process_index = 1;

@@ -98,7 +98,8 @@ struct TestEvent {
 
 }  // namespace
 
-TEST_CASE("th_event_args cross the socket whole: state, strings, control, values, step values") {
+TEST_CASE(
+    "th_event_args cross the socket whole (state and its strings and control and values and step values)") {
   Pair p;
   th_state st{};
   st.struct_size = TH_STATE_STRUCT_SIZE;
@@ -162,7 +163,8 @@ TEST_CASE("a receive with nothing to read times out") {
         iso::Channel::Result::timed_out);
 }
 
-TEST_CASE("isolation settings: the flag, the plugin_config keys (consumed, never passed on), the bound") {
+TEST_CASE(
+    "isolation settings: the flag and the plugin_config keys (consumed and never passed on) and the bound") {
   const nlohmann::json cfg = {{"a", {{"isolation", "process"}, {"isolation_timeout", 2}, {"x", 1}}},
                               {"b", {{"y", 2}}}};
   PluginIsolation a = plugin_isolation_of({}, cfg, "a");
@@ -203,7 +205,7 @@ TEST_CASE(
   cb.load_state(*state);
 }
 
-TEST_CASE("a crash in the helper is named with the call and the cause; later calls fail at once") {
+TEST_CASE("a crash in the helper is named with the call and the cause and later calls fail at once") {
   FakeHost host;
   auto cb = std::make_unique<detail::IsolatedCallback>(faults_library(), "isolated_faults", host,
                                                        R"({"fault":"segv","fault_step":2})", 10);
@@ -225,7 +227,8 @@ TEST_CASE("a crash in the helper is named with the call and the cause; later cal
   cb.reset();  // nothing left to reap; must not wait
 }
 
-TEST_CASE("a hang is bounded by the timeout, the helper killed; a bad config is a PluginError naming it") {
+TEST_CASE(
+    "a hang is bounded by the timeout (the helper killed) and a bad config is a PluginError naming it") {
   FakeHost host;
   detail::IsolatedCallback cb(faults_library(), "isolated_faults", host, R"({"fault":"hang","fault_step":1})",
                               0.5);
