@@ -18,8 +18,13 @@
 // them. The workload is bench/trainer_overhead's: MLP 64-256-256-10 (or a small
 // CNN on 8x8 images), batch 64, AdamW, linear schedule, clipping, fixed seeds.
 //
+// With --isolate all|a,b the pair compared is instead: the same plugins in
+// process (baseline) vs those named running each in its own helper process
+// (--plugin_isolation; target <= 1.05).
+//
 // usage: bench_all_plugins [--model mlp|cnn] [--repeats 5] [--steps 300]
 //          [--save_steps 50] [--report_to all|a,b] [--plugin_config JSON] [--json FILE]
+//          [--isolate all|a,b]
 #include <bench_harness.hpp>
 
 #include <trainhook/data/tensor_dataset.hpp>
@@ -49,6 +54,7 @@ namespace {
 using namespace trainhook::bench;
 constexpr int64_t kHidden = 256;
 constexpr double kTargetRatio = 1.03;
+constexpr double kIsolatedTargetRatio = 1.05;
 
 struct Options {
   std::string model = "mlp";
@@ -59,6 +65,8 @@ struct Options {
   nlohmann::json plugin_config = nlohmann::json::object();
   std::string json_file;
   std::vector<std::string> integrations;  // report_to resolved once
+  std::string isolate;                    // --isolate: "all" or names; empty = none vs all
+  std::vector<std::string> isolated;      // resolved
 };
 
 std::shared_ptr<trainhook::Model> make_model(const std::string& kind) {
@@ -125,8 +133,9 @@ std::vector<std::string> split(const std::string& s) {
   return out;
 }
 
+// plugins: the configuration's plugins; isolated: run those of --isolate in helper processes.
 RunTime run(const Options& o, const std::shared_ptr<trainhook::TensorDataset>& data, bool plugins,
-            const fs::path& out) {
+            const fs::path& out, bool isolated = false) {
   trainhook::TrainingArguments a;
   a.output_dir = out.string();
   a.max_steps = o.steps;
@@ -140,6 +149,7 @@ RunTime run(const Options& o, const std::shared_ptr<trainhook::TensorDataset>& d
   a.disable_tqdm = !plugins;
   if (plugins) {
     a.plugin_config = o.plugin_config;
+    if (isolated) a.plugin_isolation = o.isolated;
     // Each run uploads to its own destination (unless the caller chose one).
     const bool flyte =
         std::find(o.integrations.begin(), o.integrations.end(), "flyte") != o.integrations.end();
@@ -176,26 +186,32 @@ int bench(Options o) {
     for (const auto& n : o.integrations) list += (list.empty() ? "" : ", ") + n;
     std::fprintf(stderr, "bench_all_plugins: integrations: %s; progress plugin: %s\n",
                  list.empty() ? "(none found)" : list.c_str(), registry.has("progress") ? "yes" : "no");
+    if (!o.isolate.empty()) o.isolated = o.isolate == "all" ? o.integrations : split(o.isolate);
   }
+
   char tmpl[] = "/tmp/trainhook-bench-all-XXXXXX";
   if (!mkdtemp(tmpl)) throw std::runtime_error("mkdtemp failed");
   const fs::path work = tmpl;
   auto data = make_data();
+  // --isolate: baseline = the plugins in process, measured = the same isolated.
+  const bool compare_isolation = !o.isolate.empty();
+  auto base_run = [&](const fs::path& dir) { return run(o, data, compare_isolation, dir); };
+  auto test_run = [&](const fs::path& dir) { return run(o, data, true, dir, compare_isolation); };
   std::vector<double> none, all, none_end, all_end, paired, none_thread, all_thread, none_proc, all_proc;
   int n = 0;
   auto next_dir = [&] { return work / ("run-" + std::to_string(n++)); };
   try {
-    run(o, data, false, next_dir());  // warm-up (allocator, kernels, page cache)
-    run(o, data, true, next_dir());
+    base_run(next_dir());  // warm-up (allocator, kernels, page cache)
+    test_run(next_dir());
     for (int r = 0; r < o.repeats; ++r) {
       // Alternate the order so a drift of the machine's load favours neither.
       RunTime tn, ta;
       if (r % 2 == 0) {
-        tn = run(o, data, false, next_dir());
-        ta = run(o, data, true, next_dir());
+        tn = base_run(next_dir());
+        ta = test_run(next_dir());
       } else {
-        ta = run(o, data, true, next_dir());
-        tn = run(o, data, false, next_dir());
+        ta = test_run(next_dir());
+        tn = base_run(next_dir());
       }
       none.push_back(tn.loop_s);
       all.push_back(ta.loop_s);
@@ -215,16 +231,24 @@ int bench(Options o) {
   std::error_code ec;
   fs::remove_all(work, ec);
   const double ratio = median(all) / median(none);
+  const double target = compare_isolation ? kIsolatedTargetRatio : kTargetRatio;
+  const char* base_label = compare_isolation ? "plugins in process" : "no plugins";
+  const char* test_label = compare_isolation ? "plugins isolated" : "all plugins";
   std::printf(
       "\n%s, batch %lld, %lld steps, log every step, save every %lld steps, %d interleaved repeats:\n",
       o.model == "cnn" ? "CNN 8x8" : "MLP 64-256-256-10", static_cast<long long>(kBatch),
       static_cast<long long>(o.steps), static_cast<long long>(o.save_steps), o.repeats);
-  std::printf("  trainer, no plugins     %8.1f us/step   train end %6.1f ms\n", median(none) * 1e6,
+  if (compare_isolation) {
+    std::string names;
+    for (const auto& name : o.isolated) names += (names.empty() ? "" : ", ") + name;
+    std::printf("  isolated (--plugin_isolation): %s\n", names.c_str());
+  }
+  std::printf("  trainer, %-18s %8.1f us/step   train end %6.1f ms\n", base_label, median(none) * 1e6,
               median(none_end) * 1e3);
-  std::printf("  trainer, all plugins    %8.1f us/step   train end %6.1f ms (plugins drain their queues)\n",
-              median(all) * 1e6, median(all_end) * 1e3);
-  std::printf("  ratio all/none: %.3f (median of paired ratios %.3f), target <= %.2f: %s\n", ratio,
-              median(paired), kTargetRatio, ratio <= kTargetRatio ? "ok" : "ABOVE TARGET");
+  std::printf("  trainer, %-18s %8.1f us/step   train end %6.1f ms (plugins drain their queues)\n",
+              test_label, median(all) * 1e6, median(all_end) * 1e3);
+  std::printf("  ratio %s / %s: %.3f (median of paired ratios %.3f), target <= %.2f: %s\n", test_label,
+              base_label, ratio, median(paired), target, ratio <= target ? "ok" : "ABOVE TARGET");
   const double thread_ratio = median(all_thread) / median(none_thread);
   std::printf(
       "  CPU per step, training thread: %.1f vs %.1f us (ratio %.3f); whole process: %.1f vs %.1f us\n",
@@ -247,7 +271,8 @@ int bench(Options o) {
                               {"all_process_cpu_us", median(all_proc) * 1e6},
                               {"paired_ratio_median", median(paired)},
                               {"integrations", o.integrations},
-                              {"target", kTargetRatio}};
+                              {"isolated", o.isolated},
+                              {"target", target}};
     std::ofstream(o.json_file) << j.dump(2) << "\n";
   }
   return 0;
@@ -291,10 +316,12 @@ int main(int argc, char** argv) {
         o.plugin_config = nlohmann::json::parse(value());
       else if (a == "--json")
         o.json_file = value();
+      else if (a == "--isolate")
+        o.isolate = value();
       else
         throw std::invalid_argument("unknown argument '" + a +
                                     "' (expected --model, --repeats, --steps, --save_steps, --report_to, "
-                                    "--plugin_config, --json)");
+                                    "--plugin_config, --json, --isolate)");
     }
     if (o.model != "mlp" && o.model != "cnn")
       throw std::invalid_argument("--model must be mlp or cnn, got '" + o.model + "'");
