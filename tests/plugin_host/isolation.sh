@@ -152,7 +152,38 @@ elif has_line typo "--plugin_isolation: 'isolated_fault' is not a callback of th
   echo "ok typo"
 fi
 
-# 5. The tensorboard integration isolated delivers what it delivers in process:
+# 5. Ctrl-C goes to the whole process group of the terminal: the trainer stops
+#    the run, and the helper (in a group of its own, ignoring SIGINT) is still
+#    there for on_train_end. setsid gives the trainer a group to signal whole.
+setsid bash -c 'exec "$@"' sigint "$CLI" "${BASE[@]}" "${CB[@]}" --plugin_isolation isolated_faults \
+  --output_dir "$WORK/sigint" --max_steps 100000 >"$WORK/sigint.out" 2>&1 &
+pid=$!
+for _ in $(seq 1 1200); do
+  grep -qF "isolated_faults: on_log at step 5 " "$WORK/sigint.out" && break
+  kill -0 "$pid" 2>/dev/null || break
+  sleep 0.1
+done
+kill -INT -- "-$pid" 2>/dev/null
+for _ in $(seq 1 1200); do
+  kill -0 "$pid" 2>/dev/null || break
+  sleep 0.1
+done
+if kill -0 "$pid" 2>/dev/null; then
+  kill -KILL -- "-$pid"
+  fail "sigint: the run did not end within 120 s of SIGINT"
+fi
+wait "$pid"
+rc=$?
+if ! grep -qE "isolated_faults: on_train_end at step [0-9]+" "$WORK/sigint.out"; then
+  fail "sigint: the isolated callback got no on_train_end after SIGINT (exit $rc):"
+  tail -8 "$WORK/sigint.out"
+elif grep -qF "callback 'isolated_faults' failed" "$WORK/sigint.out"; then
+  fail "sigint: the isolated callback failed: $(grep -F "failed" "$WORK/sigint.out" | head -2)"
+else
+  echo "ok sigint (exit $rc)"
+fi
+
+# 6. The tensorboard integration isolated delivers what it delivers in process:
 #    every number of log_history at its step (check_events.py), and the same
 #    scalars as an in-process run with the same seed.
 if [[ -x "$VENV/bin/python" ]]; then
