@@ -12,6 +12,7 @@
 
 #include <doctest/doctest.h>
 
+#include <stdlib.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -180,6 +181,14 @@ TEST_CASE(
   CHECK_FALSE(plugin_isolation_of({}, {{"a", {{"isolation", "in_process"}}}}, "a").isolated);
   CHECK_THROWS_AS(plugin_isolation_of({}, {{"a", {{"isolation", "thread"}}}}, "a"), ArgumentError);
   CHECK_THROWS_AS(plugin_isolation_of({}, {{"a", {{"isolation_timeout", 0}}}}, "a"), ArgumentError);
+  // The environment's bound: for isolated callbacks without their own; checked only then.
+  ::setenv(kIsolationTimeoutEnv, "7", 1);
+  CHECK(plugin_isolation_of({"b"}, cfg, "b").timeout_seconds == 7);
+  CHECK(plugin_isolation_of({}, cfg, "a").timeout_seconds == 2);
+  ::setenv(kIsolationTimeoutEnv, "soon", 1);
+  CHECK_NOTHROW(plugin_isolation_of({}, cfg, "b"));
+  CHECK_THROWS_AS(plugin_isolation_of({"b"}, cfg, "b"), ArgumentError);
+  ::unsetenv(kIsolationTimeoutEnv);
 }
 
 TEST_CASE(

@@ -33,14 +33,7 @@ PluginIsolation plugin_isolation_of(const std::vector<std::string>& plugin_isola
                                     const nlohmann::json& plugin_config, const std::string& name) {
   PluginIsolation out;
   out.isolated = std::find(plugin_isolation.begin(), plugin_isolation.end(), name) != plugin_isolation.end();
-  if (const char* env = std::getenv(kIsolationTimeoutEnv); env != nullptr && *env != '\0') {
-    char* end = nullptr;
-    const double v = std::strtod(env, &end);
-    if (end == env || *end != '\0' || !std::isfinite(v) || v <= 0)
-      throw ArgumentError(std::string(kIsolationTimeoutEnv) + " must be a number of seconds > 0, got '" +
-                          env + "'");
-    out.timeout_seconds = v;
-  }
+  bool own_timeout = false;
   nlohmann::json section = nlohmann::json::object();
   if (plugin_config.is_object() && plugin_config.contains(name)) section = plugin_config[name];
   // The host's keys: consumed here, never passed on (a plugin's reader refuses keys it does not know).
@@ -59,8 +52,19 @@ PluginIsolation plugin_isolation_of(const std::vector<std::string>& plugin_isola
         throw ArgumentError("--plugin_config " + name + ".isolation_timeout: expected seconds > 0, got " +
                             it->dump());
       out.timeout_seconds = it->get<double>();
+      own_timeout = true;
       section.erase(it);
     }
+  }
+  // The environment's bound, read only for an isolated callback without its own.
+  const char* env = std::getenv(kIsolationTimeoutEnv);
+  if (out.isolated && !own_timeout && env != nullptr && *env != '\0') {
+    char* end = nullptr;
+    const double v = std::strtod(env, &end);
+    if (end == env || *end != '\0' || !std::isfinite(v) || v <= 0)
+      throw ArgumentError(std::string(kIsolationTimeoutEnv) + " must be a number of seconds > 0, got '" +
+                          env + "'");
+    out.timeout_seconds = v;
   }
   out.plugin_config = section.dump();
   return out;
@@ -227,7 +231,12 @@ void IsolatedCallback::exchange(Msg expected, const char* what) {
         break;
     }
     if (channel_.type() == expected) return;
-    serve_request();
+    try {
+      serve_request();
+    } catch (const std::exception& e) {
+      // Out of step with the helper: nothing it sends can be trusted any more.
+      fail(what, std::string("broke the protocol (") + e.what() + "; it was killed)");
+    }
   }
 }
 
