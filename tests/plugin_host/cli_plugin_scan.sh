@@ -28,7 +28,7 @@ SO=so
 
 # 1. The listing names every misbehaving library with its reason.
 set +e
-OUT="$("$TH" plugins --plugin_dir "$BAD" 2>"$WORK/plugins.err")"; rc=$?
+OUT="$("$TH" plugins --plugin_dir "$BAD" --plugin_dir "$ROOT/good" 2>"$WORK/plugins.err")"; rc=$?
 set -e
 [[ $rc -eq 1 ]] || { echo "$OUT"; cat "$WORK/plugins.err"; fail "trainhook plugins: exit $rc, expected 1"; }
 expect "$(cat "$WORK/plugins.err")" "trainhook plugins: 7 plugin file(s) on the search path were refused"

@@ -281,7 +281,7 @@ TEST_CASE("scanning runs no plugin code here: a library is loaded when one of it
   }
 }
 
-TEST_CASE("the registry cache: a second scan of unchanged files runs no scanner; off scans every time") {
+TEST_CASE("the registry cache: a second scan of unchanged files runs no scanner, and off scans every time") {
   TempDir dir;
   const std::string cache = (dir.path / "registry.json").string();
   ::setenv("TRAINHOOK_REGISTRY_CACHE", cache.c_str(), 1);
