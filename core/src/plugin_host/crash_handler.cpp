@@ -44,6 +44,9 @@ std::set<std::string>& names() {
 
 std::atomic<int> g_exit_armed{0};
 std::atomic<bool> g_exit_registered{false};
+// The process that armed: a child forked without exec (an isolated plugin's
+// process, say) inherits the count but ends as it likes.
+std::atomic<pid_t> g_exit_pid{0};
 
 void write_int(int v) noexcept {
   char buf[16];
@@ -91,7 +94,7 @@ void on_fatal_signal(int sig) {
 // that called exit may have interrupted another holding the stdio or heap
 // locks. Does nothing when no guard is armed (the trainer's own return).
 void plugin_exit_report(const char* how) noexcept {
-  if (g_exit_armed.load() <= 0) return;
+  if (g_exit_armed.load() <= 0 || g_exit_pid.load() != ::getpid()) return;
   const PluginCallScope* scope = t_current;
   write_stderr_signal_safe("\ntrainhook: fatal: ");
   if (scope != nullptr) {
@@ -200,6 +203,7 @@ PluginExitGuard::PluginExitGuard() noexcept {
     std::atexit(detail::on_exit_called);
     std::at_quick_exit(detail::on_quick_exit_called);
   }
+  detail::g_exit_pid.store(::getpid());
   detail::g_exit_armed.fetch_add(1);
 }
 
