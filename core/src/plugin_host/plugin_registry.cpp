@@ -4,10 +4,15 @@
 #include <trainhook/plugin_host/plugin_registry.hpp>
 #include <trainhook/strings.hpp>
 
+#include "helper_executable.hpp"
 #include "host_table.hpp"
 #include "plugin_callback.hpp"
 #include "plugin_file_checks.hpp"
 #include "plugin_library.hpp"
+#include "plugin_loader.hpp"
+#include "plugin_lock_file.hpp"
+#include "plugin_scan.hpp"
+#include "registry_cache.hpp"
 
 #include <trainhook/plugin_host/plugin_file_name.hpp>
 
@@ -19,6 +24,8 @@
 #include <algorithm>
 #include <cstdlib>
 #include <map>
+#include <mutex>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -39,100 +46,9 @@ constexpr size_t kErrSize = 1024;
 
 const char* kind_name(int32_t kind) { return kind == TH_KIND_INTEGRATION ? "integration" : "callback"; }
 
-bool valid_name(const char* s, bool allow_dash) {
-  if (s == nullptr || *s == '\0') return false;
-  for (const char* p = s; *p != '\0'; ++p) {
-    const char c = *p;
-    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || (allow_dash && c == '-')))
-      return false;
-  }
-  return true;
-}
-
 using strings::join;
 
-std::string quoted(const char* s) {
-  return s == nullptr ? std::string("(null)") : "'" + std::string(s) + "'";
-}
-
 bool is_candidate_file(const fs::path& p) { return !plugin_name_of_file(p.filename().string()).empty(); }
-
-// Copies the static information a library returned into `lib` (host-owned,
-// zeroed structs; see PluginLibrary) and validates it; "" when usable. The
-// plugin's arrays are arrays of pointers, so each element is read through its
-// own pointer and only up to its own struct_size.
-std::string copy_plugin_info(const th_plugin_info* raw, detail::PluginLibrary& lib) {
-  if (raw == nullptr) return "entry " TRAINHOOK_ENTRY_SYMBOL " returned TH_OK but no plugin information";
-  if (!TH_HAS_FIELD(raw, th_plugin_info, callbacks))
-    return "th_plugin_info.struct_size is " + std::to_string(raw->struct_size) + ", smaller than ABI 1.0's " +
-           std::to_string(TH_STRUCT_SIZE(th_plugin_info, callbacks));
-  const th_plugin_info info = detail::abi_copy(*raw, TH_PLUGIN_INFO_STRUCT_SIZE);
-  const std::string host_abi =
-      std::to_string(TRAINHOOK_ABI_VERSION_MAJOR) + "." + std::to_string(TRAINHOOK_ABI_VERSION_MINOR);
-  const std::string plugin_abi = std::to_string(info.abi_major) + "." + std::to_string(info.abi_minor);
-  if (info.abi_major != TRAINHOOK_ABI_VERSION_MAJOR)
-    return "ABI major version mismatch: the plugin was built for ABI " + plugin_abi +
-           ", this trainhook speaks ABI " + host_abi + " (rebuild the plugin against this SDK)";
-  if (info.abi_minor > TRAINHOOK_ABI_VERSION_MINOR)
-    return "the plugin was built for ABI " + plugin_abi + ", newer than this trainhook's ABI " + host_abi +
-           " (upgrade trainhook, or rebuild the plugin against this SDK)";
-  if (!valid_name(info.name, true)) return "plugin name " + quoted(info.name) + " is not [a-z0-9_-]+";
-  if (info.version == nullptr) return "plugin " + quoted(info.name) + " has no version";
-  if (info.callback_count > 0 && info.callbacks == nullptr)
-    return "callback_count is " + std::to_string(info.callback_count) + " but callbacks is NULL";
-  lib.callbacks.assign(info.callback_count, th_callback_info{});
-  lib.vtables.assign(info.callback_count, th_callback_vtable{});
-  std::set<std::string> names;
-  for (uint32_t i = 0; i < info.callback_count; ++i) {
-    if (info.callbacks[i] == nullptr) return "callback #" + std::to_string(i) + " is NULL";
-    const th_callback_info& in = *info.callbacks[i];
-    const std::string which = "callback #" + std::to_string(i) + " " +
-                              quoted(TH_HAS_FIELD(&in, th_callback_info, name) ? in.name : nullptr);
-    if (!TH_HAS_FIELD(&in, th_callback_info, vtable))
-      return which + ": th_callback_info.struct_size " + std::to_string(in.struct_size) + " is too small";
-    th_callback_info& cb = lib.callbacks[i] = detail::abi_copy(in, TH_CALLBACK_INFO_STRUCT_SIZE);
-    if (!valid_name(cb.name, false)) return which + ": name is not [a-z0-9_]+";
-    if (!names.insert(cb.name).second) return which + ": the library exports this name twice";
-    if (cb.version == nullptr) return which + ": no version";
-    if (cb.kind != TH_KIND_CALLBACK && cb.kind != TH_KIND_INTEGRATION)
-      return which + ": unknown kind " + std::to_string(cb.kind);
-    if (cb.create == nullptr) return which + ": create is NULL";
-    if (!TH_HAS_FIELD(cb.vtable, th_callback_vtable, destroy) || cb.vtable->on_event == nullptr ||
-        cb.vtable->destroy == nullptr)
-      return which + ": vtable is missing, too small, or lacks on_event/destroy";
-    lib.vtables[i] = detail::abi_copy(*cb.vtable, TH_CALLBACK_VTABLE_STRUCT_SIZE);
-    cb.vtable = &lib.vtables[i];
-  }
-  const uint32_t command_count =
-      TH_HAS_FIELD(&info, th_plugin_info, commands) && info.commands != nullptr ? info.command_count : 0;
-  if (TH_HAS_FIELD(&info, th_plugin_info, commands) && info.command_count > 0 && info.commands == nullptr)
-    return "command_count is " + std::to_string(info.command_count) + " but commands is NULL";
-  lib.commands.assign(command_count, th_command_info{});
-  std::set<std::string> commands;
-  for (uint32_t i = 0; i < command_count; ++i) {
-    if (info.commands[i] == nullptr) return "command #" + std::to_string(i) + " is NULL";
-    const th_command_info& in = *info.commands[i];
-    const std::string which = "command #" + std::to_string(i) + " " +
-                              quoted(TH_HAS_FIELD(&in, th_command_info, name) ? in.name : nullptr);
-    if (!TH_HAS_FIELD(&in, th_command_info, run) || in.run == nullptr)
-      return which + ": run is NULL or missing";
-    const th_command_info& c = lib.commands[i] = detail::abi_copy(in, TH_COMMAND_INFO_STRUCT_SIZE);
-    if (!valid_name(c.name, true)) return which + ": name is not [a-z0-9-]+";
-    if (!commands.insert(c.name).second) return which + ": the library exports this name twice";
-  }
-  for (const auto& cb : lib.callbacks) lib.callback_ptrs.push_back(&cb);
-  for (const auto& c : lib.commands) lib.command_ptrs.push_back(&c);
-  lib.info_copy = info;
-  lib.info_copy.callbacks = lib.callback_ptrs.data();
-  lib.info_copy.command_count = command_count;
-  lib.info_copy.commands = lib.command_ptrs.data();
-  lib.info = &lib.info_copy;
-  return {};
-}
-
-uint32_t command_count(const th_plugin_info* info) {
-  return TH_HAS_FIELD(info, th_plugin_info, commands) && info->commands != nullptr ? info->command_count : 0;
-}
 
 }  // namespace
 
@@ -150,24 +66,29 @@ struct PluginRegistry::Impl {
   PluginSearchOptions options;
   std::vector<std::pair<fs::path, std::string>> dirs;  // searched folder, where it came from
   std::vector<LibraryRecord> records;
-  struct CallbackEntry {
-    std::shared_ptr<const PluginLibrary> library;
-    const th_callback_info* info;
-  };
-  struct CommandEntry {
-    std::shared_ptr<const PluginLibrary> library;
-    const th_command_info* info;
+  std::vector<fs::path> open_paths;  // per record: the canonical file that is opened
+  // A name's provider: records[record], its callbacks[index] (or commands[index]).
+  struct Entry {
+    size_t record;
+    size_t index;
   };
   // In search order; the first library wins a name (duplicates are refused
   // unless allowed).
-  std::vector<std::pair<std::string, CallbackEntry>> callbacks;
-  std::vector<std::pair<std::string, CommandEntry>> commands;
+  std::vector<std::pair<std::string, Entry>> callbacks;
+  std::vector<std::pair<std::string, Entry>> commands;
+  // Libraries loaded into this process, on first use (create, run_command).
+  mutable std::mutex load_mu;
+  mutable std::map<size_t, std::shared_ptr<const PluginLibrary>> loaded;
+  size_t scanned = 0;  // libraries read by the scanner this time (not from the cache)
 
   void scan();
-  void scan_file(const fs::path& file, const std::string& folder_problem, std::set<fs::path>& seen);
-  std::shared_ptr<const PluginLibrary> load(const fs::path& file, LibraryRecord& rec);
-  void resolve_duplicates(const std::vector<std::shared_ptr<const PluginLibrary>>& loaded);
-  const CallbackEntry* find(const std::string& name) const;
+  void scan_file(const fs::path& file, size_t folder, const std::string& folder_problem,
+                 std::set<fs::path>& seen, detail::RegistryCache& cache,
+                 const std::optional<detail::PluginLockFile>& lock, fs::path& scanner);
+  void resolve_duplicates();
+  const Entry* find(const std::string& name) const;
+  const CallbackDescriptor& descriptor(const Entry& e) const { return records[e.record].callbacks[e.index]; }
+  std::shared_ptr<const PluginLibrary> library(size_t record) const;
   std::string unknown_name_message(const std::string& what, const std::string& name,
                                    const std::vector<std::string>& available) const;
 };
@@ -184,8 +105,10 @@ void PluginRegistry::Impl::scan() {
   }
   dirs.emplace_back(options.default_dir.empty() ? default_plugin_dir() : options.default_dir, "default");
 
-  std::set<fs::path> seen;  // canonical paths: a library found twice is loaded once
-  std::vector<std::shared_ptr<const PluginLibrary>> loaded;
+  auto cache = detail::RegistryCache::from_environment();
+  const auto lock = detail::PluginLockFile::from_environment();
+  fs::path scanner;         // located when the first library needs scanning
+  std::set<fs::path> seen;  // canonical paths: a library found twice is listed once
   for (size_t folder = 0; folder < dirs.size(); ++folder) {
     const auto& [dir, origin] = dirs[folder];
     std::error_code ec;
@@ -206,158 +129,126 @@ void PluginRegistry::Impl::scan() {
       if (!options.allow_unsafe_plugin_paths)
         folder_problem = detail::unsafe_path_reason(dir.parent_path().empty() ? "." : dir.parent_path());
     }
-    for (const auto& file : files) {
-      const fs::path canonical = fs::weakly_canonical(file, ec);
-      if (!seen.insert(ec ? file : canonical).second) continue;
-      LibraryRecord rec;
-      rec.path = file;
-      rec.folder = folder;
-      if (!folder_problem.empty()) {
-        rec.refused_reason =
-            "unsafe plugin path: " + folder_problem + " (pass --allow_unsafe_plugin_paths to load anyway)";
-      } else if (!options.allow_unsafe_plugin_paths) {
-        // The file itself, and where a symlink really points.
-        std::string problem = detail::unsafe_path_reason(file);
-        if (problem.empty() && canonical != file)
-          problem = detail::unsafe_path_reason(canonical.parent_path());
-        if (!problem.empty())
-          rec.refused_reason =
-              "unsafe plugin path: " + problem + " (pass --allow_unsafe_plugin_paths to load anyway)";
-      }
-      std::shared_ptr<const PluginLibrary> lib;
-      if (rec.refused_reason.empty()) lib = load(ec ? file : canonical, rec);
-      if (lib) {
-        loaded.push_back(lib);
-        std::vector<std::string> names;
-        for (const auto& cb : rec.callbacks) names.push_back(cb.name);
-        for (const auto& c : rec.commands) names.push_back(c.name + " (command)");
-        spdlog::info("loaded plugin '{}' {} (ABI {}.{}) from {}: {}", rec.plugin_name, rec.plugin_version,
-                     rec.abi_major, rec.abi_minor, file.string(),
-                     names.empty() ? "(nothing exported)" : join(names));
-      } else {
-        spdlog::warn("refused plugin file {}: {}", file.string(), rec.refused_reason);
-      }
-      records.push_back(std::move(rec));
-    }
+    for (const auto& file : files) scan_file(file, folder, folder_problem, seen, cache, lock, scanner);
   }
-  resolve_duplicates(loaded);
+  cache.save();
+  resolve_duplicates();
 }
 
-std::shared_ptr<const PluginLibrary> PluginRegistry::Impl::load(const fs::path& file, LibraryRecord& rec) {
-  // One mechanism: the ELF pre-check reads the file, then Boost.DLL loads it.
-  if (std::string problem = detail::elf_problem(file, TRAINHOOK_ENTRY_SYMBOL); !problem.empty()) {
-    rec.refused_reason = problem;
-    return nullptr;
-  }
-  auto lib = std::make_shared<PluginLibrary>();
-  lib->path = rec.path;
+void PluginRegistry::Impl::scan_file(const fs::path& file, size_t folder, const std::string& folder_problem,
+                                     std::set<fs::path>& seen, detail::RegistryCache& cache,
+                                     const std::optional<detail::PluginLockFile>& lock, fs::path& scanner) {
   std::error_code ec;
-  (void)::dlerror();  // clear a stale message, so the one read below is this load's
-  lib->library.load(file, boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local, ec);
-  if (ec || !lib->library.is_loaded()) {
-    // Boost.DLL (1.74) reports every dlopen failure as "Bad file descriptor" and
-    // leaves the loader's own message (the missing symbol or library, the wrong
-    // format) in dlerror(); read it before anything else calls the loader.
-    const char* loader = ::dlerror();
-    rec.refused_reason = "cannot be loaded: " +
-                         (loader != nullptr ? std::string(loader) : ec.message() + " (no loader message)");
-    return nullptr;
-  }
-  if (!lib->library.has(TRAINHOOK_ENTRY_SYMBOL)) {
-    rec.refused_reason = "no entry symbol " TRAINHOOK_ENTRY_SYMBOL " after loading";
-    return nullptr;
-  }
-  auto entry = lib->library.get<std::remove_pointer_t<th_plugin_entry_fn>>(TRAINHOOK_ENTRY_SYMBOL);
-  const th_host_info host{TH_HOST_INFO_STRUCT_SIZE, TRAINHOOK_ABI_VERSION_MAJOR, TRAINHOOK_ABI_VERSION_MINOR,
-                          TRAINHOOK_VERSION};
-  char err[kErrSize];
-  err[0] = '\0';
-  const th_plugin_info* info = nullptr;
-  const th_status st = entry(&host, &info, err, sizeof err);
-  err[kErrSize - 1] = '\0';
-  if (st != TH_OK) {
-    const std::string msg = err[0] != '\0' ? err : "no message";
+  const fs::path canonical = fs::weakly_canonical(file, ec);
+  const fs::path opened = ec ? file : canonical;
+  if (!seen.insert(opened).second) return;
+  LibraryRecord rec;
+  rec.path = file;
+  rec.folder = folder;
+  if (!folder_problem.empty()) {
     rec.refused_reason =
-        st == TH_ABI_MISMATCH
-            ? "ABI negotiation failed: the plugin refused this trainhook (ABI " +
-                  std::to_string(TRAINHOOK_ABI_VERSION_MAJOR) + "." +
-                  std::to_string(TRAINHOOK_ABI_VERSION_MINOR) + "): " + msg
-            : "entry " TRAINHOOK_ENTRY_SYMBOL " returned error " + std::to_string(st) + ": " + msg;
-    return nullptr;
+        "unsafe plugin path: " + folder_problem + " (pass --allow_unsafe_plugin_paths to load anyway)";
+  } else if (!options.allow_unsafe_plugin_paths) {
+    // The file itself, and where a symlink really points.
+    std::string problem = detail::unsafe_path_reason(file);
+    if (problem.empty() && canonical != file) problem = detail::unsafe_path_reason(canonical.parent_path());
+    if (!problem.empty())
+      rec.refused_reason =
+          "unsafe plugin path: " + problem + " (pass --allow_unsafe_plugin_paths to load anyway)";
   }
-  if (std::string problem = copy_plugin_info(info, *lib); !problem.empty()) {
-    rec.refused_reason = problem;
-    if (info != nullptr && TH_HAS_FIELD(info, th_plugin_info, abi_minor)) {
-      rec.abi_major = info->abi_major;
-      rec.abi_minor = info->abi_minor;
+  if (rec.refused_reason.empty() && lock) rec.refused_reason = lock->refusal(opened);
+  bool from_cache = false;
+  if (rec.refused_reason.empty()) {
+    // Read by the scanner process, or remembered from an earlier scan of the
+    // same unchanged file: no code of the library runs in this process.
+    const auto key = detail::library_file_key(opened);
+    std::optional<LibraryRecord> cached = key ? cache.lookup(*key) : std::nullopt;
+    if (cached) {
+      from_cache = true;
+      cached->path = rec.path;
+      cached->folder = rec.folder;
+      rec = std::move(*cached);
+    } else {
+      if (scanner.empty()) scanner = detail::helper_executable("trainhook-plugin-scanner");
+      detail::scan_in_helper(scanner, opened, detail::scan_time_limit(), rec);
+      ++scanned;
+      // A loader failure (a missing dependency) depends on this process's
+      // environment, not only on the file: it is not remembered.
+      if (key && rec.refused_reason.rfind("cannot be loaded: ", 0) != 0) cache.store(*key, rec);
     }
-    return nullptr;
   }
-  info = lib->info;
-  rec.loaded = true;
-  rec.plugin_name = info->name;
-  rec.plugin_version = info->version;
-  rec.abi_major = info->abi_major;
-  rec.abi_minor = info->abi_minor;
-  for (uint32_t i = 0; i < info->callback_count; ++i) {
-    const th_callback_info& cb = *info->callbacks[i];
-    rec.callbacks.push_back(
-        {cb.name, cb.version, cb.kind, cb.description != nullptr ? cb.description : "", {}});
+  if (rec.loaded) {
+    std::vector<std::string> names;
+    for (const auto& cb : rec.callbacks) names.push_back(cb.name);
+    for (const auto& c : rec.commands) names.push_back(c.name + " (command)");
+    const auto level = from_cache ? spdlog::level::debug : spdlog::level::info;
+    spdlog::log(level, "{} plugin '{}' {} (ABI {}.{}) in {}: {}", from_cache ? "registry cache:" : "scanned",
+                rec.plugin_name, rec.plugin_version, rec.abi_major, rec.abi_minor, file.string(),
+                names.empty() ? "(nothing exported)" : join(names));
+  } else {
+    spdlog::warn("refused plugin file {}: {}{}", file.string(), rec.refused_reason,
+                 from_cache ? " (remembered in the registry cache until the file changes)" : "");
   }
-  for (uint32_t i = 0; i < command_count(info); ++i) {
-    const th_command_info& c = *info->commands[i];
-    rec.commands.push_back({c.name, c.description != nullptr ? c.description : "", {}});
-  }
+  records.push_back(std::move(rec));
+  open_paths.push_back(opened);
+}
+
+std::shared_ptr<const PluginLibrary> PluginRegistry::Impl::library(size_t record) const {
+  std::lock_guard<std::mutex> lock(load_mu);
+  if (auto it = loaded.find(record); it != loaded.end()) return it->second;
+  const LibraryRecord& scanned_rec = records[record];
+  LibraryRecord now;
+  now.path = scanned_rec.path;
+  auto lib = detail::load_plugin_library(open_paths[record], now);
+  if (!lib)
+    throw PluginError("plugin file " + scanned_rec.path.string() +
+                      " was accepted when scanned but cannot be loaded now: " + now.refused_reason);
+  spdlog::info("loaded plugin '{}' {} (ABI {}.{}) from {}", now.plugin_name, now.plugin_version,
+               now.abi_major, now.abi_minor, scanned_rec.path.string());
+  loaded.emplace(record, lib);
   return lib;
 }
 
-void PluginRegistry::Impl::resolve_duplicates(
-    const std::vector<std::shared_ptr<const PluginLibrary>>& loaded) {
-  // The folder each loaded library came from: a library in an earlier folder
-  // overrides (a --plugin_dir or TRAINHOOK_PLUGIN_PATH folder comes before
-  // the default one); two in the same folder clash.
-  std::map<const PluginLibrary*, size_t> folder_of;
-  {
-    size_t i = 0;
-    for (const auto& rec : records)
-      if (rec.loaded) folder_of[loaded[i++].get()] = rec.folder;
-  }
+void PluginRegistry::Impl::resolve_duplicates() {
+  // A library in an earlier folder overrides (a --plugin_dir or
+  // TRAINHOOK_PLUGIN_PATH folder comes before the default one); two in the
+  // same folder clash.
   std::vector<std::string> clashes;
   // Records the earlier library `winner` taking `what` from `rec`.
-  auto shadow = [&](const std::shared_ptr<const PluginLibrary>& winner, LibraryRecord& rec,
-                    const std::string& what, fs::path& shadowed_by, bool& overridden) {
-    shadowed_by = winner->path;
-    overridden = folder_of[winner.get()] < rec.folder;
+  auto shadow = [&](size_t winner, LibraryRecord& rec, const std::string& what, fs::path& shadowed_by,
+                    bool& overridden) {
+    shadowed_by = records[winner].path;
+    overridden = records[winner].folder < rec.folder;
     if (overridden) {
       spdlog::info("{} from {} overrides the one in {} (found later in the plugin search path)", what,
-                   winner->path.string(), rec.path.string());
+                   records[winner].path.string(), rec.path.string());
     } else {
-      clashes.push_back(what + " is exported by both " + winner->path.string() + " and " + rec.path.string());
+      clashes.push_back(what + " is exported by both " + records[winner].path.string() + " and " +
+                        rec.path.string());
     }
   };
-  size_t lib_index = 0;
-  for (auto& rec : records) {
+  for (size_t r = 0; r < records.size(); ++r) {
+    LibraryRecord& rec = records[r];
     if (!rec.loaded) continue;
-    const auto& lib = loaded[lib_index++];
-    for (uint32_t i = 0; i < lib->info->callback_count; ++i) {
-      const th_callback_info* cb = lib->info->callbacks[i];
-      const auto* first = find(cb->name);
+    for (size_t i = 0; i < rec.callbacks.size(); ++i) {
+      const std::string& name = rec.callbacks[i].name;
+      const Entry* first = find(name);
       if (first == nullptr) {
-        callbacks.push_back({cb->name, {lib, cb}});
+        callbacks.push_back({name, {r, i}});
         continue;
       }
-      shadow(first->library, rec, "callback '" + std::string(cb->name) + "'", rec.callbacks[i].shadowed_by,
+      shadow(first->record, rec, "callback '" + name + "'", rec.callbacks[i].shadowed_by,
              rec.callbacks[i].overridden);
     }
-    for (uint32_t i = 0; i < command_count(lib->info); ++i) {
-      const th_command_info* c = lib->info->commands[i];
+    for (size_t i = 0; i < rec.commands.size(); ++i) {
+      const std::string& name = rec.commands[i].name;
       auto it =
-          std::find_if(commands.begin(), commands.end(), [&](const auto& e) { return e.first == c->name; });
+          std::find_if(commands.begin(), commands.end(), [&](const auto& e) { return e.first == name; });
       if (it == commands.end()) {
-        commands.push_back({c->name, {lib, c}});
+        commands.push_back({name, {r, i}});
         continue;
       }
-      shadow(it->second.library, rec, "command '" + std::string(c->name) + "'", rec.commands[i].shadowed_by,
+      shadow(it->second.record, rec, "command '" + name + "'", rec.commands[i].shadowed_by,
              rec.commands[i].overridden);
     }
   }
@@ -370,7 +261,7 @@ void PluginRegistry::Impl::resolve_duplicates(
   for (const auto& c : clashes) spdlog::warn("{}; using the first one in search order", c);
 }
 
-const PluginRegistry::Impl::CallbackEntry* PluginRegistry::Impl::find(const std::string& name) const {
+const PluginRegistry::Impl::Entry* PluginRegistry::Impl::find(const std::string& name) const {
   for (const auto& [n, e] : callbacks)
     if (n == name) return &e;
   return nullptr;
@@ -412,7 +303,7 @@ std::vector<std::string> PluginRegistry::searched_dirs() const {
 std::vector<std::string> PluginRegistry::available(int32_t kind) const {
   std::vector<std::string> out;
   for (const auto& [name, e] : impl_->callbacks)
-    if (e.info->kind == kind) out.push_back(name);
+    if (impl_->descriptor(e).kind == kind) out.push_back(name);
   return out;
 }
 
@@ -438,7 +329,7 @@ std::vector<std::string> PluginRegistry::resolve_report_to(const std::vector<std
     const auto* e = impl_->find(name);
     if (e == nullptr)
       throw PluginError("report_to: " + impl_->unknown_name_message("integration", name, integrations));
-    if (e->info->kind != TH_KIND_INTEGRATION)
+    if (impl_->descriptor(*e).kind != TH_KIND_INTEGRATION)
       throw PluginError("report_to: '" + name +
                         "' is a callback, not an integration; enable it with --callbacks " + name);
     add(name);
@@ -463,8 +354,25 @@ std::unique_ptr<detail::InternalCallback> PluginRegistry::create(const std::stri
     for (const auto& [n, entry] : impl_->callbacks) all.push_back(n);
     throw PluginError(impl_->unknown_name_message("callback", callback_name, all));
   }
-  return std::make_unique<detail::PluginCallback>(e->library, *e->info, host, config_json);
+  auto library = impl_->library(e->record);
+  const th_callback_info* info = detail::find_callback(*library, callback_name);
+  if (info == nullptr)
+    throw PluginError("plugin file " + impl_->records[e->record].path.string() +
+                      " no longer exports callback '" + callback_name + "' (it did when scanned)");
+  return std::make_unique<detail::PluginCallback>(std::move(library), *info, host, config_json);
 }
+
+fs::path PluginRegistry::library_of(const std::string& callback_name) const {
+  const auto* e = impl_->find(callback_name);
+  if (e == nullptr) {
+    std::vector<std::string> all;
+    for (const auto& [n, entry] : impl_->callbacks) all.push_back(n);
+    throw PluginError(impl_->unknown_name_message("callback", callback_name, all));
+  }
+  return impl_->open_paths[e->record];
+}
+
+size_t PluginRegistry::scanned_count() const noexcept { return impl_->scanned; }
 
 std::vector<std::string> PluginRegistry::command_names() const {
   std::vector<std::string> out;
@@ -484,7 +392,13 @@ int PluginRegistry::run_command(const std::string& name, const std::vector<std::
                          [&](const auto& c) { return c.first == name; });
   if (it == impl_->commands.end())
     throw PluginError(impl_->unknown_name_message("command", name, command_names()));
-  const Impl::CommandEntry& cmd = it->second;
+  const auto library = impl_->library(it->second.record);
+  const th_command_info* info = nullptr;
+  for (uint32_t i = 0; i < library->commands.size(); ++i)
+    if (name == library->command_ptrs[i]->name) info = library->command_ptrs[i];
+  if (info == nullptr)
+    throw PluginError("plugin file " + library->path.string() + " no longer exports command '" + name +
+                      "' (it did when scanned)");
   detail::HostTable bridge(host, name);
   std::vector<const char*> argv;
   for (const auto& a : args) argv.push_back(a.c_str());
@@ -492,11 +406,11 @@ int PluginRegistry::run_command(const std::string& name, const std::vector<std::
   int32_t exit_code = 0;
   char err[kErrSize];
   err[0] = '\0';
-  const th_status st = cmd.info->run(bridge.table(), static_cast<int32_t>(args.size()), argv.data(),
-                                     &exit_code, err, sizeof err);
+  const th_status st =
+      info->run(bridge.table(), static_cast<int32_t>(args.size()), argv.data(), &exit_code, err, sizeof err);
   err[kErrSize - 1] = '\0';
   if (st != TH_OK)
-    throw PluginError("command '" + name + "' (" + cmd.library->path.string() + ") failed: " +
+    throw PluginError("command '" + name + "' (" + library->path.string() + ") failed: " +
                       (err[0] != '\0' ? err : "no message") + " [status " + std::to_string(st) + "]");
   return exit_code;
 }
