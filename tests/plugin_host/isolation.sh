@@ -108,8 +108,9 @@ check_fault() {  # name cause args...
     return
   fi
   final_model "$name" || return
-  has_line "$name" "callback 'isolated_faults' failed in on_step_end: isolated callback 'isolated_faults' from $PLUGINS/" || return
-  has_line "$name" "in on_step_end: its helper process $cause" || return
+  # The file as the registry knows it (its canonical path).
+  has_line "$name" "callback 'isolated_faults' failed in on_step_end: isolated callback 'isolated_faults' from /" || return
+  has_line "$name" "/libtrainhook_isolated_faults.so, in on_step_end: its helper process $cause" || return
   has_line "$name" "(disabled for the rest of the run)" || return
   # Disabled: not called again (no second wait, no further failure lines).
   local n
@@ -155,6 +156,7 @@ fi
 # 5. Ctrl-C goes to the whole process group of the terminal: the trainer stops
 #    the run, and the helper (in a group of its own, ignoring SIGINT) is still
 #    there for on_train_end. setsid gives the trainer a group to signal whole.
+#    While it runs: the isolated library is mapped in the helper, not the trainer.
 setsid bash -c 'exec "$@"' sigint "$CLI" "${BASE[@]}" "${CB[@]}" --plugin_isolation isolated_faults \
   --output_dir "$WORK/sigint" --max_steps 100000 >"$WORK/sigint.out" 2>&1 &
 pid=$!
@@ -163,6 +165,10 @@ for _ in $(seq 1 1200); do
   kill -0 "$pid" 2>/dev/null || break
   sleep 0.1
 done
+# The isolated library is loaded in the helper only, never in the trainer.
+if grep -qF libtrainhook_isolated_faults "/proc/$pid/maps" 2>/dev/null; then
+  fail "sigint: the trainer (pid $pid) has the isolated library loaded"
+fi
 kill -INT -- "-$pid" 2>/dev/null
 for _ in $(seq 1 1200); do
   kill -0 "$pid" 2>/dev/null || break

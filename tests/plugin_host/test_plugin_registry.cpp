@@ -255,6 +255,52 @@ TEST_CASE("a library stays loaded until the last callback it made is destroyed")
   CHECK(host.logged("c_counter|2|events=1"));
 }
 
+// Whether the library file is mapped into this process (/proc/self/maps).
+bool mapped(const fs::path& file) {
+  std::ifstream maps("/proc/self/maps");
+  const std::string canonical = fs::canonical(file).string();
+  std::string line;
+  while (std::getline(maps, line))
+    if (line.size() >= canonical.size() &&
+        line.compare(line.size() - canonical.size(), canonical.size(), canonical) == 0)
+      return true;
+  return false;
+}
+
+TEST_CASE("scanning runs no plugin code here: a library is loaded when one of its callbacks is created") {
+  RecordingHost host;
+  const fs::path pack = kGood / plugin_file_name("test_pack");
+  PluginRegistry r(only({kGood}));
+  REQUIRE(r.has("pack_recorder"));
+  CHECK(r.library_of("pack_recorder") == fs::canonical(pack));
+  CHECK_THROWS_WITH_AS(r.library_of("no_such_cb"), doctest::Contains("unknown callback 'no_such_cb'"),
+                       PluginError);
+  if (!mapped(pack)) {  // another case of this process may have loaded it already
+    auto cb = r.create("pack_recorder", host, "{}");
+    CHECK(mapped(pack));
+  }
+}
+
+TEST_CASE("the registry cache: a second scan of unchanged files runs no scanner, and off scans every time") {
+  TempDir dir;
+  const std::string cache = (dir.path / "registry.json").string();
+  ::setenv("TRAINHOOK_REGISTRY_CACHE", cache.c_str(), 1);
+  {
+    PluginRegistry first(only({kGood}));
+    CHECK(first.scanned_count() == first.libraries().size());
+    CHECK(fs::exists(cache));
+    PluginRegistry second(only({kGood}));
+    CHECK(second.scanned_count() == 0);
+    CHECK(second.describe() == first.describe());
+  }
+  ::setenv("TRAINHOOK_REGISTRY_CACHE", "off", 1);
+  {
+    PluginRegistry r(only({kGood}));
+    CHECK(r.scanned_count() == r.libraries().size());
+  }
+  ::unsetenv("TRAINHOOK_REGISTRY_CACHE");
+}
+
 TEST_CASE("plugin commands run with arguments and return their exit code") {
   RecordingHost host;
   PluginRegistry r(only({kGood}));

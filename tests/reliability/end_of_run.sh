@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The end of a run against plugins that misbehave there (issue 22, "the final
-# model lost"): a plugin that hangs in on_train_end, one that calls exit(), and
+# model lost"): a plugin that hangs in on_train_end, one that calls exit() (exit 70), and
 # a SIGINT while one hangs. In each case the final model (model.pt,
 # model.safetensors) and train_results.json are on disk and the run ends:
 # --callback_end_timeout bounds the wait (exit 1, the callback named), a signal
@@ -83,13 +83,22 @@ elif final_files hang "$WORK/hang" && no_raw_output hang "$WORK/hang.out"; then
   echo "ok hang"
 fi
 
-# 2. A callback that calls exit() in on_train_end: the model was saved before.
+# 2. A callback that calls exit(3) in on_train_end: the model was saved
+# before; the run names it and exits 70 (a plugin's exit never passes for the
+# run's own status).
 timeout 120 "$CLI" "${BASE[@]}" --output_dir "$WORK/exit" --callbacks end_exit >"$WORK/exit.out" 2>&1
 rc=$?
+want="trainhook: fatal: callback 'end_exit' from $PLUGINS/libtrainhook_end_of_run.so called exit() while running on_train_end"
 if ((rc == 124)); then
   fail "exit: the run did not end within 120 s"
 elif ! grep -qF "end_exit: in on_train_end" "$WORK/exit.out"; then
   fail "exit: the plugin was not called at on_train_end (exit $rc):"
+  tail -5 "$WORK/exit.out"
+elif ((rc != 70)); then
+  fail "exit: exit $rc, expected 70"
+  tail -5 "$WORK/exit.out"
+elif ! grep -qF -- "$want" "$WORK/exit.out"; then
+  fail "exit: no line '$want':"
   tail -5 "$WORK/exit.out"
 elif final_files exit "$WORK/exit"; then
   echo "ok exit (exit code $rc)"

@@ -8,10 +8,12 @@
 #include <trainhook/data/data_files.hpp>
 #include <trainhook/distributed/launch_env.hpp>
 #include <trainhook/models/model_factory.hpp>
+#include <trainhook/plugin_host/plugin_exit_guard.hpp>
 #include <trainhook/trainer/checkpoint_dirs.hpp>
 #include <trainhook/trainer/device_placement.hpp>
 #include <trainhook/trainer/evaluate_only_model.hpp>
 #include <trainhook/trainer/label_metrics.hpp>
+#include <trainhook/trainer/output_dir_lock.hpp>
 #include <trainhook/trainer/reproducibility.hpp>
 #include <trainhook/trainer/resume_compatibility.hpp>
 #include <trainhook/trainer/signal_guard.hpp>
@@ -23,6 +25,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
+#include <memory>
 #include <stdexcept>
 #include <string>
 
@@ -31,9 +34,14 @@ namespace fs = std::filesystem;
 namespace trainhook::cli {
 namespace {
 
+// The lock file (output_dir_lock.hpp) does not count: this run made it, or
+// an earlier run left it.
 bool non_empty_dir(const fs::path& dir) {
   std::error_code ec;
-  return fs::is_directory(dir, ec) && fs::directory_iterator(dir, ec) != fs::directory_iterator();
+  if (!fs::is_directory(dir, ec)) return false;
+  for (auto it = fs::directory_iterator(dir, ec); !ec && it != fs::directory_iterator(); it.increment(ec))
+    if (it->path().filename() != kOutputDirLockFile) return true;
+  return false;
 }
 
 // Returns an error message, or "" when the combination of flags can run.
@@ -99,6 +107,19 @@ int train_command(const std::vector<std::string>& args, const std::string& progr
   if (targs.process_index != 0 && spdlog::get_level() < spdlog::level::warn)
     spdlog::set_level(spdlog::level::warn);
 
+  // One writer per output_dir: world rank 0 of a run that writes locks it
+  // before anything else looks into it (the resume detection below), and holds
+  // it until this command returns (the Trainer shares it).
+  std::shared_ptr<OutputDirLock> output_dir_lock;
+  if (targs.process_index == 0 && !output_dir_read_only(targs.do_train, targs.do_eval, targs.do_predict)) {
+    try {
+      output_dir_lock = OutputDirLock::acquire(targs.output_dir);
+    } catch (const std::runtime_error& e) {
+      std::fprintf(stderr, "trainhook train: error: %s\n", e.what());
+      return 1;
+    }
+  }
+
   // HF example scripts: a non-empty output_dir is an error unless told to
   // overwrite or resume; a checkpoint in it resumes training.
   if (targs.do_train && !targs.overwrite_output_dir && !targs.resume_from_checkpoint &&
@@ -118,6 +139,10 @@ int train_command(const std::vector<std::string>& args, const std::string& progr
     }
   }
 
+  // From here to the return, a plugin that calls exit() or quick_exit() ends
+  // the run with kPluginExitStatus and a message, not with its own status
+  // (declared before the Trainer: its plugins' destroy() is covered too).
+  PluginExitGuard plugin_exit_guard;
   set_seed(targs.seed, targs.full_determinism);
   const LoadedData data =
       load_data(parsed.data, static_cast<uint64_t>(targs.seed), real_valued_loss(parsed.model.loss));

@@ -9,8 +9,8 @@
 #include <cstdlib>
 #include <vector>
 
-#ifndef TRAINHOOK_LIBEXEC_REL_DIR
-#define TRAINHOOK_LIBEXEC_REL_DIR "libexec/trainhook"
+#ifndef TRAINHOOK_LIBEXEC_FROM_LIBDIR
+#define TRAINHOOK_LIBEXEC_FROM_LIBDIR "../libexec/trainhook"
 #endif
 
 namespace trainhook::detail {
@@ -21,9 +21,9 @@ fs::path helper_executable(const std::string& name) {
   if (const char* env = std::getenv("TRAINHOOK_LIBEXEC_DIR"); env != nullptr && *env != '\0')
     tried.push_back(fs::path(env) / name);
   std::error_code ec;
-  // This function's own library: libtrainhook_base.so in <prefix>/lib (or lib64).
+  // This function's own library: libtrainhook_base.so in the install's libdir.
   const fs::path lib_dir = boost::dll::this_line_location(ec).parent_path();
-  if (!ec) tried.push_back((lib_dir / ".." / TRAINHOOK_LIBEXEC_REL_DIR / name).lexically_normal());
+  if (!ec) tried.push_back((lib_dir / TRAINHOOK_LIBEXEC_FROM_LIBDIR / name).lexically_normal());
 #ifdef TRAINHOOK_BUILD_LIBEXEC_DIR
   tried.push_back(fs::path(TRAINHOOK_BUILD_LIBEXEC_DIR) / name);
 #endif

@@ -10,9 +10,9 @@
 namespace trainhook::detail {
 
 // The path of helper `name` (e.g. "trainhook-plugin-scanner"), looked up in:
-// $TRAINHOOK_LIBEXEC_DIR, <folder of libtrainhook_base>/../libexec/trainhook
-// (an installed prefix and the build tree alike), then the build tree this
-// library was compiled in. Throws PluginError naming every place tried.
+// $TRAINHOOK_LIBEXEC_DIR, <prefix>/libexec/trainhook seen from the folder of
+// libtrainhook_base (an installed prefix, wherever it was moved), then the
+// build tree this library was compiled in. Throws PluginError naming every place tried.
 std::filesystem::path helper_executable(const std::string& name);
 
 }  // namespace trainhook::detail

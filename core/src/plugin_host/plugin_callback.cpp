@@ -43,6 +43,7 @@ PluginCallback::PluginCallback(std::shared_ptr<const PluginLibrary> library, con
       info_(copy_info(info)),
       vtable_(info_.vtable),
       name_(info_.name != nullptr ? info_.name : ""),
+      scope_names_(plugin_call_names(library_->path.string(), name_)),
       host_(host, name_) {
   has_save_state_ = TH_HAS_FIELD(vtable_, th_callback_vtable, save_state) && vtable_->save_state != nullptr;
   has_load_state_ = TH_HAS_FIELD(vtable_, th_callback_vtable, load_state) && vtable_->load_state != nullptr;
@@ -50,8 +51,8 @@ PluginCallback::PluginCallback(std::shared_ptr<const PluginLibrary> library, con
   char err[kErrSize];
   err[0] = '\0';
   void* self = nullptr;
-  install_crash_handler();                                                 // issue 22
-  PluginCallScope scope(library_->path.c_str(), name_.c_str(), "create");  // named if it crashes
+  install_crash_handler();                                                    // issue 22
+  PluginCallScope scope(scope_names_.file, scope_names_.callback, "create");  // named if it crashes
   const th_status st =
       info_.create(host_.table(), config_json.empty() ? "{}" : config_json.c_str(), &self, err, sizeof err);
   err[kErrSize - 1] = '\0';
@@ -65,7 +66,7 @@ PluginCallback::PluginCallback(std::shared_ptr<const PluginLibrary> library, con
 }
 
 PluginCallback::~PluginCallback() {
-  PluginCallScope scope(library_->path.c_str(), name_.c_str(), "destroy");
+  PluginCallScope scope(scope_names_.file, scope_names_.callback, "destroy");
   if (self_ != nullptr) vtable_->destroy(self_);
   // table_ and library_ are released after this body: the instance is gone first.
 }
@@ -76,7 +77,7 @@ std::string PluginCallback::describe_failure(th_status status, const char* err) 
 }
 
 void PluginCallback::on_event(EventId event, const th_event_args& args) {
-  PluginCallScope scope(library_->path.c_str(), name_.c_str(), event_name(event));
+  PluginCallScope scope(scope_names_.file, scope_names_.callback, event_name(event));
   char err[kErrSize];
   err[0] = '\0';
   const th_status st = vtable_->on_event(self_, &args, err, sizeof err);
@@ -87,7 +88,7 @@ void PluginCallback::on_event(EventId event, const th_event_args& args) {
 
 std::optional<nlohmann::json> PluginCallback::save_state() {
   if (!has_save_state_) return std::nullopt;
-  PluginCallScope scope(library_->path.c_str(), name_.c_str(), "save_state");
+  PluginCallScope scope(scope_names_.file, scope_names_.callback, "save_state");
   std::vector<char> buf(4096);
   char err[kErrSize];
   // The two-call protocol of abi.h; a few retries cover state that grows in between.
@@ -119,7 +120,7 @@ std::optional<nlohmann::json> PluginCallback::save_state() {
 
 void PluginCallback::load_state(const nlohmann::json& state) {
   if (!has_load_state_) return;
-  PluginCallScope scope(library_->path.c_str(), name_.c_str(), "load_state");
+  PluginCallScope scope(scope_names_.file, scope_names_.callback, "load_state");
   const std::string text = state.dump();
   char err[kErrSize];
   err[0] = '\0';

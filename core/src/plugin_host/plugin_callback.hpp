@@ -6,6 +6,7 @@
 // library, so the library outlives every call into it.
 #pragma once
 
+#include "crash_handler.hpp"
 #include "host_table.hpp"
 #include "plugin_library.hpp"
 
@@ -45,7 +46,8 @@ class PluginCallback final : public InternalCallback {
   bool has_save_state_ = false;
   bool has_load_state_ = false;
   std::string name_;
-  HostTable host_;  // this instance's th_host table; outlives self_
+  PluginCallNames scope_names_;  // the file and name as PluginCallScope shows them (process lifetime)
+  HostTable host_;               // this instance's th_host table; outlives self_
   void* self_ = nullptr;
 };
 

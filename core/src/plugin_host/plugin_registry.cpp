@@ -4,11 +4,15 @@
 #include <trainhook/plugin_host/plugin_registry.hpp>
 #include <trainhook/strings.hpp>
 
+#include "helper_executable.hpp"
 #include "host_table.hpp"
 #include "plugin_callback.hpp"
 #include "plugin_file_checks.hpp"
 #include "plugin_library.hpp"
 #include "plugin_loader.hpp"
+#include "plugin_lock_file.hpp"
+#include "plugin_scan.hpp"
+#include "registry_cache.hpp"
 
 #include <trainhook/plugin_host/plugin_file_name.hpp>
 
@@ -20,6 +24,8 @@
 #include <algorithm>
 #include <cstdlib>
 #include <map>
+#include <mutex>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -60,23 +66,29 @@ struct PluginRegistry::Impl {
   PluginSearchOptions options;
   std::vector<std::pair<fs::path, std::string>> dirs;  // searched folder, where it came from
   std::vector<LibraryRecord> records;
-  struct CallbackEntry {
-    std::shared_ptr<const PluginLibrary> library;
-    const th_callback_info* info;
-  };
-  struct CommandEntry {
-    std::shared_ptr<const PluginLibrary> library;
-    const th_command_info* info;
+  std::vector<fs::path> open_paths;  // per record: the canonical file that is opened
+  // A name's provider: records[record], its callbacks[index] (or commands[index]).
+  struct Entry {
+    size_t record;
+    size_t index;
   };
   // In search order; the first library wins a name (duplicates are refused
   // unless allowed).
-  std::vector<std::pair<std::string, CallbackEntry>> callbacks;
-  std::vector<std::pair<std::string, CommandEntry>> commands;
+  std::vector<std::pair<std::string, Entry>> callbacks;
+  std::vector<std::pair<std::string, Entry>> commands;
+  // Libraries loaded into this process, on first use (create, run_command).
+  mutable std::mutex load_mu;
+  mutable std::map<size_t, std::shared_ptr<const PluginLibrary>> loaded;
+  size_t scanned = 0;  // libraries read by the scanner this time (not from the cache)
 
   void scan();
-  void scan_file(const fs::path& file, const std::string& folder_problem, std::set<fs::path>& seen);
-  void resolve_duplicates(const std::vector<std::shared_ptr<const PluginLibrary>>& loaded);
-  const CallbackEntry* find(const std::string& name) const;
+  void scan_file(const fs::path& file, size_t folder, const std::string& folder_problem,
+                 std::set<fs::path>& seen, detail::RegistryCache& cache,
+                 const std::optional<detail::PluginLockFile>& lock, fs::path& scanner);
+  void resolve_duplicates();
+  const Entry* find(const std::string& name) const;
+  const CallbackDescriptor& descriptor(const Entry& e) const { return records[e.record].callbacks[e.index]; }
+  std::shared_ptr<const PluginLibrary> library(size_t record) const;
   std::string unknown_name_message(const std::string& what, const std::string& name,
                                    const std::vector<std::string>& available) const;
 };
@@ -93,8 +105,10 @@ void PluginRegistry::Impl::scan() {
   }
   dirs.emplace_back(options.default_dir.empty() ? default_plugin_dir() : options.default_dir, "default");
 
-  std::set<fs::path> seen;  // canonical paths: a library found twice is loaded once
-  std::vector<std::shared_ptr<const PluginLibrary>> loaded;
+  auto cache = detail::RegistryCache::from_environment();
+  const auto lock = detail::PluginLockFile::from_environment();
+  fs::path scanner;         // located when the first library needs scanning
+  std::set<fs::path> seen;  // canonical paths: a library found twice is listed once
   for (size_t folder = 0; folder < dirs.size(); ++folder) {
     const auto& [dir, origin] = dirs[folder];
     std::error_code ec;
@@ -115,90 +129,126 @@ void PluginRegistry::Impl::scan() {
       if (!options.allow_unsafe_plugin_paths)
         folder_problem = detail::unsafe_path_reason(dir.parent_path().empty() ? "." : dir.parent_path());
     }
-    for (const auto& file : files) {
-      const fs::path canonical = fs::weakly_canonical(file, ec);
-      if (!seen.insert(ec ? file : canonical).second) continue;
-      LibraryRecord rec;
-      rec.path = file;
-      rec.folder = folder;
-      if (!folder_problem.empty()) {
-        rec.refused_reason =
-            "unsafe plugin path: " + folder_problem + " (pass --allow_unsafe_plugin_paths to load anyway)";
-      } else if (!options.allow_unsafe_plugin_paths) {
-        // The file itself, and where a symlink really points.
-        std::string problem = detail::unsafe_path_reason(file);
-        if (problem.empty() && canonical != file)
-          problem = detail::unsafe_path_reason(canonical.parent_path());
-        if (!problem.empty())
-          rec.refused_reason =
-              "unsafe plugin path: " + problem + " (pass --allow_unsafe_plugin_paths to load anyway)";
-      }
-      std::shared_ptr<const PluginLibrary> lib;
-      if (rec.refused_reason.empty()) lib = detail::load_plugin_library(ec ? file : canonical, rec);
-      if (lib) {
-        loaded.push_back(lib);
-        std::vector<std::string> names;
-        for (const auto& cb : rec.callbacks) names.push_back(cb.name);
-        for (const auto& c : rec.commands) names.push_back(c.name + " (command)");
-        spdlog::info("loaded plugin '{}' {} (ABI {}.{}) from {}: {}", rec.plugin_name, rec.plugin_version,
-                     rec.abi_major, rec.abi_minor, file.string(),
-                     names.empty() ? "(nothing exported)" : join(names));
-      } else {
-        spdlog::warn("refused plugin file {}: {}", file.string(), rec.refused_reason);
-      }
-      records.push_back(std::move(rec));
-    }
+    for (const auto& file : files) scan_file(file, folder, folder_problem, seen, cache, lock, scanner);
   }
-  resolve_duplicates(loaded);
+  cache.save();
+  resolve_duplicates();
 }
 
-void PluginRegistry::Impl::resolve_duplicates(
-    const std::vector<std::shared_ptr<const PluginLibrary>>& loaded) {
-  // The folder each loaded library came from: a library in an earlier folder
-  // overrides (a --plugin_dir or TRAINHOOK_PLUGIN_PATH folder comes before
-  // the default one); two in the same folder clash.
-  std::map<const PluginLibrary*, size_t> folder_of;
-  {
-    size_t i = 0;
-    for (const auto& rec : records)
-      if (rec.loaded) folder_of[loaded[i++].get()] = rec.folder;
+void PluginRegistry::Impl::scan_file(const fs::path& file, size_t folder, const std::string& folder_problem,
+                                     std::set<fs::path>& seen, detail::RegistryCache& cache,
+                                     const std::optional<detail::PluginLockFile>& lock, fs::path& scanner) {
+  std::error_code ec;
+  const fs::path canonical = fs::weakly_canonical(file, ec);
+  const fs::path opened = ec ? file : canonical;
+  if (!seen.insert(opened).second) return;
+  LibraryRecord rec;
+  rec.path = file;
+  rec.folder = folder;
+  if (!folder_problem.empty()) {
+    rec.refused_reason =
+        "unsafe plugin path: " + folder_problem + " (pass --allow_unsafe_plugin_paths to load anyway)";
+  } else if (!options.allow_unsafe_plugin_paths) {
+    // The file itself, and where a symlink really points.
+    std::string problem = detail::unsafe_path_reason(file);
+    if (problem.empty() && canonical != file) problem = detail::unsafe_path_reason(canonical.parent_path());
+    if (!problem.empty())
+      rec.refused_reason =
+          "unsafe plugin path: " + problem + " (pass --allow_unsafe_plugin_paths to load anyway)";
   }
+  if (rec.refused_reason.empty() && lock) rec.refused_reason = lock->refusal(opened);
+  bool from_cache = false;
+  if (rec.refused_reason.empty()) {
+    // Read by the scanner process, or remembered from an earlier scan of the
+    // same unchanged file: no code of the library runs in this process.
+    const auto key = detail::library_file_key(opened);
+    std::optional<LibraryRecord> cached = key ? cache.lookup(*key) : std::nullopt;
+    if (cached) {
+      from_cache = true;
+      cached->path = rec.path;
+      cached->folder = rec.folder;
+      rec = std::move(*cached);
+    } else {
+      if (scanner.empty()) scanner = detail::helper_executable("trainhook-plugin-scanner");
+      detail::scan_in_helper(scanner, opened, detail::scan_time_limit(), rec);
+      ++scanned;
+      // A loader failure (a missing dependency) depends on this process's
+      // environment, not only on the file: it is not remembered.
+      if (key && rec.refused_reason.rfind("cannot be loaded: ", 0) != 0) cache.store(*key, rec);
+    }
+  }
+  if (rec.loaded) {
+    std::vector<std::string> names;
+    for (const auto& cb : rec.callbacks) names.push_back(cb.name);
+    for (const auto& c : rec.commands) names.push_back(c.name + " (command)");
+    const auto level = from_cache ? spdlog::level::debug : spdlog::level::info;
+    spdlog::log(level, "{} plugin '{}' {} (ABI {}.{}) in {}: {}", from_cache ? "registry cache:" : "scanned",
+                rec.plugin_name, rec.plugin_version, rec.abi_major, rec.abi_minor, file.string(),
+                names.empty() ? "(nothing exported)" : join(names));
+  } else {
+    spdlog::warn("refused plugin file {}: {}{}", file.string(), rec.refused_reason,
+                 from_cache ? " (remembered in the registry cache until the file changes)" : "");
+  }
+  records.push_back(std::move(rec));
+  open_paths.push_back(opened);
+}
+
+std::shared_ptr<const PluginLibrary> PluginRegistry::Impl::library(size_t record) const {
+  std::lock_guard<std::mutex> lock(load_mu);
+  if (auto it = loaded.find(record); it != loaded.end()) return it->second;
+  const LibraryRecord& scanned_rec = records[record];
+  LibraryRecord now;
+  now.path = scanned_rec.path;
+  auto lib = detail::load_plugin_library(open_paths[record], now);
+  if (!lib)
+    throw PluginError("plugin file " + scanned_rec.path.string() +
+                      " was accepted when scanned but cannot be loaded now: " + now.refused_reason);
+  spdlog::info("loaded plugin '{}' {} (ABI {}.{}) from {}", now.plugin_name, now.plugin_version,
+               now.abi_major, now.abi_minor, scanned_rec.path.string());
+  loaded.emplace(record, lib);
+  return lib;
+}
+
+void PluginRegistry::Impl::resolve_duplicates() {
+  // A library in an earlier folder overrides (a --plugin_dir or
+  // TRAINHOOK_PLUGIN_PATH folder comes before the default one); two in the
+  // same folder clash.
   std::vector<std::string> clashes;
   // Records the earlier library `winner` taking `what` from `rec`.
-  auto shadow = [&](const std::shared_ptr<const PluginLibrary>& winner, LibraryRecord& rec,
-                    const std::string& what, fs::path& shadowed_by, bool& overridden) {
-    shadowed_by = winner->path;
-    overridden = folder_of[winner.get()] < rec.folder;
+  auto shadow = [&](size_t winner, LibraryRecord& rec, const std::string& what, fs::path& shadowed_by,
+                    bool& overridden) {
+    shadowed_by = records[winner].path;
+    overridden = records[winner].folder < rec.folder;
     if (overridden) {
       spdlog::info("{} from {} overrides the one in {} (found later in the plugin search path)", what,
-                   winner->path.string(), rec.path.string());
+                   records[winner].path.string(), rec.path.string());
     } else {
-      clashes.push_back(what + " is exported by both " + winner->path.string() + " and " + rec.path.string());
+      clashes.push_back(what + " is exported by both " + records[winner].path.string() + " and " +
+                        rec.path.string());
     }
   };
-  size_t lib_index = 0;
-  for (auto& rec : records) {
+  for (size_t r = 0; r < records.size(); ++r) {
+    LibraryRecord& rec = records[r];
     if (!rec.loaded) continue;
-    const auto& lib = loaded[lib_index++];
-    for (uint32_t i = 0; i < lib->info->callback_count; ++i) {
-      const th_callback_info* cb = lib->info->callbacks[i];
-      const auto* first = find(cb->name);
+    for (size_t i = 0; i < rec.callbacks.size(); ++i) {
+      const std::string& name = rec.callbacks[i].name;
+      const Entry* first = find(name);
       if (first == nullptr) {
-        callbacks.push_back({cb->name, {lib, cb}});
+        callbacks.push_back({name, {r, i}});
         continue;
       }
-      shadow(first->library, rec, "callback '" + std::string(cb->name) + "'", rec.callbacks[i].shadowed_by,
+      shadow(first->record, rec, "callback '" + name + "'", rec.callbacks[i].shadowed_by,
              rec.callbacks[i].overridden);
     }
-    for (uint32_t i = 0; i < lib->info->command_count; ++i) {  // the copy has 0 when absent
-      const th_command_info* c = lib->info->commands[i];
+    for (size_t i = 0; i < rec.commands.size(); ++i) {
+      const std::string& name = rec.commands[i].name;
       auto it =
-          std::find_if(commands.begin(), commands.end(), [&](const auto& e) { return e.first == c->name; });
+          std::find_if(commands.begin(), commands.end(), [&](const auto& e) { return e.first == name; });
       if (it == commands.end()) {
-        commands.push_back({c->name, {lib, c}});
+        commands.push_back({name, {r, i}});
         continue;
       }
-      shadow(it->second.library, rec, "command '" + std::string(c->name) + "'", rec.commands[i].shadowed_by,
+      shadow(it->second.record, rec, "command '" + name + "'", rec.commands[i].shadowed_by,
              rec.commands[i].overridden);
     }
   }
@@ -211,7 +261,7 @@ void PluginRegistry::Impl::resolve_duplicates(
   for (const auto& c : clashes) spdlog::warn("{}; using the first one in search order", c);
 }
 
-const PluginRegistry::Impl::CallbackEntry* PluginRegistry::Impl::find(const std::string& name) const {
+const PluginRegistry::Impl::Entry* PluginRegistry::Impl::find(const std::string& name) const {
   for (const auto& [n, e] : callbacks)
     if (n == name) return &e;
   return nullptr;
@@ -253,7 +303,7 @@ std::vector<std::string> PluginRegistry::searched_dirs() const {
 std::vector<std::string> PluginRegistry::available(int32_t kind) const {
   std::vector<std::string> out;
   for (const auto& [name, e] : impl_->callbacks)
-    if (e.info->kind == kind) out.push_back(name);
+    if (impl_->descriptor(e).kind == kind) out.push_back(name);
   return out;
 }
 
@@ -279,7 +329,7 @@ std::vector<std::string> PluginRegistry::resolve_report_to(const std::vector<std
     const auto* e = impl_->find(name);
     if (e == nullptr)
       throw PluginError("report_to: " + impl_->unknown_name_message("integration", name, integrations));
-    if (e->info->kind != TH_KIND_INTEGRATION)
+    if (impl_->descriptor(*e).kind != TH_KIND_INTEGRATION)
       throw PluginError("report_to: '" + name +
                         "' is a callback, not an integration; enable it with --callbacks " + name);
     add(name);
@@ -304,7 +354,12 @@ std::unique_ptr<detail::InternalCallback> PluginRegistry::create(const std::stri
     for (const auto& [n, entry] : impl_->callbacks) all.push_back(n);
     throw PluginError(impl_->unknown_name_message("callback", callback_name, all));
   }
-  return std::make_unique<detail::PluginCallback>(e->library, *e->info, host, config_json);
+  auto library = impl_->library(e->record);
+  const th_callback_info* info = detail::find_callback(*library, callback_name);
+  if (info == nullptr)
+    throw PluginError("plugin file " + impl_->records[e->record].path.string() +
+                      " no longer exports callback '" + callback_name + "' (it did when scanned)");
+  return std::make_unique<detail::PluginCallback>(std::move(library), *info, host, config_json);
 }
 
 fs::path PluginRegistry::library_of(const std::string& callback_name) const {
@@ -314,8 +369,10 @@ fs::path PluginRegistry::library_of(const std::string& callback_name) const {
     for (const auto& [n, entry] : impl_->callbacks) all.push_back(n);
     throw PluginError(impl_->unknown_name_message("callback", callback_name, all));
   }
-  return e->library->path;
+  return impl_->open_paths[e->record];
 }
+
+size_t PluginRegistry::scanned_count() const noexcept { return impl_->scanned; }
 
 std::vector<std::string> PluginRegistry::command_names() const {
   std::vector<std::string> out;
@@ -335,7 +392,13 @@ int PluginRegistry::run_command(const std::string& name, const std::vector<std::
                          [&](const auto& c) { return c.first == name; });
   if (it == impl_->commands.end())
     throw PluginError(impl_->unknown_name_message("command", name, command_names()));
-  const Impl::CommandEntry& cmd = it->second;
+  const auto library = impl_->library(it->second.record);
+  const th_command_info* info = nullptr;
+  for (uint32_t i = 0; i < library->commands.size(); ++i)
+    if (name == library->command_ptrs[i]->name) info = library->command_ptrs[i];
+  if (info == nullptr)
+    throw PluginError("plugin file " + library->path.string() + " no longer exports command '" + name +
+                      "' (it did when scanned)");
   detail::HostTable bridge(host, name);
   std::vector<const char*> argv;
   for (const auto& a : args) argv.push_back(a.c_str());
@@ -343,11 +406,11 @@ int PluginRegistry::run_command(const std::string& name, const std::vector<std::
   int32_t exit_code = 0;
   char err[kErrSize];
   err[0] = '\0';
-  const th_status st = cmd.info->run(bridge.table(), static_cast<int32_t>(args.size()), argv.data(),
-                                     &exit_code, err, sizeof err);
+  const th_status st =
+      info->run(bridge.table(), static_cast<int32_t>(args.size()), argv.data(), &exit_code, err, sizeof err);
   err[kErrSize - 1] = '\0';
   if (st != TH_OK)
-    throw PluginError("command '" + name + "' (" + cmd.library->path.string() + ") failed: " +
+    throw PluginError("command '" + name + "' (" + library->path.string() + ") failed: " +
                       (err[0] != '\0' ? err : "no message") + " [status " + std::to_string(st) + "]");
   return exit_code;
 }

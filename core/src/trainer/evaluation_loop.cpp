@@ -3,6 +3,7 @@
 // speed metrics.
 #include "trainer_impl.hpp"
 
+#include <trainhook/plugin_host/plugin_exit_guard.hpp>
 #include <trainhook/trainer/optimizer_factory.hpp>
 #include <trainhook/trainer/training_loss.hpp>
 
@@ -162,6 +163,7 @@ PredictionOutput Trainer::Impl::predict(const std::shared_ptr<TensorDataset>& da
 
 Metrics Trainer::predict_metrics(std::shared_ptr<TensorDataset> dataset, const std::string& prefix,
                                  const std::optional<fs::path>& predictions_file) {
+  PluginExitGuard plugin_exit_guard;  // as in Trainer::predict
   const auto output = impl_->predict(dataset, prefix);
   if (predictions_file && impl_->world_zero() && output.predictions.defined())
     write_predictions(output, *predictions_file);

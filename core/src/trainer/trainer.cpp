@@ -5,6 +5,7 @@
 #include <trainhook/args/argument_parser.hpp>
 #include <trainhook/args/plugin_config_sections.hpp>
 #include <trainhook/args/secret_masking.hpp>
+#include <trainhook/plugin_host/plugin_exit_guard.hpp>
 #include <trainhook/trainer/reproducibility.hpp>
 
 #include <spdlog/spdlog.h>
@@ -95,6 +96,10 @@ Trainer::Impl::Impl(std::shared_ptr<Model> model_in, TrainingArguments args_in,
   // when no group is given); it fixes this process's rank in `args`.
   data_parallel =
       distributed::make_data_parallel(args, model->module(), data_parallel_options(options, model.get()));
+  // Before the callbacks are made (they may write into output_dir) and before
+  // anything of output_dir is read; `trainhook train` took it already (shared).
+  if (args.process_index == 0 && !output_dir_read_only(args.do_train, args.do_eval, args.do_predict))
+    output_dir_lock = OutputDirLock::acquire(args.output_dir);
   set_seed(args.seed, args.full_determinism);
   fill_rank_state();
   for (const auto& p : model->module().parameters()) parameter_count += p.numel();
@@ -146,13 +151,21 @@ Trainer::Trainer(std::shared_ptr<Model> model, TrainingArguments args,
 
 Trainer::~Trainer() = default;
 
-TrainOutput Trainer::train(std::optional<std::string> resume) { return impl_->train(std::move(resume)); }
+// A plugin that calls exit() in these calls ends the process with
+// kPluginExitStatus and a message (plugin_exit_guard.hpp); the embedder's own
+// exit() between them is left alone.
+TrainOutput Trainer::train(std::optional<std::string> resume) {
+  PluginExitGuard plugin_exit_guard;
+  return impl_->train(std::move(resume));
+}
 
 Metrics Trainer::evaluate(std::shared_ptr<TensorDataset> dataset, const std::string& prefix) {
+  PluginExitGuard plugin_exit_guard;
   return impl_->evaluate(dataset, prefix);
 }
 
 PredictionOutput Trainer::predict(std::shared_ptr<TensorDataset> dataset, const std::string& prefix) {
+  PluginExitGuard plugin_exit_guard;
   return impl_->predict(dataset, prefix);
 }
 

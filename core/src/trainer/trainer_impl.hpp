@@ -19,6 +19,7 @@
 #include <trainhook/trainer/grad_scaler.hpp>
 #include <trainhook/trainer/lr_schedule.hpp>
 #include <trainhook/trainer/memory_metrics.hpp>
+#include <trainhook/trainer/output_dir_lock.hpp>
 #include <trainhook/trainer/trainer.hpp>
 #include <trainhook/trainer/trainer_services.hpp>
 
@@ -113,6 +114,10 @@ struct Trainer::Impl {
   void write_training_args() const;
 
   TrainingArguments args;
+  // World rank 0's lock on output_dir (output_dir_lock.hpp), taken in the
+  // constructor unless the arguments only evaluate or predict; declared early
+  // so it is released after the callbacks (which may write there when destroyed).
+  std::shared_ptr<OutputDirLock> output_dir_lock;
   // True while train() runs: the callback list may not change then (callback_list.cpp).
   bool in_train = false;
   double step_learning_rate = 0;  // the rate of the last optimizer step (logged as learning_rate)

@@ -1,7 +1,10 @@
-// Discovers plugin libraries (file names as in plugin_file_name.hpp), checks
-// them without running their code (the ELF pre-check: format, machine, type,
-// entry symbol), loads them with Boost.DLL, negotiates the ABI, and creates
-// callback instances. No LibTorch here.
+// Discovers plugin libraries (file names as in plugin_file_name.hpp) and
+// learns what each exports without running its code in this process: a helper
+// process (trainhook-plugin-scanner) loads each library that the registry
+// cache does not already know (plugin_scan.hpp, registry_cache.hpp), so a
+// library that crashes, hangs or exits while loading is recorded as refused
+// and harms nobody. A library is loaded into this process only when a run
+// creates one of its callbacks or runs one of its commands. No LibTorch here.
 //
 // Lifetime: each created callback holds a shared reference to its library, so
 // a library is unloaded only after every callback it made is destroyed.
@@ -61,8 +64,8 @@ struct CommandDescriptor {
 
 struct LibraryRecord {
   std::filesystem::path path;
-  size_t folder = 0;  // index of the folder it was found in, in searched_dirs()
-  bool loaded = false;
+  size_t folder = 0;           // index of the folder it was found in, in searched_dirs()
+  bool loaded = false;         // accepted by the scan (not: mapped into this process; that is on demand)
   std::string refused_reason;  // set when !loaded
   std::string plugin_name;
   std::string plugin_version;
@@ -74,7 +77,8 @@ struct LibraryRecord {
 
 class PluginRegistry {
  public:
-  // Scans the search path. Refused files are recorded, not thrown; a name
+  // Scans the search path (see the top of this file; TRAINHOOK_PLUGIN_LOCK
+  // pins the allowed files). Refused files are recorded, not thrown; a name
   // exported twice in one folder throws PluginError naming both libraries
   // unless allowed (across folders the earlier one overrides).
   explicit PluginRegistry(const PluginSearchOptions& options);
@@ -95,13 +99,18 @@ class PluginRegistry {
   // `callbacks`: names of any kind; same errors.
   void check_callbacks(const std::vector<std::string>& names) const;
 
-  // Creates an instance; `host` must outlive it. config_json is its section of
-  // plugin_config ("{}" when none). Throws PluginError with the plugin's message.
+  // The library file (canonical path) that provides `callback_name`, for a
+  // host that runs it in another process. Throws PluginError for an unknown name.
+  std::filesystem::path library_of(const std::string& callback_name) const;
+  // How many libraries this scan read with the scanner (the rest came from
+  // the registry cache).
+  size_t scanned_count() const noexcept;
+
+  // Loads the callback's library into this process on first use (only enabled
+  // callbacks' libraries are ever loaded) and creates an instance; `host` must outlive it. config_json is its
+  // section of plugin_config ("{}" when none). Throws PluginError with the plugin's message.
   std::unique_ptr<detail::InternalCallback> create(const std::string& callback_name, HostServices& host,
                                                    const std::string& config_json) const;
-  // The library file that exports `callback_name` (for running it in a helper
-  // process). Throws PluginError for an unknown name.
-  std::filesystem::path library_of(const std::string& callback_name) const;
 
   // Human-readable listing for `trainhook plugins`.
   std::string describe() const;

@@ -5,15 +5,14 @@
 // folder checks it too. No LibTorch here; OpenSSL's libcrypto hashes.
 #pragma once
 
+#include <trainhook/common/sha256sum.hpp>  // sha256_of_file
+
 #include <filesystem>
 #include <string>
 
 namespace trainhook {
 
 inline constexpr const char* kCheckpointManifestFile = "checkpoint.sha256";
-
-// Hex SHA-256 of a file's bytes; throws std::runtime_error naming the file.
-std::string sha256_of_file(const std::filesystem::path& file);
 
 // Lists every regular file under `dir` (sub-folders included, the manifest
 // excluded) with its hash, written atomically as dir/checkpoint.sha256.

@@ -1,0 +1,180 @@
+#include "plugin_scan.hpp"
+
+#include "library_record_json.hpp"
+
+#include <trainhook/common/errors.hpp>
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+extern char** environ;
+
+namespace trainhook::detail {
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+constexpr int kResultFd = 3;  // scanner_main.cpp writes its JSON there
+constexpr size_t kOutputTail = 2000;
+
+std::string signal_text(int sig) {
+  const char* abbrev = ::sigabbrev_np(sig);
+  return abbrev != nullptr ? "SIG" + std::string(abbrev) : "signal " + std::to_string(sig);
+}
+
+// Both ends close-on-exec; the child's ends are dup2'ed to fixed numbers.
+struct Pipe {
+  int read = -1;
+  int write = -1;
+  Pipe() {
+    int fds[2];
+    if (::pipe2(fds, O_CLOEXEC) != 0)
+      throw PluginError(std::string("cannot create a pipe for the plugin scanner: ") + std::strerror(errno));
+    read = fds[0];
+    write = fds[1];
+  }
+  ~Pipe() {
+    close_read();
+    close_write();
+  }
+  void close_read() {
+    if (read >= 0) ::close(read);
+    read = -1;
+  }
+  void close_write() {
+    if (write >= 0) ::close(write);
+    write = -1;
+  }
+};
+
+// Reads what is available on fd into out; false at end of file.
+bool drain(int fd, std::string& out) {
+  char buf[4096];
+  const ssize_t n = ::read(fd, buf, sizeof buf);
+  if (n < 0) return errno == EINTR || errno == EAGAIN;
+  if (n == 0) return false;
+  out.append(buf, static_cast<size_t>(n));
+  return true;
+}
+
+std::string tail_of(const std::string& output) {
+  std::string t = output.size() > kOutputTail ? output.substr(output.size() - kOutputTail) : output;
+  while (!t.empty() && (t.back() == '\n' || t.back() == '\r')) t.pop_back();
+  return t.empty() ? "" : " (its output: " + t + ")";
+}
+
+}  // namespace
+
+std::chrono::milliseconds scan_time_limit() {
+  if (const char* env = std::getenv("TRAINHOOK_PLUGIN_SCAN_TIMEOUT"); env != nullptr && *env != '\0') {
+    char* end = nullptr;
+    const double s = std::strtod(env, &end);
+    if (end == env || *end != '\0' || !std::isfinite(s) || s <= 0 || s > 3600)
+      throw PluginError(std::string("TRAINHOOK_PLUGIN_SCAN_TIMEOUT is '") + env +
+                        "': expected seconds, a number above 0 and at most 3600");
+    return std::chrono::milliseconds(static_cast<int64_t>(s * 1000));
+  }
+  return std::chrono::seconds(10);
+}
+
+void scan_in_helper(const fs::path& scanner, const fs::path& file, std::chrono::milliseconds limit,
+                    LibraryRecord& rec) {
+  Pipe result;
+  Pipe output;
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, output.write, STDOUT_FILENO);
+  posix_spawn_file_actions_adddup2(&actions, output.write, STDERR_FILENO);
+  posix_spawn_file_actions_adddup2(&actions, result.write, kResultFd);
+  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  // Signals the caller ignores or handles stay at their defaults in the scanner.
+  sigset_t defaults;
+  sigemptyset(&defaults);
+  for (int sig : {SIGINT, SIGTERM, SIGPIPE, SIGSEGV, SIGABRT, SIGBUS, SIGFPE, SIGILL, SIGCHLD})
+    sigaddset(&defaults, sig);
+  sigset_t none;
+  sigemptyset(&none);
+  posix_spawnattr_setsigdefault(&attr, &defaults);
+  posix_spawnattr_setsigmask(&attr, &none);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
+  const std::string scanner_s = scanner.string();
+  const std::string file_s = file.string();
+  char* const argv[] = {const_cast<char*>(scanner_s.c_str()), const_cast<char*>(file_s.c_str()), nullptr};
+  pid_t pid = -1;
+  const int rc = ::posix_spawn(&pid, scanner_s.c_str(), &actions, &attr, argv, environ);
+  posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attr);
+  if (rc != 0) throw PluginError("cannot start the plugin scanner " + scanner_s + ": " + std::strerror(rc));
+  result.close_write();
+  output.close_write();
+
+  std::string json;
+  std::string printed;
+  bool result_open = true;
+  bool output_open = true;
+  bool timed_out = false;
+  const auto deadline = Clock::now() + limit;
+  while (result_open || output_open) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+    if (left <= 0) {
+      timed_out = true;
+      break;
+    }
+    pollfd fds[2] = {{result_open ? result.read : -1, POLLIN, 0},
+                     {output_open ? output.read : -1, POLLIN, 0}};
+    const int n = ::poll(fds, 2, static_cast<int>(left));
+    if (n < 0 && errno != EINTR)
+      throw PluginError(std::string("waiting for the plugin scanner: ") + std::strerror(errno));
+    if (n <= 0) continue;
+    if (result_open && (fds[0].revents & (POLLIN | POLLHUP | POLLERR)) != 0)
+      result_open = drain(result.read, json);
+    if (output_open && (fds[1].revents & (POLLIN | POLLHUP | POLLERR)) != 0)
+      output_open = drain(output.read, printed);
+  }
+  // Both pipes closed: the scanner (and anything the library forked that kept
+  // them) is done. Reap it; a hang is killed first.
+  if (timed_out) ::kill(pid, SIGKILL);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  rec.loaded = false;
+  const std::string seconds =
+      std::to_string(limit.count() / 1000) +
+      (limit.count() % 1000 != 0 ? "." + std::to_string(limit.count() % 1000 / 100) : "");
+  if (timed_out) {
+    rec.refused_reason =
+        "did not answer within " + seconds +
+        " s while loading (the scanner was killed; TRAINHOOK_PLUGIN_SCAN_TIMEOUT sets the limit)" +
+        tail_of(printed);
+    return;
+  }
+  if (WIFSIGNALED(status)) {
+    rec.refused_reason = "killed by " + signal_text(WTERMSIG(status)) + " while loading" + tail_of(printed);
+    return;
+  }
+  const int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  if (code != 0 || json.empty()) {
+    rec.refused_reason = "exited with status " + std::to_string(code) + " while loading" + tail_of(printed);
+    return;
+  }
+  try {
+    record_from_json(nlohmann::json::parse(json), rec);
+  } catch (const std::exception& e) {
+    rec.loaded = false;
+    rec.refused_reason = std::string("the scanner's answer could not be read: ") + e.what();
+  }
+}
+
+}  // namespace trainhook::detail

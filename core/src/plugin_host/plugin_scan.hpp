@@ -1,0 +1,22 @@
+// Reads one plugin library's metadata in a helper process
+// (trainhook-plugin-scanner): the library's constructors and entry point run
+// there, so one that crashes, hangs or exits is recorded as refused with the
+// reason, and the caller goes on.
+#pragma once
+
+#include <trainhook/plugin_host/plugin_registry.hpp>
+
+#include <chrono>
+#include <filesystem>
+
+namespace trainhook::detail {
+
+// The time limit for one library: TRAINHOOK_PLUGIN_SCAN_TIMEOUT seconds, default 10.
+std::chrono::milliseconds scan_time_limit();
+
+// Fills rec (loaded, or refused_reason) for `file`; never throws for what the
+// library does. Throws PluginError when the scanner itself cannot be started.
+void scan_in_helper(const std::filesystem::path& scanner, const std::filesystem::path& file,
+                    std::chrono::milliseconds limit, LibraryRecord& rec);
+
+}  // namespace trainhook::detail

@@ -1,0 +1,53 @@
+// trainhook-plugin-scanner FILE: loads one plugin library in this short-lived
+// process and writes what it exports (library_record_json.hpp) to fd 3, one
+// JSON document. The registry starts it for each library it has not seen (as
+// GStreamer's registry starts gst-plugin-scanner), so a library that crashes,
+// hangs or exits while loading takes down this process, never the caller.
+// Whatever the library prints goes to stdout/stderr, which the caller keeps
+// apart from the result.
+#include "../library_record_json.hpp"
+#include "../plugin_loader.hpp"
+
+#include <unistd.h>
+#include <cerrno>
+#include <cstdio>
+#include <string>
+
+namespace {
+
+constexpr int kResultFd = 3;
+
+bool write_all(int fd, const std::string& text) {
+  size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    done += static_cast<size_t>(n);
+  }
+  return true;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    std::fprintf(stderr, "usage: trainhook-plugin-scanner FILE (the result goes to fd %d)\n", kResultFd);
+    return 2;
+  }
+  trainhook::LibraryRecord rec;
+  rec.path = argv[1];
+  std::string text;
+  try {
+    const auto library = trainhook::detail::load_plugin_library(rec.path, rec);
+    text = trainhook::detail::record_to_json(rec).dump();
+  } catch (const std::exception& e) {
+    rec.loaded = false;
+    rec.refused_reason = std::string("the scanner failed while reading it: ") + e.what();
+    text = trainhook::detail::record_to_json(rec).dump();
+  }
+  const bool ok = write_all(kResultFd, text);
+  // _exit: the library stays mapped and its destructors and atexit handlers do
+  // not run; the caller judges the library by what it did while loading.
+  ::_exit(ok ? 0 : 3);
+}

@@ -1,0 +1,116 @@
+// OutputDirLock: one writer per output_dir. Another holder is simulated by a
+// flock on a second descriptor of the lock file (which conflicts with any
+// other descriptor, also in the same process).
+#include <trainhook/trainer/output_dir_lock.hpp>
+
+#include <doctest/doctest.h>
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+#include <fstream>
+#include <sstream>
+
+using namespace trainhook;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct TempDir {
+  TempDir() {
+    std::string templ = (fs::temp_directory_path() / "th_lock_XXXXXX").string();
+    path = ::mkdtemp(templ.data());
+  }
+  ~TempDir() { fs::remove_all(path); }
+  fs::path path;
+};
+
+std::string read_file(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// Another holder: a locked descriptor with its own host and PID text.
+struct OtherHolder {
+  explicit OtherHolder(const fs::path& file, const std::string& text) {
+    fd = ::open(file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    REQUIRE(fd >= 0);
+    REQUIRE(::flock(fd, LOCK_EX | LOCK_NB) == 0);
+    REQUIRE(::ftruncate(fd, 0) == 0);
+    REQUIRE(::pwrite(fd, text.data(), text.size(), 0) == static_cast<ssize_t>(text.size()));
+  }
+  ~OtherHolder() { ::close(fd); }
+  int fd = -1;
+};
+
+bool lockable(const fs::path& file) {
+  const int fd = ::open(file.c_str(), O_RDWR | O_CLOEXEC);
+  if (fd < 0) return false;
+  const bool ok = ::flock(fd, LOCK_EX | LOCK_NB) == 0;
+  ::close(fd);
+  return ok;
+}
+
+}  // namespace
+
+TEST_CASE("the lock creates output_dir and names this host and process") {
+  TempDir tmp;
+  const fs::path out = tmp.path / "a" / "out";
+  auto lock = OutputDirLock::acquire(out);
+  REQUIRE(lock);
+  CHECK(lock->file() == out / kOutputDirLockFile);
+  const std::string text = read_file(out / kOutputDirLockFile);
+  CHECK(text.rfind("host ", 0) == 0);
+  CHECK(text.find("\npid " + std::to_string(::getpid()) + "\n") != std::string::npos);
+  CHECK_FALSE(lockable(lock->file()));  // held
+  lock.reset();
+  CHECK(lockable(out / kOutputDirLockFile));    // released by the last holder
+  CHECK(fs::exists(out / kOutputDirLockFile));  // the file stays (see the header)
+}
+
+TEST_CASE("a second acquire in the same process shares the lock") {
+  TempDir tmp;
+  auto first = OutputDirLock::acquire(tmp.path);
+  auto second = OutputDirLock::acquire(tmp.path / "." / "");
+  CHECK(first.get() == second.get());
+  first.reset();
+  CHECK_FALSE(lockable(tmp.path / kOutputDirLockFile));  // `second` still holds it
+  second.reset();
+  CHECK(lockable(tmp.path / kOutputDirLockFile));
+}
+
+TEST_CASE("another holder is refused, naming its host and PID") {
+  TempDir tmp;
+  {
+    OtherHolder other(tmp.path / kOutputDirLockFile, "host node-7\npid 4242\n");
+    try {
+      (void)OutputDirLock::acquire(tmp.path);
+      FAIL("acquired a held lock");
+    } catch (const OutputDirBusy& e) {
+      const std::string what = e.what();
+      CHECK(what.find("output_dir " + tmp.path.string() +
+                      " is in use by another run (host node-7, PID 4242") != std::string::npos);
+    }
+  }
+  // The holder is gone (as when killed): the next run takes the folder.
+  auto lock = OutputDirLock::acquire(tmp.path);
+  CHECK(read_file(lock->file()).find("pid " + std::to_string(::getpid())) != std::string::npos);
+}
+
+TEST_CASE("a holder that has not written its name yet") {
+  TempDir tmp;
+  OtherHolder other(tmp.path / kOutputDirLockFile, "");
+  CHECK_THROWS_WITH_AS((void)OutputDirLock::acquire(tmp.path),
+                       doctest::Contains("a process that has not written its host and PID yet"),
+                       OutputDirBusy);
+}
+
+TEST_CASE("only runs that train take the lock") {
+  CHECK(output_dir_read_only(false, true, false));
+  CHECK(output_dir_read_only(false, false, true));
+  CHECK_FALSE(output_dir_read_only(true, true, true));
+  // An embedder that sets no task flag writes (train() is a writer).
+  CHECK_FALSE(output_dir_read_only(false, false, false));
+}
