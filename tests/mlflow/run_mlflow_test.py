@@ -190,28 +190,31 @@ def _same_number(a, b):
     return a == b or (math.isnan(a) and math.isnan(b)) or abs(a - b) <= 1e-9 * max(abs(a), abs(b))
 
 
-def cli(opts, work, server):
+def cli(opts, work, server, isolated=False):
     """`trainhook train --report_to mlflow` (the plugin found in the CLI's default
     plugin folder) against the real server; everything the trainer recorded
     must be on the server: run name and status, the training arguments as
     params, every log_history value at its step exactly once, every
-    checkpoint file byte for byte."""
+    checkpoint file byte for byte. isolated: the same with the integration in
+    its own process (--plugin_isolation mlflow), which must deliver the same."""
+    tag = "-isolated" if isolated else ""
+    experiment, run_name = "th-cli" + tag, "cli-mlflow-run" + tag
     data = os.path.join(work, "cli_train.csv")
     rnd = random.Random(11)
     with open(data, "w") as f:
         for _ in range(128):
             a, b = rnd.uniform(-1, 1), rnd.uniform(-1, 1)
             f.write("%.4f,%.4f,%d\n" % (a, b, int(a + b > 0)))
-    out = os.path.join(work, "cli_out")
-    env = clean_env(MLFLOW_TRACKING_URI=server.url, MLFLOW_EXPERIMENT_NAME="th-cli", HF_MLFLOW_LOG_ARTIFACTS="1")
+    out = os.path.join(work, "cli_out" + tag)
+    env = clean_env(MLFLOW_TRACKING_URI=server.url, MLFLOW_EXPERIMENT_NAME=experiment, HF_MLFLOW_LOG_ARTIFACTS="1")
     args = [opts.cli, "train", "--train_file", data, "--validation_file", data, "--do_train", "--output_dir", out,
             "--per_device_train_batch_size", "16", "--max_steps", "12", "--logging_steps", "2",
             "--eval_strategy", "steps", "--eval_steps", "4", "--save_steps", "4", "--disable_tqdm", "true",
-            "--seed", "3", "--hidden_size", "16", "--learning_rate", "0.003", "--run_name", "cli-mlflow-run",
-            "--report_to", "mlflow"]
+            "--seed", "3", "--hidden_size", "16", "--learning_rate", "0.003", "--run_name", run_name,
+            "--report_to", "mlflow"] + (["--plugin_isolation", "mlflow"] if isolated else [])
     p = subprocess.run(args, env=env, capture_output=True, text=True, timeout=300)
     print(p.stderr[-2500:], flush=True)
-    check(p.returncode == 0, f"trainhook train --report_to mlflow succeeded (rc={p.returncode})")
+    check(p.returncode == 0, f"trainhook train --report_to mlflow{' isolated' if isolated else ''} succeeded (rc={p.returncode})")
     check("FINISHED" in p.stderr + p.stdout and "not delivered" not in p.stderr,
           "the plugin reported the run FINISHED with everything delivered")
     if p.returncode != 0:
@@ -221,7 +224,7 @@ def cli(opts, work, server):
     with open(os.path.join(out, "training_args.json")) as f:
         training_args = json.load(f)
 
-    runs = server.runs("th-cli")
+    runs = server.runs(experiment)
     check(len(runs) == 1, f"one run in the experiment ({len(runs)})")
     if not runs:
         return
@@ -229,7 +232,7 @@ def cli(opts, work, server):
     run_id = info["run_id"]
     tags = {t["key"]: t["value"] for t in data_.get("tags", [])}
     params = {p_["key"]: p_["value"] for p_ in data_.get("params", [])}
-    check(info.get("run_name") == "cli-mlflow-run" and tags.get("mlflow.runName") == "cli-mlflow-run",
+    check(info.get("run_name") == run_name and tags.get("mlflow.runName") == run_name,
           "run name is the trainer's --run_name")
     check(info["status"] == "FINISHED" and int(info.get("end_time") or 0) >= int(info["start_time"]),
           f"run FINISHED with an end_time ({info['status']}, start {info['start_time']}, end {info.get('end_time')})")
@@ -512,6 +515,7 @@ def main():
                     integration(opts, work, server)
                 if opts.cli:
                     cli(opts, work, server)
+                    cli(opts, work, server, isolated=True)
                     secrets(opts, work, server)
             finally:
                 server.stop()
