@@ -225,6 +225,34 @@ class Suite:
                    note=cpu("trivial") + " (wall time is judged; CPU time shows the cost without the machine's load)"),
         ]
 
+    def isolation(self, peers):
+        """An isolated callback's cost per event (bench_isolation), and the
+        logging integrations isolated vs in process (bench_all_plugins --isolate all)."""
+        exe = self.exe("bin", "bench_isolation")
+        if not exe:
+            return self.missing("isolated callback per event", "bench_isolation is not built")
+        text = self.run("isolation", [exe, "--repeats", "3" if self.quick else "5"], env=self.clean_env())
+        num = lambda label: _first_number(text, label)  # noqa: E731
+        src = "bench/isolation (wall time, median)"
+        self.figures += [
+            Figure("isolated callback: one on_step_end", num("isolated,   on_step_end:"), "us", 20, source=src),
+            Figure("isolated callback: one on_log with 10 values", num("isolated,   on_log with 10 values:"), "us",
+                   20, source=src),
+        ]
+        exe = self.exe("bin", "bench_all_plugins")
+        if not exe:
+            return self.missing("integrations isolated / in process", "bench_all_plugins is not built")
+        out = os.path.join(self.out, "all_plugins_isolated.json")
+        _remove(out)
+        args = [exe, "--model", "mlp", "--repeats", "3" if self.quick else "5", "--steps",
+                "100" if self.quick else "200", "--save_steps", "50", "--isolate", "all",
+                "--plugin_config", json.dumps(PLUGIN_CONFIG), "--json", out]
+        self.run("all_plugins_isolated", args, env=self.clean_env(peers.env()), timeout=300)
+        r = _load(out)
+        self.raw["all_plugins_isolated"] = r
+        self.figures.append(Figure("trainer, integrations isolated / in process (MLP)", r and r["ratio"], "x", 1.05,
+                                   source="bench/all_plugins --isolate all"))
+
     def peak_rss(self, peers):
         exe = self.exe("bin", "bench_peak_rss")
         if not exe:
@@ -394,6 +422,15 @@ def _ratio(a, b):
     return a / b if a is not None and b else None
 
 
+def _first_number(text, label):
+    """The number after `label` on its line of a benchmark's output, or None."""
+    for line in (text or "").splitlines():
+        if label in line:
+            m = re.search(r"(-?[0-9]+(?:\.[0-9]+)?)", line.split(label, 1)[1])
+            return float(m.group(1)) if m else None
+    return None
+
+
 def _load(path):
     try:
         with open(path) as f:
@@ -459,14 +496,14 @@ def main():
                     "stable on a shared machine, where spinning OpenMP workers mostly measure the load")
     ap.add_argument("--only", default="", help="comma-separated subset: trainer_overhead, all_plugins, "
                     "dispatch, plugin_load, peak_rss, tensorboard, mlflow, ddp, torchscript, model_access, "
-                    "hf_trainer")
+                    "isolation, hf_trainer")
     opts = ap.parse_args()
     build = os.path.abspath(opts.build)
     out_dir = os.path.join(build, "bench")
     suite = Suite(build, out_dir, opts.quick, opts.threads)
     only = set(filter(None, opts.only.split(",")))
     known = {"trainer_overhead", "all_plugins", "dispatch", "plugin_load", "peak_rss", "tensorboard", "mlflow",
-             "ddp", "torchscript", "model_access", "hf_trainer"}
+             "ddp", "torchscript", "model_access", "isolation", "hf_trainer"}
     if only - known:
         ap.error(f"--only: unknown {', '.join(sorted(only - known))} (expected some of {', '.join(sorted(known))})")
     want = lambda n: not only or n in only  # noqa: E731
@@ -492,10 +529,12 @@ def main():
             suite.torchscript()
         if want("hf_trainer"):
             suite.hf_trainer()
-        if want("all_plugins") or want("peak_rss"):
+        if want("all_plugins") or want("peak_rss") or want("isolation"):
             with Peers(work) as peers:
                 if want("all_plugins"):
                     suite.all_plugins(peers)
+                if want("isolation"):
+                    suite.isolation(peers)
                 if want("peak_rss"):
                     suite.peak_rss(peers)
         if want("mlflow"):
