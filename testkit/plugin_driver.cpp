@@ -42,6 +42,22 @@ FakeHost::FakeHost() {
   table_.model_description = [](void* c) { return static_cast<FakeHost*>(c)->model_description.c_str(); };
   table_.set_resume_checkpoint = &FakeHost::resume_fn;
   table_.run_name = [](void* c) { return static_cast<FakeHost*>(c)->run_name.c_str(); };
+  table_.set_critical = [](void* c) { static_cast<FakeHost*>(c)->critical = true; };
+  table_.end_requested = &FakeHost::end_requested_fn;
+}
+
+void FakeHost::play_abi_minor(uint32_t minor) {
+  table_.abi_minor = minor;
+  table_.struct_size = minor == 0   ? static_cast<uint32_t>(TH_STRUCT_SIZE(th_host, run_name))
+                       : minor == 1 ? static_cast<uint32_t>(TH_STRUCT_SIZE(th_host, set_critical))
+                                    : TH_HOST_STRUCT_SIZE;
+}
+
+int32_t FakeHost::end_requested_fn(void* ctx) {
+  auto* h = static_cast<FakeHost*>(ctx);
+  std::lock_guard<std::mutex> lock(h->mu_);
+  ++h->end_requested_calls;
+  return h->end_now;
 }
 
 void FakeHost::log_fn(void* ctx, int32_t level, const char* message) {
@@ -93,7 +109,7 @@ std::string FakeHost::all_logs() {
   return s;
 }
 
-Library::Library(const std::string& path) : path_(path) {
+Library::Library(const std::string& path, uint32_t host_abi_minor) : path_(path) {
   handle_ = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (handle_ == nullptr) throw std::runtime_error("cannot load " + path + ": " + ::dlerror());
   auto entry = reinterpret_cast<th_plugin_entry_fn>(::dlsym(handle_, TRAINHOOK_ENTRY_SYMBOL));
@@ -101,12 +117,18 @@ Library::Library(const std::string& path) : path_(path) {
     ::dlclose(handle_);
     throw std::runtime_error(path + " has no entry symbol " TRAINHOOK_ENTRY_SYMBOL);
   }
-  const th_host_info host{TH_HOST_INFO_STRUCT_SIZE, TRAINHOOK_ABI_VERSION_MAJOR, TRAINHOOK_ABI_VERSION_MINOR,
-                          "testkit"};
+  const th_host_info host{TH_HOST_INFO_STRUCT_SIZE, TRAINHOOK_ABI_VERSION_MAJOR, host_abi_minor, "testkit"};
   char err[1024] = {0};
   if (entry(&host, &info_, err, sizeof err) != TH_OK || info_ == nullptr) {
     ::dlclose(handle_);
     throw std::runtime_error(path + ": entry " TRAINHOOK_ENTRY_SYMBOL " failed: " + err);
+  }
+  if (info_->abi_minor > host_abi_minor) {
+    const std::string plugin_abi = std::to_string(info_->abi_major) + "." + std::to_string(info_->abi_minor);
+    ::dlclose(handle_);
+    throw std::runtime_error(path + ": the plugin was built for ABI " + plugin_abi +
+                             ", newer than this host's ABI " + std::to_string(TRAINHOOK_ABI_VERSION_MAJOR) +
+                             "." + std::to_string(host_abi_minor));
   }
 }
 

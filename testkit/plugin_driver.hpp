@@ -48,6 +48,15 @@ class FakeHost {
   // Declares a smaller table, as a host built against an older abi.h would:
   // the plugin must not read the fields past `struct_size`.
   void set_struct_size(uint32_t struct_size) noexcept { table_.struct_size = struct_size; }
+  // Plays a host of ABI 1.<minor> (0, 1 or 2): th_host.abi_minor and a table
+  // cut to the end of that minor's last field. The fields past the cut stay
+  // filled, so a plugin that reads one anyway is seen (end_requested_calls).
+  void play_abi_minor(uint32_t minor);
+
+  // 1.1 set_critical and 1.2 end_requested: what a plugin asked or polled.
+  bool critical = false;
+  int32_t end_now = 0;  // end_requested's answer
+  int end_requested_calls = 0;
 
   // Log messages at `min_level` or above containing `needle`.
   size_t count_logs(int32_t min_level, const std::string& needle);
@@ -62,6 +71,7 @@ class FakeHost {
   static void log_fn(void* ctx, int32_t level, const char* message);
   static void stop_fn(void* ctx, const char* reason);
   static th_status resume_fn(void* ctx, const char* path, char* err, size_t err_size);
+  static int32_t end_requested_fn(void* ctx);
 
   th_host table_{};
   std::mutex mu_;
@@ -75,10 +85,12 @@ struct CallError : std::runtime_error {
 
 // A loaded library; stays loaded until destroyed (destroy instances first).
 // Throws std::runtime_error naming the file when it cannot be loaded, has no
-// entry symbol or its entry fails.
+// entry symbol or its entry fails. The entry is told the host speaks ABI
+// 1.<host_abi_minor>, and a library that answers a newer minor is refused as
+// the trainer's loader refuses it (core/src/plugin_host/plugin_loader.cpp).
 class Library {
  public:
-  explicit Library(const std::string& path);
+  explicit Library(const std::string& path, uint32_t host_abi_minor = TRAINHOOK_ABI_VERSION_MINOR);
   ~Library();
   Library(const Library&) = delete;
   Library& operator=(const Library&) = delete;

@@ -4,10 +4,20 @@
  * logged "loss" is NaN, infinite, or above max_loss (plugin_config
  * loss_guard.max_loss, default 1e6), as a user would want before wasting the
  * rest of a run; it says why through the host's logger. Built and run by
- * tests/sdk (test_c_example.cpp), which drives it through the C ABI.
+ * tests/sdk (test_c_example.cpp), which drives it through the C ABI, and
+ * built with its CMakeLists.txt against an installed SDK only
+ * (tests/sdk/sdk_only_package_test.sh).
  *
- * Build it alone: cc -std=c11 -shared -fPIC -fvisibility=hidden -I<sdk>/include \
- *                    loss_guard.c -o libtrainhook_loss_guard.so */
+ * Build it with CMake (CMakeLists.txt next to this file), or alone:
+ *   cc -std=c11 -shared -fPIC -fvisibility=hidden -I<prefix>/include \
+ *      -I<prefix>/include/trainhook/third_party loss_guard.c -o libtrainhook_loss_guard.so
+ * (the second folder holds the DLPack header the SDK ships, which abi.h includes). */
+
+/* It uses nothing newer than ABI 1.0 (th_host.log, th_values, th_control), so it
+ * declares that a 1.0 host is enough: one binary loads on every 1.x host. */
+#ifndef TRAINHOOK_ABI_MIN_MINOR
+#define TRAINHOOK_ABI_MIN_MINOR 0
+#endif
 #include <trainhook/abi.h>
 
 #include <math.h>
@@ -32,8 +42,10 @@ static void host_log(const th_host* host, int32_t level, const char* msg) {
 
 /* The one setting, read from this callback's plugin_config section (a JSON
  * object). A real plugin would use a JSON parser; a number after the key is
- * all this one needs. Values given on the command line arrive as strings
- * ("max_loss": "5"), so a quote before the number is skipped. */
+ * all this one needs. A value given on the command line that parses as JSON
+ * arrives as JSON (--plugin_config loss_guard.max_loss=5 gives "max_loss": 5),
+ * anything else as a string; a config file may hold "5" too, so a quote before
+ * the number is skipped. */
 static int read_max_loss(const char* config_json, double* out, char* err, size_t err_size) {
   const char* p = config_json != NULL ? strstr(config_json, "\"max_loss\"") : NULL;
   char* end = NULL;
@@ -107,7 +119,7 @@ static const th_callback_info* const callbacks[] = {&callback};
 
 static const th_plugin_info info = {TH_PLUGIN_INFO_STRUCT_SIZE,
                                     TRAINHOOK_ABI_VERSION_MAJOR,
-                                    TRAINHOOK_ABI_VERSION_MINOR,
+                                    TRAINHOOK_ABI_MIN_MINOR, /* the oldest host minor it needs */
                                     "loss_guard",
                                     "1.0.0",
                                     1,

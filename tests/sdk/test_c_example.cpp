@@ -48,3 +48,25 @@ TEST_CASE("the C example refuses a bad max_loss with a message naming the key") 
   CHECK(std::string(e.what()).find("plugin_config loss_guard.max_loss must be a number > 0") !=
         std::string::npos);
 }
+
+TEST_CASE("the C example reads max_loss as the JSON number --plugin_config loss_guard.max_loss=5 gives") {
+  testkit::Library lib(kLibrary);
+  testkit::FakeHost host;
+  testkit::Instance cb(lib.callback("loss_guard"), host, R"({"max_loss": 5})");
+  testkit::Run run;
+  testkit::Values high{{"loss", 6.0}};
+  cb.fire(TH_EVENT_LOG, run, high.view());
+  CHECK(run.control.should_training_stop == 1);
+}
+
+TEST_CASE("the C example declares ABI 1.0 as enough and loads on a 1.0 host") {
+  testkit::Library lib(kLibrary, 0);
+  CHECK(lib.info().abi_minor == 0);
+  testkit::FakeHost host;
+  host.play_abi_minor(0);
+  testkit::Instance cb(lib.callback("loss_guard"), host, "{}");
+  testkit::Run run;
+  testkit::Values nan{{"loss", std::numeric_limits<double>::quiet_NaN()}};
+  cb.fire(TH_EVENT_LOG, run, nan.view());
+  CHECK(run.control.should_training_stop == 1);
+}

@@ -1,10 +1,11 @@
 /*
- * Trainhook plugin ABI, version 1.1 (what each minor added: sdk/CHANGELOG.md).
+ * Trainhook plugin ABI, version 1.2 (what each minor added: sdk/CHANGELOG.md).
  *
  * Pure C (C11 and C++17). This header is the only contract between the trainer
  * (the host) and a plugin library. It depends on nothing but the C standard
- * library and DLPack's dlpack/dlpack.h (the standard C tensor struct, since 1.1), so a plugin built once
- * keeps loading when the trainer is rebuilt against another LibTorch.
+ * library and DLPack's dlpack/dlpack.h (the standard C tensor struct, since 1.1;
+ * the SDK ships it: trainhook/third_party/dlpack), so a plugin built once keeps
+ * loading when the trainer is rebuilt against another LibTorch.
  *
  * Rules that keep the ABI stable for years:
  *  - Every struct that crosses starts with `uint32_t struct_size`, set by whoever
@@ -45,6 +46,22 @@ extern "C" {
 
 #define TRAINHOOK_ABI_VERSION_MAJOR 1
 #define TRAINHOOK_ABI_VERSION_MINOR 2
+
+/* The oldest host minor a plugin needs (1.<TRAINHOOK_ABI_MIN_MINOR>), which is
+ * what it answers in th_plugin_info.abi_minor: a host of that minor or newer
+ * loads it. Not defined by the plugin: this header's own minor (a plugin is
+ * stamped with the minor it was compiled against, as before the macro existed).
+ * A plugin that targets older hosts defines it before including this header
+ * (or with -DTRAINHOOK_ABI_MIN_MINOR=1; CMake: trainhook_add_plugin(...
+ * ABI_MIN_MINOR 1)) and then reads every th_host / th_event_args field newer
+ * than that minor only after TH_HAS_FIELD (plugin.hpp's C++ layer does). A
+ * macro, not a struct field: no struct changes, so no minor bump. */
+#ifndef TRAINHOOK_ABI_MIN_MINOR
+#define TRAINHOOK_ABI_MIN_MINOR TRAINHOOK_ABI_VERSION_MINOR
+#endif
+#if TRAINHOOK_ABI_MIN_MINOR > TRAINHOOK_ABI_VERSION_MINOR || TRAINHOOK_ABI_MIN_MINOR < 0
+#error "TRAINHOOK_ABI_MIN_MINOR must be between 0 and TRAINHOOK_ABI_VERSION_MINOR"
+#endif
 
 /* The one symbol a plugin library exports, spelled once: TRAINHOOK_ENTRY_NAME is
  * the identifier (used by the SDK's TRAINHOOK_PLUGIN and by C plugins to define
@@ -293,8 +310,13 @@ typedef struct th_host {
    * in every checkpoint and restored on resume. Set it the same on every rank. */
   th_status (*set_lr_factor)(void* ctx, double factor, char* err, size_t err_size);
   double (*lr_factor)(void* ctx);
-  /* Add `name` = `value` to the next log record (log_history and every report_to
-   * integration, like the trainer's own). Finite values, names of printable
+  /* Add `name` = `value` to the next log record built after the call
+   * (log_history and every report_to integration, like the trainer's own).
+   * Called at a step's events up to STEP_END (or at EVALUATE_BEGIN and
+   * PREDICTION_STEP), it lands in that step's (or that evaluation's) record, the
+   * one LOG then carries; called from LOG itself (the record is already built),
+   * EVALUATE or SAVE, it lands one record late, in the next one. A value still
+   * pending when the run logs nothing more is dropped. Finite values, names of printable
    * characters that are not the trainer's own keys (loss, learning_rate, ...).
    * The record of world process zero is the one kept: add values that are
    * already the same on every rank. Training thread only. */
@@ -367,8 +389,8 @@ typedef struct th_command_info {
 typedef struct th_plugin_info {
   uint32_t struct_size;
   uint32_t abi_major; /* TRAINHOOK_ABI_VERSION_MAJOR the plugin was built with */
-  uint32_t abi_minor;
-  const char* name; /* the library's name, e.g. "tensorboard" */
+  uint32_t abi_minor; /* the oldest host minor it needs: TRAINHOOK_ABI_MIN_MINOR */
+  const char* name;   /* the library's name, e.g. "tensorboard" */
   const char* version;
   uint32_t callback_count;
   /* Arrays of POINTERS (static storage in the library): the host never strides

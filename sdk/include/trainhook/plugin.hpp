@@ -186,6 +186,11 @@ class Host {
     char err[1024] = {0};
     if (h_->set_resume_checkpoint(h_->ctx, path.c_str(), err, sizeof err) != TH_OK) throw ConfigError(err);
   }
+  // The minor of the ABI the host speaks (0 without a host). A plugin built with
+  // TRAINHOOK_ABI_MIN_MINOR below this SDK's minor may run on such a host: every
+  // method here checks with TH_HAS_FIELD that the host's table has what it calls.
+  uint32_t abi_minor() const noexcept { return h_ != nullptr ? h_->abi_minor : 0; }
+
   // ---- 1.1 (each throws std::invalid_argument with the host's message when refused) ----
   // True when the host offers the model services (a 1.1 host with a model).
   bool has_model_access() const noexcept {
@@ -224,6 +229,8 @@ class Host {
     need(has_model_access());
     return h_->lr_factor(h_->ctx);
   }
+  // Into the next log record built after the call: this step's when called up to
+  // on_step_end, one record late from on_log / on_evaluate / on_save (abi.h).
   void add_metric(const std::string& name, double value) const {
     need(has_model_access());
     char err[1024] = {0};
@@ -537,7 +544,7 @@ inline std::pair<const th_command_info* const*, uint32_t> trainhook_plugin_comma
         trainhook_plugin_commands_(0);                                                                     \
     static const th_plugin_info trainhook_info_ = {TH_PLUGIN_INFO_STRUCT_SIZE,                             \
                                                    TRAINHOOK_ABI_VERSION_MAJOR,                            \
-                                                   TRAINHOOK_ABI_VERSION_MINOR,                            \
+                                                   TRAINHOOK_ABI_MIN_MINOR,                                \
                                                    lib_name,                                               \
                                                    lib_version,                                            \
                                                    static_cast<uint32_t>(trainhook_callback_ptrs_.size()), \
