@@ -52,7 +52,7 @@ static th_status on_event(void* self, const th_event_args* args, char* err, size
       why[0] = '\0';
       const th_status st =
           f->host->tensors(f->host->ctx, TH_TENSORS_PARAMETERS, TH_ACCESS_READ, &list, why, sizeof why);
-      snprintf(line, sizeof line, "isolated_faults: tensors -> status %d: %s", (int)st, why);
+      snprintf(line, sizeof line, "isolated_faults: tensors -> status %d: %.400s", (int)st, why);
       say(f, line);
     }
     if (step == f->save_step) {
