@@ -6,26 +6,7 @@
 # and the plugin files) and exits 70; the checkpoints already written stay
 # complete. Nothing waits on timing: `timeout` only catches a run that hangs.
 # usage: plugin_exit.sh <trainhook binary> <work dir> <folder of run_faults_plugin>
-set -uo pipefail
-CLI="$1"
-WORK="$2"
-PLUGINS="$3"
-rm -rf "$WORK"
-mkdir -p "$WORK"
-failures=0
-fail() {
-  echo "FAIL $*"
-  failures=$((failures + 1))
-}
-
-python3 - "$WORK" <<'PY'
-import random, sys
-r = random.Random(5)
-with open(f"{sys.argv[1]}/train.csv", "w") as f:
-    for _ in range(32):
-        a, b = r.uniform(-1, 1), r.uniform(-1, 1)
-        f.write(f"{a:.4f},{b:.4f},{int(a + b > 0)}\n")
-PY
+source "$(dirname "${BASH_SOURCE[0]}")/cli_case_setup.sh"
 BASE=(train --train_file "$WORK/train.csv" --per_device_train_batch_size 8 --hidden_size 8 --disable_tqdm true
   --do_train --max_steps 20 --save_steps 2 --logging_steps 1 --plugin_dir "$PLUGINS")
 LIB="$PLUGINS/libtrainhook_run_faults.so"
