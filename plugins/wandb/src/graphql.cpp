@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <limits>
 
 namespace trainhook::wandb {
 
@@ -53,8 +54,21 @@ std::string opt_string(const json& j, const char* key) {
 int64_t count_of(const json& j, const char* key) {
   auto it = j.find(key);
   if (it == j.end() || it->is_null()) return 0;
+  // A count beyond int64 (or NaN, or a double past 2^63) is refused rather than
+  // converted: the conversion would be undefined behaviour.
+  constexpr double kLimit = 9.2e18;
+  if (it->is_number_unsigned()) {
+    if (it->get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
+      throw GraphqlError(std::string(key) + " in the server's answer is out of range: " + it->dump());
+    return static_cast<int64_t>(it->get<uint64_t>());
+  }
   if (it->is_number_integer()) return std::max<int64_t>(0, it->get<int64_t>());
-  if (it->is_number()) return std::max<int64_t>(0, static_cast<int64_t>(it->get<double>()));
+  if (it->is_number()) {
+    const double d = it->get<double>();
+    if (!(d < kLimit))  // NaN and +inf fail this too
+      throw GraphqlError(std::string(key) + " in the server's answer is out of range: " + it->dump());
+    return d > 0 ? static_cast<int64_t>(d) : 0;
+  }
   throw GraphqlError(std::string(key) + " in the server's answer is not a number: " + it->dump());
 }
 
