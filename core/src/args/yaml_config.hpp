@@ -1,5 +1,5 @@
 // Private to the argument parser: a YAML --config file as JSON, read with
-// yaml-cpp (Debian libyaml-cpp-dev; issue 14: we no longer keep our own parser).
+// yaml-cpp (Debian libyaml-cpp-dev; one well-kept parser instead of our own).
 //
 // Full YAML syntax: block and flow collections, lists of mappings, comments,
 // quoted and block scalars (| >), anchors and aliases (& *), merge keys (<<).

@@ -1,5 +1,5 @@
 // CallbackHandler::pop and listed_names: the list side of HF's
-// pop_callback/remove_callback and callback list (owned by issue 24; the
+// pop_callback/remove_callback and callback list (the
 // handler's dispatch lives in callback_handler.cpp). Internal callbacks (the
 // trainer's own machinery, Listing::internal) are neither listed nor popped.
 #include <trainhook/callbacks/callback_handler.hpp>

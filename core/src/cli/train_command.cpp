@@ -125,7 +125,7 @@ int train_command(const std::vector<std::string>& args, const std::string& progr
   if (targs.do_train && !targs.overwrite_output_dir && !targs.resume_from_checkpoint &&
       non_empty_dir(targs.output_dir)) {
     if (const auto last = latest_checkpoint(targs.output_dir)) {
-      check_resume_compatibility(*last, targs, /*found_automatically=*/true);  // issue 22: another run's?
+      check_resume_compatibility(*last, targs, /*found_automatically=*/true);  // another run's?
       spdlog::info(
           "checkpoint detected, resuming training at {} (use --overwrite_output_dir to train from scratch)",
           last->string());
@@ -152,7 +152,7 @@ int train_command(const std::vector<std::string>& args, const std::string& progr
   options.compute_metrics = label_metrics;
   options.gradient_reduction = parsed.model.ddp_gradient_reduction;          // --ddp_gradient_reduction
   options.model_config_json = model_config_json(parsed.model, parsed.data);  // config.json, checked on resume
-  // issue 22: the final model and train results are saved before on_train_end
+  // the final model and train results are saved before on_train_end
   // (HF's scripts: after train() returns), so a plugin that hangs or exits
   // there cannot lose them.
   Trainer* trainer_ptr = nullptr;
@@ -168,7 +168,7 @@ int train_command(const std::vector<std::string>& args, const std::string& progr
   Trainer trainer(model, targs, data.train, data.validation, std::move(options));
   trainer_ptr = &trainer;
 
-  // issue 22: the first SIGINT/SIGTERM finishes the step, saves a checkpoint and stops.
+  // the first SIGINT/SIGTERM finishes the step, saves a checkpoint and stops.
   SignalGuard signals;
   if (targs.do_train) {
     trainer.train();
@@ -188,7 +188,7 @@ int train_command(const std::vector<std::string>& args, const std::string& progr
       return 128 + sig;
     }
   } else {
-    trainer.load_model(evaluate_only_model(targs));  // issue 22: never a fresh model
+    trainer.load_model(evaluate_only_model(targs));  // never a fresh model
   }
   if (targs.do_eval) {
     Metrics metrics = trainer.evaluate();

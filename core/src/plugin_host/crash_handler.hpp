@@ -1,6 +1,6 @@
 // A crash inside plugin code (SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT) names
 // the plugin file, the callback and the event being run before the process
-// dies of the signal as before (issue 22; GStreamer's registry does the same
+// dies of the signal as before (GStreamer's registry does the same
 // around plugin code). The same scopes name a plugin that calls exit() or
 // quick_exit() while a PluginExitGuard is armed (plugin_exit_guard.hpp).
 // Private to plugin_host; owned by the reliability work.

@@ -51,7 +51,7 @@ PluginCallback::PluginCallback(std::shared_ptr<const PluginLibrary> library, con
   char err[kErrSize];
   err[0] = '\0';
   void* self = nullptr;
-  install_crash_handler();                                                    // issue 22
+  install_crash_handler();  // a crash in create() is named like one in an event
   PluginCallScope scope(scope_names_.file, scope_names_.callback, "create");  // named if it crashes
   const th_status st =
       info_.create(host_.table(), config_json.empty() ? "{}" : config_json.c_str(), &self, err, sizeof err);

@@ -1,5 +1,5 @@
 // Trainer::add_callback / pop_callback / remove_callback: HF's callback list
-// management on the C++ Trainer (issue 24). The list itself is the
+// management on the C++ Trainer. The list itself is the
 // CallbackHandler's (callbacks/callback_list.cpp takes entries out of it).
 #include "trainer_impl.hpp"
 

@@ -43,7 +43,7 @@ std::string shape_text(const torch::Tensor& t) {
 
 // LibTorch's Module::load replaces a parameter of another shape silently
 // (Tensor::set_), so a size-16 checkpoint loaded into a size-32 model trains
-// the old size (issue 22). Every parameter and buffer is compared first.
+// the old size. Every parameter and buffer is compared first.
 void compare_shapes(const torch::nn::Module& module, torch::serialize::InputArchive& archive,
                     const std::string& prefix, std::vector<std::string>& differences) {
   for (const auto& p : module.named_parameters(/*recurse=*/false)) {
@@ -208,7 +208,7 @@ void write_checkpoint_files(const fs::path& dir, const CheckpointContents& c) {
   // Last: its presence marks a complete checkpoint for resume and rotation.
   save_trainer_state(*c.state, dir / kTrainerStateFile);
   done(dir / kTrainerStateFile);
-  write_checkpoint_manifest(dir);  // checked on load (issue 22)
+  write_checkpoint_manifest(dir);  // checked on load
 }
 
 void load_checkpoint_weights(const fs::path& dir, torch::nn::Module& module,

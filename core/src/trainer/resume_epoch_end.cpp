@@ -4,7 +4,7 @@
 // epoch-end evaluation of eval_strategy epoch never happened (HF's
 // get_last_checkpoint resume loses it too). Here the resumed run runs that
 // epoch end first: on_epoch_end, then what the callbacks ask for (the
-// evaluation). Owned by rel-core (issue 22).
+// evaluation).
 #include "trainer_impl.hpp"
 
 #include <spdlog/spdlog.h>

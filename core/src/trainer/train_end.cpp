@@ -1,4 +1,4 @@
-// The end of train() (issue 22, "the final model lost"): the final model and
+// The end of train(): the final model and
 // the train results are saved before on_train_end (TrainerOptions::
 // before_train_end), and on_train_end runs with a bound on each callback
 // (--callback_end_timeout), so a plugin that hangs, runs over or calls exit()

@@ -48,7 +48,7 @@ TrainOutput Trainer::Impl::train(std::optional<std::string> resume_arg) {
   const auto start_time = std::chrono::steady_clock::now();
   services->train_begins();
   fire(TH_EVENT_TRAIN_BEGIN);
-  if (start.epoch_end_pending) run_pending_epoch_end();  // issue 22: its evaluation is not lost
+  if (start.epoch_end_pending) run_pending_epoch_end();  // its evaluation is not lost
   for (int64_t epoch = start.epoch; epoch < plan.num_epochs; ++epoch) {
     // Only the first epoch run skips batches and restores the RNG.
     run_epoch(plan, epoch, epoch == start.epoch ? start : StartPoint{epoch, 0, std::nullopt});
@@ -241,7 +241,7 @@ TrainOutput Trainer::Impl::finish_training(const TrainingPlan& plan, int64_t sta
     }
   }
   TrainOutput output{state.global_step, train_loss, metrics};
-  end_training(output);  // issue 22: the final save first, then a bounded on_train_end
+  end_training(output);  // the final save first, then a bounded on_train_end
   return output;
 }
 

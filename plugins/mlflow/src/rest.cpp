@@ -47,7 +47,7 @@ RestResult MlflowRest::call(HttpRequest request) {
     } catch (const std::exception&) {
       r.json = nullptr;
       // A proxy's login page or another service answering 200: say so once
-      // (issue 22: no warning at all before).
+      // (there was no warning at all before).
       if (on_not_json_ && !warned_not_json_) {
         warned_not_json_ = true;
         on_not_json_("mlflow: the server answered " + request.method + " " + request.url + " with HTTP " +

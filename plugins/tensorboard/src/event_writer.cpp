@@ -57,7 +57,7 @@ EventFileDelivery::EventFileDelivery(std::filesystem::path file, size_t queue_ca
   // when kWakeAt records are waiting or every flush interval, so an enqueue
   // never wakes it per record. The mark and the batch are small and fixed, not
   // a share of the capacity: a fast loop then never lets the queue grow toward
-  // the capacity (peak RSS flat in the run's length, issue 14); the capacity
+  // the capacity (peak RSS flat in the run's length); the capacity
   // only bounds a writer that cannot keep up. Nothing is retried here: a write
   // error is final (see append).
   worker_options_.capacity = std::max<size_t>(1, queue_capacity);

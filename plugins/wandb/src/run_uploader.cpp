@@ -212,7 +212,7 @@ support::BatchResult RunUploader::connect(support::WorkerContext& ctx) {
     }
     StreamOptions so;
     so.max_request_bytes = settings_.max_request_bytes();
-    // The memory bound (issue 14): a lagging server makes the backlog grow on
+    // The memory bound: a lagging server makes the backlog grow on
     // disk, not in memory; the file is this process's alone (removed after).
     so.memory_lines = settings_.memory_records();
     so.spill_file = std::filesystem::path(settings_.dir()) / "wandb" /
@@ -239,7 +239,7 @@ support::BatchResult RunUploader::stream(support::WorkerContext& ctx) {
     summary_changed_ = false;
   }
   // The last failure's Retry-After (or backoff) holds for every send: the
-  // end-of-run drain, a full backlog and file uploads included (issue 22).
+  // end-of-run drain, a full backlog and file uploads included.
   if (const auto now = clock_type::now(); now < retry_not_before_)
     return support::BatchResult::again_in(std::chrono::duration_cast<milliseconds>(retry_not_before_ - now) +
                                           milliseconds(1));

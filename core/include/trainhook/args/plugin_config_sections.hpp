@@ -1,7 +1,7 @@
 // A --plugin_config section that no callback of the run reads is a mistake
 // (a typo such as `early_stoping.patience=5`, or a plugin left out of
 // --report_to/--callbacks): the trainer checks the sections against the
-// callbacks it enabled before training starts. Owned by issue 22's work.
+// callbacks it enabled before training starts.
 #pragma once
 
 #include <trainhook/args/training_arguments.hpp>

@@ -1,5 +1,5 @@
 // An event whose callbacks may not run forever: the trainer fires on_train_end
-// this way (issue 22), so a plugin that hangs in its end-of-run work (an
+// this way, so a plugin that hangs in its end-of-run work (an
 // integration flushing to a dead server) cannot hold the run. Owned by the
 // reliability work (rel-core).
 #pragma once

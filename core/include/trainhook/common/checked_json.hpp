@@ -2,7 +2,7 @@
 // checkpoint metadata): nlohmann accepts any nesting depth (deep nesting
 // exhausts the stack) and silently keeps the last of duplicate keys. This
 // parser refuses both, with the line, before a value is built.
-// Owned by the reliability work (issue 22). No LibTorch.
+// No LibTorch.
 #pragma once
 
 #include <nlohmann/json.hpp>

@@ -4,7 +4,6 @@
 // of the world) runs the guarded block first, e.g. preparing or caching a data
 // set; the others wait at the guard's construction until every main process
 // has left its block, then run the block themselves.
-//
 //   {
 //     MainProcessFirst guard(group.get(), MainProcessFirstOptions().set_desc("cache"));
 //     prepare_cache();  // the main process first, the others after
@@ -14,7 +13,7 @@
 // not run the block but throw std::runtime_error naming the failed main
 // process, so every rank ends with a clear message instead of waiting for
 // ddp_timeout. Without a group (or a world of one) the guard does nothing.
-// Issue 24 owns this file.
+//
 #pragma once
 
 #include <cstdint>

@@ -1,6 +1,6 @@
 // Every file the trainer writes goes to a temporary name beside it, is synced,
 // and only then renamed over the old one: a full disk, a crash or a kill
-// leaves the previous file whole (issue 22: the final model.pt was destroyed
+// leaves the previous file whole (the final model.pt was once destroyed
 // by a full disk). No LibTorch here.
 #pragma once
 

@@ -49,7 +49,7 @@ void save_model_weights(torch::nn::Module& module, const std::filesystem::path& 
 void load_model_weights(torch::nn::Module& module, const std::filesystem::path& file);
 // --load_best_model_at_end: the best checkpoint's weights; when that folder
 // has gone (moved, deleted), a warning and false: the run keeps its last
-// weights rather than losing everything at the end (issue 22).
+// weights rather than losing everything at the end.
 bool load_best_model_or_keep(torch::nn::Module& module, const std::filesystem::path& checkpoint);
 
 struct CheckpointContents {

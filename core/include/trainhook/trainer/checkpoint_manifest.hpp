@@ -1,6 +1,6 @@
 // checkpoint.sha256: the SHA-256 of every file of a checkpoint, written when
 // it is saved and checked when it is loaded, so damaged weights are an error
-// naming the file rather than a silent NaN run (issue 22). The format is
+// naming the file rather than a silent NaN run. The format is
 // sha256sum's ("<64 hex>  <name>"), so `sha256sum -c checkpoint.sha256` in the
 // folder checks it too. No LibTorch here; OpenSSL's libcrypto hashes.
 #pragma once

@@ -1,6 +1,6 @@
 // Which trained model an evaluate/predict-only run (no --do_train) loads.
 // Evaluating a freshly initialised model and overwriting eval_results.json
-// with its numbers is a silent wrong result (issue 22), so there is always a
+// with its numbers is a silent wrong result, so there is always a
 // trained model or an error. No LibTorch in this header.
 #pragma once
 

@@ -1,4 +1,4 @@
-// Whether a checkpoint belongs to the run that resumes it (issue 22): after
+// Whether a checkpoint belongs to the run that resumes it: after
 // --overwrite_output_dir and a kill, the next run found the *old* run's
 // checkpoint-360 (max_steps 360) and resumed it for a run of max_steps 180.
 // The checkpoint's training_args.json is compared with this run's arguments

@@ -1,5 +1,5 @@
 // What a cluster scheduler's SIGTERM (or Ctrl-C's SIGINT) does to a run
-// (issue 22). The first signal is recorded: the training loop finishes the
+// The first signal is recorded: the training loop finishes the
 // current step, saves a checkpoint (every rank the same step: the flags are
 // OR-reduced) and stops; the integrations flush at train end with their
 // bounded waits; the CLI says what was done and exits 128 + signal. A second

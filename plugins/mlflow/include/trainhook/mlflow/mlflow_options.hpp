@@ -41,7 +41,7 @@ class MlflowOptions {
   TRAINHOOK_OPTION(std::chrono::milliseconds, request_timeout, std::chrono::seconds(30));
   TRAINHOOK_OPTION(std::chrono::milliseconds, retry_initial, std::chrono::milliseconds(500));
   TRAINHOOK_OPTION(std::chrono::milliseconds, retry_max, std::chrono::seconds(10));
-  // Records kept in memory before spilling to disk (flat RSS, issue 14).
+  // Records kept in memory before spilling to disk (flat RSS).
   TRAINHOOK_OPTION(size_t, memory_records, 500);
   TRAINHOOK_OPTION(std::string, spool_dir, {});  // empty = <output_dir>/mlflow_spool
 };

@@ -3,7 +3,7 @@
 // worker thread (support::Worker); the owner touches it again only after the
 // worker stopped.
 //
-// Memory flat in the run's length (issue 14): requests run on a
+// Memory flat in the run's length: requests run on a
 // support::RequestThread; while one is in flight the worker thread takes what
 // the training thread queued (take_queued_from) into memory, and beyond
 // MlflowOptions::memory_records (500) the oldest spill to a spool file

@@ -2,7 +2,7 @@
 // worker keeps taking in what the training thread queues while a request is
 // in flight (and can spill it to disk) instead of letting the queue grow with
 // the length of the request. Used by the wandb file stream and the mlflow
-// sender (issue 14: memory flat in the number of metrics logged).
+// sender (memory flat in the number of metrics logged).
 //
 // Bounded: one request at a time (perform() waits for it); one thread for the
 // owner's lifetime, not one per request, since each new thread may get a

@@ -1,4 +1,4 @@
-// SHA-256 and HMAC-SHA256 on OpenSSL's libcrypto (issue 14: no hand-written
+// SHA-256 and HMAC-SHA256 on OpenSSL's libcrypto (no hand-written
 // crypto). Any plugin may use it: the flyte plugin hashes checkpoint files for
 // its manifests and S3 payloads (x-amz-content-sha256); its tests recompute
 // SigV4 signatures. Failures of libcrypto throw std::runtime_error.

@@ -10,7 +10,7 @@
 // undelivered lines and everything after go to the offline spool instead,
 // for `trainhook wandb-sync`. WANDB_MODE=offline starts there.
 //
-// Memory (issue 14): the streamer keeps at most memory_records undelivered
+// Memory: the streamer keeps at most memory_records undelivered
 // lines in memory and spills older ones to disk; while a history request is
 // in flight (on the streamer's request thread) this thread keeps taking the
 // records queued meanwhile (UploaderHooks::take_queued) and renders them into
