@@ -1,4 +1,4 @@
-// What a cluster scheduler's SIGTERM (or Ctrl-C's SIGINT) does to a run
+// What a cluster scheduler's SIGTERM (or Ctrl-C's SIGINT) does to a run.
 // The first signal is recorded: the training loop finishes the
 // current step, saves a checkpoint (every rank the same step: the flags are
 // OR-reduced) and stops; the integrations flush at train end with their
