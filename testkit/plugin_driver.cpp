@@ -44,12 +44,14 @@ FakeHost::FakeHost() {
   table_.run_name = [](void* c) { return static_cast<FakeHost*>(c)->run_name.c_str(); };
   table_.set_critical = [](void* c) { static_cast<FakeHost*>(c)->critical = true; };
   table_.end_requested = &FakeHost::end_requested_fn;
+  table_.stop_signal = [](void* c) { return static_cast<FakeHost*>(c)->stop_sig; };
 }
 
 void FakeHost::play_abi_minor(uint32_t minor) {
   table_.abi_minor = minor;
   table_.struct_size = minor == 0   ? static_cast<uint32_t>(TH_STRUCT_SIZE(th_host, run_name))
                        : minor == 1 ? static_cast<uint32_t>(TH_STRUCT_SIZE(th_host, set_critical))
+                       : minor == 2 ? static_cast<uint32_t>(TH_STRUCT_SIZE(th_host, end_requested))
                                     : TH_HOST_STRUCT_SIZE;
 }
 

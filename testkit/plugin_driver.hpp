@@ -48,7 +48,7 @@ class FakeHost {
   // Declares a smaller table, as a host built against an older abi.h would:
   // the plugin must not read the fields past `struct_size`.
   void set_struct_size(uint32_t struct_size) noexcept { table_.struct_size = struct_size; }
-  // Plays a host of ABI 1.<minor> (0, 1 or 2): th_host.abi_minor and a table
+  // Plays a host of ABI 1.<minor> (0 to 3): th_host.abi_minor and a table
   // cut to the end of that minor's last field. The fields past the cut stay
   // filled, so a plugin that reads one anyway is seen (end_requested_calls).
   void play_abi_minor(uint32_t minor);
@@ -57,6 +57,8 @@ class FakeHost {
   bool critical = false;
   int32_t end_now = 0;  // end_requested's answer
   int end_requested_calls = 0;
+  // 1.3 stop_signal's answer.
+  int32_t stop_sig = 0;
 
   // Log messages at `min_level` or above containing `needle`.
   size_t count_logs(int32_t min_level, const std::string& needle);

@@ -226,7 +226,7 @@ TEST_CASE("one event list: ids, count, mask, virtuals and dispatch agree") {
 #define CHECK_ID(name, value, method) static_assert(TH_EVENT_##name == (value));
   TH_EVENT_LIST(CHECK_ID)
 #undef CHECK_ID
-  CHECK(TH_EVENT_COUNT == 16);
+  CHECK(TH_EVENT_COUNT == 17);
   CHECK(TH_EVENT_MASK_ALL == 0xFFFFu);
   const th_callback_info info = trainhook::callback<EvalPair>("p", "1", trainhook::Kind::callback, "d");
   CHECK(info.event_mask == (TH_EVENT_BIT(TH_EVENT_EVALUATE_BEGIN) | TH_EVENT_BIT(TH_EVENT_EVALUATE)));

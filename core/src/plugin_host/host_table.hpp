@@ -41,6 +41,7 @@ class HostTable {
   static th_status set_resume_checkpoint(void* ctx, const char* path, char* err, size_t err_size) noexcept;
   static const char* run_name(void* ctx) noexcept;
   static int32_t end_requested(void* ctx) noexcept;  // ABI 1.2
+  static int32_t stop_signal(void* ctx) noexcept;    // ABI 1.3
   const char* keep(std::string value);
 
   HostServices& host_;

@@ -1,6 +1,7 @@
 #include <trainhook/trainer/signal_guard.hpp>
 
 #include <trainhook/common/signal_safe_write.hpp>
+#include <trainhook/plugin_host/end_request.hpp>
 
 #include <signal.h>
 #include <unistd.h>
@@ -20,6 +21,7 @@ void on_signal(int sig) {
     write_stderr_signal_safe("\ntrainhook: second signal: stopping at once\n");
     ::_exit(128 + sig);
   }
+  record_stop_signal(sig);  // th_host.stop_signal: the run ends as stopped, not finished
   write_stderr_signal_safe("\ntrainhook: got ");
   write_stderr_signal_safe(SignalGuard::name(sig));
   write_stderr_signal_safe(
@@ -30,6 +32,7 @@ void on_signal(int sig) {
 
 SignalGuard::SignalGuard() {
   g_received.store(0);
+  record_stop_signal(0);
   struct sigaction sa {};
   sa.sa_handler = on_signal;
   sigemptyset(&sa.sa_mask);

@@ -1,5 +1,5 @@
 /*
- * Trainhook plugin ABI, version 1.2 (what each minor added: sdk/CHANGELOG.md).
+ * Trainhook plugin ABI, version 1.3 (what each minor added: sdk/CHANGELOG.md).
  *
  * Pure C (C11 and C++17). This header is the only contract between the trainer
  * (the host) and a plugin library. It depends on nothing but the C standard
@@ -45,7 +45,7 @@ extern "C" {
 #endif
 
 #define TRAINHOOK_ABI_VERSION_MAJOR 1
-#define TRAINHOOK_ABI_VERSION_MINOR 2
+#define TRAINHOOK_ABI_VERSION_MINOR 3
 
 /* The oldest host minor a plugin needs (1.<TRAINHOOK_ABI_MIN_MINOR>), which is
  * what it answers in th_plugin_info.abi_minor: a host of that minor or newer
@@ -105,7 +105,9 @@ typedef int32_t th_status;
 /* Values are fixed forever; new events are appended. A callback must ignore an
  * event value it does not know. 1.1 adds EVALUATE_BEGIN (not in HF): before an
  * evaluation pass runs, so a callback can swap weights in for it (EMA) and back
- * at EVALUATE. */
+ * at EVALUATE. 1.3 adds EXCEPTION (HF has no such event; Lightning's
+ * Callback.on_exception is the model): the run is ending by an error, see
+ * th_failure below. */
 
 /* The one list of events (openxla's pjrt_c_api.h style): X(NAME, value, method)
  * generates the TH_EVENT_<NAME> ids here, and in plugin.hpp the C++ virtuals
@@ -127,7 +129,8 @@ typedef int32_t th_status;
   X(PREDICTION_STEP, 12, on_prediction_step)      \
   X(LOG, 13, on_log)                              \
   X(SAVE, 14, on_save)                            \
-  X(EVALUATE_BEGIN, 15, on_evaluate_begin)
+  X(EVALUATE_BEGIN, 15, on_evaluate_begin)       \
+  X(EXCEPTION, 16, on_exception)
 
 #define TH_EVENT_ID_(name, value, method) TH_EVENT_##name = value,
 #define TH_EVENT_ONE_(name, value, method) +1
@@ -210,6 +213,29 @@ typedef struct th_step_values {
 } th_step_values;
 #define TH_STEP_VALUES_STRUCT_SIZE ((uint32_t)TH_STRUCT_SIZE(th_step_values, learning_rate))
 
+/* ---- why a run ends by an error (1.3) -------------------------------------- */
+/* EXCEPTION fires once, on every callback that asked for it, when a run is
+ * ending by an error: an exception from the training loop, the data, checkpoint
+ * I/O, a callback failing under plugin_error_policy=fail, or a second signal.
+ * on_train_end does not follow it. The process still ends as it would have
+ * (the error is reported and the exit status is unchanged); an integration
+ * closes its run as failed there, with `message` as the reason. A run stopped by
+ * a first SIGINT/SIGTERM is not a failure: it saves a checkpoint and ends with
+ * on_train_end (where th_host.stop_signal, 1.3, tells it was a signal). */
+#define TH_FAILURE_ERROR 0         /* any other error */
+#define TH_FAILURE_OUT_OF_MEMORY 1 /* an allocation failed (std::bad_alloc, an out-of-memory error) */
+#define TH_FAILURE_PLUGIN 2        /* a callback failed and plugin_error_policy stops the run */
+#define TH_FAILURE_SIGNAL 3        /* a second SIGINT/SIGTERM: the run ends now */
+#define TH_FAILURE_NON_FINITE 4    /* a callback stopped the run for a NaN/inf (nan_guard) */
+
+typedef struct th_failure {
+  uint32_t struct_size;
+  int32_t kind;        /* TH_FAILURE_* ; an unknown value reads as TH_FAILURE_ERROR */
+  const char* message; /* UTF-8, never NULL, one or more lines */
+  int64_t step;        /* global_step when the run failed */
+} th_failure;
+#define TH_FAILURE_STRUCT_SIZE ((uint32_t)TH_STRUCT_SIZE(th_failure, step))
+
 /* ---- what an event carries ------------------------------------------------ */
 typedef struct th_event_args {
   uint32_t struct_size;
@@ -223,8 +249,10 @@ typedef struct th_event_args {
   int32_t prediction_kind;    /* PREDICTION_STEP: 0 evaluate, 1 predict */
   /* 1.1: PRE_OPTIMIZER_STEP, OPTIMIZER_STEP, STEP_END: this step's values; else NULL */
   const th_step_values* step;
+  /* 1.3: EXCEPTION: why the run is ending; else NULL */
+  const th_failure* failure;
 } th_event_args;
-#define TH_EVENT_ARGS_STRUCT_SIZE ((uint32_t)TH_STRUCT_SIZE(th_event_args, step))
+#define TH_EVENT_ARGS_STRUCT_SIZE ((uint32_t)TH_STRUCT_SIZE(th_event_args, failure))
 
 /* ---- tensor views (1.1) ------------------------------------------------------ */
 /* The model's tensors as borrowed DLPack views: NO copies. `tensors[i]` is the
@@ -338,8 +366,14 @@ typedef struct th_host {
    * such records (its spool) and returns; the host waits a few seconds for that,
    * then exits 128+signal. Any thread; cheap enough to poll every 100 ms. */
   int32_t (*end_requested)(void* ctx);
+
+  /* ---- 1.3 (check with TH_HAS_FIELD(host, th_host, stop_signal)) ----------- */
+  /* The signal number (SIGINT, SIGTERM) when the run was asked to stop by a
+   * first signal, so that on_train_end closes it as stopped (MLflow's KILLED)
+   * rather than finished; 0 otherwise. Any thread. */
+  int32_t (*stop_signal)(void* ctx);
 } th_host;
-#define TH_HOST_STRUCT_SIZE ((uint32_t)TH_STRUCT_SIZE(th_host, end_requested))
+#define TH_HOST_STRUCT_SIZE ((uint32_t)TH_STRUCT_SIZE(th_host, stop_signal))
 
 /* ---- a callback: created per run, called per event ------------------------ */
 typedef struct th_callback_vtable {

@@ -255,6 +255,11 @@ class Host {
     return TH_HAS_FIELD(h_, th_host, end_requested) && h_->end_requested != nullptr &&
            h_->end_requested(h_->ctx) != 0;
   }
+  // The signal (SIGINT, SIGTERM) that asked the run to stop and save, ABI 1.3;
+  // 0 when none, or on older hosts.
+  int stop_signal() const noexcept {
+    return TH_HAS_FIELD(h_, th_host, stop_signal) && h_->stop_signal != nullptr ? h_->stop_signal(h_->ctx) : 0;
+  }
 
   const th_host* raw() const noexcept { return h_; }
 
@@ -328,11 +333,27 @@ class Event {
   const th_step_values* step() const noexcept {
     return TH_HAS_FIELD(a_, th_event_args, step) ? a_->step : nullptr;
   }
+  // 1.3: at EXCEPTION, why the run is ending; else nullptr.
+  const th_failure* failure() const noexcept {
+    return TH_HAS_FIELD(a_, th_event_args, failure) ? a_->failure : nullptr;
+  }
   const th_event_args* raw() const noexcept { return a_; }
 
  private:
   const th_event_args* a_;
 };
+
+// "error", "out_of_memory", "plugin", "signal" or "non_finite" (th_failure.kind);
+// an unknown kind from a newer host reads as "error".
+inline const char* failure_kind_name(int32_t kind) noexcept {
+  switch (kind) {
+    case TH_FAILURE_OUT_OF_MEMORY: return "out_of_memory";
+    case TH_FAILURE_PLUGIN: return "plugin";
+    case TH_FAILURE_SIGNAL: return "signal";
+    case TH_FAILURE_NON_FINITE: return "non_finite";
+    default: return "error";
+  }
+}
 
 // Base class of every C++ plugin callback. Override what you need; the rest is
 // never dispatched to you. Throwing from any method is allowed: the layer turns

@@ -9,4 +9,10 @@ namespace trainhook {
 void request_end_now() noexcept;
 bool end_now_requested() noexcept;
 
+// The first SIGINT/SIGTERM that asked the run to stop and save (ABI 1.3
+// th_host.stop_signal), 0 when none: recorded by the trainer's signal handler
+// (async-signal-safe: a lock-free atomic), read by plugins from any thread.
+void record_stop_signal(int sig) noexcept;
+int stop_signal_received() noexcept;
+
 }  // namespace trainhook
