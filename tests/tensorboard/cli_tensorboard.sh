@@ -17,7 +17,7 @@ rm -rf "$WORK"
 mkdir -p "$WORK/data"
 unset TENSORBOARD_LOGGING_DIR
 
-fail() { echo "FAIL: $*" >&2; exit 1; }
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/test_lib.sh"
 
 # A small learnable task (label = x1 > x2), deterministic.
 awk 'BEGIN { srand(11); for (i = 0; i < 192; i++) { a = rand(); b = rand(); printf "%.5f,%.5f,%d\n", a, b, (a > b) } }' \

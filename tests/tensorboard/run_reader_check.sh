@@ -6,7 +6,7 @@ set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 VENV="${TRAINHOOK_TEST_VENV:-${TRAINHOOK_SOURCE_DIR:-$HERE/../..}/build/venv}"
 if [[ ! -x "$VENV/bin/python" ]]; then
-  echo "no test venv at $VENV (run scripts/test-venv or set TRAINHOOK_TEST_VENV)" >&2
+  echo "no test venv at $VENV (run scripts/venv test or set TRAINHOOK_TEST_VENV)" >&2
   exit 1
 fi
 WORK="$(mktemp -d)"
