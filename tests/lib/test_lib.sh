@@ -49,3 +49,14 @@ test_venv() {
 need_file() {
   [[ -s $1 ]] || fail "$1 is missing; $2 makes it"
 }
+
+# wait_for_text FILE TEXT PID [SECONDS]: 0 once FILE holds TEXT; 1 when process
+# PID ended first or SECONDS (default 120) passed. The caller says what failed.
+wait_for_text() {
+  local file=$1 text=$2 pid=$3 deadline=$((SECONDS + ${4:-120}))
+  until grep -qF -- "$text" "$file" 2>/dev/null; do
+    kill -0 "$pid" 2>/dev/null || return 1
+    ((SECONDS < deadline)) || return 1
+    sleep 0.1
+  done
+}
