@@ -18,7 +18,6 @@
 set -euo pipefail
 TH="$1" PLUGINS="$2" DIGITS="$3" WORK="$4"
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-[[ -x "$VENV/bin/python" ]] || { echo "no test venv at $VENV (set TRAINHOOK_TEST_VENV)" >&2; exit 1; }
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/test_lib.sh"
 VENV="$(test_venv)" || exit 1
 [[ -s $DIGITS ]] || fail "$DIGITS is missing; scripts/install-deps unpacks it"
