@@ -10,6 +10,9 @@ set -euo pipefail
 TH="$1" ROOT="$2" SUFFIX="$3"
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/test_lib.sh"
 expect() { grep -qF -- "$2" <<<"$1" || { echo "$1"; fail "missing: $2"; }; }
+# The ABI minor of this tree's abi.h: the fake plugins are built against it.
+MINOR=$(sed -n 's/^#define TRAINHOOK_ABI_VERSION_MINOR \([0-9]*\)$/\1/p' "$(dirname "${BASH_SOURCE[0]}")/../../sdk/include/trainhook/abi.h")
+[[ -n $MINOR ]] || fail "cannot read TRAINHOOK_ABI_VERSION_MINOR from abi.h"
 ERRFILE="$(mktemp)"
 trap 'rm -f "$ERRFILE"' EXIT
 
@@ -26,8 +29,8 @@ expect "$OUT" "callback pack_recorder 2.1.0"
 expect "$OUT" "command pack-hello"
 expect "$OUT" "$ROOT/no_entry/libtrainhook_no_entry$SUFFIX
   REFUSED: no entry symbol trainhook_plugin_v1"
-expect "$OUT" "REFUSED: ABI major version mismatch: the plugin was built for ABI 2.2"
-expect "$OUT" "REFUSED: the plugin was built for ABI 1.3, newer than this trainhook's ABI 1.2"
+expect "$OUT" "REFUSED: ABI major version mismatch: the plugin was built for ABI 2.$MINOR"
+expect "$OUT" "REFUSED: the plugin was built for ABI 1.$((MINOR + 1)), newer than this trainhook's ABI 1.$MINOR"
 expect "$OUT" "REFUSED: entry trainhook_plugin_v1 returned error 1: license file"
 expect "$OUT" "[DUPLICATE: ignored, $ROOT/dup/libtrainhook_dup_a$SUFFIX comes first]"
 
