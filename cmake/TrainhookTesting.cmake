@@ -20,7 +20,7 @@ endfunction()
 
 # trainhook_hf_venv_python(<out-var>)
 #
-# The python of the HF test venv (scripts/hf-venv: Debian python3-torch 1.13,
+# The python of the HF test venv (scripts/venv hf: Debian python3-torch 1.13,
 # transformers, safetensors): $TRAINHOOK_HF_VENV at configure time, else
 # build/hf-venv. Tests that run it fail with a clear message when it is absent.
 function(trainhook_hf_venv_python out)

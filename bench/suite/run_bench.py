@@ -340,7 +340,7 @@ class Suite:
         python = os.path.join(venv, "bin", "python")
         if not cli or not os.access(python, os.X_OK):
             return self.missing("torchscript", f"bin/trainhook (needs LibTorch) or the HF venv {venv} "
-                                "(scripts/hf-venv) is missing")
+                                "(scripts/venv hf) is missing")
         steps, repeats = ("200", "3") if self.quick else ("400", "5")
         text = self.run("torchscript", [python, os.path.join(ROOT, "bench", "torchscript", "bench_torchscript.py"),
                                         "--cli", cli, "--steps", steps, "--repeats", repeats],

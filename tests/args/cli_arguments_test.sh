@@ -10,10 +10,7 @@ TRAINHOOK=${1:?usage: cli_arguments_test.sh <bin/trainhook>}
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 
-fail() {
-  echo "FAIL: $*" >&2
-  exit 1
-}
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/test_lib.sh"
 
 # expect_error <exit code> <text expected on stderr> <args...>
 expect_error() {
@@ -33,6 +30,19 @@ for group in "Output:" "Training:" "Logging, evaluation and saving:" "Reproducib
 done
 grep -qF -- "--learning_rate FLOAT" "$WORK/help" || fail "--help lacks --learning_rate"
 grep -qF "[default: 5e-05]" "$WORK/help" || fail "--help lacks the learning_rate default"
+
+# --version and `version`: package, ABI, LibTorch, the search path with its origins.
+"$TRAINHOOK" --version >"$WORK/version"
+grep -qE '^trainhook [0-9]+\.[0-9]+\.[0-9]+$' "$WORK/version" || fail "--version: no version line: $(cat "$WORK/version")"
+grep -qE '^plugin ABI 1\.[0-9]+$' "$WORK/version" || fail "--version: no ABI line: $(cat "$WORK/version")"
+grep -qE '^LibTorch [0-9]+\.[0-9]+' "$WORK/version" || fail "--version: no LibTorch line: $(cat "$WORK/version")"
+TRAINHOOK_PLUGIN_PATH="$WORK/nowhere" "$TRAINHOOK" version >"$WORK/version2"
+grep -qF "  $WORK/nowhere (TRAINHOOK_PLUGIN_PATH, absent)" "$WORK/version2" ||
+  fail "version: the search path lacks TRAINHOOK_PLUGIN_PATH's folder: $(cat "$WORK/version2")"
+grep -qE '^  .*/lib/trainhook/plugins \(default' "$WORK/version2" || fail "version: no default folder: $(cat "$WORK/version2")"
+rc=0
+"$TRAINHOOK" version --bogus 2>"$WORK/err" >/dev/null || rc=$?
+[[ $rc == 1 ]] && grep -qF "takes no arguments (got '--bogus')" "$WORK/err" || fail "version --bogus: rc $rc, $(cat "$WORK/err")"
 
 # Errors: exit code 2, the flag named, the closest name.
 expect_error 2 "did you mean 'learning_rate'" --lerning_rate 0.1

@@ -878,6 +878,27 @@ TEST_CASE("non-UTF-8 run_name, output_dir or plugin_config values are an error n
         "caf\xC3\xA9 \xF0\x9F\x9A\x80");
 }
 
+TEST_CASE("a value from a config file that fails a check names the file and line") {
+  const fs::path dir = scratch_dir();
+  const std::string cfg = write_file(dir / "latin1.yaml", "seed: 1\nrun_name: caf\xE9\n");
+  std::string e = error_of({"--config", cfg});
+  CHECK_MESSAGE(contains(e, "--run_name (in " + cfg + ":2): not valid UTF-8 text (byte 0xE9"), e);
+  // The command line overrides the file: the message names no file then.
+  e = error_of({"--config", cfg, "--run_name", "b\xFF"});
+  CHECK_MESSAGE(contains(e, "--run_name: not valid UTF-8 text"), e);
+  CHECK_MESSAGE(!contains(e, "latin1.yaml"), e);
+}
+
+TEST_CASE("flags that choose the same thing twice are refused naming both") {
+  std::string e = error_of({"--model_name_or_path", "model.pt", "--model", "cnn"});
+  CHECK_MESSAGE(contains(e, "--model_name_or_path and --model conflict"), e);
+  const fs::path dir = scratch_dir();
+  const std::string cfg = write_file(dir / "m.yaml", "seed: 1\nmodel: cnn\n");
+  e = error_of({"--config", cfg, "--model_name_or_path", "model.pt"});
+  CHECK_MESSAGE(contains(e, "--model_name_or_path and --model (in " + cfg + ":2) conflict"), e);
+  CHECK(parse({"--model_name_or_path", "model.pt"}).model.model_name_or_path == std::string("model.pt"));
+}
+
 TEST_CASE("early_stopping without metric_for_best_model is an error before training") {
   std::string e = error_of({"--callbacks", "early_stopping", "--eval_strategy", "epoch"});
   CHECK_MESSAGE(contains(e, "--callbacks early_stopping requires --metric_for_best_model"), e);

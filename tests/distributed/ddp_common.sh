@@ -6,10 +6,7 @@ DIFF=${2:?ddp_weights_diff}
 DIGITS=${3:?digits.csv}
 WORK=${4:?work dir}
 export OMP_NUM_THREADS=1
-fail() {
-  echo "FAIL: $*" >&2
-  exit 1
-}
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/test_lib.sh"
 [[ -s $DIGITS ]] || fail "$DIGITS is missing; scripts/install-deps unpacks it"
 rm -rf "$WORK"
 mkdir -p "$WORK"

@@ -18,7 +18,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 def main():
     cli, digits, work = sys.argv[1:4]
     if not os.path.exists(os.path.join(os.path.dirname(sys.executable), "mlflow")):
-        print(f"SKIP: no mlflow next to {sys.executable} (the test venv, scripts/test-venv)")
+        print(f"SKIP: no mlflow next to {sys.executable} (the test venv, scripts/venv test)")
         return 77
     from mlflow_server import MlflowServer  # noqa: E402
 

@@ -8,8 +8,8 @@ BIN=${1:?main_process_first_rank}
 WORK=${2:?work dir}
 rm -rf "$WORK"; mkdir -p "$WORK"
 export OMP_NUM_THREADS=1
-failures=0
-fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
+KEEP_GOING=1
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/test_lib.sh"
 
 run_pair() {  # run_pair <tag> local|global ok|fail -> exit codes in $WORK/<tag>.rc<rank>
   local tag=$1 port

@@ -16,7 +16,7 @@ rm -rf "$WORK"
 mkdir -p "$WORK"
 "$HERE/make_data.sh" "$WORK/data"
 
-fail() { echo "FAIL: $*" >&2; exit 1; }
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/test_lib.sh"
 
 # 16 steps per epoch; evaluate and save every 5 steps.
 run() {  # out_dir args...

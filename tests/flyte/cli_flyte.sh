@@ -11,7 +11,7 @@ TH="$1"
 WORK="$2"
 rm -rf "$WORK"
 mkdir -p "$WORK/data"
-fail() { echo "FAIL: $*" >&2; exit 1; }
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/test_lib.sh"
 
 # A small learnable task: two features, label = (x1 + x2 > 0), deterministic.
 gen() {  # seed rows file

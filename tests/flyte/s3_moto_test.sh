@@ -12,7 +12,7 @@ set -euo pipefail
 DRIVER="$1"; PLUGIN="$2"; VENV="$3"
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 PY="$VENV/bin/python"
-[[ -x "$VENV/bin/moto_server" ]] || { echo "moto_server not found in $VENV (run scripts/test-venv)"; exit 1; }
+[[ -x "$VENV/bin/moto_server" ]] || { echo "moto_server not found in $VENV (run scripts/venv test)"; exit 1; }
 WORK="$(mktemp -d)"
 PIDS=()
 cleanup() {

@@ -42,9 +42,10 @@ class MlflowServer:
             stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
         deadline = time.time() + timeout
         while time.time() < deadline:
-            if self.proc.poll() is not None:
+            code = self.proc.poll()
+            if code is not None:
                 self.proc = None
-                raise RuntimeError(f"mlflow server exited with {self.proc.returncode}; see {log.name}")
+                raise RuntimeError(f"mlflow server exited with status {code} before answering; see {log.name}")
             try:
                 self.get("experiments/get-by-name", experiment_name="Default")
                 return self

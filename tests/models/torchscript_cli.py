@@ -18,8 +18,8 @@ import zipfile
 try:
     import torch
     from safetensors.torch import load_file
-except ImportError as e:  # the venv is made by scripts/hf-venv
-    print(f"FAIL: {e}; make the test venv with scripts/hf-venv (TRAINHOOK_HF_VENV)", file=sys.stderr)
+except ImportError as e:  # the venv is made by scripts/venv hf
+    print(f"FAIL: {e}; make the test venv with scripts/venv hf (TRAINHOOK_HF_VENV)", file=sys.stderr)
     sys.exit(1)
 
 CASE, CLI, DIGITS, WORK = sys.argv[1:5]

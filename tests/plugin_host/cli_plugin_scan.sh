@@ -10,7 +10,7 @@
 # usage: cli_plugin_scan.sh <trainhook> <test plugin root> <digits.csv> <work dir>
 set -euo pipefail
 TH="$1" ROOT="$2" DIGITS="$3" WORK="$4"
-fail() { echo "FAIL: $*" >&2; exit 1; }
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/test_lib.sh"
 expect() { grep -qF -- "$2" <<<"$1" || { echo "$1"; fail "missing: $2"; }; }
 refuse() { if grep -qF -- "$2" <<<"$1"; then echo "$1"; fail "unexpected: $2"; fi; }
 json_ok() { /usr/bin/python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$1" || fail "$1 is not JSON"; }

@@ -15,14 +15,11 @@ CLI="$1"
 WORK="$2"
 PLUGINS="$3"
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-VENV="${TRAINHOOK_TEST_VENV:-${TRAINHOOK_SOURCE_DIR:-$HERE/../..}/build/venv}"
 rm -rf "$WORK"
 mkdir -p "$WORK"
-failures=0
-fail() {
-  echo "FAIL $*"
-  failures=$((failures + 1))
-}
+KEEP_GOING=1
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/test_lib.sh"
+VENV="$(test_venv)" || exit 1
 
 "$HERE/../early_stopping/make_data.sh" "$WORK/data"
 BASE=(train --train_file "$WORK/data/train.csv" --per_device_train_batch_size 16 --hidden_size 8

@@ -16,7 +16,7 @@ rm -rf "$WORK"
 mkdir -p "$WORK"
 "$HERE/../early_stopping/make_data.sh" "$WORK/data"
 
-fail() { echo "FAIL: $*" >&2; exit 1; }
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/test_lib.sh"
 
 args() {  # out_dir
   printf '%q ' "$TH" train --train_file "$WORK/data/train.csv" --validation_file "$WORK/data/valid.csv" \

@@ -9,11 +9,8 @@ WORK="$2"
 PLUGINS="$3"
 rm -rf "$WORK"
 mkdir -p "$WORK"
-failures=0
-fail() {
-  echo "FAIL $*"
-  failures=$((failures + 1))
-}
+KEEP_GOING=1
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/test_lib.sh"
 
 python3 - "$WORK" <<'PY'
 import random, sys

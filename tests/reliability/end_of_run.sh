@@ -13,17 +13,6 @@ BASE=(train --train_file "$WORK/train.csv" --per_device_train_batch_size 8 --hid
   --do_train --max_steps 3 --logging_steps 1 --plugin_dir "$PLUGINS")
 
 # The final files of a run are there and complete.
-# Waits (at most 120 s) until `file` holds `text` or process `pid` has ended.
-wait_for_line() {
-  local file="$1" text="$2" pid="$3"
-  for _ in $(seq 1 1200); do
-    grep -qF -- "$text" "$file" 2>/dev/null && return 0
-    kill -0 "$pid" 2>/dev/null || return 1
-    sleep 0.1
-  done
-  return 1
-}
-
 final_files() {
   local name="$1" out="$2"
   local f
@@ -91,7 +80,7 @@ fi
 timeout 120 "$CLI" "${BASE[@]}" --output_dir "$WORK/sig" --callbacks end_hang --callback_end_timeout 600 \
   >"$WORK/sig.out" 2>&1 &
 pid=$!
-wait_for_line "$WORK/sig.out" "end_hang: in on_train_end" "$pid"
+wait_for_text "$WORK/sig.out" "end_hang: in on_train_end" "$pid"
 if ! grep -qF "end_hang: in on_train_end" "$WORK/sig.out"; then
   fail "signal: the plugin never reached on_train_end:"
   tail -5 "$WORK/sig.out"
@@ -142,7 +131,7 @@ start=$SECONDS
 MLFLOW_TRACKING_URI="http://127.0.0.1:$(cat "$port_file")" timeout 120 "$CLI" "${BASE[@]}" --output_dir "$WORK/spool" \
   --report_to mlflow >"$WORK/spool.out" 2>&1 &
 pid=$!
-wait_for_line "$WORK/spool.out" "train metrics" "$pid"
+wait_for_text "$WORK/spool.out" "train metrics" "$pid"
 sleep 1  # into on_train_end's flush
 child=$(pgrep -P "$pid" | head -1)
 kill -INT "${child:-$pid}"

@@ -12,21 +12,10 @@ OUT="$WORK/out"
 BASE=(train --train_file "$WORK/train.csv" --per_device_train_batch_size 8 --hidden_size 8 --disable_tqdm true
   --max_steps 6 --save_steps 2 --logging_steps 1 --plugin_dir "$PLUGINS" --output_dir "$OUT")
 
-# Waits (at most 120 s) until `file` holds `text` or process `pid` has ended.
-wait_for_line() {
-  local file="$1" text="$2" pid="$3"
-  for _ in $(seq 1 1200); do
-    grep -qF -- "$text" "$file" 2>/dev/null && return 0
-    kill -0 "$pid" 2>/dev/null || return 1
-    sleep 0.1
-  done
-  return 1
-}
-
 # 1. The holder: trains, saves checkpoint-2, then waits in on_step_end at step 3.
 "$CLI" "${BASE[@]}" --do_train --callbacks hold_run >"$WORK/holder.out" 2>"$WORK/holder.err" &
 holder=$!
-if ! wait_for_line "$WORK/holder.err" "hold_run: holding at step 3" "$holder"; then
+if ! wait_for_text "$WORK/holder.err" "hold_run: holding at step 3" "$holder"; then
   fail "holder: never reached step 3: $(tail -3 "$WORK/holder.err")"
   kill -9 "$holder" 2>/dev/null
   wait "$holder" 2>/dev/null

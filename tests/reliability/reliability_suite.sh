@@ -11,11 +11,8 @@ WORK="$2"
 EVIL_DIR="${3:-}"
 rm -rf "$WORK"
 mkdir -p "$WORK"
-failures=0
-fail() {
-  echo "FAIL $*"
-  failures=$((failures + 1))
-}
+KEEP_GOING=1
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/test_lib.sh"
 
 python3 - "$WORK" <<'PY'
 import random, sys

@@ -18,9 +18,8 @@
 set -euo pipefail
 TH="$1" PLUGINS="$2" DIGITS="$3" WORK="$4"
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-VENV="${TRAINHOOK_TEST_VENV:-$HERE/../../build/venv}"
-[[ -x "$VENV/bin/python" ]] || { echo "no test venv at $VENV (set TRAINHOOK_TEST_VENV)" >&2; exit 1; }
-fail() { echo "FAIL: $*" >&2; exit 1; }
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/test_lib.sh"
+VENV="$(test_venv)" || exit 1
 [[ -s $DIGITS ]] || fail "$DIGITS is missing; scripts/install-deps unpacks it"
 export OMP_NUM_THREADS=1
 unset TENSORBOARD_LOGGING_DIR
@@ -64,9 +63,9 @@ print(f"{len(rows)} steps, max rel diff", max(abs(h["c_grad_norm"] - h["grad_nor
 PY
 }
 
-# The README and the plugin guide show layer_grad_norms.cpp (below its header
+# The plugin guide shows layer_grad_norms.cpp (below its header
 # comment) verbatim: the documented example is the one built and run here.
-"$VENV/bin/python" - "$HERE/layer_grad_norms.cpp" "$HERE/../../README.md" "$HERE/../../docs/plugins.md" <<'PY' ||
+"$VENV/bin/python" - "$HERE/layer_grad_norms.cpp" "$HERE/../../docs/plugins.md" <<'PY' ||
 import sys
 code = open(sys.argv[1]).read()
 code = code[code.index("#include <trainhook/plugin.hpp>"):]
@@ -78,7 +77,7 @@ PY
 # 1. One process, with TensorBoard.
 run "$WORK/one" --max_steps 6 --report_to tensorboard --callbacks c_grad_norm,layer_grad_norms
 check_norms "$WORK/one" 6
-# The C++ example of sdk/CHANGELOG.md: per-layer norms that combine to grad_norm.
+# The per-layer example (layer_grad_norms.cpp): norms that combine to grad_norm.
 "$VENV/bin/python" - "$WORK/one/trainer_state.json" <<'PY' || fail "the per-layer example's norms are wrong"
 import json, math, sys
 for h in json.load(open(sys.argv[1]))["log_history"]:

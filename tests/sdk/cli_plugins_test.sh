@@ -8,7 +8,7 @@
 # (plugin files are libtrainhook_<name><suffix>, as plugin_file_name.hpp says)
 set -euo pipefail
 TH="$1" ROOT="$2" SUFFIX="$3"
-fail() { echo "FAIL: $*" >&2; exit 1; }
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/test_lib.sh"
 expect() { grep -qF -- "$2" <<<"$1" || { echo "$1"; fail "missing: $2"; }; }
 # The ABI minor of this tree's abi.h: the fake plugins are built against it.
 MINOR=$(sed -n 's/^#define TRAINHOOK_ABI_VERSION_MINOR \([0-9]*\)$/\1/p' "$(dirname "${BASH_SOURCE[0]}")/../../sdk/include/trainhook/abi.h")

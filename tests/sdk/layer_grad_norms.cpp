@@ -1,6 +1,6 @@
-// The per-layer gradient-norm example of the README and docs/plugins.md (both
-// show the code below this comment, which cli_model_access.sh checks), built
-// and run by cli_model_access.sh so the documented example keeps working.
+// The per-layer gradient-norm example: docs/plugins.md shows the code below this
+// comment verbatim (cli_model_access.sh checks it, and the README links here),
+// and cli_model_access.sh builds and runs it, so the documented example works.
 #include <trainhook/plugin.hpp>
 
 #include <cmath>

@@ -27,7 +27,7 @@ set -euo pipefail
 BUILD="$1" SRC="$2" CMAKE="$3" SUFFIX="$4"
 TMP="$(mktemp -d)"
 trap 'rm -rf "$TMP"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/test_lib.sh"
 
 "$CMAKE" --install "$BUILD" --prefix "$TMP/prefix" >"$TMP/install.log" 2>&1 || { cat "$TMP/install.log"; fail "install"; }
 cp -a "$TMP/prefix" "$TMP/copy"

@@ -6,12 +6,9 @@ TH=${1:?bin/trainhook}
 DIGITS=${2:?digits.csv}
 WORK=${3:?work dir}
 HEALTH_HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-VENV="${TRAINHOOK_TEST_VENV:-$HEALTH_HERE/../../build/venv}"
 export OMP_NUM_THREADS=1
-fail() {
-  echo "FAIL: $*" >&2
-  exit 1
-}
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/test_lib.sh"
+VENV="$(test_venv)" || exit 1
 [[ -s $DIGITS ]] || fail "$DIGITS is missing; scripts/install-deps unpacks it"
 [[ -x "$VENV/bin/python" ]] || fail "no test venv at $VENV (set TRAINHOOK_TEST_VENV)"
 rm -rf "$WORK"

@@ -11,13 +11,12 @@ set -euo pipefail
 TH="$1"
 WORK="$2"
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-VENV="${TRAINHOOK_TEST_VENV:-${TRAINHOOK_SOURCE_DIR:-$HERE/../..}/build/venv}"
-[[ -x "$VENV/bin/python" ]] || { echo "no test venv at $VENV (set TRAINHOOK_TEST_VENV)" >&2; exit 1; }
+source "$HERE/../lib/test_lib.sh"
+VENV="$(test_venv)" || exit 1
 rm -rf "$WORK"
 mkdir -p "$WORK/data"
 unset TENSORBOARD_LOGGING_DIR
 
-fail() { echo "FAIL: $*" >&2; exit 1; }
 
 # A small learnable task (label = x1 > x2), deterministic.
 awk 'BEGIN { srand(11); for (i = 0; i < 192; i++) { a = rand(); b = rand(); printf "%.5f,%.5f,%d\n", a, b, (a > b) } }' \

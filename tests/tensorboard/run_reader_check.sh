@@ -3,12 +3,9 @@
 # event files back with the real `tensorboard` package from the test venv.
 #   run_reader_check.sh <tensorboard_driver> <tensorboard plugin library>
 set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/test_lib.sh"
+VENV="$(test_venv)" || exit 1
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-VENV="${TRAINHOOK_TEST_VENV:-${TRAINHOOK_SOURCE_DIR:-$HERE/../..}/build/venv}"
-if [[ ! -x "$VENV/bin/python" ]]; then
-  echo "no test venv at $VENV (run scripts/test-venv or set TRAINHOOK_TEST_VENV)" >&2
-  exit 1
-fi
 WORK="$(mktemp -d)"
 trap 'rm -rf "$WORK"' EXIT
 unset TENSORBOARD_LOGGING_DIR

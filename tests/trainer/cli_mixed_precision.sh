@@ -10,7 +10,7 @@
 # usage: cli_mixed_precision.sh <trainhook binary> <digits.csv> <work dir>
 set -euo pipefail
 cli="$1" data="$2" work="$3"
-fail() { echo "FAIL: $*" >&2; exit 1; }
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/test_lib.sh"
 [[ -s $data ]] || fail "$data is missing; scripts/install-deps unpacks it"
 rm -rf "$work"
 mkdir -p "$work"

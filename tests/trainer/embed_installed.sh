@@ -12,7 +12,7 @@ set -euo pipefail
 BUILD="$1" SRC="$2" CMAKE="$3" WORK="$4"
 rm -rf "$WORK"
 mkdir -p "$WORK"
-fail() { echo "FAIL: $*" >&2; exit 1; }
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/test_lib.sh"
 
 "$CMAKE" --install "$BUILD" --prefix "$WORK/prefix" >"$WORK/install.log" 2>&1 ||
   { cat "$WORK/install.log"; fail "install"; }

@@ -1,5 +1,5 @@
 """HF's own tools read a trainhook run (issue 20): with transformers from the
-HF test venv (TRAINHOOK_HF_VENV, scripts/hf-venv),
+HF test venv (TRAINHOOK_HF_VENV, scripts/venv hf),
 HfArgumentParser(TrainingArguments).parse_json_file(training_args.json,
 allow_extra_keys=True) parses our arguments, TrainerState.load_from_json reads
 the checkpoint's state, the early-stopping state sits under HF's class name
@@ -18,14 +18,14 @@ try:
     from transformers.trainer_callback import TrainerState
     from transformers.trainer_utils import get_last_checkpoint
 except ImportError as e:
-    print(f"FAIL: {e}; make the HF venv with scripts/hf-venv (TRAINHOOK_HF_VENV)", file=sys.stderr)
+    print(f"FAIL: {e}; make the HF venv with scripts/venv hf (TRAINHOOK_HF_VENV)", file=sys.stderr)
     sys.exit(1)
 
 try:
     import accelerate  # noqa: F401
 except ImportError:
     # TrainingArguments.__post_init__ sets up its device through accelerate, which
-    # the HF venv (scripts/hf-venv) lacks: the CPU device stands in, every other
+    # the HF venv (scripts/venv hf) lacks: the CPU device stands in, every other
     # check of __post_init__ still runs.
     import torch
     TrainingArguments._setup_devices = property(lambda self: torch.device("cpu"))

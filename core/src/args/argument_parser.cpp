@@ -9,7 +9,9 @@
 #include "unsupported_arguments.hpp"
 
 #include <boost/program_options.hpp>
+#include <array>
 #include <filesystem>
+#include <map>
 #include <optional>
 
 namespace po = boost::program_options;
@@ -288,6 +290,31 @@ std::optional<std::string> program_args_file(const std::string& program_path) {
   return p.string();
 }
 
+// Flags that each choose the same thing: giving both would silently ignore one.
+void refuse_conflicts(const std::map<std::string, std::string>& origin) {
+  static const std::vector<std::array<const char*, 3>> pairs = {
+      {"model_name_or_path", "model",
+       "--model_name_or_path trains a TorchScript archive instead of the built-in --model; give one of them"},
+  };
+  for (const auto& [a, b, why] : pairs) {
+    const auto ia = origin.find(a), ib = origin.find(b);
+    if (ia == origin.end() || ib == origin.end()) continue;
+    throw ArgumentError("--" + std::string(a) + suffix_for(ia->second) + " and --" + b + suffix_for(ib->second) +
+                        " conflict: " + why);
+  }
+}
+
+// "--name: ..." from validate() -> "--name (in file:line): ..." when the value
+// came from a file.
+std::string with_origin(const std::string& message, const std::map<std::string, std::string>& origin) {
+  if (message.rfind("--", 0) != 0) return message;
+  const size_t end = message.find_first_of(": ", 2);
+  if (end == std::string::npos) return message;
+  const auto it = origin.find(message.substr(2, end - 2));
+  if (it == origin.end()) return message;
+  return message.substr(0, end) + suffix_for(it->second) + message.substr(end);
+}
+
 }  // namespace
 
 ParsedArguments parse_train_arguments(const std::vector<std::string>& args, const std::string& program_path) {
@@ -325,9 +352,19 @@ ParsedArguments parse_train_arguments(const std::vector<std::string>& args, cons
   apply(from_args_file, out, false);
   apply(command, out, false);
 
-  validate(out.training);
-  validate(out.model);
-  validate(out.data);
+  // Where each value came from (the layer applied last wins): the checks below
+  // read the merged result, and their messages must name the file and line.
+  std::map<std::string, std::string> origin;
+  for (const Layer* layer : {&site, &config, &from_args_file, &command})
+    for (size_t k = 0; k < layer->values.size(); ++k) origin[layer->values[k].first] = layer->where[k];
+  refuse_conflicts(origin);
+  try {
+    validate(out.training);
+    validate(out.model);
+    validate(out.data);
+  } catch (const ArgumentError& e) {
+    throw ArgumentError(with_origin(e.what(), origin));
+  }
   return out;
 }
 

@@ -15,7 +15,8 @@ void usage(std::FILE* out) {
                "commands:\n"
                "  train     train, evaluate and predict (trainhook train --help)\n"
                "  plugins   list the plugin libraries found and why any was refused\n"
-               "  launch    run a command in N processes, like torchrun (trainhook launch --help)\n");
+               "  launch    run a command in N processes, like torchrun (trainhook launch --help)\n"
+               "  version   the version, plugin ABI, LibTorch and plugin search path (also --version)\n");
   // Commands added by plugin libraries (th_command_info).
   for (const auto& [name, description] : trainhook::cli::plugin_command_list())
     std::fprintf(out, "  %-9s %s (plugin)\n", name.c_str(), description.c_str());
@@ -33,13 +34,14 @@ int main(int argc, char** argv) {
     if (command == "train") return trainhook::cli::train_command(args, argv[0]);
     if (command == "plugins") return trainhook::cli::plugins_command(args, argv[0]);
     if (command == "launch") return trainhook::cli::launch_command(args, argv[0]);
+    if (command == "version" || command == "--version") return trainhook::cli::version_command(args, argv[0]);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "trainhook %s: error: %s\n", command.c_str(), e.what());
     return 1;
   }
   // Anything else may be a command that a plugin library exports.
   try {
-    return trainhook::cli::run_plugin_command(command, args, {"train", "plugins", "launch"});
+    return trainhook::cli::run_plugin_command(command, args, {"train", "plugins", "launch", "version"});
   } catch (const std::invalid_argument& e) {
     std::fprintf(stderr, "trainhook: %s\n", e.what());
     return 2;

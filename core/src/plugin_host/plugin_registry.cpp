@@ -93,7 +93,8 @@ struct PluginRegistry::Impl {
                                    const std::vector<std::string>& available) const;
 };
 
-void PluginRegistry::Impl::scan() {
+std::vector<std::pair<fs::path, std::string>> plugin_search_dirs(const PluginSearchOptions& options) {
+  std::vector<std::pair<fs::path, std::string>> dirs;
   for (const auto& d : options.plugin_dirs) dirs.emplace_back(d, "--plugin_dir");
   if (options.use_environment) {
     if (const char* env = std::getenv("TRAINHOOK_PLUGIN_PATH")) {
@@ -104,6 +105,11 @@ void PluginRegistry::Impl::scan() {
     }
   }
   dirs.emplace_back(options.default_dir.empty() ? default_plugin_dir() : options.default_dir, "default");
+  return dirs;
+}
+
+void PluginRegistry::Impl::scan() {
+  dirs = plugin_search_dirs(options);
 
   auto cache = detail::RegistryCache::from_environment();
   const auto lock = detail::PluginLockFile::from_environment();

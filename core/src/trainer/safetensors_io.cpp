@@ -2,9 +2,7 @@
 
 #include <trainhook/common/safetensors.hpp>
 
-#include <cstring>
 #include <fstream>
-#include <iterator>
 #include <stdexcept>
 
 namespace fs = std::filesystem;
@@ -25,13 +23,6 @@ std::string dtype_name(torch::ScalarType t, const std::string& tensor) {
                            ", which safetensors cannot hold");
 }
 
-torch::ScalarType scalar_type(const std::string& dtype) {
-  for (const auto& [type, name] : kDtypes) {
-    if (dtype == name) return type;
-  }
-  throw std::logic_error("safetensors: dtype " + dtype + " passed the header check");
-}
-
 }  // namespace
 
 void save_safetensors(const torch::nn::Module& module, const fs::path& file) {
@@ -50,22 +41,6 @@ void save_safetensors(const torch::nn::Module& module, const fs::path& file) {
   safetensors::write(out, views, {{"format", "pt"}});
   out.close();
   if (!out) throw std::runtime_error("cannot write " + file.string());
-}
-
-std::vector<NamedTensor> load_safetensors(const fs::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in)
-    throw std::runtime_error(file.string() + ": cannot open the safetensors file (missing or unreadable)");
-  const std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  const auto header = safetensors::parse(bytes.data(), bytes.size(), file.string());
-  std::vector<NamedTensor> out;
-  for (const auto& t : header.tensors) {
-    auto tensor = torch::empty(t.shape, torch::TensorOptions().dtype(scalar_type(t.dtype)));
-    if (t.end > t.begin)
-      std::memcpy(tensor.data_ptr(), bytes.data() + header.data_start + t.begin, t.end - t.begin);
-    out.emplace_back(t.name, tensor);
-  }
-  return out;
 }
 
 }  // namespace trainhook

@@ -3,6 +3,7 @@
 
 #include <trainhook/plugin.hpp>
 #include <trainhook/support/env.hpp>
+#include <trainhook/support/tls_files.hpp>
 
 #include <algorithm>
 #include <stdexcept>
@@ -12,7 +13,8 @@ namespace {
 
 const std::vector<std::string> kKnownKeys = {
     "checkpoint_path", "prev_checkpoint",     "restore",   "wait_timeout",
-    "retry_seconds",   "multipart_threshold", "part_size", "deck"};
+    "retry_seconds",   "multipart_threshold", "part_size", "deck",
+    "ca_bundle"};
 
 std::optional<Location> location(const support::Settings& s, const char* key, const char* env) {
   const auto text = s.get(key, env);
@@ -64,6 +66,11 @@ FlyteOptions FlyteOptions::parse(const std::string& config_json) {
         "plugin_config flyte.part_size must be at least 5242880 bytes (5 MiB, S3's minimum part)");
   o.part_size(static_cast<uint64_t>(part));
   o.deck(s.flag("deck", nullptr, true));
+  // As boto3 (AWS_CA_BUNDLE) and Python's requests (REQUESTS_CA_BUNDLE), else OpenSSL's SSL_CERT_FILE.
+  if (auto f = support::find_tls_file(s.get("ca_bundle", nullptr), s.source_of("ca_bundle", nullptr),
+                                      {"AWS_CA_BUNDLE", "REQUESTS_CA_BUNDLE", "SSL_CERT_FILE"},
+                                      "a PEM bundle of certificate authorities"))
+    o.ca_bundle(f->path);
   return o;
 }
 

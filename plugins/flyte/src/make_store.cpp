@@ -10,6 +10,7 @@ std::unique_ptr<Store> make_store(const Location& where, const FlyteOptions& opt
   S3Config config = S3Config::from_environment();
   config.multipart_threshold = options.multipart_threshold();
   config.part_size = options.part_size();
+  config.ca_bundle = options.ca_bundle();
   return std::make_unique<S3Store>(std::move(config), where.bucket, where.prefix, cancel);
 }
 

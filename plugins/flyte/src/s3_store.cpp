@@ -28,6 +28,7 @@ S3Store::S3Store(S3Config config, std::string bucket, std::string prefix, const 
   opts.aws_sigv4("aws:amz:" + config_.region + ":s3")
       .basic_auth(config_.access_key_id, config_.secret_access_key)
       .timeout(std::chrono::seconds(60))
+      .ca_bundle(config_.ca_bundle)
       .user_agent("trainhook-flyte");
   if (cancel_ != nullptr) opts.abort_flag(cancel_->flag());
   http_ = std::make_unique<support::HttpClient>(std::move(opts));

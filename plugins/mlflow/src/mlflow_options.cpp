@@ -1,5 +1,6 @@
 #include <trainhook/mlflow/mlflow_options.hpp>
 #include <trainhook/plugin.hpp>
+#include <trainhook/support/tls_files.hpp>
 
 #include <nlohmann/json.hpp>
 
@@ -11,6 +12,7 @@ const std::vector<std::string>& known_config_keys() {
       "nested_run",        "parent_run_id",     "run_name",        "tags",
       "flatten_params",    "max_log_params",    "log_artifacts",   "tracking_token",
       "tracking_username", "tracking_password", "insecure_tls",    "max_param_value_length",
+      "ca_bundle",         "client_cert",
       "flush_timeout",     "request_timeout",   "retry_initial",   "retry_max",
       "memory_records",    "spool_dir"};
   return keys;
@@ -82,6 +84,14 @@ MlflowOptions read_options(const std::string& config_json) {
   c.username(s.get("tracking_username", "MLFLOW_TRACKING_USERNAME").value_or(""));
   c.password(s.get("tracking_password", "MLFLOW_TRACKING_PASSWORD").value_or(""));
   c.insecure_tls(s.flag("insecure_tls", "MLFLOW_TRACKING_INSECURE_TLS", false));
+  // As MLflow's Python client: a CA bundle and a client certificate (with its key).
+  if (auto f = support::find_tls_file(s.get("ca_bundle", nullptr), s.source_of("ca_bundle", nullptr),
+                                      {"MLFLOW_TRACKING_SERVER_CERT_PATH"}, "a PEM bundle of certificate authorities"))
+    c.ca_bundle(f->path);
+  if (auto f = support::find_tls_file(s.get("client_cert", nullptr), s.source_of("client_cert", nullptr),
+                                      {"MLFLOW_TRACKING_CLIENT_CERT_PATH"},
+                                      "a PEM client certificate followed by its private key"))
+    c.client_cert(f->path);
   c.max_param_value_length(s.integer("max_param_value_length", nullptr, 6000));
   if (c.max_param_value_length() < 1)
     throw ConfigError("plugin_config mlflow.max_param_value_length must be >= 1");

@@ -82,7 +82,11 @@ Sender::Outcome Sender::classify(const RestResult& r, const std::string& what) {
 BatchResult Sender::handle(std::vector<Record>& batch, support::WorkerContext& ctx) {
   if (!http_) {
     HttpClientOptions opts;
-    opts.timeout(config_.request_timeout()).insecure_tls(config_.insecure_tls()).abort_flag(ctx.abort_flag());
+    opts.timeout(config_.request_timeout())
+        .insecure_tls(config_.insecure_tls())
+        .ca_bundle(config_.ca_bundle())
+        .client_cert(config_.client_cert())
+        .abort_flag(ctx.abort_flag());
     opts.user_agent("trainhook-mlflow");
     if (!config_.username().empty()) {
       opts.basic_auth(config_.username(), config_.password());

@@ -149,6 +149,28 @@ std::optional<std::string> HttpResponse::header(std::string_view lower_name) con
   return it->second;
 }
 
+namespace {
+// What to do about a TLS failure: the usual cause at a site is its own
+// certificate authority, which the system's bundle does not hold.
+std::string tls_hint(CURLcode rc, const HttpClientOptions& o) {
+  switch (rc) {
+    case CURLE_PEER_FAILED_VERIFICATION:
+      return o.ca_bundle_.empty()
+                 ? "; the server's TLS certificate is not signed by a certificate authority this machine "
+                   "trusts: if your site has its own, give its PEM bundle (the plugin's ca_bundle key, or "
+                   "the variable its README names)"
+                 : "; the server's TLS certificate is not signed by a certificate authority in " + o.ca_bundle_;
+    case CURLE_SSL_CACERT_BADFILE:
+      return "; cannot read the CA bundle " + o.ca_bundle_ + " (expected PEM certificates)";
+    case CURLE_SSL_CERTPROBLEM:
+      return "; cannot use the client certificate " + o.client_cert_ +
+             " (expected a PEM certificate followed by its private key)";
+    default:
+      return {};
+  }
+}
+}  // namespace
+
 std::string HttpResponse::describe() const {
   if (status == 0) return (aborted ? "request aborted: " : "connection failed: ") + error;
   std::string excerpt = body.substr(0, 300);
@@ -191,6 +213,11 @@ HttpResponse HttpClient::perform(const HttpRequest& request) {
   if (options_.insecure_tls_) {
     curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 0L);
     curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 0L);
+  }
+  if (!options_.ca_bundle_.empty()) curl_easy_setopt(c, CURLOPT_CAINFO, options_.ca_bundle_.c_str());
+  if (!options_.client_cert_.empty()) {
+    curl_easy_setopt(c, CURLOPT_SSLCERT, options_.client_cert_.c_str());
+    curl_easy_setopt(c, CURLOPT_SSLKEY, options_.client_cert_.c_str());
   }
   if (options_.user_ && !options_.aws_sigv4_.empty()) {
     // CURLOPT_AWS_SIGV4 selects the signing itself; the key pair is the "user".
@@ -285,6 +312,7 @@ HttpResponse HttpClient::perform(const HttpRequest& request) {
     response.aborted = rc == CURLE_ABORTED_BY_CALLBACK;
     response.error = errbuf[0] != '\0' ? errbuf : curl_easy_strerror(rc);
     response.error += " (" + request.method + " " + request.url + ")";
+    response.error += tls_hint(rc, options_);
   }
   return response;
 }

@@ -7,6 +7,7 @@
 #include <trainhook/support/env.hpp>
 #include <trainhook/support/http_client.hpp>
 #include <trainhook/support/retry.hpp>
+#include <trainhook/support/tls_files.hpp>
 
 #include <algorithm>
 #include <chrono>
@@ -114,8 +115,12 @@ class Syncer {
       host_.info("wandb-sync: " + dir.string() + " was already synced");
       return true;
     }
-    support::HttpClient http(
-        support::HttpClientOptions().basic_auth("api", api_key_).user_agent("trainhook-wandb-sync/1.0"));
+    const auto ca = support::find_tls_file(std::nullopt, "", {"REQUESTS_CA_BUNDLE", "SSL_CERT_FILE"},
+                                           "a PEM bundle of certificate authorities");
+    support::HttpClient http(support::HttpClientOptions()
+                                 .basic_auth("api", api_key_)
+                                 .ca_bundle(ca ? ca->path : std::string())
+                                 .user_agent("trainhook-wandb-sync/1.0"));
     deadline_ = clock_type::now() + o_.max_wait;
     support::RetryPolicy policy =
         support::RetryPolicy().initial_delay(o_.backoff_initial).max_delay(o_.backoff_max).jitter(0.25);

@@ -54,6 +54,7 @@ support::HttpClient& RunUploader::http(support::WorkerContext* ctx) {
     o.basic_auth("api", settings_.api_key())
         .timeout(settings_.request_timeout())
         .connect_timeout(std::min(settings_.request_timeout(), milliseconds(10000)))
+        .ca_bundle(settings_.ca_bundle())
         .user_agent("trainhook-wandb/1.0");
     if (ctx != nullptr) o.abort_flag(ctx->abort_flag());
     http_ = std::make_unique<support::HttpClient>(o);

@@ -1,4 +1,5 @@
 #include <trainhook/strings.hpp>
+#include <trainhook/support/tls_files.hpp>
 #include <trainhook/wandb/wandb_options.hpp>
 
 #include <trainhook/plugin.hpp>
@@ -52,7 +53,8 @@ const std::vector<std::string>& known_config_keys() {
                                                 "request_timeout",
                                                 "max_request_bytes",
                                                 "queue_capacity",
-                                                "memory_records"};
+                                                "memory_records",
+                                                "ca_bundle"};
   return keys;
 }
 
@@ -83,6 +85,11 @@ WandbOptions read_options(const support::Settings& s, const std::string& default
   if (w.base_url().rfind("http://", 0) != 0 && w.base_url().rfind("https://", 0) != 0)
     throw ConfigError(s.source_of("base_url", "WANDB_BASE_URL") +
                       " must start with http:// or https://, got '" + w.base_url() + "'");
+  // As the W&B client (Python requests): REQUESTS_CA_BUNDLE, else OpenSSL's SSL_CERT_FILE.
+  if (auto f = support::find_tls_file(s.get("ca_bundle", nullptr), s.source_of("ca_bundle", nullptr),
+                                      {"REQUESTS_CA_BUNDLE", "SSL_CERT_FILE"},
+                                      "a PEM bundle of certificate authorities"))
+    w.ca_bundle(f->path);
   if (auto v = s.get("project", "WANDB_PROJECT")) w.project(*v);
   if (auto v = s.get("entity", "WANDB_ENTITY")) w.entity(*v);
   if (auto v = s.get("run_id", "WANDB_RUN_ID")) w.run_id(*v);

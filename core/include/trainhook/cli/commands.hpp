@@ -20,6 +20,10 @@ int plugins_command(const std::vector<std::string>& args, const std::string& pro
 // stops the others when one fails and returns the worst exit code.
 int launch_command(const std::vector<std::string>& args, const std::string& program_path);
 
+// trainhook --version | version : the package version, the plugin ABI, the LibTorch
+// it was built with, and the plugin search path.
+int version_command(const std::vector<std::string>& args, const std::string& program_path);
+
 // Commands exported by plugin libraries (th_command_info): name and description,
 // for `trainhook --help`; empty when the plugin folders cannot be read.
 std::vector<std::pair<std::string, std::string>> plugin_command_list();

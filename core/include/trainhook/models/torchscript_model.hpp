@@ -81,9 +81,6 @@ class TorchScriptModel final : public Model {
   // argument without a default has no tensor, or no argument has one.
   void bind(const std::vector<std::string>& names, const std::string& input_name,
             const std::string& label_name, const std::string& source);
-  // forward's argument names (without self).
-  const std::vector<std::string>& argument_names() const noexcept { return arguments_; }
-  const std::filesystem::path& file() const noexcept { return file_; }
 
   // The archive with the current weights (torch.jit.load-able).
   void save(const std::filesystem::path& file);

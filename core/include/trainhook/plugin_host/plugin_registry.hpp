@@ -19,6 +19,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace trainhook {
@@ -41,6 +42,10 @@ struct PluginSearchOptions {
 // <dir of the running executable>/../lib/trainhook/plugins, which holds both in
 // the build tree and in an installed prefix.
 std::filesystem::path default_plugin_dir();
+
+// The folders searched, in order, each with where it came from ("--plugin_dir",
+// "TRAINHOOK_PLUGIN_PATH" or "default"); folders that do not exist included.
+std::vector<std::pair<std::filesystem::path, std::string>> plugin_search_dirs(const PluginSearchOptions& options);
 
 struct CallbackDescriptor {
   std::string name;

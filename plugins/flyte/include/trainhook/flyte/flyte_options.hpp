@@ -37,6 +37,7 @@ class FlyteOptions {
   TRAINHOOK_OPTION(uint64_t, multipart_threshold, 64ull << 20);
   TRAINHOOK_OPTION(uint64_t, part_size, 16ull << 20);
   TRAINHOOK_OPTION(bool, deck, true);  // write and upload log_history.html
+  TRAINHOOK_OPTION(std::string, ca_bundle, {});  // S3 over HTTPS: PEM CAs to trust; empty = the system's
 
  public:
   // Throws trainhook::ConfigError naming the key / variable and what was expected.

@@ -17,6 +17,7 @@ struct S3Config {
   std::string session_token;                   // never logged; empty = none
   uint64_t multipart_threshold = 64ull << 20;  // files larger than this go multipart
   uint64_t part_size = 16ull << 20;            // >= 5 MiB (S3's minimum except the last part)
+  std::string ca_bundle;                       // PEM CAs to trust (flyte's ca_bundle); empty = the system's
 
   // Throws trainhook::ConfigError naming the missing variables.
   static S3Config from_environment();

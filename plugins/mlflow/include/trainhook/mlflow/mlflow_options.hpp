@@ -36,6 +36,8 @@ class MlflowOptions {
   TRAINHOOK_OPTION(std::string, username, {});         // MLFLOW_TRACKING_USERNAME / PASSWORD (Basic)
   TRAINHOOK_OPTION(std::string, password, {});
   TRAINHOOK_OPTION(bool, insecure_tls, false);              // MLFLOW_TRACKING_INSECURE_TLS
+  TRAINHOOK_OPTION(std::string, ca_bundle, "");             // MLFLOW_TRACKING_SERVER_CERT_PATH
+  TRAINHOOK_OPTION(std::string, client_cert, "");           // MLFLOW_TRACKING_CLIENT_CERT_PATH
   TRAINHOOK_OPTION(int64_t, max_param_value_length, 6000);  // the server's limit (500 on old 2.x servers)
   TRAINHOOK_OPTION(std::chrono::milliseconds, flush_timeout, std::chrono::seconds(60));  // at train end
   TRAINHOOK_OPTION(std::chrono::milliseconds, request_timeout, std::chrono::seconds(30));

@@ -91,6 +91,18 @@ class HttpClientOptions {
     insecure_tls_ = v;
     return *this;
   }
+  // A PEM bundle of the certificate authorities to trust instead of the
+  // system's (a site's own CA); empty = the system's.
+  HttpClientOptions& ca_bundle(std::string path) {
+    ca_bundle_ = std::move(path);
+    return *this;
+  }
+  // A PEM client certificate for mutual TLS; its private key in the same file
+  // (as Python's requests takes `cert=`). Empty = none.
+  HttpClientOptions& client_cert(std::string path) {
+    client_cert_ = std::move(path);
+    return *this;
+  }
   // Sign every request with AWS Signature V4 (libcurl's CURLOPT_AWS_SIGV4,
   // e.g. "aws:amz:us-east-1:s3") using basic_auth(access key id, secret) as the
   // credentials instead of sending them. libcurl 7.88 does not add
@@ -120,6 +132,8 @@ class HttpClientOptions {
   std::optional<std::string> user_;
   std::string password_;
   bool insecure_tls_ = false;
+  std::string ca_bundle_;
+  std::string client_cert_;
   std::string aws_sigv4_;  // empty = no SigV4 signing
   std::string user_agent_ = "trainhook";
   std::vector<std::pair<std::string, std::string>> headers_;

@@ -27,6 +27,7 @@ class WandbOptions {
   TRAINHOOK_OPTION(Mode, mode, Mode::online);
   TRAINHOOK_OPTION(std::string, api_key, {});  // never printed or logged
   TRAINHOOK_OPTION(std::string, base_url, "https://api.wandb.ai");
+  TRAINHOOK_OPTION(std::string, ca_bundle, {});  // REQUESTS_CA_BUNDLE / SSL_CERT_FILE; empty: the system's
   TRAINHOOK_OPTION(std::string, project, "trainhook");
   TRAINHOOK_OPTION(std::string, entity, {});  // empty: the server's default entity for the key
   TRAINHOOK_OPTION(std::string, run_id, {});  // empty: a new random id
