@@ -1,6 +1,6 @@
 """Trainhook's CLI against HF's Trainer on the same job, and Trainhook builds against each other.
 
-The job (issue 23): the same random data (a .pt file of 4096 rows of 64
+The job: the same random data (a .pt file of 4096 rows of 64
 features, 10 classes), the same model (the built-in `mlp` 64-256-256-10 or
 `cnn` on 8x8 images: conv 1->16->32, max-pool, 512->128->10), batch 64, AdamW
 at 1e-3, seed 0, logging every step, no saving, one thread (OMP_NUM_THREADS=1

@@ -351,7 +351,7 @@ class Suite:
                                    source="bench/torchscript (64-256-256-10, batch 64, interpreter overhead)"))
 
     def hf_trainer(self):
-        """Issue 23: Trainhook on LibTorch 2.x vs HF's Trainer on the same PyTorch
+        """Trainhook on LibTorch 2.x vs HF's Trainer on the same PyTorch
         from PyPI (MLP and CNN), Trainhook 2.x vs 1.13, and --bf16 vs float32."""
         cli113 = self.exe("bin", "trainhook")
         cli2 = os.path.join(self.build, "torch2", "bin", "trainhook")

@@ -807,7 +807,7 @@ TEST_CASE("help text: every group, every option, defaults") {
   CHECK(h.find("Model:") < h.find("Data:"));
 }
 
-// ---- issue 22: hostile inputs that were accepted silently or crashed ----
+// ---- hostile inputs that were accepted silently or crashed ----
 
 TEST_CASE("JSON config: a duplicate key is an error naming file, line and key (at any depth)") {
   const fs::path dir = scratch_dir();

@@ -1,5 +1,5 @@
 // check_plugin_config_sections: a --plugin_config section no callback of the
-// run reads is an error before training (issue 22), with a did-you-mean.
+// run reads is an error before training, with a did-you-mean.
 #include <trainhook/args/argument_parser.hpp>
 #include <trainhook/args/plugin_config_sections.hpp>
 

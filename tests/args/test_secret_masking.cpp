@@ -58,7 +58,7 @@ TEST_CASE("the one key rule (sdk) and its placeholder") {
   CHECK(trainhook::secret_placeholder("api_key") == "<API_KEY>");
 }
 
-// Issue 22: a password inside a URL-shaped value (user-info) is masked
+// A password inside a URL-shaped value (user-info) is masked
 // wherever arguments are written, whatever the key is called.
 TEST_CASE("the password of a URL's user-info is masked in every string value") {
   const json in = json::parse(R"({

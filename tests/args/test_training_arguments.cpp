@@ -88,7 +88,7 @@ TrainingArguments non_default() {
 }  // namespace
 
 // to_json is generated from the option table; these are the exact bytes the
-// hand-written to_json gave before (issue 14: no behaviour change), for the
+// hand-written to_json gave before (no behaviour change), for the
 // defaults and for a run with every choice away from its default.
 TEST_CASE("to_json output is byte-identical to the hand-written form it replaced") {
   TrainingArguments defaults;

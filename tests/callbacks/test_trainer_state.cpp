@@ -193,7 +193,7 @@ TEST_CASE("load errors name the file and the key") {
       (f + ": key 'best_model_checkpoint': expected a string or null, got an integer (5)").c_str());
 }
 
-// Issue 22: every value read is range-checked (global_step -5 crashed a
+// Every value read is range-checked (global_step -5 crashed a
 // resume), nesting is bounded and duplicate keys are refused.
 TEST_CASE("values out of range, deep nesting and duplicate keys are load errors naming file and key") {
   TempDir dir;

@@ -64,7 +64,7 @@ TEST_CASE("errors name the file and line") {
   for (const auto& p : {ragged, text, label, negative, empty}) fs::remove(p);
 }
 
-// Issue 22: values and files the reader used to accept wrongly or report in
+// Values and files the reader used to accept wrongly or report in
 // library terms.
 TEST_CASE("a value that is finite as a double but not as a float is a data error naming file, line, field") {
   const auto p = write_csv("overflow.csv", "1,2,0\n3,1e39,1\n");

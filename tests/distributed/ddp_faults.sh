@@ -122,7 +122,7 @@ wait "$launcher" || rc=$?
 [[ $rc == 143 ]] || fail "trainhook launch after SIGTERM exited $rc, expected 143: $(tail -5 "$WORK/term.log")"
 for c in "${children[@]}"; do kill -0 "$c" 2>/dev/null && fail "process $c survived SIGTERM"; done
 grep -q "forwarding it to every process" "$WORK/term.log" || fail "no forwarding message"
-# Issue 22: every rank finished its step and stopped at the same one, and that
+# Every rank finished its step and stopped at the same one, and that
 # step's checkpoint holds every rank's RNG state.
 steps=($(sed -n 's/.*stopped by SIGTERM at step \([0-9]*\):.*/\1/p' "$WORK/term.log" | sort -u))
 n_stopped="$(grep -c "stopped by SIGTERM at step" "$WORK/term.log" || true)"

@@ -1,4 +1,4 @@
-"""TorchScript models and .pt data through the trainhook CLI (issue 20).
+"""TorchScript models and .pt data through the trainhook CLI.
 
 Run with the HF test venv's python (Debian python3-torch 1.13, the same
 version as libtorch-dev, plus safetensors): the fixtures (scripted and traced

@@ -645,7 +645,7 @@ TEST_CASE("unsafe paths are refused unless allowed: world-writable folder or fil
   }
 }
 
-// Issue 22: `chmod 777 a; --plugin_dir a/sub` loaded (anyone can rename sub).
+// `chmod 777 a; --plugin_dir a/sub` loaded (anyone can rename sub).
 TEST_CASE("a plugin folder under a world- or group-writable folder is refused, sticky folders are fine") {
   TempDir dir;
   const fs::path sub = dir.path / "sub";

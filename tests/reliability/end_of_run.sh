@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The end of a run against plugins that misbehave there (issue 22, "the final
+# The end of a run against plugins that misbehave there ("the final
 # model lost"): a plugin that hangs in on_train_end, one that calls exit() (exit 70), and
 # a SIGINT while one hangs. In each case the final model (model.pt,
 # model.safetensors) and train_results.json are on disk and the run ends:
@@ -105,7 +105,7 @@ else
 fi
 
 # 3b. SIGINT during MLflow's end-of-run flush to a server that accepts and
-# never answers (issue 22: Ctrl-C there used to leave 0 records spooled): the
+# never answers (Ctrl-C there used to leave 0 records spooled): the
 # trainer asks the callbacks to end now (ABI 1.2 end_requested), the MLflow
 # plugin stops waiting and spools what it holds, the run exits 130 well before
 # the 60 s flush timeout, with the final model saved.

@@ -1,5 +1,5 @@
-/* Plugins that misbehave at the end of a run, for end_of_run.sh (issue 22,
- * "the final model lost"): callback "end_hang" never returns from
+/* Plugins that misbehave at the end of a run, for end_of_run.sh ("the
+ * final model lost"): callback "end_hang" never returns from
  * on_train_end (an integration flushing to a dead server), "end_exit" calls
  * exit(3) there. Each says on stderr when it is in on_train_end, so the test
  * can send a signal at that moment without guessing a delay. */

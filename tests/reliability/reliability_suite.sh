@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The reliability suite (issue 22): malformed inputs, damaged checkpoints and
+# The reliability suite: malformed inputs, damaged checkpoints and
 # hostile values through the real CLI. For every case: the exit code is 1-123
 # (2 for argument errors), stderr names the file/key/line/flag at fault, there
 # is no backtrace and no "terminate called", and nothing written earlier was

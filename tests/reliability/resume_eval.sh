@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Resuming keeps the interrupted epoch's evaluation (issue 22): with
+# Resuming keeps the interrupted epoch's evaluation: with
 # --eval_strategy epoch, a run resumed from a checkpoint of epoch 1 evaluates
 # at the end of epochs 1 and 2 as the uninterrupted run does; the eval entries
 # of log_history (step, epoch, eval_loss) are the same. checkpoint-2 is inside

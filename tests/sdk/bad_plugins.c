@@ -12,7 +12,7 @@
  *   FAKE_SEGV_ON_LOG   a valid plugin whose callback "evil_segv" dereferences a
  *                      null pointer in on_log, as a buggy plugin would: the host
  *                      must name the plugin file, the callback and the event
- *                      before the process dies of SIGSEGV (issue 22) */
+ *                      before the process dies of SIGSEGV */
 #include <trainhook/abi.h>
 
 #include <string.h>

@@ -1,4 +1,4 @@
-"""--debug underflow_overflow through the trainhook CLI (issue 19).
+"""--debug underflow_overflow through the trainhook CLI.
 
 With SGD at a huge learning rate and no clipping the weights overflow within a
 few steps. With --debug underflow_overflow the run stops at the first inf/nan

@@ -1,4 +1,4 @@
-"""Integration test of issue 24's flags through `trainhook train`:
+"""Integration test of HF flags through `trainhook train`:
 --include_num_input_tokens_seen (counted per micro-batch: rows of tabular data,
 block_size tokens per sample of the character LM; logged as HF does and saved in
 trainer_state.json), --label_smoothing_factor (changes the evaluation loss),
@@ -69,7 +69,7 @@ check(all("num_input_tokens_seen" not in e for e in state["log_history"]) and st
       "without the flag nothing is counted or logged")
 
 # -- label smoothing changes the evaluation loss of the same weights: one trained
-# model (evaluation alone needs one, issue 22), evaluated with and without it.
+# model (evaluation alone needs one), evaluated with and without it.
 train("smooth", "--do_train", "--train_file", csv, "--max_steps", 1)
 losses = {}
 for f in (0.0, 0.2):

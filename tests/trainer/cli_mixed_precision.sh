@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# --bf16, --fp16 and --use_cpu through the CLI (issue 23):
+# --bf16, --fp16 and --use_cpu through the CLI:
 #  1. --bf16 on the CPU trains the main job's CNN on the digits to >= 95 % eval
 #     accuracy under bfloat16 autocast, and every tensor it saves (each
 #     checkpoint's and the final model.safetensors) is float32; the run says so;

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The core as a CMake package (issue 20), against an INSTALLED Trainhook only:
+# The core as a CMake package, against an INSTALLED Trainhook only:
 #  1. cmake --install <build> --prefix <tmp>/prefix
 #  2. examples/embed_trainer configures with find_package(Trainhook) from that
 #     prefix, compiles with no source-tree include path, links

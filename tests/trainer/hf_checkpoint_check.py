@@ -1,4 +1,4 @@
-"""HF's own tools read a trainhook run (issue 20): with transformers from the
+"""HF's own tools read a trainhook run: with transformers from the
 HF test venv (TRAINHOOK_HF_VENV, scripts/venv hf),
 HfArgumentParser(TrainingArguments).parse_json_file(training_args.json,
 allow_extra_keys=True) parses our arguments, TrainerState.load_from_json reads

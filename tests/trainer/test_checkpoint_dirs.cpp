@@ -101,7 +101,7 @@ TEST_CASE("with save_total_limit 1 a best that is not the newest keeps two") {
   CHECK(names(sorted_checkpoints(d.path)) == std::vector<std::string>{"checkpoint-3"});
 }
 
-// Issue 22: `error: stoll` on a folder whose step does not fit an int64.
+// `error: stoll` on a folder whose step does not fit an int64.
 TEST_CASE("a checkpoint folder with an overlong step number is named in our words") {
   Dir d;
   make_checkpoint(d.path, 2);

@@ -1,5 +1,5 @@
 // checkpoint.sha256: written with every checkpoint, checked on load; a
-// damaged or missing file is an error naming it (issue 22: 256 flipped bytes
+// damaged or missing file is an error naming it (256 flipped bytes
 // in model.pt loaded silently).
 #include <trainhook/trainer/checkpoint_manifest.hpp>
 

@@ -67,8 +67,8 @@ TEST_CASE("scheduler names are HF's") {
   CHECK(std::string(enum_name(SchedulerType::linear)) == "linear");
 }
 
-// The five schedules of issue 24. Their agreement with transformers 4.47.1 at
-// every step is checked by trainer_hf_reference_lr (hf_reference_check.py);
+// The schedules beyond linear and constant (HF's get_scheduler). Their
+// agreement with transformers 4.47.1 at every step is checked by trainer_hf_reference_lr (hf_reference_check.py);
 // these cases pin the shapes and the kwargs errors without the HF venv.
 namespace {
 LrScheduleOptions options(SchedulerType type, const char* kwargs, double lr = 0.01, int64_t warmup = 10,

@@ -1,4 +1,4 @@
-// Resuming a checkpoint of another run (issue 22): found automatically it is
+// Resuming a checkpoint of another run: found automatically it is
 // refused listing the differences and the two ways on; given by path the
 // differences come back for a warning.
 #include <trainhook/trainer/resume_compatibility.hpp>

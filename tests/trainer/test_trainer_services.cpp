@@ -1,6 +1,6 @@
 // TrainerServices::log: what a plugin logs (e.g. the MLflow plugin naming the
 // MLFLOW_TRACKING_URI it could not reach) never carries a URL's password
-// (issue 22), while other text passes unchanged.
+//, while other text passes unchanged.
 #include <trainhook/trainer/trainer_services.hpp>
 
 #include <trainhook/callbacks/callback_handler.hpp>

@@ -36,10 +36,6 @@ struct MainProcessFirstOptions {
     desc = std::move(v);
     return *this;
   }
-  MainProcessFirstOptions& set_local_rank(int32_t v) {
-    local_rank = v;
-    return *this;
-  }
 };
 
 class MainProcessFirst {

@@ -30,10 +30,6 @@ struct GradScalerOptions {
     init_scale = v;
     return *this;
   }
-  GradScalerOptions& set_growth_factor(double v) {
-    growth_factor = v;
-    return *this;
-  }
   GradScalerOptions& set_backoff_factor(double v) {
     backoff_factor = v;
     return *this;

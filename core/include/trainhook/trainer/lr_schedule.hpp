@@ -42,38 +42,6 @@ struct LrScheduleOptions {
   // greater_is_better, threshold_mode abs = relative_threshold false).
   PlateauOptions plateau = PlateauOptions().torch_semantics(true);
 
-  LrScheduleOptions& set_num_cycles(double v) {
-    num_cycles = v;
-    return *this;
-  }
-  LrScheduleOptions& set_lr_end(double v) {
-    lr_end = v;
-    return *this;
-  }
-  LrScheduleOptions& set_power(double v) {
-    power = v;
-    return *this;
-  }
-  LrScheduleOptions& set_min_lr_rate(double v) {
-    min_lr_rate = v;
-    return *this;
-  }
-  LrScheduleOptions& set_num_stable_steps(int64_t v) {
-    num_stable_steps = v;
-    return *this;
-  }
-  LrScheduleOptions& set_num_decay_steps(int64_t v) {
-    num_decay_steps = v;
-    return *this;
-  }
-  LrScheduleOptions& set_min_lr_ratio(double v) {
-    min_lr_ratio = v;
-    return *this;
-  }
-  LrScheduleOptions& set_decay_type(std::string v) {
-    decay_type = std::move(v);
-    return *this;
-  }
 };
 
 // The options of `type` from lr_scheduler_kwargs (a JSON object, or a string
