@@ -343,17 +343,17 @@ def outcomes(opts, work, server):
         check(info["status"] == "FINISHED" and "trainhook.failure" not in tags,
               f"plain run FINISHED without a failure tag ({info['status']}, {tags.get('trainhook.failure')})")
 
-    # The checkpoint of step 20 cannot be written: a file holds its folder's name.
+    # The checkpoint of step 20 cannot be written: a dangling symlink holds its
+    # folder's name, so the finished checkpoint cannot be renamed into place.
     out = os.path.join(work, "ckpt_error")
     os.makedirs(out)
-    with open(os.path.join(out, "checkpoint-20"), "w") as f:
-        f.write("not a folder\n")
+    os.symlink(os.path.join(work, "nowhere"), os.path.join(out, "checkpoint-20"))
     env = clean_env(MLFLOW_TRACKING_URI=server.url, MLFLOW_EXPERIMENT_NAME="th-outcome-error")
     p = subprocess.run(base("ckpt_error", 30) + ["--overwrite_output_dir", "true", "--save_steps", "20"],
                        env=env, capture_output=True, text=True, timeout=300)
     printed = error_printed(p.stderr)
-    check(p.returncode == 1 and printed is not None,
-          f"a checkpoint error at step 20 ends the CLI with 1 and an error ({p.returncode}, {printed!r})")
+    check(p.returncode == 1 and printed is not None and "cannot rename" in printed and "checkpoint-20" in printed,
+          f"a checkpoint error at step 20 ends the CLI with 1 and the error ({p.returncode}, {printed!r})")
     info, tags = run_of("th-outcome-error")
     if info and printed:
         check(info["status"] == "FAILED" and tags.get("trainhook.failure") == "error: " + printed,
@@ -367,7 +367,7 @@ def outcomes(opts, work, server):
                     FAILURE_PROBE_FAIL_AT=5)
     p = subprocess.run(base("plugin_error", 30) + ["--callbacks", "step_fail", "--plugin_error_policy", "fail"],
                        env=env, capture_output=True, text=True, timeout=300)
-    want = "callback 'step_fail' failed in on_step_end: step_fail: failing at step 5 as asked"
+    want = "callback 'step_fail' failed in on_step_end: step_fail: failing at step 5 as asked [TH_ERROR]"
     check(p.returncode == 1 and error_printed(p.stderr) == want,
           f"a failing callback ends the CLI with 1 and its error ({p.returncode}, {error_printed(p.stderr)!r})")
     info, tags = run_of("th-outcome-plugin")

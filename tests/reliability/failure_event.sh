@@ -51,7 +51,7 @@ check() {
 }
 
 # 1. A callback fails under plugin_error_policy=fail at step 2.
-msg="callback 'step_fail' failed in on_step_end: step_fail: failing at step 2 as asked"
+msg="callback 'step_fail' failed in on_step_end: step_fail: failing at step 2 as asked [TH_ERROR]"
 FAILURE_PROBE_FAIL_AT=2 timeout 120 "$CLI" "${BASE[@]}" --max_steps 6 --output_dir "$WORK/plugin" \
   --callbacks failure_probe,step_fail --plugin_error_policy fail >"$WORK/plugin.out" 2>&1
 check plugin "$WORK/plugin.out" $? 1 "failure_probe: on_exception kind=plugin step=2 message=$msg" \
@@ -64,25 +64,27 @@ FAILURE_PROBE_FAIL_AT=2 timeout 120 "$CLI" "${BASE[@]}" --max_steps 6 --output_d
 check isolated "$WORK/isolated.out" $? 1 "failure_probe: on_exception kind=plugin step=2 message=$msg" \
   "trainhook train: error: $msg"
 
-# 3. The checkpoint of step 2 cannot be written (a file holds its name): an
-# error out of the training loop, kind error, the message as printed.
+# 3. The checkpoint of step 2 cannot be written (a dangling symlink holds its
+# name, so the finished checkpoint cannot be renamed into place): an error out
+# of the training loop, kind error, the message as printed.
 mkdir -p "$WORK/ckpt"
-echo "not a folder" >"$WORK/ckpt/checkpoint-2"
+ln -s "$WORK/nowhere" "$WORK/ckpt/checkpoint-2"
 timeout 120 "$CLI" "${BASE[@]}" --max_steps 6 --output_dir "$WORK/ckpt" --overwrite_output_dir true \
   --save_strategy steps --save_steps 2 --callbacks failure_probe >"$WORK/ckpt.out" 2>&1
 rc=$?
 printed=$(grep -m1 "^trainhook train: error: " "$WORK/ckpt.out" | sed 's/^trainhook train: error: //')
-if [[ -z $printed ]]; then
-  fail "checkpoint: no error printed (exit $rc): $(tail -3 "$WORK/ckpt.out")"
+if [[ $printed != *"cannot rename"*"checkpoint-2"* ]]; then
+  fail "checkpoint: not the rename error (exit $rc): $(tail -3 "$WORK/ckpt.out")"
 else
   check checkpoint "$WORK/ckpt.out" "$rc" 1 "failure_probe: on_exception kind=error step=2 message=$printed"
 fi
 
-# Starts a slow run (300 ms per step) in the background: $pid (timeout's) and $child (the trainer).
+# Starts a slow run (300 ms per step; after a first signal the probe holds the
+# step until a second one) in the background: $pid (timeout's) and $child (the trainer).
 start_slow() {
   local name="$1"
   shift
-  FAILURE_PROBE_STEP_MS=300 timeout 120 "$CLI" "${BASE[@]}" --max_steps 1000 --output_dir "$WORK/$name" "$@" \
+  FAILURE_PROBE_STEP_MS=300 FAILURE_PROBE_HOLD=${HOLD:-1} timeout 120 "$CLI" "${BASE[@]}" --max_steps 1000 --output_dir "$WORK/$name" "$@" \
     >"$WORK/$name.out" 2>&1 &
   pid=$!
   wait_for_line "$WORK/$name.out" "failure_probe: step 2" "$pid"
@@ -95,7 +97,7 @@ start_slow() {
 # well before the watchdog's 10 s.
 start_slow second --callbacks failure_probe
 kill -TERM "$child"
-wait_for_line "$WORK/second.out" "trainhook: got SIGTERM" "$pid"
+wait_for_line "$WORK/second.out" "failure_probe: holding" "$pid"
 started=$SECONDS
 kill -TERM "$child"
 wait "$pid"
@@ -111,7 +113,7 @@ fi
 # ends the process 10 s later with the same status.
 start_slow watchdog --callbacks failure_probe,exception_hang --callback_end_timeout 600
 kill -TERM "$child"
-wait_for_line "$WORK/watchdog.out" "trainhook: got SIGTERM" "$pid"
+wait_for_line "$WORK/watchdog.out" "failure_probe: holding" "$pid"
 kill -TERM "$child"
 wait "$pid"
 rc=$?
@@ -140,7 +142,7 @@ else
 fi
 
 # 7. A first SIGTERM is no failure: a checkpoint, on_train_end, exit 143.
-start_slow first --callbacks failure_probe
+HOLD=0 start_slow first --callbacks failure_probe
 kill -TERM "$child"
 wait "$pid"
 rc=$?

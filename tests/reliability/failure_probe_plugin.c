@@ -4,7 +4,11 @@
  *                    on_exception kind=<name> step=<n> message=<text>") and
  *                    per on_train_end, and "failure_probe: step <n>" at each
  *                    step end; FAILURE_PROBE_STEP_MS (milliseconds) slows each
- *                    step end, so a test can signal a run that is still training.
+ *                    step end, so a test can signal a run that is still training;
+ *                    with FAILURE_PROBE_HOLD=1, once th_host.stop_signal says a
+ *                    first signal arrived, the step end says "failure_probe:
+ *                    holding" and waits (60 s at most) until th_host.end_requested
+ *                    (a second signal), so the second signal lands mid-training.
  *   "step_fail"      fails on_step_end at step FAILURE_PROBE_FAIL_AT.
  *   "exception_hang" never returns from on_exception.
  * The lines go to stderr, which an isolated callback's runner shares. */
@@ -37,10 +41,14 @@ static const char* kind_name(int32_t kind) {
   }
 }
 
+/* The whole time, even when a signal interrupts it. */
 static void sleep_ms(long ms) {
   struct timespec t = {ms / 1000, (ms % 1000) * 1000000L};
-  nanosleep(&t, NULL);
+  while (nanosleep(&t, &t) != 0) {
+  }
 }
+
+static const th_host* g_host;
 
 static th_status probe_on_event(void* self, const th_event_args* args, char* err, size_t err_size) {
   (void)self;
@@ -50,6 +58,12 @@ static th_status probe_on_event(void* self, const th_event_args* args, char* err
     fprintf(stderr, "failure_probe: step %lld\n", (long long)args->state->global_step);
     fflush(stderr);
     sleep_ms(env_long("FAILURE_PROBE_STEP_MS", 0));
+    if (env_long("FAILURE_PROBE_HOLD", 0) == 1 && TH_HAS_FIELD(g_host, th_host, stop_signal) &&
+        g_host->stop_signal(g_host->ctx) != 0) {
+      fprintf(stderr, "failure_probe: holding\n");
+      fflush(stderr);
+      for (int i = 0; i < 1200 && g_host->end_requested(g_host->ctx) == 0; ++i) sleep_ms(50);
+    }
   } else if (args->event == TH_EVENT_TRAIN_END) {
     fprintf(stderr, "failure_probe: on_train_end\n");
   } else if (args->event == TH_EVENT_EXCEPTION) {
@@ -92,10 +106,10 @@ static void probe_destroy(void* self) { (void)self; }
 static int probe_instance;
 static th_status probe_create(const th_host* host, const char* config_json, void** out_self, char* err,
                               size_t err_size) {
-  (void)host;
   (void)config_json;
   (void)err;
   (void)err_size;
+  g_host = host;
   *out_self = &probe_instance;
   return TH_OK;
 }
