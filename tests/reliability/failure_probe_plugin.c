@@ -145,7 +145,8 @@ static const th_callback_info hang_callback = {TH_CALLBACK_INFO_STRUCT_SIZE,
                                                TH_EVENT_BIT(TH_EVENT_EXCEPTION),
                                                probe_create,
                                                &hang_vtable};
-static const th_callback_info* const probe_callback_ptrs[] = {&probe_callback, &fail_callback, &hang_callback};
+static const th_callback_info* const probe_callback_ptrs[] = {&probe_callback, &fail_callback,
+                                                              &hang_callback};
 static const th_plugin_info probe_info = {TH_PLUGIN_INFO_STRUCT_SIZE,
                                           TRAINHOOK_ABI_VERSION_MAJOR,
                                           TRAINHOOK_ABI_VERSION_MINOR,
