@@ -84,8 +84,8 @@ fi
 start_slow() {
   local name="$1"
   shift
-  FAILURE_PROBE_STEP_MS=300 FAILURE_PROBE_HOLD=${HOLD:-1} timeout 120 "$CLI" "${BASE[@]}" --max_steps 1000 --output_dir "$WORK/$name" "$@" \
-    >"$WORK/$name.out" 2>&1 &
+  FAILURE_PROBE_STEP_MS=300 FAILURE_PROBE_HOLD=${HOLD:-1} timeout 120 "$CLI" "${BASE[@]}" --max_steps 1000 \
+    --output_dir "$WORK/$name" "$@" >"$WORK/$name.out" 2>&1 &
   pid=$!
   wait_for_line "$WORK/$name.out" "failure_probe: step 2" "$pid"
   # `timeout` forwards nothing: signal the trainer itself (timeout's child).
@@ -103,8 +103,9 @@ kill -TERM "$child"
 wait "$pid"
 rc=$?
 took=$((SECONDS - started))
-check second_signal "$WORK/second.out" "$rc" 143 \
-  "failure_probe: on_exception kind=signal step=$(grep -c "failure_probe: step" "$WORK/second.out") message=stopped by a second SIGTERM: the run was ended at once, without a checkpoint"
+steps=$(grep -c "failure_probe: step" "$WORK/second.out")
+why="stopped by a second SIGTERM: the run was ended at once, without a checkpoint"
+check second_signal "$WORK/second.out" "$rc" 143 "failure_probe: on_exception kind=signal step=$steps message=$why"
 if grep -qF "did not end within" "$WORK/second.out" || ((took > 8)); then
   fail "second_signal: the watchdog ended the run (after $took s) instead of the training thread"
 fi
@@ -132,7 +133,8 @@ FAILURE_PROBE_FAIL_AT=2 timeout 120 "$CLI" "${BASE[@]}" --max_steps 6 --output_d
   --callbacks failure_probe,step_fail,exception_hang --plugin_error_policy fail --callback_end_timeout 2 \
   >"$WORK/hang.out" 2>&1
 rc=$?
-want="callback 'exception_hang' did not finish on_exception within --callback_end_timeout; exiting without waiting for it; the run failed: $msg"
+want="callback 'exception_hang' did not finish on_exception within --callback_end_timeout; exiting without waiting"
+want+=" for it; the run failed: $msg"
 if ((rc != 1)); then
   fail "hang: exit $rc, expected 1: $(tail -5 "$WORK/hang.out")"
 elif ! grep -qF -- "$want" "$WORK/hang.out"; then
