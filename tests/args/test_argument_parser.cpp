@@ -607,6 +607,27 @@ TEST_CASE("a Hugging Face training_args.json dump is accepted, its unsupported d
   for (const auto& w : p.warnings) CHECK_MESSAGE(contains(w, "ignored"), w);
   // A dump whose hub_token holds a real value: the value is never echoed.
   for (const auto& w : p.warnings) CHECK_FALSE(contains(w, "hf_real_token_value"));
+  // A real argument now (the first SIGTERM's save), not an ignored one.
+  CHECK_FALSE(p.training.enable_jit_checkpoint);
+  for (const auto& w : p.warnings) CHECK_FALSE(contains(w, "enable_jit_checkpoint"));
+}
+
+TEST_CASE("enable_jit_checkpoint is accepted as HF gives it") {
+  auto p = parse({"--enable_jit_checkpoint"});
+  CHECK(p.training.enable_jit_checkpoint);
+  CHECK(p.warnings.empty());
+  p = parse({"--enable_jit_checkpoint", "false"});
+  CHECK_FALSE(p.training.enable_jit_checkpoint);
+  CHECK(p.warnings.empty());
+  const fs::path dir = scratch_dir();
+  p = parse({"--config", write_file(dir / "jit.json", R"({"enable_jit_checkpoint": true})")});
+  CHECK(p.training.enable_jit_checkpoint);
+  CHECK(p.warnings.empty());
+  // Written back with the other arguments, so a resumed run compares it.
+  CHECK(trainhook::to_json(p.training).at("enable_jit_checkpoint") == true);
+  const std::string e = error_of({"--enable_jit_checkpoint=sometimes"});
+  CHECK(contains(e, "--enable_jit_checkpoint"));
+  CHECK(contains(e, "expected a boolean"));
 }
 
 TEST_CASE("validation: strategies and enumerations name the flag and suggest") {

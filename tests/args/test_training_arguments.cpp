@@ -24,6 +24,7 @@ TrainingArguments non_default() {
   a.do_train = true;
   a.do_eval = true;
   a.do_predict = true;
+  a.enable_jit_checkpoint = true;
   a.per_device_train_batch_size = 16;
   a.per_device_eval_batch_size = 32;
   a.gradient_accumulation_steps = 4;
@@ -99,7 +100,7 @@ TEST_CASE("to_json output is byte-identical to the hand-written form it replaced
       R"({"adam_beta1":0.9,"adam_beta2":0.999,"adam_epsilon":1e-08,"allow_duplicate_plugins":false,)"
       R"("allow_unsafe_plugin_paths":false,"bf16":false,"callback_end_timeout":120.0,"callbacks":[],"data_seed":null,"dataloader_drop_last":false,)"
       R"("ddp_backend":null,"ddp_timeout":1800,"debug":[],"disable_tqdm":false,"do_eval":false,"do_predict":false,)"
-      R"("do_train":false,"eval_delay":0.0,"eval_steps":null,"eval_strategy":"no",)"
+      R"("do_train":false,"enable_jit_checkpoint":false,"eval_delay":0.0,"eval_steps":null,"eval_strategy":"no",)"
       R"("fp16":false,"full_determinism":false,"gradient_accumulation_steps":1,"greater_is_better":null,)"
       R"("include_num_input_tokens_seen":false,"label_smoothing_factor":0.0,"learning_rate":5e-05,)"
       R"("load_best_model_at_end":false,"local_rank":-1,"logging_first_step":false,)"
@@ -134,7 +135,8 @@ TEST_CASE("to_json output is byte-identical to the hand-written form it replaced
       R"({"adam_beta1":0.9,"adam_beta2":0.999,"adam_epsilon":1e-08,"allow_duplicate_plugins":false,)"
       R"("allow_unsafe_plugin_paths":false,"bf16":false,"callback_end_timeout":120.0,"callbacks":["early_stopping"],"data_seed":7,)"
       R"("dataloader_drop_last":false,"ddp_backend":"gloo","ddp_timeout":1800,"debug":[],"disable_tqdm":false,)"
-      R"("do_eval":false,"do_predict":false,"do_train":false,"eval_delay":0.0,"eval_steps":0.25,)"
+      R"("do_eval":false,"do_predict":false,"do_train":false,"enable_jit_checkpoint":false,"eval_delay":0.0,)"
+      R"("eval_steps":0.25,)"
       R"("eval_strategy":"steps","fp16":false,"full_determinism":false,"gradient_accumulation_steps":1,)"
       R"("greater_is_better":false,"include_num_input_tokens_seen":false,"label_smoothing_factor":0.0,)"
       R"("learning_rate":5e-05,"load_best_model_at_end":false,"local_rank":-1,)"
@@ -198,6 +200,7 @@ TEST_CASE("to_json writes every field with the HF names, unset optionals are nul
                                           "greater_is_better",
                                           "resume_from_checkpoint",
                                           "skip_memory_metrics",
+                                          "enable_jit_checkpoint",
                                           "seed",
                                           "data_seed",
                                           "full_determinism",

@@ -95,6 +95,7 @@ TEST_CASE("each event resets exactly the flags HF's CallbackHandler resets") {
       {TH_EVENT_LOG, "TESV-"},
       {TH_EVENT_SAVE, "TE-VL"},
       {TH_EVENT_EVALUATE_BEGIN, "TESVL"},
+      {TH_EVENT_EXCEPTION, "TESVL"},
   };
   REQUIRE(expected.size() == TH_EVENT_COUNT);
   for (const auto& [ev, seen] : expected) {
@@ -339,6 +340,36 @@ TEST_CASE("policy fail: the first error stops the run with a message naming call
   REQUIRE(h.disabled().size() == 1);
   CHECK(h.disabled()[0].callback == "bad");
   CHECK(capture.lines().size() == 1);
+}
+
+TEST_CASE("at on_exception a failing callback is logged and never stops the others even under policy fail") {
+  LogCapture capture;
+  std::vector<std::string> log;
+  CallbackHandler h(PluginErrorPolicy::fail);
+  std::string heard;
+  h.add(std::make_unique<Recorder>("bad", log, TH_EVENT_MASK_ALL, [](EventId, const th_event_args&) {
+    throw std::runtime_error("cannot close the run");
+  }));
+  h.add(
+      std::make_unique<Recorder>("after", log, TH_EVENT_MASK_ALL, [&heard](EventId, const th_event_args& a) {
+        REQUIRE(a.failure != nullptr);
+        heard = std::string(trainhook::failure_kind_name(a.failure->kind)) + ": " + a.failure->message;
+      }));
+  TrainerState st;
+  st.global_step = 9;
+  TrainerControl c;
+  const th_failure failure{TH_FAILURE_STRUCT_SIZE, TH_FAILURE_ERROR, "data row 3: bad", 9};
+  EventPayload payload;
+  payload.failure = &failure;
+  CHECK_NOTHROW(h.fire(TH_EVENT_EXCEPTION, st, c, payload));
+  CHECK(log == std::vector<std::string>{"bad:on_exception:-----", "after:on_exception:-----"});
+  CHECK(heard == "error: data row 3: bad");
+  REQUIRE(h.disabled().size() == 1);
+  CHECK(h.disabled()[0].event == "on_exception");
+  const auto lines = capture.lines();
+  REQUIRE(lines.size() == 1);
+  CHECK(lines[0] ==
+        "error callback 'bad' failed in on_exception: cannot close the run (the run's own error stands)");
 }
 
 TEST_CASE("request_stop is thread-safe, sticky, and survives on_train_begin's reset") {

@@ -2,7 +2,7 @@
 
   run_mlflow_test.py integration --driver D --plugin P [--cli TRAINHOOK]
   run_mlflow_test.py fault       --driver D --plugin P
-  run_mlflow_test.py cli         --driver D --plugin P --cli TRAINHOOK
+  run_mlflow_test.py cli         --driver D --plugin P --cli TRAINHOOK [--probe_plugins DIR]
 
 The plugin runs inside mlflow_driver (C ABI, like the trainer loads it) and,
 with --cli, inside the real `trainhook train --report_to mlflow`; what it
@@ -299,6 +299,111 @@ def cli(opts, work, server, isolated=False):
         check(bool(local) and not bad, f"{ck}: all {len(local)} files uploaded byte for byte {bad[:3]}")
 
 
+# ---- how a run ends: FINISHED, FAILED with the reason, KILLED ----------------
+
+def outcomes(opts, work, server):
+    """The run's status on the real server says how `trainhook train` ended (the
+    integration base's outcome, ABI 1.3 on_exception and th_host.stop_signal):
+    a plain run FINISHED; a checkpoint that cannot be written at step 20 (an
+    error out of the training loop) FAILED with tag trainhook.failure =
+    "error: <the error printed>"; a test callback failing under
+    plugin_error_policy=fail FAILED with "plugin: ..."; a SIGTERM KILLED with
+    the checkpoint saved and no failure tag. The failing and slow callbacks
+    come from the failure_probe test plugin (tests/reliability)."""
+    data = os.path.join(work, "outcome_train.csv")
+    rnd = random.Random(13)
+    with open(data, "w") as f:
+        for _ in range(64):
+            a, b = rnd.uniform(-1, 1), rnd.uniform(-1, 1)
+            f.write("%.4f,%.4f,%d\n" % (a, b, int(a + b > 0)))
+
+    def base(name, max_steps):
+        return [opts.cli, "train", "--train_file", data, "--do_train", "--output_dir", os.path.join(work, name),
+                "--per_device_train_batch_size", "8", "--max_steps", str(max_steps), "--logging_steps", "5",
+                "--disable_tqdm", "true", "--hidden_size", "8", "--run_name", name, "--report_to", "mlflow",
+                "--plugin_dir", opts.probe_plugins]
+
+    def run_of(experiment):
+        runs = server.runs(experiment)
+        check(len(runs) == 1, f"{experiment}: one run ({len(runs)})")
+        if not runs:
+            return None, {}
+        return runs[0]["info"], {t["key"]: t["value"] for t in runs[0]["data"].get("tags", [])}
+
+    def error_printed(stderr):
+        lines = [ln for ln in stderr.splitlines() if ln.startswith("trainhook train: error: ")]
+        return lines[0][len("trainhook train: error: "):] if lines else None
+
+    # A plain run.
+    env = clean_env(MLFLOW_TRACKING_URI=server.url, MLFLOW_EXPERIMENT_NAME="th-outcome-finished")
+    p = subprocess.run(base("finished", 6), env=env, capture_output=True, text=True, timeout=300)
+    check(p.returncode == 0, f"plain run succeeded (rc={p.returncode}) {p.stderr[-500:] if p.returncode else ''}")
+    info, tags = run_of("th-outcome-finished")
+    if info:
+        check(info["status"] == "FINISHED" and "trainhook.failure" not in tags,
+              f"plain run FINISHED without a failure tag ({info['status']}, {tags.get('trainhook.failure')})")
+
+    # The checkpoint of step 20 cannot be written: a dangling symlink holds its
+    # folder's name, so the finished checkpoint cannot be renamed into place.
+    out = os.path.join(work, "ckpt_error")
+    os.makedirs(out)
+    os.symlink(os.path.join(work, "nowhere"), os.path.join(out, "checkpoint-20"))
+    env = clean_env(MLFLOW_TRACKING_URI=server.url, MLFLOW_EXPERIMENT_NAME="th-outcome-error")
+    p = subprocess.run(base("ckpt_error", 30) + ["--overwrite_output_dir", "true", "--save_steps", "20"],
+                       env=env, capture_output=True, text=True, timeout=300)
+    printed = error_printed(p.stderr)
+    check(p.returncode == 1 and printed is not None and "cannot rename" in printed and "checkpoint-20" in printed,
+          f"a checkpoint error at step 20 ends the CLI with 1 and the error ({p.returncode}, {printed!r})")
+    info, tags = run_of("th-outcome-error")
+    if info and printed:
+        check(info["status"] == "FAILED" and tags.get("trainhook.failure") == "error: " + printed,
+              f"checkpoint error: run FAILED with trainhook.failure = 'error: <printed error>' "
+              f"({info['status']}, {tags.get('trainhook.failure')!r})")
+        loss_steps = [s for s, _ in steps_of(server, info["run_id"], "loss")]
+        check(loss_steps == [5, 10, 15, 20], f"the losses logged before the failure were delivered ({loss_steps})")
+
+    # A test callback fails under plugin_error_policy=fail at step 5.
+    env = clean_env(MLFLOW_TRACKING_URI=server.url, MLFLOW_EXPERIMENT_NAME="th-outcome-plugin",
+                    FAILURE_PROBE_FAIL_AT=5)
+    p = subprocess.run(base("plugin_error", 30) + ["--callbacks", "step_fail", "--plugin_error_policy", "fail"],
+                       env=env, capture_output=True, text=True, timeout=300)
+    want = "callback 'step_fail' failed in on_step_end: step_fail: failing at step 5 as asked [TH_ERROR]"
+    check(p.returncode == 1 and error_printed(p.stderr) == want,
+          f"a failing callback ends the CLI with 1 and its error ({p.returncode}, {error_printed(p.stderr)!r})")
+    info, tags = run_of("th-outcome-plugin")
+    if info:
+        check(info["status"] == "FAILED" and tags.get("trainhook.failure") == "plugin: " + want,
+              f"failing callback: run FAILED with trainhook.failure = 'plugin: {want}' "
+              f"({info['status']}, {tags.get('trainhook.failure')!r})")
+
+    # A SIGTERM while training (300 ms per step): a checkpoint, the run KILLED.
+    env = clean_env(MLFLOW_TRACKING_URI=server.url, MLFLOW_EXPERIMENT_NAME="th-outcome-killed",
+                    FAILURE_PROBE_STEP_MS=300)
+    log_path = os.path.join(work, "killed.err")
+    with open(log_path, "w") as log:
+        proc = subprocess.Popen(base("killed", 1000) + ["--callbacks", "failure_probe"], env=env,
+                                stdout=subprocess.DEVNULL, stderr=log)
+        try:
+            def reached_step_3():
+                with open(log_path) as f:
+                    return "failure_probe: step 3" in f.read()
+            started = wait_until(lambda: reached_step_3() or proc.poll() is not None, timeout=180)
+            check(started and proc.poll() is None, "the slow run reached step 3")
+            proc.send_signal(15)
+            rc = proc.wait(timeout=180)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    check(rc == 143, f"SIGTERM: the CLI exits 143 ({rc})")
+    ckpts = [d for d in os.listdir(os.path.join(work, "killed")) if d.startswith("checkpoint-")]
+    check(len(ckpts) == 1, f"SIGTERM: a checkpoint was saved ({ckpts})")
+    info, tags = run_of("th-outcome-killed")
+    if info:
+        check(info["status"] == "KILLED" and "trainhook.failure" not in tags,
+              f"SIGTERM: run KILLED without a failure tag ({info['status']}, {tags.get('trainhook.failure')!r})")
+
+
 # ---- secrets never leave the process ------------------------------------------
 
 def secrets(opts, work, server):
@@ -500,6 +605,7 @@ def main():
     ap.add_argument("--driver", required=True)
     ap.add_argument("--plugin", required=True)
     ap.add_argument("--cli", help="the trainhook binary: adds the CLI scenario (mode integration) / runs it (mode cli)")
+    ap.add_argument("--probe_plugins", help="the failure_probe test plugin's folder: adds the outcome scenario")
     ap.add_argument("--keep", action="store_true", help="keep the work folder")
     opts = ap.parse_args()
     if opts.mode == "cli" and not opts.cli:
@@ -517,6 +623,8 @@ def main():
                     cli(opts, work, server)
                     cli(opts, work, server, isolated=True)
                     secrets(opts, work, server)
+                    if opts.probe_plugins:
+                        outcomes(opts, work, server)
             finally:
                 server.stop()
     finally:

@@ -5,7 +5,8 @@
  *   "save_step":N                 sets should_save at on_step_end of step N
  * Every step it adds the metric isolated_metric = step / 2; at on_step_end of
  * step 1 it asks for the model's tensors and logs the refusal; it logs its pid
- * at create, each on_log and on_train_end; it keeps a stateful call count.
+ * at create, each on_log and on_train_end (with th_host.stop_signal), and what
+ * on_exception carries (ABI 1.3); it keeps a stateful call count.
  * The host's keys (isolation, isolation_timeout) must not reach it: create()
  * refuses them as unknown keys, as a plugin's own config reader would. */
 #define _POSIX_C_SOURCE 200809L
@@ -84,6 +85,20 @@ static th_status on_event(void* self, const th_event_args* args, char* err, size
   } else if (args->event == TH_EVENT_TRAIN_END) {
     snprintf(line, sizeof line, "isolated_faults: on_train_end at step %ld (pid %ld)", step, (long)getpid());
     say(f, line);
+    /* ABI 1.3: the runner answers what the trainer told it. */
+    if (TH_HAS_FIELD(f->host, th_host, stop_signal) && f->host->stop_signal != NULL) {
+      snprintf(line, sizeof line, "isolated_faults: stop_signal %d", (int)f->host->stop_signal(f->host->ctx));
+      say(f, line);
+    }
+  } else if (args->event == TH_EVENT_EXCEPTION) {
+    const th_failure* fl = TH_HAS_FIELD(args, th_event_args, failure) ? args->failure : NULL;
+    if (fl == NULL) {
+      say(f, "isolated_faults: on_exception without a failure");
+    } else {
+      snprintf(line, sizeof line, "isolated_faults: on_exception kind %d step %lld: %.400s", (int)fl->kind,
+               (long long)fl->step, fl->message);
+      say(f, line);
+    }
   }
   return TH_OK;
 }

@@ -7,6 +7,7 @@
 #include "isolation_protocol.hpp"
 
 #include <trainhook/common/errors.hpp>
+#include <trainhook/plugin_host/end_request.hpp>
 #include <trainhook/plugin_host/isolation.hpp>
 #include <trainhook/plugin_host/model_access.hpp>
 
@@ -157,6 +158,47 @@ TEST_CASE(
         iso::Channel::Result::closed);
 }
 
+TEST_CASE("the failure of on_exception crosses the socket and a frame without it reads as none") {
+  th_state st{};
+  st.struct_size = TH_STATE_STRUCT_SIZE;
+  st.global_step = 20;
+  th_control c{TH_CONTROL_STRUCT_SIZE, 0, 0, 0, 0, 0};
+  const th_failure failure{TH_FAILURE_STRUCT_SIZE, TH_FAILURE_OUT_OF_MEMORY, "out of memory: std::bad_alloc",
+                           19};
+  th_event_args a{
+      TH_EVENT_ARGS_STRUCT_SIZE, TH_EVENT_EXCEPTION, &st, &c, nullptr, nullptr, -1, -1, 0, nullptr, &failure};
+  iso::Writer w;
+  iso::write_event(w, a);
+  const std::string frame = w.finish();
+  const std::string payload = frame.substr(5);  // after the length and the type
+  iso::EventStorage storage;
+  th_event_args got{};
+  iso::Reader r(payload.data(), payload.size());
+  iso::read_event(r, storage, got);
+  CHECK(got.event == TH_EVENT_EXCEPTION);
+  REQUIRE(got.failure != nullptr);
+  CHECK(got.failure->struct_size == TH_FAILURE_STRUCT_SIZE);
+  CHECK(got.failure->kind == TH_FAILURE_OUT_OF_MEMORY);
+  CHECK(got.failure->step == 19);
+  CHECK(std::string(got.failure->message) == "out of memory: std::bad_alloc");
+
+  // Another event: no failure; and a frame of a sender before 1.3, which ends
+  // before the failure's flag byte, reads the same.
+  a.event = TH_EVENT_STEP_END;
+  a.failure = nullptr;
+  iso::write_event(w, a);
+  const std::string plain = w.finish().substr(5);
+  for (const size_t cut : {size_t{0}, size_t{1}}) {
+    CAPTURE(cut);
+    iso::Reader pr(plain.data(), plain.size() - cut);
+    th_event_args got2{};
+    iso::read_event(pr, storage, got2);
+    CHECK(got2.event == TH_EVENT_STEP_END);
+    CHECK(got2.failure == nullptr);
+    CHECK(got2.state->global_step == 20);
+  }
+}
+
 TEST_CASE("a receive with nothing to read times out") {
   Pair p;
   iso::Channel in(p.fd[1]);
@@ -212,6 +254,27 @@ TEST_CASE(
   REQUIRE(state.has_value());
   CHECK((*state)["attributes"]["calls"] == 3);
   cb.load_state(*state);
+}
+
+TEST_CASE(
+    "an isolated callback hears on_exception with its failure and th_host.stop_signal from the trainer") {
+  FakeHost host;
+  detail::IsolatedCallback cb(faults_library(), "isolated_faults", host, "{}", 10);
+  // The trainer's signal handler recorded a first SIGTERM: the runner is told before the next event.
+  record_stop_signal(15);
+  TestEvent end(TH_EVENT_TRAIN_END, 4);
+  cb.on_event(TH_EVENT_TRAIN_END, end.args);
+  record_stop_signal(0);
+  CHECK(host.logged("isolated_faults: stop_signal 15"));
+  TestEvent ex(TH_EVENT_EXCEPTION, 7);
+  const th_failure failure{TH_FAILURE_STRUCT_SIZE, TH_FAILURE_PLUGIN,
+                           "callback 'x' failed in on_step_end: no", 7};
+  ex.args.failure = &failure;
+  cb.on_event(TH_EVENT_EXCEPTION, ex.args);
+  CHECK(host.logged("isolated_faults: on_exception kind 2 step 7: callback 'x' failed in on_step_end: no"));
+  // Back to 0 (a later run): told again.
+  cb.on_event(TH_EVENT_TRAIN_END, end.args);
+  CHECK(host.logged("isolated_faults: stop_signal 0"));
 }
 
 // AddressSanitizer turns the helper's SIGSEGV into its own report and exit

@@ -484,6 +484,9 @@ std::vector<OptionSpec> build_table() {
             "Also write the weights as model.safetensors (state-dict names) in checkpoints and output_dir"));
   t.push_back(field("skip_memory_metrics", G::LogEvalSave, &TA::skip_memory_metrics,
                     "Skip the memory (RSS) deltas in the metrics"));
+  t.push_back(field("enable_jit_checkpoint", G::LogEvalSave, &TA::enable_jit_checkpoint,
+                    "HF's checkpoint on SIGTERM: trainhook always saves a checkpoint and stops at the end of "
+                    "the current step on the first SIGTERM or SIGINT, so true or false changes nothing"));
   // -- Reproducibility and data loading
   t.push_back(field("seed", G::Reproducibility, &TA::seed, "Random seed set at the start of training"));
   t.push_back(

@@ -121,7 +121,6 @@ const std::vector<UnsupportedArgument> kTable = {
      "checkpoints always hold optimizer, scheduler and RNG state so resume is exact"},
     {"restore_callback_states_from_checkpoint", true, kAlwaysWarn,
      "stateful callbacks are always restored on resume"},
-    {"enable_jit_checkpoint", true, kOff, "checkpointing on SIGTERM is not supported"},
     {"use_cache", true, kAlwaysWarn, "the built-in models keep no key/value cache"},
     {"ray_scope", false, kAlwaysWarn, "hyperparameter search is not supported"},
     {"project", false, kAlwaysWarn, "the trackio integration is not available"},

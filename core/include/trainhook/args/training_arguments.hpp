@@ -76,6 +76,10 @@ struct TrainingArguments {
   std::optional<std::string> resume_from_checkpoint;  // a path, or "true" = latest in output_dir
   bool skip_memory_metrics = true;
   bool save_safetensors = true;  // model.safetensors next to model.pt (HF's default)
+  // HF's just-in-time checkpoint on SIGTERM. The first SIGTERM (or SIGINT)
+  // always saves a checkpoint and stops (signal_guard.hpp), whatever this
+  // says: accepted so that HF configs carry over (docs/hf_compatibility.md).
+  bool enable_jit_checkpoint = false;
 
   // -- reproducibility and data loading
   int64_t seed = 42;

@@ -1,0 +1,216 @@
+// The integration base (support/integration.hpp) owns how a run ends, once for
+// every integration: finished at train end, killed at train end after a first
+// signal (th_host.stop_signal), failed at on_exception with "<kind>: <message>"
+// as the reason (killed for a second signal), failed when destroyed with the
+// run open. The end mark and DeliveryResult carry the reason to the plugin.
+#include <doctest/doctest.h>
+#include <plugin_driver.hpp>
+#include <trainhook/support/integration.hpp>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+using namespace trainhook::support;
+
+namespace {
+
+// What the delivery saw, kept by the test (the delivery dies with the run).
+struct Seen {
+  std::vector<std::string> delivered;  // records, end marks included, in order
+  std::vector<RunEnd> ends;            // DeliveryResult::end of each report()
+  std::vector<RunOutcome> outcomes;    // DeliveryResult::outcome of each report()
+};
+
+class RecordingDelivery final : public Delivery<std::string> {
+ public:
+  explicit RecordingDelivery(Seen* seen) : seen_(seen) {}
+  BatchResult deliver(std::vector<std::string>& batch, WorkerContext&) override {
+    for (auto& r : batch) seen_->delivered.push_back(r);
+    return BatchResult{batch.size(), 0};
+  }
+  std::optional<std::string> end_mark_with(const RunEnd& end) override {
+    const char* outcome = end.outcome == RunOutcome::finished ? "finished"
+                          : end.outcome == RunOutcome::killed ? "killed"
+                                                              : "failed";
+    return std::string("end ") + outcome + " [" + end.reason() + "]";
+  }
+  void report(DeliveryResult<std::string> r) override {
+    seen_->ends.push_back(r.end);
+    seen_->outcomes.push_back(r.outcome);
+  }
+  std::chrono::milliseconds flush_timeout() const override { return std::chrono::seconds(30); }
+
+ private:
+  Seen* seen_;
+};
+
+class TestIntegration final : public IntegrationCallback<std::string> {
+ public:
+  TestIntegration(const th_host* host, Seen* seen)
+      : IntegrationCallback(trainhook::Host(host)), seen_(seen) {}
+  void on_train_begin(trainhook::Event& e) override { start(e); }
+  void on_log(trainhook::Event& e) override { enqueue("log@" + std::to_string(e.state().global_step)); }
+  void on_train_end(trainhook::Event&) override { finish(RunOutcome::finished); }
+
+ private:
+  std::unique_ptr<Delivery<std::string>> open_run(trainhook::Event&) override {
+    return std::make_unique<RecordingDelivery>(seen_);
+  }
+  Seen* seen_;
+};
+
+// One event's arguments at global_step `step`.
+struct Args {
+  testkit::Run run;
+  th_event_args args{};
+  Args(int32_t event, int64_t step, const th_failure* failure = nullptr) {
+    run.state.global_step = step;
+    args.struct_size = TH_EVENT_ARGS_STRUCT_SIZE;
+    args.event = event;
+    args.state = &run.state;
+    args.control = &run.control;
+    args.batch_index = -1;
+    args.batch_count = -1;
+    args.failure = failure;
+  }
+};
+
+void fire(trainhook::Callback& cb, int32_t event, int64_t step, const th_failure* failure = nullptr) {
+  Args a(event, step, failure);
+  trainhook::Event e(&a.args);
+  switch (event) {
+    case TH_EVENT_TRAIN_BEGIN:
+      cb.on_train_begin(e);
+      break;
+    case TH_EVENT_LOG:
+      cb.on_log(e);
+      break;
+    case TH_EVENT_TRAIN_END:
+      cb.on_train_end(e);
+      break;
+    case TH_EVENT_EXCEPTION:
+      cb.on_exception(e);
+      break;
+    default:
+      FAIL("unexpected event");
+      break;
+  }
+}
+
+}  // namespace
+
+TEST_CASE("train end of a run nobody stopped: finished with no reason") {
+  testkit::FakeHost host;
+  Seen seen;
+  {
+    TestIntegration cb(host.table(), &seen);
+    fire(cb, TH_EVENT_TRAIN_BEGIN, 0);
+    fire(cb, TH_EVENT_LOG, 5);
+    fire(cb, TH_EVENT_TRAIN_END, 10);
+  }
+  CHECK(seen.delivered == std::vector<std::string>{"log@5", "end finished []"});
+  REQUIRE(seen.ends.size() == 1);
+  CHECK(seen.outcomes[0] == RunOutcome::finished);
+  CHECK(seen.ends[0].stop_signal == 0);
+}
+
+TEST_CASE("train end after a first signal: killed with the signal") {
+  testkit::FakeHost host;
+  host.stop_sig = 15;
+  Seen seen;
+  {
+    TestIntegration cb(host.table(), &seen);
+    fire(cb, TH_EVENT_TRAIN_BEGIN, 0);
+    fire(cb, TH_EVENT_TRAIN_END, 7);
+  }
+  CHECK(seen.delivered == std::vector<std::string>{"end killed [stopped by signal 15]"});
+  REQUIRE(seen.ends.size() == 1);
+  CHECK(seen.outcomes[0] == RunOutcome::killed);
+  CHECK(seen.ends[0].stop_signal == 15);
+  CHECK(seen.ends[0].failure_kind.empty());
+}
+
+TEST_CASE("a host before 1.3 has no stop_signal: train end is finished") {
+  testkit::FakeHost host;
+  host.stop_sig = 15;
+  host.play_abi_minor(2);
+  Seen seen;
+  {
+    TestIntegration cb(host.table(), &seen);
+    fire(cb, TH_EVENT_TRAIN_BEGIN, 0);
+    fire(cb, TH_EVENT_TRAIN_END, 7);
+  }
+  CHECK(seen.delivered == std::vector<std::string>{"end finished []"});
+}
+
+TEST_CASE("on_exception ends the run failed with kind and message and flushes what was queued") {
+  testkit::FakeHost host;
+  Seen seen;
+  const th_failure failure{TH_FAILURE_STRUCT_SIZE, TH_FAILURE_ERROR, "cannot write checkpoint-20", 20};
+  {
+    TestIntegration cb(host.table(), &seen);
+    fire(cb, TH_EVENT_TRAIN_BEGIN, 0);
+    fire(cb, TH_EVENT_LOG, 20);
+    fire(cb, TH_EVENT_EXCEPTION, 20, &failure);
+    // The run is over: destruction adds nothing.
+  }
+  CHECK(seen.delivered ==
+        std::vector<std::string>{"log@20", "end failed [error: cannot write checkpoint-20]"});
+  REQUIRE(seen.ends.size() == 1);
+  CHECK(seen.outcomes[0] == RunOutcome::failed);
+  CHECK(seen.ends[0].failure_kind == "error");
+  CHECK(seen.ends[0].message == "cannot write checkpoint-20");
+  CHECK(seen.ends[0].step == 20);
+}
+
+TEST_CASE("on_exception for a second signal ends the run killed with the reason") {
+  testkit::FakeHost host;
+  host.stop_sig = 2;
+  Seen seen;
+  const th_failure failure{TH_FAILURE_STRUCT_SIZE, TH_FAILURE_SIGNAL, "stopped by a second SIGINT", 3};
+  {
+    TestIntegration cb(host.table(), &seen);
+    fire(cb, TH_EVENT_TRAIN_BEGIN, 0);
+    fire(cb, TH_EVENT_EXCEPTION, 3, &failure);
+  }
+  CHECK(seen.delivered == std::vector<std::string>{"end killed [signal: stopped by a second SIGINT]"});
+  REQUIRE(seen.outcomes.size() == 1);
+  CHECK(seen.outcomes[0] == RunOutcome::killed);
+}
+
+TEST_CASE("on_exception kinds read by name and an unknown kind reads as error") {
+  testkit::FakeHost host;
+  for (const auto& [kind, name] :
+       std::vector<std::pair<int32_t, std::string>>{{TH_FAILURE_OUT_OF_MEMORY, "out_of_memory"},
+                                                    {TH_FAILURE_PLUGIN, "plugin"},
+                                                    {TH_FAILURE_NON_FINITE, "non_finite"},
+                                                    {99, "error"}}) {
+    CAPTURE(name);
+    Seen seen;
+    const th_failure failure{TH_FAILURE_STRUCT_SIZE, kind, "why", 1};
+    {
+      TestIntegration cb(host.table(), &seen);
+      fire(cb, TH_EVENT_TRAIN_BEGIN, 0);
+      fire(cb, TH_EVENT_EXCEPTION, 1, &failure);
+    }
+    CHECK(seen.delivered == std::vector<std::string>{"end failed [" + name + ": why]"});
+  }
+}
+
+TEST_CASE("on_exception without an open run does nothing and destroyed with the run open is failed") {
+  testkit::FakeHost host;
+  Seen seen;
+  const th_failure failure{TH_FAILURE_STRUCT_SIZE, TH_FAILURE_ERROR, "before train begin", 0};
+  {
+    TestIntegration cb(host.table(), &seen);
+    fire(cb, TH_EVENT_EXCEPTION, 0, &failure);
+  }
+  CHECK(seen.delivered.empty());
+  CHECK(seen.ends.empty());
+  {
+    TestIntegration cb(host.table(), &seen);
+    fire(cb, TH_EVENT_TRAIN_BEGIN, 0);
+  }
+  CHECK(seen.delivered == std::vector<std::string>{"end failed []"});
+}
