@@ -21,7 +21,11 @@ namespace fs = std::filesystem;
 namespace {
 
 const fs::path kRoot = TRAINHOOK_TEST_PLUGIN_ROOT;
-// The C plugin and the pack: built from this SDK ("good", ABI 1.2), or the same
+// The host's ABI minor, and the one past it that the newer_minor and
+// large_layout fakes claim (they are built as this SDK's minor + 1).
+const std::string kMinor = std::to_string(TRAINHOOK_ABI_VERSION_MINOR);
+const std::string kNewerMinor = std::to_string(TRAINHOOK_ABI_VERSION_MINOR + 1);
+// The C plugin and the pack: built from this SDK ("good"), or the same
 // sources built from the ABI 1.0 headers kept in tests/sdk/abi_1_0 ("abi10"):
 // this file runs against both, unchanged (old plugin binaries keep working).
 #ifndef TRAINHOOK_TEST_GOOD_FOLDER
@@ -354,15 +358,15 @@ TEST_CASE("refused: a library without the entry symbol") {
 
 TEST_CASE("refused: ABI major version mismatch") {
   check_refused("abi_major", plugin_file_name("abi_major"),
-                "ABI major version mismatch: the plugin was built for ABI 2.2, this trainhook speaks ABI 1.2 "
-                "(rebuild the plugin against this SDK)");
+                "ABI major version mismatch: the plugin was built for ABI 2." + kMinor +
+                    ", this trainhook speaks ABI 1." + kMinor + " (rebuild the plugin against this SDK)");
 }
 
 TEST_CASE("refused: a plugin built for a newer minor version") {
   check_refused(
       "newer_minor", plugin_file_name("newer_minor"),
-      "the plugin was built for ABI 1.3, newer than this trainhook's ABI 1.2 (upgrade trainhook, or "
-      "rebuild the plugin against this SDK)");
+      "the plugin was built for ABI 1." + kNewerMinor + ", newer than this trainhook's ABI 1." + kMinor +
+          " (upgrade trainhook, or rebuild the plugin against this SDK)");
 }
 
 TEST_CASE(
@@ -407,21 +411,21 @@ TEST_CASE("refused: a plugin built against a larger (newer minor) header, with a
   CHECK(rec.path == kRoot / "larger" / plugin_file_name("large_layout"));
   CHECK_FALSE(rec.loaded);
   CHECK(rec.refused_reason ==
-        "the plugin was built for ABI 1.3, newer than this trainhook's ABI 1.2 (upgrade trainhook, or "
-        "rebuild the plugin against this SDK)");
+        "the plugin was built for ABI 1." + kNewerMinor + ", newer than this trainhook's ABI 1." + kMinor +
+            " (upgrade trainhook, or rebuild the plugin against this SDK)");
   CHECK(r.describe().find((kRoot / "larger" / plugin_file_name("large_layout")).string() + "\n  REFUSED: ") !=
         std::string::npos);
   CHECK_FALSE(r.has("large_cb"));
   // Asking for it by the library's name points at the refused file and why.
   const std::string refused = (kRoot / "larger" / plugin_file_name("large_layout")).string() +
-                              " was found but refused: the plugin was built for ABI 1.3";
+                              " was found but refused: the plugin was built for ABI 1." + kNewerMinor;
   CHECK_THROWS_WITH_AS(r.check_callbacks({"large_layout"}), doctest::Contains(refused.c_str()), PluginError);
 }
 
 TEST_CASE("refused: negotiation failure reported by the plugin's entry") {
   check_refused("abi_refuse", plugin_file_name("abi_refuse"),
-                "ABI negotiation failed: the plugin refused this trainhook (ABI 1.2): fake plugin insists on "
-                "trainhook ABI 7.3");
+                "ABI negotiation failed: the plugin refused this trainhook (ABI 1." + kMinor +
+                    "): fake plugin insists on trainhook ABI 7.3");
 }
 
 TEST_CASE("refused: the entry returns an error") {
