@@ -1,0 +1,76 @@
+#include <doctest/doctest.h>
+#include <trainhook/support/end_of_run_summary.hpp>
+
+using trainhook::support::end_of_run_needs_attention;
+using trainhook::support::EndOfRunSummary;
+using trainhook::support::format_end_of_run;
+
+TEST_CASE("a delivered run says its id and status and that nothing waits") {
+  EndOfRunSummary s;
+  s.integration = "MLflow";
+  s.run = "3f2a";
+  s.status = "FINISHED";
+  s.delivered = 49;
+  CHECK(format_end_of_run(s) == "MLflow run 3f2a FINISHED: 49 records delivered, 0 spooled");
+  CHECK_FALSE(end_of_run_needs_attention(s));
+}
+
+TEST_CASE("spooled records name the spool and how to send them") {
+  EndOfRunSummary s;
+  s.integration = "wandb";
+  s.run = "abc";
+  s.status = "FAILED";
+  s.failure = "error at step 7: boom\nsecond line";
+  s.unit = "history lines";
+  s.delivered = 3;
+  s.spooled = 4;
+  s.spool_path = "/out/wandb/offline-run-abc";
+  s.resend = "`trainhook wandb-sync /out/wandb/offline-run-abc`";
+  CHECK(format_end_of_run(s) ==
+        "wandb run abc FAILED (error at step 7: boom ...): 3 history lines delivered, 4 spooled in "
+        "/out/wandb/offline-run-abc; send them later: `trainhook wandb-sync /out/wandb/offline-run-abc`");
+  CHECK(end_of_run_needs_attention(s));
+}
+
+TEST_CASE("no run says why and keeps the training status") {
+  EndOfRunSummary s;
+  s.integration = "MLflow";
+  s.no_run_reason = "the server answered with a body that is not JSON";
+  s.status = "KILLED";
+  s.spooled = 49;
+  s.spool_path = "/o/unassigned.jsonl";
+  s.resend = "the next run with this output_dir delivers them";
+  const std::string line = format_end_of_run(s);
+  CHECK(line ==
+        "MLflow run not created (the server answered with a body that is not JSON); training KILLED: 0 "
+        "records delivered, 49 spooled in /o/unassigned.jsonl; send them later: the next run with this "
+        "output_dir delivers them");
+  CHECK(end_of_run_needs_attention(s));
+}
+
+TEST_CASE("lost records are counted with their reason and a finished run shows no failure") {
+  EndOfRunSummary s;
+  s.integration = "TensorBoard";
+  s.run = "/logs/events.out.tfevents.1";
+  s.status = "FINISHED";
+  s.failure = "ignored for a finished run";
+  s.unit = "events";
+  s.delivered = 10;
+  s.lost = 2;
+  s.lost_reason = "the writer queue was full";
+  CHECK(format_end_of_run(s) ==
+        "TensorBoard run /logs/events.out.tfevents.1 FINISHED: 10 events delivered, 0 spooled; 2 lost (the "
+        "writer queue was full)");
+  CHECK(end_of_run_needs_attention(s));
+}
+
+TEST_CASE("spooled records without a known way to resend say so") {
+  EndOfRunSummary s;
+  s.integration = "flyte";
+  s.run = "s3://b/p";
+  s.status = "FAILED";
+  s.spooled = 1;
+  CHECK(format_end_of_run(s) ==
+        "flyte run s3://b/p FAILED: 0 records delivered, 1 spooled; send them later: no way to resend them "
+        "is known");
+}
