@@ -1,6 +1,7 @@
 #include <doctest/doctest.h>
 #include <trainhook/support/end_of_run_summary.hpp>
 
+using trainhook::support::describe_failure;
 using trainhook::support::end_of_run_needs_attention;
 using trainhook::support::EndOfRunSummary;
 using trainhook::support::format_end_of_run;
@@ -73,4 +74,23 @@ TEST_CASE("spooled records without a known way to resend say so") {
   CHECK(format_end_of_run(s) ==
         "flyte run s3://b/p FAILED: 0 records delivered, 1 spooled; send them later: no way to resend them "
         "is known");
+}
+
+TEST_CASE("a run that did not finish needs attention even when all was delivered") {
+  EndOfRunSummary s;
+  s.integration = "wandb";
+  s.run = "r";
+  s.status = "KILLED";
+  s.delivered = 5;
+  CHECK(end_of_run_needs_attention(s));
+  s.status = "FINISHED";
+  CHECK_FALSE(end_of_run_needs_attention(s));
+}
+
+TEST_CASE("a failure reads as kind at step and message") {
+  th_failure f{TH_FAILURE_STRUCT_SIZE, TH_FAILURE_PLUGIN, "callback 'boom' failed: on_log threw", 12};
+  CHECK(describe_failure(f) == "plugin at step 12: callback 'boom' failed: on_log threw");
+  f.kind = 99;  // a newer host's kind reads as a plain error
+  f.message = nullptr;
+  CHECK(describe_failure(f) == "error at step 12: ");
 }

@@ -165,12 +165,23 @@ def check_config(store):
 
 # ---- scenarios ----------------------------------------------------------------
 
+def check_last_request(store, exitcode):
+    """The run's last file_stream request is the end mark: complete, with the exit code."""
+    last = store.last_request or {}
+    if last.get("complete") is not True or last.get("exitcode") != exitcode:
+        fail("the last file_stream request is not complete with exitcode %r: %r"
+             % (exitcode, {k: v for k, v in last.items() if k != "files"}))
+
+
 def scenario_online(ctx, rx):
-    out, _ = ctx.train(ctx.config(rx, run_id="online1", project="p1"))
+    out, log = ctx.train(ctx.config(rx, run_id="online1", project="p1"))
     (ent, proj, run), store = rx.only_run()
     if (ent, proj, run) != ("test-entity", "p1", "online1"):
         fail("run stored under %r" % ((ent, proj, run),))
     hist = check_run(store)
+    check_last_request(store, 0)
+    if "wandb run online1 FINISHED: %d history lines delivered, 0 spooled" % LINES not in log:
+        fail("no end-of-run line for a delivered run: " + log[-800:])
     check_content(hist)
     check_summary(store)
     check_config(store)
@@ -208,8 +219,8 @@ def scenario_end(ctx, rx):
     s = json.loads(store.summary_line())
     if s.get("eval/loss") != 0.125 or s.get("_step") != LINES:
         fail("the summary lacks the evaluate() after training: %r" % s)
-    if "run delivered (%d history lines)" % (LINES + 1) not in log:
-        fail("no delivery report: " + log[-800:])
+    if "wandb run end1 FINISHED: %d history lines delivered, 0 spooled" % (LINES + 1) not in log:
+        fail("no end-of-run line: " + log[-800:])
     if offline_dirs(out):
         fail("a delivered run left an offline spool")
 
@@ -347,6 +358,59 @@ def scenario_unreachable(ctx, rx):
     store = rx.run("test-entity", "trainhook", "gone1")
     check_content(check_run(store))
     check_summary(store)
+
+
+def scenario_failed(ctx, rx):
+    # EXCEPTION instead of train end: the run ends at once with exit code 1
+    # and the reason in the summary.
+    out, log = ctx.train(ctx.config(rx, run_id="failed1"), flags=["--fail", "boom: loss exploded\nsecond line"])
+    _, store = rx.only_run()
+    check_content(check_run(store, complete=1))
+    check_last_request(store, 1)
+    s = json.loads(store.summary_line())
+    if s.get("trainhook/failure") != "error at step %d: boom: loss exploded\nsecond line" % N:
+        fail("the summary lacks the failure reason: %r" % s.get("trainhook/failure"))
+    want = ("wandb run failed1 FAILED (error at step %d: boom: loss exploded ...): %d history lines delivered, "
+            "0 spooled" % (N, LINES))
+    if want not in log:
+        fail("no end-of-run line for a failed run (%r): %s" % (want, log[-800:]))
+    if offline_dirs(out):
+        fail("a delivered failed run left an offline spool")
+
+
+def scenario_signal(ctx, rx):
+    # A first SIGINT stopped training (checkpoint saved, train end): the exit
+    # code the wandb client sends for a KeyboardInterrupt, 255.
+    out, log = ctx.train(ctx.config(rx, run_id="sig1"), flags=["--stop-signal", "2"])
+    _, store = rx.only_run()
+    check_content(check_run(store, complete=255))
+    check_last_request(store, 255)
+    if "wandb run sig1 KILLED (stopped by a signal): %d history lines delivered, 0 spooled" % LINES not in log:
+        fail("no end-of-run line for a run stopped by a signal: " + log[-800:])
+
+
+def scenario_down_at_end(ctx, rx):
+    # The receiver never answers: the end line says nothing was delivered, how
+    # many lines wait in which folder, and the command that sends them; the
+    # command then does.
+    rx.faults = {1: {"away": 10}}
+    out, log = ctx.train(ctx.config(rx, run_id="down1", offline_after=1, finish_timeout=3),
+                         flags=["--fail", "data error"])
+    dirs = offline_dirs(out)
+    if len(dirs) != 1:
+        fail("no offline run folder: %r" % dirs)
+    ends = [l for l in log.splitlines() if "wandb run down1 " in l]
+    last = ends[-1] if ends else ""
+    want = "wandb run down1 FAILED (error at step %d: data error): 0 history lines delivered, %d spooled in %s; " \
+           "send them later: `trainhook wandb-sync %s`" % (N, LINES, dirs[0], dirs[0])
+    if want not in last:
+        fail("end line %r lacks %r" % (last, want))
+    wait_until(rx.is_up, timeout=60, poll=0.2)
+    rx.faults = {}
+    ctx.sync(rx, dirs[0])
+    store = rx.run("test-entity", "trainhook", "down1")
+    check_content(check_run(store, complete=1))
+    check_last_request(store, 1)
 
 
 def scenario_disabled(ctx, rx):

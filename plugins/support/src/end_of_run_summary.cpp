@@ -1,5 +1,7 @@
 #include <trainhook/support/end_of_run_summary.hpp>
 
+#include <trainhook/plugin.hpp>
+
 namespace trainhook::support {
 namespace {
 
@@ -36,8 +38,13 @@ std::string format_end_of_run(const EndOfRunSummary& s) {
   return line;
 }
 
+std::string describe_failure(const th_failure& f) {
+  return std::string(trainhook::failure_kind_name(f.kind)) + " at step " + std::to_string(f.step) + ": " +
+         (f.message != nullptr ? f.message : "");
+}
+
 bool end_of_run_needs_attention(const EndOfRunSummary& s) noexcept {
-  return s.run.empty() || s.spooled > 0 || s.lost > 0;
+  return s.run.empty() || s.spooled > 0 || s.lost > 0 || (!s.status.empty() && s.status != "FINISHED");
 }
 
 }  // namespace trainhook::support

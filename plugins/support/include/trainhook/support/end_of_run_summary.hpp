@@ -6,6 +6,8 @@
 // file owns only the wording.
 #pragma once
 
+#include <trainhook/abi.h>
+
 #include <cstdint>
 #include <string>
 
@@ -36,7 +38,13 @@ struct EndOfRunSummary {
 std::string format_end_of_run(const EndOfRunSummary& s);
 
 // True when the line reports something the user must act on or has lost
-// (spooled or lost records, no run): the plugin logs it as a warning, else as info.
+// (spooled or lost records, no run, a run that did not finish): the plugin
+// logs it as a warning, else as info.
 bool end_of_run_needs_attention(const EndOfRunSummary& s) noexcept;
+
+// "<kind> at step N: message" for an EXCEPTION's th_failure (the reason the
+// integrations write into their run: TensorBoard's text, wandb's summary, the
+// end-of-run line). The message is kept whole here; format_end_of_run cuts it.
+std::string describe_failure(const th_failure& f);
 
 }  // namespace trainhook::support

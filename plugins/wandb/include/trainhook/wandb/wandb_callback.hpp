@@ -38,6 +38,8 @@ class WandbCallback final : public support::IntegrationCallback<Record> {
   void on_predict(trainhook::Event& e) override;
   void on_save(trainhook::Event& e) override;
   void on_train_end(trainhook::Event& e) override;
+  // The run ends now as failed (exit code 1), the reason in the summary as trainhook/failure.
+  void on_exception(trainhook::Event& e) override;
 
  private:
   std::unique_ptr<support::Delivery<Record>> open_run(trainhook::Event& e) override;
