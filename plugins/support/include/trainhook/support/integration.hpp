@@ -17,6 +17,15 @@
 //                              is marked FAILED when the callback goes away
 //                              without finish(), e.g. training threw).
 //
+// The outcome of a run, owned here once for every integration:
+//   finished  on_train_end of a run nobody stopped;
+//   killed    on_train_end after a first SIGINT/SIGTERM asked the run to stop
+//             and save (Host::stop_signal, ABI 1.3), or on_exception for a
+//             second signal (the user ended the run; it did not fail);
+//   failed    on_exception (ABI 1.3) with the failure's kind and message as
+//             the reason, or destruction without either event (an older host).
+// A plugin reads the reason in end_mark_with() and DeliveryResult::end.
+//
 // The rank rule, stated once: integrations report from the world-zero process
 // only. The trainer creates them on that process only (core/src/trainer), and
 // start() refuses to open a run on any other process for hosts that create
@@ -36,17 +45,42 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <string>
 #include <utility>
 #include <vector>
 
 namespace trainhook::support {
 
-enum class RunOutcome { finished, failed };
+enum class RunOutcome { finished, failed, killed };
+
+// How and why a run ended (see the outcome rules at the top).
+struct RunEnd {
+  RunEnd() = default;
+  explicit RunEnd(RunOutcome o) : outcome(o) {}
+
+  RunOutcome outcome = RunOutcome::finished;
+  // From on_exception's th_failure: failure_kind_name() of its kind, its
+  // message (the error the user sees) and global_step; empty/-1 otherwise.
+  std::string failure_kind;
+  std::string message;
+  int64_t step = -1;
+  // killed: the signal that stopped the run (SIGINT, SIGTERM); else 0.
+  int stop_signal = 0;
+
+  // "<kind>: <message>" for a failure known from on_exception, "stopped by
+  // signal N" for a first-signal stop, else "".
+  std::string reason() const {
+    if (!failure_kind.empty()) return failure_kind + ": " + message;
+    if (stop_signal != 0) return "stopped by signal " + std::to_string(stop_signal);
+    return {};
+  }
+};
 
 // What finish() hands to Delivery::report().
 template <class Record>
 struct DeliveryResult {
-  RunOutcome outcome = RunOutcome::finished;
+  RunOutcome outcome = RunOutcome::finished;  // == end.outcome
+  RunEnd end;
   bool drained = false;             // everything was delivered within the flush timeout
   bool interrupted = false;         // the wait ended early: the run must end now (a signal; ABI 1.2)
   WorkerStats stats;                // after the worker stopped
@@ -60,7 +94,11 @@ class Delivery {
   // Worker thread: deliver the batch (see Worker::Handler for the backlog rules).
   virtual BatchResult deliver(std::vector<Record>& batch, WorkerContext& ctx) = 0;
   // Training thread, at finish(): the record that closes the run, if any.
+  // end_mark_with() is what finish() calls; override it to see the reason,
+  // or end_mark() when the outcome is enough (a distinct name, so that
+  // overriding one never hides the other).
   virtual std::optional<Record> end_mark(RunOutcome) { return std::nullopt; }
+  virtual std::optional<Record> end_mark_with(const RunEnd& end) { return end_mark(end.outcome); }
   // Training thread, after the worker stopped: deliver or keep what is left,
   // and say what happened.
   virtual void report(DeliveryResult<Record> result) = 0;
@@ -87,7 +125,7 @@ class DeliveryQueue {
             delivery_->worker_options()) {}
   ~DeliveryQueue() {
     try {
-      finish(RunOutcome::failed);
+      finish(RunEnd{RunOutcome::failed});
     } catch (...) {
       // Nothing may leave a destructor; report() said what it could.
     }
@@ -107,12 +145,14 @@ class DeliveryQueue {
 
   // Enqueues the end mark, waits up to flush_timeout(), stops the worker and
   // reports. Idempotent.
-  void finish(RunOutcome outcome) {
+  void finish(RunOutcome outcome) { finish(RunEnd{outcome}); }
+  void finish(const RunEnd& end) {
     if (!worker_) return;
-    if (std::optional<Record> end = delivery_->end_mark(outcome)) worker_->enqueue(std::move(*end));
+    if (std::optional<Record> mark = delivery_->end_mark_with(end)) worker_->enqueue(std::move(*mark));
     const std::chrono::milliseconds timeout = delivery_->flush_timeout();
     DeliveryResult<Record> result;
-    result.outcome = outcome;
+    result.outcome = end.outcome;
+    result.end = end;
     result.drained = worker_->stats().queued == 0;
     // Waits in slices, so that a request to end now is seen within one.
     const auto deadline = std::chrono::steady_clock::now() + timeout;
@@ -148,7 +188,7 @@ class IntegrationCallback : public trainhook::Callback {
   ~IntegrationCallback() override {
     if (!queue_) return;
     try {
-      queue_->finish(outcome_at_destruction_);
+      queue_->finish(end_of(outcome_at_destruction_));
     } catch (...) {
       // Nothing may leave a destructor; report() said what it could.
     }
@@ -174,16 +214,60 @@ class IntegrationCallback : public trainhook::Callback {
     return true;
   }
   bool running() const noexcept { return queue_ != nullptr; }
+
+ public:
+  // ABI 1.3: the run is ending by an error (on_train_end does not follow).
+  // Ends the open run as failed with the failure as its reason (killed for a
+  // second signal), flushing within the delivery's timeout. A plugin that
+  // overrides this calls it.
+  void on_exception(trainhook::Event& e) override {
+    if (!queue_) return;
+    finish(failure_end(e));
+  }
+
+ protected:
+  // on_exception's RunEnd: failed (killed for TH_FAILURE_SIGNAL) with the
+  // th_failure's kind, message and step.
+  static RunEnd failure_end(trainhook::Event& e) {
+    RunEnd end;
+    end.outcome = RunOutcome::failed;
+    end.step = e.state().global_step;
+    if (const th_failure* f = e.failure()) {
+      const bool has_kind = TH_HAS_FIELD(f, th_failure, kind);
+      end.failure_kind = trainhook::failure_kind_name(has_kind ? f->kind : TH_FAILURE_ERROR);
+      if (has_kind && f->kind == TH_FAILURE_SIGNAL) end.outcome = RunOutcome::killed;
+      if (TH_HAS_FIELD(f, th_failure, message) && f->message != nullptr) end.message = f->message;
+      if (TH_HAS_FIELD(f, th_failure, step)) end.step = f->step;
+    } else {
+      end.failure_kind = trainhook::failure_kind_name(TH_FAILURE_ERROR);
+      end.message = "the run ended by an error (the host gave no details)";
+    }
+    return end;
+  }
+
   bool enqueue(Record r) { return queue_ && queue_->enqueue(std::move(r)); }
   bool flush(std::chrono::milliseconds timeout) { return queue_ && queue_->flush(timeout); }
-  // Ends the run now (a later start() opens a new one).
-  void finish(RunOutcome outcome) {
+  // Ends the run now (a later start() opens a new one). `finished` becomes
+  // killed when a first signal stopped the run (Host::stop_signal).
+  void finish(RunOutcome outcome) { finish(end_of(outcome)); }
+  void finish(const RunEnd& end) {
     if (!queue_) return;
     struct Close {  // the run is over even when report() throws
       std::unique_ptr<DeliveryQueue<Record>>& q;
       ~Close() { q.reset(); }
     } close{queue_};
-    queue_->finish(outcome);  // the worker thread has ended when this returns
+    queue_->finish(end);  // the worker thread has ended when this returns
+  }
+  // The RunEnd of a plain outcome: finished becomes killed after a first signal.
+  RunEnd end_of(RunOutcome outcome) const {
+    RunEnd end{outcome};
+    if (outcome == RunOutcome::finished) {
+      if (const int sig = host_.stop_signal(); sig != 0) {
+        end.outcome = RunOutcome::killed;
+        end.stop_signal = sig;
+      }
+    }
+    return end;
   }
   // For a run that stays open after train end (wandb keeps it for the final
   // evaluate()): the outcome it ends with when the callback is destroyed.
