@@ -2,6 +2,10 @@
 #include <trainhook/support/end_of_run_summary.hpp>
 
 using trainhook::support::describe_failure;
+using trainhook::support::describe_run_end;
+using trainhook::support::run_status_name;
+using trainhook::support::RunEnd;
+using trainhook::support::RunOutcome;
 using trainhook::support::end_of_run_needs_attention;
 using trainhook::support::EndOfRunSummary;
 using trainhook::support::format_end_of_run;
@@ -59,9 +63,10 @@ TEST_CASE("lost records are counted with their reason and a finished run shows n
   s.delivered = 10;
   s.lost = 2;
   s.lost_reason = "the writer queue was full";
+  s.note = "see above";
   CHECK(format_end_of_run(s) ==
         "TensorBoard run /logs/events.out.tfevents.1 FINISHED: 10 events delivered, 0 spooled; 2 lost (the "
-        "writer queue was full)");
+        "writer queue was full); see above");
   CHECK(end_of_run_needs_attention(s));
 }
 
@@ -93,4 +98,21 @@ TEST_CASE("a failure reads as kind at step and message") {
   f.kind = 99;  // a newer host's kind reads as a plain error
   f.message = nullptr;
   CHECK(describe_failure(f) == "error at step 12: ");
+}
+
+TEST_CASE("a run end reads as kind at step and message or the stopping signal") {
+  RunEnd end{RunOutcome::failed};
+  end.failure_kind = "out_of_memory";
+  end.message = "CUDA out of memory";
+  end.step = 40;
+  CHECK(describe_run_end(end) == "out_of_memory at step 40: CUDA out of memory");
+  end.step = -1;
+  CHECK(describe_run_end(end) == "out_of_memory: CUDA out of memory");
+  RunEnd stopped{RunOutcome::killed};
+  stopped.stop_signal = 2;
+  CHECK(describe_run_end(stopped) == "stopped by signal 2");
+  CHECK(describe_run_end(RunEnd{RunOutcome::finished}).empty());
+  CHECK(std::string(run_status_name(RunOutcome::finished)) == "FINISHED");
+  CHECK(std::string(run_status_name(RunOutcome::failed)) == "FAILED");
+  CHECK(std::string(run_status_name(RunOutcome::killed)) == "KILLED");
 }

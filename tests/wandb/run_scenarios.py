@@ -385,7 +385,7 @@ def scenario_signal(ctx, rx):
     _, store = rx.only_run()
     check_content(check_run(store, complete=255))
     check_last_request(store, 255)
-    if "wandb run sig1 KILLED (stopped by a signal): %d history lines delivered, 0 spooled" % LINES not in log:
+    if "wandb run sig1 KILLED (stopped by signal 2): %d history lines delivered, 0 spooled" % LINES not in log:
         fail("no end-of-run line for a run stopped by a signal: " + log[-800:])
 
 

@@ -49,7 +49,8 @@ class MlflowDelivery final : public support::Delivery<Record> {
     // the server, what waits in the spool and how it gets there later.
     support::EndOfRunSummary s;
     s.integration = "MLflow";
-    s.status = status_of(r.outcome);
+    s.status = support::run_status_name(r.end.outcome);
+    s.failure = support::describe_run_end(r.end);
     s.delivered = r.stats.delivered;
     s.spooled = sender_->spooled();
     s.spool_path = sender_->spool_path();

@@ -35,12 +35,29 @@ std::string format_end_of_run(const EndOfRunSummary& s) {
     line += "; " + std::to_string(s.lost) + " lost";
     if (!s.lost_reason.empty()) line += " (" + first_line(s.lost_reason) + ")";
   }
+  if (!s.note.empty()) line += "; " + s.note;
   return line;
 }
 
 std::string describe_failure(const th_failure& f) {
   return std::string(trainhook::failure_kind_name(f.kind)) + " at step " + std::to_string(f.step) + ": " +
          (f.message != nullptr ? f.message : "");
+}
+
+std::string describe_run_end(const RunEnd& end) {
+  if (!end.failure_kind.empty())
+    return end.failure_kind + (end.step >= 0 ? " at step " + std::to_string(end.step) : std::string()) + ": " +
+           end.message;
+  return end.reason();
+}
+
+const char* run_status_name(RunOutcome outcome) noexcept {
+  switch (outcome) {
+    case RunOutcome::failed: return "FAILED";
+    case RunOutcome::killed: return "KILLED";
+    case RunOutcome::finished: break;
+  }
+  return "FINISHED";
 }
 
 bool end_of_run_needs_attention(const EndOfRunSummary& s) noexcept {

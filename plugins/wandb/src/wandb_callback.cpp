@@ -59,18 +59,15 @@ class WandbRun final : public support::Delivery<Record> {
   support::BatchResult deliver(std::vector<Record>& batch, support::WorkerContext& ctx) override {
     return uploader_->handle(batch, ctx);
   }
-  std::optional<Record> end_mark(support::RunOutcome outcome) override {
+  // The base's RunEnd: failed from on_exception (exit code 1, the reason in
+  // the summary as trainhook/failure), killed after a signal (255).
+  std::optional<Record> end_mark_with(const support::RunEnd& run_end) override {
     Record end;
     end.kind = Record::Kind::finish;
-    end.exitcode = exitcode(outcome);
-    if (end.exitcode != 0) end.failure = failure_;
+    end.exitcode = exitcode(run_end.outcome);
+    if (end.exitcode != 0) end.failure = support::describe_run_end(run_end);
     return end;
   }
-  // EXCEPTION's reason ("<kind> at step N: message"), for the summary and the end line.
-  void set_failure(std::string reason) { failure_ = std::move(reason); }
-  // A first SIGINT/SIGTERM ended training (Host::stop_signal, checkpoint
-  // saved): the run ends as the wandb client ends an interrupted one.
-  void stopped_by_signal() { stopped_by_signal_ = true; }
   support::WorkerOptions worker_options() const override {
     support::WorkerOptions wo;
     wo.capacity = options_.queue_capacity();
@@ -83,13 +80,13 @@ class WandbRun final : public support::Delivery<Record> {
   void report(support::DeliveryResult<Record> r) override {
     const std::string problem = uploader_->finalize(std::move(r.undelivered));
     if (!problem.empty()) host_.warn("wandb: " + problem);
-    const int code = exitcode(r.outcome);
+    const int code = exitcode(r.end.outcome);
     // The one end-of-run line (support/end_of_run_summary.hpp).
     support::EndOfRunSummary s;
     s.integration = "wandb";
     s.run = run_id_;
-    s.status = code == 0 ? "FINISHED" : (code == kInterruptedExitCode ? "KILLED" : "FAILED");
-    s.failure = code == kInterruptedExitCode && failure_.empty() ? "stopped by a signal" : failure_;
+    s.status = support::run_status_name(r.end.outcome);
+    s.failure = support::describe_run_end(r.end);
     s.unit = "history lines";
     s.delivered = static_cast<uint64_t>(uploader_->lines_delivered());
     s.spooled = static_cast<uint64_t>(uploader_->lines_spooled());
@@ -101,11 +98,11 @@ class WandbRun final : public support::Delivery<Record> {
     if (r.stats.dropped > 0)
       s.lost_reason = "dropped because the queue was full (wandb.queue_capacity=" +
                       std::to_string(options_.queue_capacity()) + ")";
-    std::string line = support::format_end_of_run(s);
     // The folder also holds the summary and the end mark: worth syncing even
     // when every history line was delivered.
     if (s.spooled == 0 && !problem.empty() && !s.spool_path.empty())
-      line += "; the summary and end mark are saved in " + s.spool_path + ": send them with " + s.resend;
+      s.note = "the summary and end mark are saved in " + s.spool_path + ": send them with " + s.resend;
+    const std::string line = support::format_end_of_run(s);
     if (support::end_of_run_needs_attention(s) || !problem.empty())
       host_.warn(line);
     else
@@ -114,12 +111,16 @@ class WandbRun final : public support::Delivery<Record> {
   }
 
  private:
-  // What the wandb client sends for a run ended by Ctrl-C (its exit hooks
-  // record 255 for a KeyboardInterrupt); 1 for any other failure.
+  // killed: what the wandb client sends for a run ended by Ctrl-C (its exit
+  // hooks record 255 for a KeyboardInterrupt); 1 for any other failure.
   static constexpr int kInterruptedExitCode = 255;
-  int exitcode(support::RunOutcome o) const {
-    if (o != support::RunOutcome::finished) return 1;
-    return stopped_by_signal_ ? kInterruptedExitCode : 0;
+  static int exitcode(support::RunOutcome o) {
+    switch (o) {
+      case support::RunOutcome::finished: return 0;
+      case support::RunOutcome::killed: return kInterruptedExitCode;
+      case support::RunOutcome::failed: break;
+    }
+    return 1;
   }
 
   trainhook::Host host_;
@@ -127,8 +128,6 @@ class WandbRun final : public support::Delivery<Record> {
   std::unique_ptr<RunUploader> uploader_;
   bool auto_resume_file_;
   std::chrono::milliseconds drain_left_;
-  std::string failure_;
-  bool stopped_by_signal_ = false;
 
  public:
   std::string run_id_;  // for the end line
@@ -253,17 +252,10 @@ void WandbCallback::on_train_end(trainhook::Event&) {
   // the end mark follows when the callback is destroyed (after a final evaluate()).
   finish_at_destruction(support::RunOutcome::finished);
   WandbRun& r = run();
-  if (host_.stop_signal() != 0) r.stopped_by_signal();
   enqueue(Record{Record::Kind::drain, LogRecord{}, 0, {}, {}});
   const auto started = std::chrono::steady_clock::now();
   flush(r.flush_timeout());
   r.spend(std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started));
-}
-
-void WandbCallback::on_exception(trainhook::Event& e) {
-  if (!running()) return;
-  if (const th_failure* f = e.failure()) run().set_failure(support::describe_failure(*f));
-  finish(support::RunOutcome::failed);
 }
 
 }  // namespace trainhook::wandb

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <trainhook/abi.h>
+#include <trainhook/support/integration.hpp>
 
 #include <cstdint>
 #include <string>
@@ -26,6 +27,7 @@ struct EndOfRunSummary {
   std::string resend;          // how to send them later: a command or what does it
   uint64_t lost = 0;           // neither delivered nor kept (rejected, dropped, unwritable)
   std::string lost_reason;     // why they were lost
+  std::string note;            // anything else the line must say (appended last, after "; ")
 };
 
 // One line, e.g.
@@ -46,5 +48,13 @@ bool end_of_run_needs_attention(const EndOfRunSummary& s) noexcept;
 // integrations write into their run: TensorBoard's text, wandb's summary, the
 // end-of-run line). The message is kept whole here; format_end_of_run cuts it.
 std::string describe_failure(const th_failure& f);
+
+// The same for the integration base's RunEnd: "<kind> at step N: message"
+// for a failure known from on_exception, "stopped by signal N" for a
+// first-signal stop, else "".
+std::string describe_run_end(const RunEnd& end);
+
+// "FINISHED", "FAILED" or "KILLED" (MLflow's run statuses, used by every line).
+const char* run_status_name(RunOutcome outcome) noexcept;
 
 }  // namespace trainhook::support

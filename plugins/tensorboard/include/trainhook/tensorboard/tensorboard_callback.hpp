@@ -5,8 +5,10 @@
 // logged numbers as scalars and strings as texts at global_step under
 // rewrite_logs tags; the session's end and an hparams experiment listing every
 // scalar as a metric at train end (a failed session when the callback is
-// destroyed without train end). Only the world-zero process writes (the rank
-// rule of support::IntegrationCallback).
+// destroyed without train end). On EXCEPTION (the base's on_exception) the
+// run closes at once: a text trainhook/failure "<kind> at step N: message",
+// a failed session, the file flushed and closed. Only the world-zero process
+// writes (the rank rule of support::IntegrationCallback).
 //
 // The training thread only copies values into a queue; the base's worker
 // thread does the encoding and the I/O (EventFileDelivery). A writer reopened
