@@ -89,7 +89,8 @@ int main(int argc, char** argv) {
     if (!fire(*cb, run, TH_EVENT_SAVE, "on_save", dir.string())) rc = 4;
   }
   if (failing) {
-    const auto half = flyte_test::make_checkpoint(host.output_dir, static_cast<int>(run.state.global_step) + 1);
+    const auto half =
+        flyte_test::make_checkpoint(host.output_dir, static_cast<int>(run.state.global_step) + 1);
     std::filesystem::remove(half / "trainer_state.json");
     const th_failure f{TH_FAILURE_STRUCT_SIZE, TH_FAILURE_ERROR, argv[7], run.state.global_step};
     try {

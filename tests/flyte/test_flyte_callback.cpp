@@ -156,15 +156,16 @@ TEST_CASE("flyte callback: EXCEPTION uploads the last complete checkpoint again 
   CHECK(fs::exists(dest / "checkpoint-2" / kManifestName));
   CHECK_FALSE(fs::exists(dest / "checkpoint-3"));
   CHECK_FALSE(fs::exists(dest / "checkpoint-1"));  // only the last complete one is retried
-  CHECK(host.has(TH_LOG_WARN, "flyte run " + dest.string() +
-                                  " FAILED (error at step 3: CUDA error: an illegal memory access): 1 uploads "
-                                  "delivered, 1 spooled in " +
-                                  host.output_dir +
-                                  "; send them later: no trainhook command uploads them later (the next "
-                                  "attempt restores only what reached " +
-                                  dest.string() +
-                                  "); the last complete checkpoint checkpoint-2 was queued again at the failure "
-                                  "and is uploaded"));
+  CHECK(host.has(TH_LOG_WARN,
+                 "flyte run " + dest.string() +
+                     " FAILED (error at step 3: CUDA error: an illegal memory access): 1 uploads "
+                     "delivered, 1 spooled in " +
+                     host.output_dir +
+                     "; send them later: no trainhook command uploads them later (the next "
+                     "attempt restores only what reached " +
+                     dest.string() +
+                     "); the last complete checkpoint checkpoint-2 was queued again at the failure "
+                     "and is uploaded"));
   // The run is over: train end does not follow, and destruction adds nothing.
 }
 
@@ -183,14 +184,16 @@ TEST_CASE("flyte callback: EXCEPTION after the last checkpoint was uploaded says
   INFO(host.all_logs());
   // The job logs "uploaded" just before the queue marks it done, so at the
   // failure it may still read as uploading; either way it ends uploaded.
-  const bool before = host.has(TH_LOG_WARN, "flyte run " + dest.string() +
-                                                " KILLED (signal at step 5: second signal): 1 uploads delivered, 0 "
-                                                "spooled; the last complete checkpoint checkpoint-4 was uploaded "
-                                                "before the failure and is uploaded");
-  const bool during = host.has(TH_LOG_WARN, "flyte run " + dest.string() +
-                                                " KILLED (signal at step 5: second signal): 1 uploads delivered, 0 "
-                                                "spooled; the last complete checkpoint checkpoint-4 was "
-                                                "uploading at the failure and is uploaded");
+  const bool before =
+      host.has(TH_LOG_WARN, "flyte run " + dest.string() +
+                                " KILLED (signal at step 5: second signal): 1 uploads delivered, 0 "
+                                "spooled; the last complete checkpoint checkpoint-4 was uploaded "
+                                "before the failure and is uploaded");
+  const bool during =
+      host.has(TH_LOG_WARN, "flyte run " + dest.string() +
+                                " KILLED (signal at step 5: second signal): 1 uploads delivered, 0 "
+                                "spooled; the last complete checkpoint checkpoint-4 was "
+                                "uploading at the failure and is uploaded");
   CHECK((before || during));
   CHECK_FALSE(host.logged("queued again"));
 }

@@ -3,12 +3,12 @@
 
 using trainhook::support::describe_failure;
 using trainhook::support::describe_run_end;
-using trainhook::support::run_status_name;
-using trainhook::support::RunEnd;
-using trainhook::support::RunOutcome;
 using trainhook::support::end_of_run_needs_attention;
 using trainhook::support::EndOfRunSummary;
 using trainhook::support::format_end_of_run;
+using trainhook::support::run_status_name;
+using trainhook::support::RunEnd;
+using trainhook::support::RunOutcome;
 
 TEST_CASE("a delivered run says its id and status and that nothing waits") {
   EndOfRunSummary s;

@@ -38,13 +38,15 @@ struct EnvGuard {
 
 }  // namespace
 
-TEST_CASE("the library exports one 'tensorboard' integration that wants train begin, log, train end and exception") {
+TEST_CASE(
+    "the library exports one 'tensorboard' integration that wants train begin, log, train end and "
+    "exception") {
   tbtest::PluginHarness h;
   CHECK(h.info().kind == TH_KIND_INTEGRATION);
   // ... and on_pre_optimizer_step, for the ABI 1.1 histograms (a no-op unless configured).
-  CHECK(h.info().event_mask == (TH_EVENT_BIT(TH_EVENT_TRAIN_BEGIN) | TH_EVENT_BIT(TH_EVENT_LOG) |
-                                TH_EVENT_BIT(TH_EVENT_TRAIN_END) | TH_EVENT_BIT(TH_EVENT_PRE_OPTIMIZER_STEP) |
-                                TH_EVENT_BIT(TH_EVENT_EXCEPTION)));
+  CHECK(h.info().event_mask ==
+        (TH_EVENT_BIT(TH_EVENT_TRAIN_BEGIN) | TH_EVENT_BIT(TH_EVENT_LOG) | TH_EVENT_BIT(TH_EVENT_TRAIN_END) |
+         TH_EVENT_BIT(TH_EVENT_PRE_OPTIMIZER_STEP) | TH_EVENT_BIT(TH_EVENT_EXCEPTION)));
 }
 
 TEST_CASE("bad plugin_config is refused with the key named") {
@@ -101,7 +103,8 @@ TEST_CASE("default folder output_dir/runs/<Mon><DD>_<HH>-<MM>-<SS>_<host> and th
   CHECK(events[3].values[2].string_val[0] == "hi");
   CHECK(events[4].values[0].tag == "_hparams_/experiment");
   CHECK(events[5].values[0].tag == "_hparams_/session_end_info");
-  CHECK(h.host().has(TH_LOG_INFO, "TensorBoard run " + file.string() + " FINISHED: 5 events (2 scalars) delivered, 0 spooled"));
+  CHECK(h.host().has(TH_LOG_INFO, "TensorBoard run " + file.string() +
+                                      " FINISHED: 5 events (2 scalars) delivered, 0 spooled"));
   fs::remove_all(dir);
 }
 
@@ -191,10 +194,11 @@ TEST_CASE("EXCEPTION writes the failure text and a failed session then flushes a
   CHECK(events[6].values[0].tag == "_hparams_/session_end_info");
   const auto data = tbtest::decode_message(events[6].values[0].plugin_content);
   CHECK(tbtest::decode_message(data[0].bytes)[0].varint == 2);  // STATUS_FAILURE
-  CHECK_MESSAGE(h.host().has(TH_LOG_WARN, "TensorBoard run " + files[0].string() +
-                                              " FAILED (error at step 7: loss is NaN ...): 6 events (1 scalars) "
-                                              "delivered, 0 spooled"),
-                h.host().all_logs());
+  CHECK_MESSAGE(
+      h.host().has(TH_LOG_WARN, "TensorBoard run " + files[0].string() +
+                                    " FAILED (error at step 7: loss is NaN ...): 6 events (1 scalars) "
+                                    "delivered, 0 spooled"),
+      h.host().all_logs());
   // Nothing more is written when the callback goes.
   h.destroy();
   CHECK(tbtest::read_events(files[0].string()).size() == 7);

@@ -13,6 +13,7 @@ import argparse
 import glob
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -442,18 +443,19 @@ def cli_env():
     return env
 
 
-def cli(ctx, args, env=None):
+def cli(ctx, args, env=None, failing=False):
+    """Runs the CLI; it must succeed, or with failing=True exit non-zero (a failed run)."""
     cmd = [ctx.args.cli] + args
     p = subprocess.run(cmd, env=env or cli_env(), capture_output=True, text=True, timeout=150)
     sys.stderr.write(p.stdout[-3000:] + p.stderr[-3000:])
-    if p.returncode != 0:
-        fail("%s exited %d" % (" ".join(args[:2]), p.returncode))
+    if (p.returncode != 0) != failing:
+        fail("%s exited %d (expected %s)" % (" ".join(args[:2]), p.returncode, "non-zero" if failing else "0"))
     if KEY in p.stdout or KEY in p.stderr:
         fail("the API key was printed")
     return p.stdout + p.stderr
 
 
-def cli_train(ctx, rx, out, *plugin_config, extra_args=()):
+def cli_train(ctx, rx, out, *plugin_config, extra_args=(), report_to=("wandb",), failing=False):
     data = os.path.join(ctx.tmp, "train.csv")
     if not os.path.exists(data):
         import random
@@ -465,13 +467,13 @@ def cli_train(ctx, rx, out, *plugin_config, extra_args=()):
     args = ["train", "--train_file", data, "--validation_file", data, "--do_train", "--output_dir", out,
             "--per_device_train_batch_size", "16", "--max_steps", "12", "--logging_steps", "2",
             "--eval_strategy", "steps", "--eval_steps", "4", "--disable_tqdm", "true", "--seed", "3",
-            "--hidden_size", "16", "--run_name", "cli-run", "--report_to", "wandb"] + list(extra_args)
+            "--hidden_size", "16", "--run_name", "cli-run", "--report_to"] + list(report_to) + list(extra_args)
     if ctx.args.plugin_dir:
         args += ["--plugin_dir", ctx.args.plugin_dir]
     for kv in ("base_url=" + rx.url(), "transmit_interval=0.05", "backoff_initial=0.1", "backoff_max=0.5") + \
             plugin_config:
         args += ["--plugin_config", "wandb." + kv]
-    return cli(ctx, args)
+    return cli(ctx, args, failing=failing)
 
 
 def folder_files(d):
@@ -586,6 +588,40 @@ def scenario_cli(ctx, rx):
     store3 = rx.run("test-entity", "trainhook", "cli3")
     check_run(store3, lines=len(log_history) + 1)
     check_artifacts(store3, {"model": os.path.join(out3, "checkpoint-12")})
+
+
+def scenario_cli_failed(ctx, rx):
+    # A callback (tests/wandb/fail_at_step_plugin.c, from --plugin_dir) errs at
+    # step 4 with plugin_error_policy=fail: the trainer ends the run by
+    # EXCEPTION. The wandb run is complete with exitcode 1 and the reason in its
+    # summary; the TensorBoard file carries the reason, read by TensorBoard's
+    # own reader; both end lines say FAILED with the reason.
+    if not ctx.args.cli or not ctx.args.plugin_dir:
+        fail("scenario cli_failed needs --cli and --plugin_dir (the fail_at_step plugin's folder)")
+    out = ctx.out_dir()
+    log = cli_train(ctx, rx, out, report_to=("wandb", "tensorboard"), failing=True,
+                    extra_args=("--callbacks", "fail_at_step", "--plugin_error_policy", "fail"))
+    _, store = rx.only_run()
+    if store.complete != 1:
+        fail("the failed CLI run is not complete with exitcode 1 (got %r)" % store.complete)
+    check_last_request(store, 1)
+    reason = json.loads(store.summary_line()).get("trainhook/failure", "")
+    if not reason.startswith("plugin at step 4: ") or "fail_at_step" not in reason:
+        fail("the summary's trainhook/failure is %r" % reason)
+    if not re.search(r"wandb run \S+ FAILED \(plugin at step 4: [^\n]*fail_at_step", log):
+        fail("no FAILED wandb end line: " + log[-1500:])
+    if not re.search(r"TensorBoard run \S+ FAILED \(plugin at step 4: [^\n]*fail_at_step", log):
+        fail("no FAILED TensorBoard end line: " + log[-1500:])
+    from tensorboard.backend.event_processing import event_accumulator
+    runs = glob.glob(os.path.join(out, "runs", "*"))
+    if len(runs) != 1:
+        fail("expected one TensorBoard run folder, found %r" % runs)
+    acc = event_accumulator.EventAccumulator(runs[0], size_guidance={"tensors": 0})
+    acc.Reload()
+    texts = [(e.step, e.tensor_proto.string_val[0].decode("utf-8")) for e in acc.Tensors("trainhook/failure")] \
+        if "trainhook/failure" in acc.Tags().get("tensors", []) else []
+    if len(texts) != 1 or texts[0][0] != 4 or texts[0][1] != reason:
+        fail("TensorBoard's trainhook/failure text is %r, expected [(4, %r)]" % (texts, reason))
 
 
 SCENARIOS = {name[len("scenario_"):]: fn for name, fn in globals().items() if name.startswith("scenario_")}

@@ -109,7 +109,8 @@ int train(const char* plugin, const char* config, const std::string& out_dir, in
   fire(TH_EVENT_PREDICT, {{"test_loss", 0.75}});
   const auto end_called = std::chrono::steady_clock::now();
   if (!ending.failure.empty()) {
-    const th_failure f{TH_FAILURE_STRUCT_SIZE, TH_FAILURE_ERROR, ending.failure.c_str(), run.state.global_step};
+    const th_failure f{TH_FAILURE_STRUCT_SIZE, TH_FAILURE_ERROR, ending.failure.c_str(),
+                       run.state.global_step};
     try {
       cb->fire_exception(run, f);
     } catch (const testkit::CallError& e) {

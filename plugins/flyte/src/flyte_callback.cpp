@@ -164,8 +164,9 @@ void FlyteCallback::on_exception(trainhook::Event& e) {
       note = "the last complete checkpoint " + name +
              (was_uploading ? " was uploading at the failure" : " was uploaded before the failure");
     } else if (!fs::is_directory(last_saved_->dir)) {
-      note = "the last complete checkpoint " + name + " is gone from " + last_saved_->dir.parent_path().string() +
-             " and was not uploaded (" + to_string(was.status) + ")";
+      note = "the last complete checkpoint " + name + " is gone from " +
+             last_saved_->dir.parent_path().string() + " and was not uploaded (" + to_string(was.status) +
+             ")";
     } else {
       log_(LogLevel::info, "the run failed: uploading its last complete checkpoint " + name + " again (" +
                                to_string(was.status) + (was.detail.empty() ? "" : ": " + was.detail) + ")");
@@ -176,9 +177,10 @@ void FlyteCallback::on_exception(trainhook::Event& e) {
   finish_uploads(remaining(deadline));
   if (last_saved_) {
     const UploadOutcome now = queue_->outcomes().at(last_saved_->outcome);
-    note += now.status == UploadOutcome::Status::uploaded ? " and is uploaded"
-                                                           : " and is NOT uploaded (" + std::string(to_string(now.status)) +
-                                                                 (now.detail.empty() ? "" : ": " + now.detail) + ")";
+    note += now.status == UploadOutcome::Status::uploaded
+                ? " and is uploaded"
+                : " and is NOT uploaded (" + std::string(to_string(now.status)) +
+                      (now.detail.empty() ? "" : ": " + now.detail) + ")";
   }
   report_uploads(status, failure, note);
 }
@@ -211,12 +213,13 @@ void FlyteCallback::on_train_end(trainhook::Event&) {
   // A first signal stopped training (checkpoint saved): the run was killed, it did not fail.
   const int sig = host_.stop_signal();
   finish_uploads(options_.wait_timeout());
-  report_uploads(sig != 0 ? "KILLED" : "FINISHED", sig != 0 ? "stopped by signal " + std::to_string(sig) : "", "");
+  report_uploads(sig != 0 ? "KILLED" : "FINISHED", sig != 0 ? "stopped by signal " + std::to_string(sig) : "",
+                 "");
 }
 
 void FlyteCallback::finish_uploads(std::chrono::milliseconds timeout) {
-  log_(LogLevel::info, "waiting up to " + std::to_string(timeout.count() / 1000) + " s for uploads to " +
-                           dest_->describe());
+  log_(LogLevel::info,
+       "waiting up to " + std::to_string(timeout.count() / 1000) + " s for uploads to " + dest_->describe());
   if (!queue_->wait_idle(timeout)) {
     log_(LogLevel::warn, "uploads did not finish within flyte.wait_timeout; stopping them");
     queue_->shutdown();
@@ -238,7 +241,8 @@ void FlyteCallback::report_uploads(const std::string& status, const std::string&
   // failure counts once, by how its last attempt went.
   std::vector<UploadOutcome> latest;
   for (const auto& o : queue_->outcomes()) {
-    auto same = std::find_if(latest.begin(), latest.end(), [&](const UploadOutcome& l) { return l.name == o.name; });
+    auto same =
+        std::find_if(latest.begin(), latest.end(), [&](const UploadOutcome& l) { return l.name == o.name; });
     if (same == latest.end())
       latest.push_back(o);
     else

@@ -59,23 +59,27 @@ class MlflowDelivery final : public support::Delivery<Record> {
       s.resend = "a later run with MLFLOW_RUN_ID=" + sender_->run_id() + " and the same " + spool_setting() +
                  " delivers them";
     } else {
-      s.no_run_reason = !sender_->last_problem().empty()
-                            ? sender_->last_problem()
-                            : (r.interrupted ? std::string("the run was ended by a signal before the server answered")
-                                             : "the server did not answer within flush_timeout " +
-                                                   seconds(options_.flush_timeout()));
+      s.no_run_reason =
+          !sender_->last_problem().empty()
+              ? sender_->last_problem()
+              : (r.interrupted
+                     ? std::string("the run was ended by a signal before the server answered")
+                     : "the server did not answer within flush_timeout " + seconds(options_.flush_timeout()));
       s.resend = "the next run with the same " + spool_setting() + " delivers them";
     }
     if (!r.drained && s.spooled > 0)
-      s.resend += r.interrupted ? " (delivery was cut short by a signal)"
-                                : " (not delivered within flush_timeout " + seconds(options_.flush_timeout()) + ")";
+      s.resend += r.interrupted
+                      ? " (delivery was cut short by a signal)"
+                      : " (not delivered within flush_timeout " + seconds(options_.flush_timeout()) + ")";
     s.lost = r.stats.failed + r.stats.dropped + (spill_error.empty() ? 0 : spilled);
-    if (r.stats.failed > 0) s.lost_reason = std::to_string(r.stats.failed) + " rejected by the server, see errors above";
+    if (r.stats.failed > 0)
+      s.lost_reason = std::to_string(r.stats.failed) + " rejected by the server, see errors above";
     if (r.stats.dropped > 0)
       s.lost_reason += (s.lost_reason.empty() ? "" : "; ") + std::to_string(r.stats.dropped) +
                        " dropped because the in-memory queue was full";
     if (!spill_error.empty())
-      s.lost_reason += (s.lost_reason.empty() ? "" : "; ") + std::string("could not be spooled: ") + spill_error;
+      s.lost_reason +=
+          (s.lost_reason.empty() ? "" : "; ") + std::string("could not be spooled: ") + spill_error;
     const std::string line = support::format_end_of_run(s);
     if (support::end_of_run_needs_attention(s))
       host_.warn(line);
@@ -92,7 +96,8 @@ class MlflowDelivery final : public support::Delivery<Record> {
   }
   // The setting that names the spool folder, as the user would change it.
   std::string spool_setting() const {
-    return options_.spool_dir().empty() ? std::string("output_dir") : "spool_dir (" + options_.spool_dir() + ")";
+    return options_.spool_dir().empty() ? std::string("output_dir")
+                                        : "spool_dir (" + options_.spool_dir() + ")";
   }
 
   trainhook::Host host_;

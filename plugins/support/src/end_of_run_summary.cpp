@@ -29,7 +29,8 @@ std::string format_end_of_run(const EndOfRunSummary& s) {
           " spooled";
   if (s.spooled > 0) {
     if (!s.spool_path.empty()) line += " in " + s.spool_path;
-    line += "; send them later: " + (s.resend.empty() ? std::string("no way to resend them is known") : s.resend);
+    line +=
+        "; send them later: " + (s.resend.empty() ? std::string("no way to resend them is known") : s.resend);
   }
   if (s.lost > 0) {
     line += "; " + std::to_string(s.lost) + " lost";
@@ -46,16 +47,19 @@ std::string describe_failure(const th_failure& f) {
 
 std::string describe_run_end(const RunEnd& end) {
   if (!end.failure_kind.empty())
-    return end.failure_kind + (end.step >= 0 ? " at step " + std::to_string(end.step) : std::string()) + ": " +
-           end.message;
+    return end.failure_kind + (end.step >= 0 ? " at step " + std::to_string(end.step) : std::string()) +
+           ": " + end.message;
   return end.reason();
 }
 
 const char* run_status_name(RunOutcome outcome) noexcept {
   switch (outcome) {
-    case RunOutcome::failed: return "FAILED";
-    case RunOutcome::killed: return "KILLED";
-    case RunOutcome::finished: break;
+    case RunOutcome::failed:
+      return "FAILED";
+    case RunOutcome::killed:
+      return "KILLED";
+    case RunOutcome::finished:
+      break;
   }
   return "FINISHED";
 }

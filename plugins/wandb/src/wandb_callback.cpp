@@ -116,9 +116,12 @@ class WandbRun final : public support::Delivery<Record> {
   static constexpr int kInterruptedExitCode = 255;
   static int exitcode(support::RunOutcome o) {
     switch (o) {
-      case support::RunOutcome::finished: return 0;
-      case support::RunOutcome::killed: return kInterruptedExitCode;
-      case support::RunOutcome::failed: break;
+      case support::RunOutcome::finished:
+        return 0;
+      case support::RunOutcome::killed:
+        return kInterruptedExitCode;
+      case support::RunOutcome::failed:
+        break;
     }
     return 1;
   }

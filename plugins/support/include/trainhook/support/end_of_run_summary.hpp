@@ -15,19 +15,19 @@
 namespace trainhook::support {
 
 struct EndOfRunSummary {
-  std::string integration;     // "MLflow", "wandb", "TensorBoard", "flyte"
-  std::string run;             // the run's id, file or destination; empty: no run exists
-  std::string no_run_reason;   // with an empty `run`: why none exists (said in the line)
-  std::string status;          // the run's final status: "FINISHED", "FAILED" or "KILLED"
-  std::string failure;         // with FAILED/KILLED: why, e.g. "error at step 7: boom"
+  std::string integration;    // "MLflow", "wandb", "TensorBoard", "flyte"
+  std::string run;            // the run's id, file or destination; empty: no run exists
+  std::string no_run_reason;  // with an empty `run`: why none exists (said in the line)
+  std::string status;         // the run's final status: "FINISHED", "FAILED" or "KILLED"
+  std::string failure;        // with FAILED/KILLED: why, e.g. "error at step 7: boom"
   std::string unit = "records";
-  uint64_t delivered = 0;      // reached the destination
-  uint64_t spooled = 0;        // kept on disk for later
-  std::string spool_path;      // where they are kept (file or folder)
-  std::string resend;          // how to send them later: a command or what does it
-  uint64_t lost = 0;           // neither delivered nor kept (rejected, dropped, unwritable)
-  std::string lost_reason;     // why they were lost
-  std::string note;            // anything else the line must say (appended last, after "; ")
+  uint64_t delivered = 0;   // reached the destination
+  uint64_t spooled = 0;     // kept on disk for later
+  std::string spool_path;   // where they are kept (file or folder)
+  std::string resend;       // how to send them later: a command or what does it
+  uint64_t lost = 0;        // neither delivered nor kept (rejected, dropped, unwritable)
+  std::string lost_reason;  // why they were lost
+  std::string note;         // anything else the line must say (appended last, after "; ")
 };
 
 // One line, e.g.
