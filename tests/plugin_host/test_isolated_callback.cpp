@@ -116,7 +116,7 @@ TEST_CASE(
   const char* svals[] = {"hello"};
   th_values v{TH_VALUES_STRUCT_SIZE, 2, keys, values, 1, skeys, svals};
   th_step_values step{TH_STEP_VALUES_STRUCT_SIZE, 0.5, std::nan(""), 2e-3};
-  th_event_args a{TH_EVENT_ARGS_STRUCT_SIZE, TH_EVENT_LOG, &st, &c, &v, "ckpt", 3, 7, 1, &step};
+  th_event_args a{TH_EVENT_ARGS_STRUCT_SIZE, TH_EVENT_LOG, &st, &c, &v, "ckpt", 3, 7, 1, &step, nullptr};
 
   iso::Writer w;
   iso::Channel out(p.fd[0]), in(p.fd[1]);

@@ -135,7 +135,8 @@ void CallbackHandler::fire(EventId event, const TrainerState& state, TrainerCont
                            payload.batch_index,
                            payload.batch_count,
                            payload.prediction_kind,
-                           payload.step};
+                           payload.step,
+                           payload.failure};
   // Host services ask which event is running (ABI 1.1 views are valid per event).
   struct CurrentEvent {
     EventId& slot;

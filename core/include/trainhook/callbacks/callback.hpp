@@ -33,6 +33,7 @@ struct EventPayload {
   int64_t batch_count = -1;              // PREDICTION_STEP
   int32_t prediction_kind = 0;           // PREDICTION_STEP: 0 evaluate, 1 predict
   const th_step_values* step = nullptr;  // PRE_OPTIMIZER_STEP, OPTIMIZER_STEP, STEP_END (ABI 1.1)
+  const th_failure* failure = nullptr;   // EXCEPTION (ABI 1.3)
 };
 
 // A user's C++ callback with its name (the key of its state in
