@@ -205,6 +205,26 @@ TEST_CASE("EXCEPTION writes the failure text and a failed session then flushes a
   fs::remove_all(dir);
 }
 
+TEST_CASE("the final evaluate after train end gets a second file that ends as finished") {
+  EnvGuard env("TENSORBOARD_LOGGING_DIR");
+  const auto dir = temp_dir("eval_after");
+  tbtest::PluginHarness h;
+  h.host().output_dir = dir.string();
+  REQUIRE(h.create("{}") == TH_OK);
+  h.fire(TH_EVENT_TRAIN_BEGIN);
+  h.state().global_step = 3;
+  h.fire(TH_EVENT_LOG, {{"loss", 0.5}});
+  h.fire(TH_EVENT_TRAIN_END);
+  h.fire(TH_EVENT_LOG, {{"eval_loss", 0.25}});
+  h.destroy();
+  const auto files = event_files(dir);
+  REQUIRE(files.size() == 2);
+  INFO(h.host().all_logs());
+  CHECK(h.host().count_logs(TH_LOG_INFO, " FINISHED: ") == 2);
+  CHECK_FALSE(h.host().logged("FAILED"));
+  fs::remove_all(dir);
+}
+
 TEST_CASE("a log folder that cannot be created is an error naming it") {
   tbtest::PluginHarness h;
   REQUIRE(h.create(R"({"logging_dir": "/proc/no/such/dir"})") == TH_OK);

@@ -203,7 +203,12 @@ void TensorBoardCallback::on_train_begin(trainhook::Event& e) {
 
 void TensorBoardCallback::on_log(trainhook::Event& e) {
   const trainhook::Values logs = e.values();
-  if (logs.empty() || !start(e)) return;
+  if (logs.empty()) return;
+  const bool reopening = !running() && trained_;
+  if (!start(e)) return;
+  // The final evaluate()'s file after a finished training: it ends as
+  // finished when the callback goes, unless an EXCEPTION ends it first.
+  if (reopening) finish_at_destruction(support::RunOutcome::finished);
   run().last_step = e.state().global_step;
   // Everything the ABI carries is a number or a string, which HF writes as a
   // scalar or a text; HF's "other types are skipped with a warning" has no
@@ -238,6 +243,7 @@ void TensorBoardCallback::on_pre_optimizer_step(trainhook::Event& e) {
 void TensorBoardCallback::on_train_end(trainhook::Event& e) {
   if (!running()) return;
   run().last_step = e.state().global_step;
+  trained_ = true;
   finish(support::RunOutcome::finished);
 }
 

@@ -49,6 +49,7 @@ class TensorBoardCallback final : public support::IntegrationCallback<EventItem>
   TensorBoardOptions options_;
   std::filesystem::path log_dir_;  // resolved at the first open(), reused for the rest of the run
   std::string log_dir_trial_;      // the trial log_dir_ was resolved for
+  bool trained_ = false;           // on_train_end closed a run: a later file is the final evaluate()'s
 };
 
 }  // namespace trainhook::tensorboard
