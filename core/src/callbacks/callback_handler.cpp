@@ -71,13 +71,19 @@ std::string CallbackHandler::stop_reason() const {
   return stop_reason_;
 }
 
-void CallbackHandler::failed(size_t index, const char* where, const std::string& message) {
+void CallbackHandler::failed(size_t index, const char* where, const std::string& message, bool at_exception) {
   const std::string& name = callbacks_[index]->name();
   {
     std::lock_guard<std::mutex> lock(disabled_mu_);
     disabled_.push_back({name, where, message});
   }
   enabled_[index] = 0;
+  // The run is already ending by an error: that error stands, and every other
+  // callback still hears on_exception.
+  if (at_exception) {
+    spdlog::error("callback '{}' failed in {}: {} (the run's own error stands)", name, where, message);
+    return;
+  }
   if (critical_[index] != 0) {
     spdlog::error("callback '{}' failed in {}: {} (a critical callback: stopping the run)", name, where,
                   message);
@@ -161,11 +167,11 @@ void CallbackHandler::fire(EventId event, const TrainerState& state, TrainerCont
     } catch (const std::exception& e) {
       c_control = before;  // a failing callback's partial flag changes are dropped
       c_control.struct_size = TH_CONTROL_STRUCT_SIZE;
-      failed(i, event_name(event), e.what());
+      failed(i, event_name(event), e.what(), event == TH_EVENT_EXCEPTION);
     } catch (...) {
       c_control = before;
       c_control.struct_size = TH_CONTROL_STRUCT_SIZE;
-      failed(i, event_name(event), "unknown exception");
+      failed(i, event_name(event), "unknown exception", event == TH_EVENT_EXCEPTION);
     }
   }
   if (stop_requested_.load(std::memory_order_relaxed)) c_control.should_training_stop = 1;

@@ -66,6 +66,57 @@ std::string check_tasks(const ParsedArguments& p) {
   return "";
 }
 
+// After a second signal: the callbacks heard on_exception; nothing else is
+// run or destroyed (as the signal handler's _exit did before), the status is
+// that of the signal.
+[[noreturn]] void end_now(int sig) {
+  spdlog::default_logger()->flush();
+  std::fflush(stdout);
+  std::fflush(stderr);
+  std::_Exit(128 + sig);
+}
+
+// Train, evaluate and predict as the arguments ask; 128 + signal after a
+// first signal stopped training.
+int run_phases(Trainer& trainer, const TrainingArguments& targs, const LoadedData& data) {
+  if (targs.do_train) {
+    trainer.train();
+    if (const int sig = SignalGuard::second_received()) end_now(sig);  // during on_train_end
+    // Again, now that on_train_end is over: a callback may write the weights
+    // there (abi.h: what it writes is what the final save holds; ema's
+    // final_weights) and may have logged. The save before on_train_end stays
+    // in place if this one never happens (temp + rename).
+    trainer.save_model();
+    trainer.save_state();
+    if (const int sig = SignalGuard::received()) {
+      const auto last = latest_checkpoint(targs.output_dir);
+      std::fprintf(stderr,
+                   "trainhook train: stopped by %s at step %lld: checkpoint %s, the model and train results "
+                   "saved in %s; resume with --resume_from_checkpoint true\n",
+                   SignalGuard::name(sig), static_cast<long long>(trainer.state().global_step),
+                   last ? last->string().c_str() : "(none)", targs.output_dir.c_str());
+      return 128 + sig;
+    }
+  } else {
+    trainer.load_model(evaluate_only_model(targs));  // never a fresh model
+  }
+  if (targs.do_eval) {
+    Metrics metrics = trainer.evaluate();
+    metrics["eval_samples"] = static_cast<double>(data.validation_samples);
+    trainer.log_metrics("eval", metrics);
+    trainer.save_metrics("eval", metrics);
+  }
+  if (targs.do_predict) {
+    Metrics metrics =
+        trainer.predict_metrics(data.test, "test", fs::path(targs.output_dir) / "predict_results.txt");
+    metrics["test_samples"] = static_cast<double>(data.test_samples);
+    trainer.log_metrics("test", metrics);
+    trainer.save_metrics("test", metrics);
+  }
+  if (const int sig = SignalGuard::received()) return 128 + sig;
+  return 0;
+}
+
 }  // namespace
 
 int train_command(const std::vector<std::string>& args, const std::string& program_path) {
@@ -168,43 +219,14 @@ int train_command(const std::vector<std::string>& args, const std::string& progr
   Trainer trainer(model, targs, data.train, data.validation, std::move(options));
   trainer_ptr = &trainer;
 
-  // the first SIGINT/SIGTERM finishes the step, saves a checkpoint and stops.
+  // the first SIGINT/SIGTERM finishes the step, saves a checkpoint and stops;
+  // a second one ends the run at the next event (after on_exception).
   SignalGuard signals;
-  if (targs.do_train) {
-    trainer.train();
-    // Again, now that on_train_end is over: a callback may write the weights
-    // there (abi.h: what it writes is what the final save holds; ema's
-    // final_weights) and may have logged. The save before on_train_end stays
-    // in place if this one never happens (temp + rename).
-    trainer.save_model();
-    trainer.save_state();
-    if (const int sig = SignalGuard::received()) {
-      const auto last = latest_checkpoint(targs.output_dir);
-      std::fprintf(stderr,
-                   "trainhook train: stopped by %s at step %lld: checkpoint %s, the model and train results "
-                   "saved in %s; resume with --resume_from_checkpoint true\n",
-                   SignalGuard::name(sig), static_cast<long long>(trainer.state().global_step),
-                   last ? last->string().c_str() : "(none)", targs.output_dir.c_str());
-      return 128 + sig;
-    }
-  } else {
-    trainer.load_model(evaluate_only_model(targs));  // never a fresh model
+  try {
+    return run_phases(trainer, targs, data);
+  } catch (const StoppedBySignal& e) {
+    end_now(e.signal());
   }
-  if (targs.do_eval) {
-    Metrics metrics = trainer.evaluate();
-    metrics["eval_samples"] = static_cast<double>(data.validation_samples);
-    trainer.log_metrics("eval", metrics);
-    trainer.save_metrics("eval", metrics);
-  }
-  if (targs.do_predict) {
-    Metrics metrics =
-        trainer.predict_metrics(data.test, "test", fs::path(targs.output_dir) / "predict_results.txt");
-    metrics["test_samples"] = static_cast<double>(data.test_samples);
-    trainer.log_metrics("test", metrics);
-    trainer.save_metrics("test", metrics);
-  }
-  if (const int sig = SignalGuard::received()) return 128 + sig;
-  return 0;
 }
 
 }  // namespace trainhook::cli

@@ -323,6 +323,14 @@ void IsolatedCallback::check_done() {
 }
 
 void IsolatedCallback::on_event(EventId event, const th_event_args& args) {
+  // th_host.stop_signal in the runner answers what it was last told, before
+  // the event that may read it (on_train_end after a first signal).
+  if (const int sig = stop_signal_received(); sig != stop_signal_sent_) {
+    stop_signal_sent_ = sig;
+    reply_.begin(Msg::StopSignal);
+    reply_.i32(sig);
+    if (!channel_.send(reply_.finish())) fail(event_name(event), reap());
+  }
   isolation::write_event(out_, args);
   exchange(Msg::Done, event_name(event));
   isolation::Reader r = channel_.payload();

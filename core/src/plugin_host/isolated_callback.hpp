@@ -72,6 +72,7 @@ class IsolatedCallback final : public InternalCallback {
   isolation::Writer reply_;  // answers to the helper's requests
   std::string dead_;         // set once the helper is gone: why
   bool end_now_sent_ = false;
+  int stop_signal_sent_ = 0;  // the th_host.stop_signal the runner was last told
   uint64_t mask_ = 0;
   bool critical_ = false;
   bool has_save_state_ = false;

@@ -27,6 +27,8 @@ const char* msg_name(Msg m) noexcept {
       return "end_now";
     case Msg::Reply:
       return "reply";
+    case Msg::StopSignal:
+      return "stop_signal";
     case Msg::Created:
       return "created";
     case Msg::Done:
@@ -195,6 +197,14 @@ void write_event(Writer& w, const th_event_args& a) {
   w.i32(a.prediction_kind);
   w.u8(a.step != nullptr ? 1 : 0);
   if (a.step != nullptr) w.raw(a.step, sizeof(th_step_values));
+  // 1.3, last (see read_event): kind, step, message.
+  const th_failure* f = a.struct_size >= TH_STRUCT_SIZE(th_event_args, failure) ? a.failure : nullptr;
+  w.u8(f != nullptr ? 1 : 0);
+  if (f != nullptr) {
+    w.i32(TH_HAS_FIELD(f, th_failure, kind) ? f->kind : TH_FAILURE_ERROR);
+    w.i64(TH_HAS_FIELD(f, th_failure, step) ? f->step : a.state->global_step);
+    w.str(TH_HAS_FIELD(f, th_failure, message) && f->message != nullptr ? f->message : "");
+  }
 }
 
 void read_event(Reader& r, EventStorage& s, th_event_args& out) {
@@ -233,6 +243,14 @@ void read_event(Reader& r, EventStorage& s, th_event_args& out) {
   if (r.u8() != 0) {
     r.raw(&s.step, sizeof(th_step_values));
     out.step = &s.step;
+  }
+  // A frame of a sender before 1.3 ends here.
+  if (!r.at_end() && r.u8() != 0) {
+    s.failure.struct_size = TH_FAILURE_STRUCT_SIZE;
+    s.failure.kind = r.i32();
+    s.failure.step = r.i64();
+    s.failure.message = r.str().data();
+    out.failure = &s.failure;
   }
 }
 

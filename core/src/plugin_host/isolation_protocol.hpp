@@ -31,13 +31,14 @@ constexpr int kRunnerFd = 3;
 
 enum class Msg : uint8_t {
   // trainer -> runner
-  Create = 1,     // version, library, callback, config, output_dir, args json, run name, model description
-  Event = 2,      // th_event_args (see write_event)
-  SaveState = 3,  //
-  LoadState = 4,  // state json
-  Shutdown = 5,   //
-  EndNow = 6,     // the trainer must end now (th_host.end_requested); no answer
-  Reply = 7,      // the answer to a runner's request
+  Create = 1,      // version, library, callback, config, output_dir, args json, run name, model description
+  Event = 2,       // th_event_args (see write_event)
+  SaveState = 3,   //
+  LoadState = 4,   // state json
+  Shutdown = 5,    //
+  EndNow = 6,      // the trainer must end now (th_host.end_requested); no answer
+  Reply = 7,       // the answer to a runner's request
+  StopSignal = 8,  // i32 signal: a first signal stopped the run (th_host.stop_signal); no answer
   // runner -> trainer
   Created = 20,  // ok, event_mask, critical, error
   Done = 21,     // status, message, [control | state text]
@@ -86,6 +87,8 @@ class Reader {
   uint64_t u64();
   double f64();
   std::string_view str();
+  // No bytes left: a field a newer sender appends is absent (an older frame).
+  bool at_end() const noexcept { return p_ >= end_; }
   // NULL, or a pointer into the message (NUL-terminated by the sender).
   const char* opt_str();
   void raw(void* out, size_t n);
@@ -152,13 +155,15 @@ Channel::Result Channel::receive(std::chrono::steady_clock::time_point deadline,
   return Result::message;
 }
 
-// th_event_args on the wire. read_event points `out` into `storage` and into
+// th_event_args on the wire; the failure (EXCEPTION, ABI 1.3) is appended
+// last, so a frame without it reads as failure NULL. read_event points `out` into `storage` and into
 // the message just received (valid until the next receive()).
 struct EventStorage {
   th_state state{};
   th_control control{};
   th_values values{};
   th_step_values step{};
+  th_failure failure{};
   std::vector<const char*> keys, string_keys, string_values;
   std::vector<double> numbers;
 };

@@ -83,6 +83,11 @@ class Link {
         request_end_now();
         continue;
       }
+      if (type == Msg::StopSignal) {
+        isolation::Reader r = in_.payload();
+        record_stop_signal(r.i32());  // th_host.stop_signal (ABI 1.3)
+        continue;
+      }
       const std::string_view bytes = in_.payload_bytes();
       std::lock_guard<std::mutex> lock(mu_);
       if (type == Msg::Reply) {

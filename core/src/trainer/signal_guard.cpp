@@ -3,36 +3,80 @@
 #include <trainhook/common/signal_safe_write.hpp>
 #include <trainhook/plugin_host/end_request.hpp>
 
+#include <semaphore.h>
 #include <signal.h>
+#include <time.h>
 #include <unistd.h>
 #include <atomic>
+#include <cerrno>
 #include <cstring>
+#include <thread>
 
 namespace trainhook {
 namespace {
 
 std::atomic<int> g_received{0};
+std::atomic<int> g_second{0};
+// Posted by the handler on a second signal (sem_post is async-signal-safe) and
+// by ~SignalGuard to end the watchdog.
+sem_t g_wake;
+std::thread g_watchdog;
 struct sigaction g_old_int {};
 struct sigaction g_old_term {};
 
 void on_signal(int sig) {
+  const int saved_errno = errno;
   int expected = 0;
   if (!g_received.compare_exchange_strong(expected, sig)) {
-    write_stderr_signal_safe("\ntrainhook: second signal: stopping at once\n");
-    ::_exit(128 + sig);
+    int none = 0;
+    if (g_second.compare_exchange_strong(none, sig)) {
+      write_stderr_signal_safe("\ntrainhook: second signal: stopping at once\n");
+      request_end_now();  // integrations stop waiting for their flush (th_host.end_requested)
+      ::sem_post(&g_wake);
+    }
+    errno = saved_errno;
+    return;
   }
   record_stop_signal(sig);  // th_host.stop_signal: the run ends as stopped, not finished
   write_stderr_signal_safe("\ntrainhook: got ");
   write_stderr_signal_safe(SignalGuard::name(sig));
   write_stderr_signal_safe(
       ": finishing the current step, saving a checkpoint and stopping (send it again to stop at once)\n");
+  errno = saved_errno;
+}
+
+// Sleeps until a second signal (or the guard's end), then gives the training
+// thread kSecondSignalSeconds to end the process (on_exception, 128+signal)
+// before ending it itself.
+void watchdog() {
+  while (::sem_wait(&g_wake) != 0 && errno == EINTR) {
+  }
+  const int sig = g_second.load();
+  if (sig == 0) return;  // the guard ended first
+  timespec deadline{};
+  ::clock_gettime(CLOCK_REALTIME, &deadline);
+  deadline.tv_sec += static_cast<time_t>(kSecondSignalSeconds);
+  // Further posts (the guard's end) do not end the wait: only the deadline.
+  for (;;) {
+    if (::sem_timedwait(&g_wake, &deadline) != 0 && errno == ETIMEDOUT) break;
+  }
+  write_stderr_signal_safe("trainhook: the run did not end within 10 s of the second signal; exiting now\n");
+  ::_exit(128 + sig);
 }
 
 }  // namespace
 
+StoppedBySignal::StoppedBySignal(int sig)
+    : std::runtime_error(std::string("stopped by a second ") + SignalGuard::name(sig) +
+                         ": the run was ended at once, without a checkpoint"),
+      sig_(sig) {}
+
 SignalGuard::SignalGuard() {
   g_received.store(0);
+  g_second.store(0);
   record_stop_signal(0);
+  ::sem_init(&g_wake, 0, 0);
+  g_watchdog = std::thread(watchdog);
   struct sigaction sa {};
   sa.sa_handler = on_signal;
   sigemptyset(&sa.sa_mask);
@@ -44,9 +88,18 @@ SignalGuard::SignalGuard() {
 SignalGuard::~SignalGuard() {
   ::sigaction(SIGINT, &g_old_int, nullptr);
   ::sigaction(SIGTERM, &g_old_term, nullptr);
+  if (g_second.load() != 0) {
+    // Armed: it ends the process at its deadline if nothing else does first.
+    g_watchdog.detach();
+    return;
+  }
+  ::sem_post(&g_wake);
+  g_watchdog.join();
+  ::sem_destroy(&g_wake);
 }
 
 int SignalGuard::received() noexcept { return g_received.load(); }
+int SignalGuard::second_received() noexcept { return g_second.load(); }
 
 const char* SignalGuard::name(int sig) noexcept {
   switch (sig) {
@@ -63,6 +116,10 @@ void apply_stop_signal(TrainerControl& control) noexcept {
   if (g_received.load() == 0) return;
   control.should_save = true;
   control.should_training_stop = true;
+}
+
+void throw_if_second_signal() {
+  if (const int sig = g_second.load()) throw StoppedBySignal(sig);
 }
 
 }  // namespace trainhook

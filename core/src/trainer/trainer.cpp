@@ -7,6 +7,7 @@
 #include <trainhook/args/secret_masking.hpp>
 #include <trainhook/plugin_host/plugin_exit_guard.hpp>
 #include <trainhook/trainer/reproducibility.hpp>
+#include <trainhook/trainer/signal_guard.hpp>
 
 #include <spdlog/spdlog.h>
 
@@ -120,6 +121,7 @@ void Trainer::Impl::fill_rank_state() {
 }
 
 void Trainer::Impl::fire(EventId event, const EventPayload& payload) {
+  throw_if_second_signal();  // the event boundary where a second signal ends the run
   handler.fire(event, state, control, access.payload(event, payload));
 }
 

@@ -2,6 +2,7 @@
 //   trainer.cpp            construction, log(), the public face
 //   callback_assembly.cpp  the callback list in HF's order (plugins, C++ callbacks, progress)
 //   training_loop.cpp      train(): plan the steps, restore, run the epochs, finish
+//   train_failure.cpp      train() ending by an error: on_exception
 //   evaluation_loop.cpp    evaluate(), predict() and their shared prediction loop
 //   checkpointing.cpp      checkpoints, the best metric, resume, model and state files
 // What differs with one process or many is behind `data_parallel`
@@ -81,8 +82,11 @@ struct Trainer::Impl {
   void add_plugin_callbacks(const PluginSearchOptions& search);
   void add_progress_callback();
 
-  // training_loop.cpp
+  // train_failure.cpp: run_training(), and on_exception once when it throws.
   TrainOutput train(std::optional<std::string> resume);
+  void fire_exception(const std::exception_ptr& error) noexcept;
+  // training_loop.cpp
+  TrainOutput run_training(std::optional<std::string> resume);
   TrainingPlan plan_steps() const;
   StartPoint restore(const std::filesystem::path& checkpoint, const TrainingPlan& plan);
   void begin_training(const TrainingPlan& plan);

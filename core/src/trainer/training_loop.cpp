@@ -25,7 +25,7 @@ namespace fs = std::filesystem;
 
 namespace trainhook {
 
-TrainOutput Trainer::Impl::train(std::optional<std::string> resume_arg) {
+TrainOutput Trainer::Impl::run_training(std::optional<std::string> resume_arg) {
   if (!train_dataset) throw std::invalid_argument("train: the Trainer has no train_dataset");
   // The callback list may not change while train() dispatches events (callback_list.cpp).
   in_train = true;

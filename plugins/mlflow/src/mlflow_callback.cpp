@@ -32,8 +32,11 @@ class MlflowDelivery final : public support::Delivery<Record> {
   support::BatchResult deliver(std::vector<Record>& batch, support::WorkerContext& ctx) override {
     return sender_->handle(batch, ctx);
   }
-  std::optional<Record> end_mark(support::RunOutcome outcome) override {
-    return Record::end_run(status_of(outcome), now_ms());
+  // FAILED with the failure as kFailureTag (on_exception), KILLED after a
+  // signal (a second signal's on_exception also tags why), else FINISHED.
+  std::optional<Record> end_mark_with(const support::RunEnd& end) override {
+    return Record::end_run(status_of(end.outcome), now_ms(),
+                           end.failure_kind.empty() ? std::string() : cut_tag_value(end.reason()));
   }
   std::chrono::milliseconds flush_timeout() const override { return options_.flush_timeout(); }
 
@@ -89,7 +92,15 @@ class MlflowDelivery final : public support::Delivery<Record> {
 
  private:
   static std::string status_of(support::RunOutcome o) {
-    return o == support::RunOutcome::finished ? "FINISHED" : "FAILED";
+    switch (o) {
+      case support::RunOutcome::finished:
+        return "FINISHED";
+      case support::RunOutcome::killed:
+        return "KILLED";
+      case support::RunOutcome::failed:
+        break;
+    }
+    return "FAILED";
   }
   static std::string seconds(std::chrono::milliseconds ms) {
     return std::to_string(ms.count() / 1000.0).substr(0, 5) + " s";

@@ -27,12 +27,26 @@ Record Record::artifact_dir(std::string dir, int64_t step) {
   return r;
 }
 
-Record Record::end_run(std::string status, int64_t end_time_ms) {
+Record Record::end_run(std::string status, int64_t end_time_ms, std::string reason) {
   Record r;
   r.kind = Kind::end_run;
   r.key = std::move(status);
   r.timestamp = end_time_ms;
+  r.reason = std::move(reason);
   return r;
+}
+
+std::string cut_tag_value(const std::string& value) {
+  const std::string mark = " [cut]";
+  // Byte offsets where characters start: a continuation byte is 10xxxxxx.
+  size_t chars = 0, keep_end = value.size();
+  const size_t keep_chars = kMaxTagValueChars - mark.size();
+  for (size_t i = 0; i < value.size(); ++i) {
+    if ((static_cast<unsigned char>(value[i]) & 0xC0) == 0x80) continue;
+    if (chars == keep_chars) keep_end = i;
+    if (++chars > kMaxTagValueChars) return value.substr(0, keep_end) + mark;
+  }
+  return value;
 }
 
 std::string to_line(const Record& r) {
@@ -52,6 +66,7 @@ std::string to_line(const Record& r) {
       break;
     case Record::Kind::end_run:
       j["e"] = r.key;
+      if (!r.reason.empty()) j["f"] = r.reason;
       break;
   }
   j["t"] = r.timestamp;
@@ -79,7 +94,7 @@ std::optional<Record> from_line(const std::string& line) {
       r.timestamp = t;
       return r;
     }
-    if (j.contains("e")) return Record::end_run(j.at("e").get<std::string>(), t);
+    if (j.contains("e")) return Record::end_run(j.at("e").get<std::string>(), t, j.value("f", std::string()));
   } catch (const std::exception&) {
   }
   return std::nullopt;

@@ -345,6 +345,13 @@ Sender::Outcome Sender::upload_dir(const Record& r) {
 }
 
 Sender::Outcome Sender::end_run(const Record& r) {
+  // The reason first: a run seen FAILED already says why. Setting the same tag
+  // again (a retry) is allowed.
+  if (!r.reason.empty()) {
+    RestResult tag = rest_->log_batch(params_batch_body(run_id_, {}, {{kFailureTag, r.reason}}));
+    if (Outcome o = classify(tag, std::string("setting the run's tag ") + kFailureTag); o != Outcome::ok)
+      return o;
+  }
   RestResult res = rest_->update_run(run_id_, r.key, r.timestamp);
   return classify(res, "setting the run's status to " + r.key);
 }

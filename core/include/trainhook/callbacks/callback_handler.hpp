@@ -55,7 +55,9 @@ class CallbackHandler {
 
   // Fire one event. Resets the flags HF resets for that event, calls every
   // enabled callback whose mask has the event, and writes the merged flags back
-  // into `control`. Throws CallbackError only under PluginErrorPolicy::fail.
+  // into `control`. Throws CallbackError only under PluginErrorPolicy::fail (or
+  // for a critical callback), never at EXCEPTION: the run is ending by an error
+  // already, so a callback failing there is logged and the others still run.
   void fire(EventId event, const TrainerState& state, TrainerControl& control,
             const EventPayload& payload = {});
 
@@ -105,8 +107,8 @@ class CallbackHandler {
   std::atomic<uint64_t> calls_started_{0};
 
   // Records the failure and applies the policy (logs one error line; throws
-  // CallbackError under PluginErrorPolicy::fail).
-  void failed(size_t index, const char* where, const std::string& message);
+  // CallbackError under PluginErrorPolicy::fail, except `at_exception`).
+  void failed(size_t index, const char* where, const std::string& message, bool at_exception = false);
   // Takes callback `index` out of the list and out of every per-callback vector.
   std::unique_ptr<detail::InternalCallback> take_at(size_t index);
 };

@@ -2,23 +2,47 @@
 // The first signal is recorded: the training loop finishes the
 // current step, saves a checkpoint (every rank the same step: the flags are
 // OR-reduced) and stops; the integrations flush at train end with their
-// bounded waits; the CLI says what was done and exits 128 + signal. A second
-// signal exits at once (128 + signal). No LibTorch here.
+// bounded waits; the CLI says what was done and exits 128 + signal.
+// A second signal ends the run now: the handler records it and tells the
+// callbacks to end now (th_host.end_requested); the training thread throws
+// StoppedBySignal at its next event, so the callbacks hear on_exception (kind
+// signal) and the CLI exits 128 + signal; a watchdog thread exits the process
+// with that status if this has not happened within kSecondSignalSeconds (the
+// training thread is stuck in a kernel or a callback). No LibTorch here.
 #pragma once
 
 #include <trainhook/callbacks/state.hpp>
 
+#include <stdexcept>
+#include <string>
+
 namespace trainhook {
+
+// How long after a second signal the process may take to end before the
+// watchdog ends it (the bound of train_end.cpp's signal grace).
+constexpr double kSecondSignalSeconds = 10;
+
+// Thrown on the training thread at the first event after a second signal.
+class StoppedBySignal : public std::runtime_error {
+ public:
+  explicit StoppedBySignal(int sig);
+  int signal() const noexcept { return sig_; }
+
+ private:
+  int sig_;
+};
 
 class SignalGuard {
  public:
-  SignalGuard();   // installs the SIGINT/SIGTERM handlers
-  ~SignalGuard();  // restores the previous ones
+  SignalGuard();   // installs the SIGINT/SIGTERM handlers and starts the watchdog
+  ~SignalGuard();  // restores the previous handlers; the watchdog stays armed after a second signal
   SignalGuard(const SignalGuard&) = delete;
   SignalGuard& operator=(const SignalGuard&) = delete;
 
   // The first signal received (SIGINT or SIGTERM), or 0.
   static int received() noexcept;
+  // The second signal received, or 0.
+  static int second_received() noexcept;
   // "SIGTERM", "SIGINT".
   static const char* name(int sig) noexcept;
 };
@@ -26,5 +50,8 @@ class SignalGuard {
 // At a step end: when a signal was received, ask for a checkpoint and the end
 // of training (no-op otherwise, and outside a SignalGuard).
 void apply_stop_signal(TrainerControl& control) noexcept;
+
+// At an event boundary: throws StoppedBySignal after a second signal.
+void throw_if_second_signal();
 
 }  // namespace trainhook

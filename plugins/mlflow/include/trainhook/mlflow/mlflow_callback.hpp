@@ -1,10 +1,11 @@
 // The "mlflow" callback (kind integration): HF MLflowCallback semantics over
 // MLflow's REST API. The training thread only validates settings, builds the
 // run plan and enqueues records; the support::IntegrationCallback base owns
-// the worker and the run's end (FINISHED at train end, FAILED when destroyed
-// without it); the Sender delivers on the worker thread, its HTTP requests on
-// a support::RequestThread (see sender.hpp for delivery, the memory bound,
-// spooling and duplicate avoidance).
+// the worker and the run's end (FINISHED at train end, KILLED there after a
+// stop signal, FAILED at on_exception with the tag trainhook.failure =
+// "<kind>: <message>", FAILED when destroyed without either); the Sender delivers on the worker thread, its
+// HTTP requests on a support::RequestThread (see sender.hpp for delivery, the memory bound, spooling and
+// duplicate avoidance).
 #pragma once
 
 #include <trainhook/mlflow/mlflow_options.hpp>
