@@ -218,6 +218,21 @@ void Instance::fire(int32_t event, Run& run, const th_values* values, int64_t ba
   if (st != TH_OK) throw CallError(st, err);
 }
 
+void Instance::fire_exception(Run& run, const th_failure& failure) {
+  if ((info_.event_mask & TH_EVENT_BIT(TH_EVENT_EXCEPTION)) == 0) return;
+  th_event_args a{};
+  a.struct_size = TH_EVENT_ARGS_STRUCT_SIZE;
+  a.event = TH_EVENT_EXCEPTION;
+  a.state = &run.state;
+  a.control = &run.control;
+  a.batch_index = -1;
+  a.batch_count = -1;
+  a.failure = &failure;
+  char err[1024] = {0};
+  const th_status st = info_.vtable->on_event(self_, &a, err, sizeof err);
+  if (st != TH_OK) throw CallError(st, err);
+}
+
 std::string Instance::save_state() {
   if (info_.vtable->save_state == nullptr) return {};
   char err[1024] = {0};

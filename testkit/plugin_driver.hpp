@@ -163,6 +163,8 @@ class Instance {
   // throws CallError on a non-OK status.
   void fire(int32_t event, Run& run, const th_values* values = nullptr, int64_t batch_index = -1,
             int64_t batch_count = -1, int32_t prediction_kind = 0, const char* checkpoint_dir = nullptr);
+  // EXCEPTION (ABI 1.3) with `failure` as the reason, if the mask asks for it.
+  void fire_exception(Run& run, const th_failure& failure);
   // on_save for a checkpoint folder the caller wrote.
   void save(Run& run, const std::string& checkpoint_dir) {
     fire(TH_EVENT_SAVE, run, nullptr, -1, -1, 0, checkpoint_dir.c_str());

@@ -1,10 +1,14 @@
 // Drives the real flyte plugin library (dlopen, C ABI) through a simulated run
 // for the integration tests:
 //   flyte_driver <plugin library> <output_dir> <config-json> <steps,comma-separated> <big-file-bytes>
+//                [--fail MESSAGE]
 // Fires on_init_end, then per step writes checkpoint-<step>/ (a few small files
 // and one file of <big-file-bytes> bytes whose content depends on the step) and
 // fires on_save, then on_train_end. Prints "RESUME <path>" when the plugin asked
-// to resume, and every log line of the plugin to stderr. Host and driver are the
+// to resume, and every log line of the plugin to stderr. With --fail the run
+// ends by EXCEPTION (kind error, MESSAGE) instead of on_train_end, after a
+// checkpoint folder one step past the last was half written (never reported
+// by on_save, as when a save is cut short by the error). Host and driver are the
 // shared testkit (testkit/plugin_driver.hpp).
 #include "test_files.hpp"
 
@@ -34,8 +38,10 @@ bool fire(testkit::Instance& cb, testkit::Run& run, int32_t event, const char* n
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 6) {
-    std::cerr << "usage: flyte_driver <plugin library> <output_dir> <config-json> <steps> <big-bytes>\n";
+  const bool failing = argc == 8 && std::string(argv[6]) == "--fail";
+  if (argc != 6 && !failing) {
+    std::cerr << "usage: flyte_driver <plugin library> <output_dir> <config-json> <steps> <big-bytes> "
+                 "[--fail MESSAGE]\n";
     return 2;
   }
   std::unique_ptr<testkit::Library> lib;
@@ -82,6 +88,19 @@ int main(int argc, char** argv) {
     run.state.global_step = s;
     if (!fire(*cb, run, TH_EVENT_SAVE, "on_save", dir.string())) rc = 4;
   }
-  if (!fire(*cb, run, TH_EVENT_TRAIN_END, "on_train_end")) rc = 4;
+  if (failing) {
+    const auto half =
+        flyte_test::make_checkpoint(host.output_dir, static_cast<int>(run.state.global_step) + 1);
+    std::filesystem::remove(half / "trainer_state.json");
+    const th_failure f{TH_FAILURE_STRUCT_SIZE, TH_FAILURE_ERROR, argv[7], run.state.global_step};
+    try {
+      cb->fire_exception(run, f);
+    } catch (const testkit::CallError& e) {
+      std::cerr << "on_exception failed: " << e.what() << "\n";
+      rc = 4;
+    }
+  } else if (!fire(*cb, run, TH_EVENT_TRAIN_END, "on_train_end")) {
+    rc = 4;
+  }
   return rc;
 }

@@ -6,7 +6,10 @@
 #  2. a store that fails for 10 s mid-upload (a failing proxy in front of moto)
 #     loses nothing;
 #  3. a second attempt given the first as previous prefix skips the corrupted
-#     newest checkpoint, resumes from the one before and carries it forward.
+#     newest checkpoint, resumes from the one before and carries it forward;
+#  4. a run that fails (EXCEPTION) while its last checkpoint uploads: that
+#     checkpoint is in the bucket, the half-written one after it is not, and
+#     the end-of-run line says so.
 # Usage: s3_moto_test.sh <flyte_driver> <flyte plugin library> <venv>
 set -euo pipefail
 DRIVER="$1"; PLUGIN="$2"; VENV="$3"
@@ -86,4 +89,16 @@ grep -q "checkpoint-2 (superseded" "$WORK/run1.log" && EXPECTED=1
 grep -qx "RESUME $WORK/out3/checkpoint-$EXPECTED" "$WORK/run3.out"
 cmp "$WORK/out1/checkpoint-$EXPECTED/big.bin" "$WORK/out3/checkpoint-$EXPECTED/big.bin"
 "$PY" "$HERE/s3_tool.py" verify "$WORK/out1" ckpts run3 "checkpoint-$EXPECTED"
+echo "== 4. the run fails while its last complete checkpoint uploads =="
+"$DRIVER" "$PLUGIN" "$WORK/out4" \
+  "{\"checkpoint_path\": \"s3://ckpts/run4\", \"deck\": false, $SMALL_PARTS}" 5,6 "$BIG" \
+  --fail "CUDA error: device-side assert" 2>"$WORK/run4.log"
+cat "$WORK/run4.log"
+"$PY" "$HERE/s3_tool.py" verify "$WORK/out4" ckpts run4 checkpoint-6
+[[ -d "$WORK/out4/checkpoint-7" ]] || { echo "the driver wrote no half checkpoint-7"; exit 1; }
+if "$PY" "$HERE/s3_tool.py" has ckpts run4/checkpoint-7/model.pt 2>/dev/null; then
+  echo "the half-written checkpoint-7 was uploaded"; exit 1
+fi
+grep -q "flyte run s3://ckpts/run4 FAILED (error at step 6: CUDA error: device-side assert): " "$WORK/run4.log"
+grep -Eq "the last complete checkpoint checkpoint-6 was (uploading at the failure|uploaded before the failure|queued again at the failure) and is uploaded" "$WORK/run4.log"
 echo "== flyte S3 integration: all passed =="

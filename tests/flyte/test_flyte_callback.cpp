@@ -124,6 +124,96 @@ TEST_CASE("flyte callback: a destination that fails for a while mid-upload loses
   expect_same_tree(c2, dest / "checkpoint-2");
 }
 
+namespace {
+void fire_failure(Instance& cb, Run& run, const char* message, int32_t kind = TH_FAILURE_ERROR) {
+  const th_failure f{TH_FAILURE_STRUCT_SIZE, kind, message, run.state.global_step};
+  cb.fire_exception(run, f);
+}
+}  // namespace
+
+TEST_CASE("flyte callback: EXCEPTION uploads the last complete checkpoint again and not a half-written one") {
+  flyte_test::TempDir tmp("th_flyte_exception");
+  const fs::path dest = tmp.path / "dest";
+  FakeHost host;
+  host.output_dir = (tmp.path / "out").string();
+  Instance cb(info(), host,
+              "{\"checkpoint_path\": \"" + dest.string() + "\", \"deck\": false, \"retry_seconds\": 0}");
+  Run run;
+  // The destination is blocked (a file where its folder should be): both uploads fail for good.
+  flyte_test::write(dest, "blocked");
+  for (int step : {1, 2}) {
+    run.state.global_step = step;
+    CHECK_NOTHROW(cb.save(run, flyte_test::make_checkpoint(host.output_dir, step)));
+  }
+  REQUIRE(testkit::wait_until([&] { return host.logged("upload of checkpoint-2 failed"); }));
+  // checkpoint-3 was being written when the error came: on_save never reported it.
+  run.state.global_step = 3;
+  flyte_test::make_checkpoint(host.output_dir, 3);
+  fs::remove(dest);
+  CHECK_NOTHROW(fire_failure(cb, run, "CUDA error: an illegal memory access"));
+  INFO(host.all_logs());
+  expect_same_tree(fs::path(host.output_dir) / "checkpoint-2", dest / "checkpoint-2");
+  CHECK(fs::exists(dest / "checkpoint-2" / kManifestName));
+  CHECK_FALSE(fs::exists(dest / "checkpoint-3"));
+  CHECK_FALSE(fs::exists(dest / "checkpoint-1"));  // only the last complete one is retried
+  CHECK(host.has(TH_LOG_WARN,
+                 "flyte run " + dest.string() +
+                     " FAILED (error at step 3: CUDA error: an illegal memory access): 1 uploads "
+                     "delivered, 1 spooled in " +
+                     host.output_dir +
+                     "; send them later: no trainhook command uploads them later (the next "
+                     "attempt restores only what reached " +
+                     dest.string() +
+                     "); the last complete checkpoint checkpoint-2 was queued again at the failure "
+                     "and is uploaded"));
+  // The run is over: train end does not follow, and destruction adds nothing.
+}
+
+TEST_CASE("flyte callback: EXCEPTION after the last checkpoint was uploaded says so") {
+  flyte_test::TempDir tmp("th_flyte_exception_done");
+  const fs::path dest = tmp.path / "dest";
+  FakeHost host;
+  host.output_dir = (tmp.path / "out").string();
+  Instance cb(info(), host, "{\"checkpoint_path\": \"" + dest.string() + "\", \"deck\": false}");
+  Run run;
+  run.state.global_step = 4;
+  CHECK_NOTHROW(cb.save(run, flyte_test::make_checkpoint(host.output_dir, 4)));
+  REQUIRE(testkit::wait_until([&] { return host.logged("uploaded checkpoint-4"); }));
+  run.state.global_step = 5;
+  CHECK_NOTHROW(fire_failure(cb, run, "second signal", TH_FAILURE_SIGNAL));
+  INFO(host.all_logs());
+  // The job logs "uploaded" just before the queue marks it done, so at the
+  // failure it may still read as uploading; either way it ends uploaded.
+  const bool before =
+      host.has(TH_LOG_WARN, "flyte run " + dest.string() +
+                                " KILLED (signal at step 5: second signal): 1 uploads delivered, 0 "
+                                "spooled; the last complete checkpoint checkpoint-4 was uploaded "
+                                "before the failure and is uploaded");
+  const bool during =
+      host.has(TH_LOG_WARN, "flyte run " + dest.string() +
+                                " KILLED (signal at step 5: second signal): 1 uploads delivered, 0 "
+                                "spooled; the last complete checkpoint checkpoint-4 was "
+                                "uploading at the failure and is uploaded");
+  CHECK((before || during));
+  CHECK_FALSE(host.logged("queued again"));
+}
+
+TEST_CASE("flyte callback: the end line at train end and after a first signal") {
+  flyte_test::TempDir tmp("th_flyte_end_line");
+  const fs::path dest = tmp.path / "dest";
+  FakeHost host;
+  host.output_dir = (tmp.path / "out").string();
+  Instance cb(info(), host, "{\"checkpoint_path\": \"" + dest.string() + "\", \"deck\": false}");
+  Run run;
+  run.state.global_step = 1;
+  CHECK_NOTHROW(cb.save(run, flyte_test::make_checkpoint(host.output_dir, 1)));
+  host.stop_sig = 15;
+  CHECK_NOTHROW(cb.fire(TH_EVENT_TRAIN_END, run));
+  INFO(host.all_logs());
+  CHECK(host.has(TH_LOG_WARN, "flyte run " + dest.string() +
+                                  " KILLED (stopped by signal 15): 1 uploads delivered, 0 spooled"));
+}
+
 TEST_CASE("flyte callback: configuration errors name the key or variable") {
   FakeHost host;
   host.output_dir = "/tmp";

@@ -3,6 +3,12 @@
   run_mlflow_test.py integration --driver D --plugin P [--cli TRAINHOOK]
   run_mlflow_test.py fault       --driver D --plugin P
   run_mlflow_test.py cli         --driver D --plugin P --cli TRAINHOOK [--probe_plugins DIR]
+  run_mlflow_test.py not_json    --driver D --plugin P
+
+not_json needs no mlflow server: a stand-in on 127.0.0.1 answers every
+request with HTTP 200 and an HTML page (a proxy's login page), and the run's
+end-of-run line must say that no run exists and why, that nothing was
+delivered, how many records wait in which spool file, and how to send them.
 
 The plugin runs inside mlflow_driver (C ABI, like the trainer loads it) and,
 with --cli, inside the real `trainhook train --report_to mlflow`; what it
@@ -13,6 +19,7 @@ machine), shared by the scenarios; it is always stopped (finally). Exit code
 0 = pass; every failed check is printed.
 """
 import argparse
+import http.server
 import json
 import math
 import os
@@ -599,9 +606,63 @@ def fault(opts, work):
             spare.stop()
 
 
+class _LoginPage(http.server.BaseHTTPRequestHandler):
+    """Answers everything with 200 and HTML, as a proxy's login page does."""
+    def _answer(self):
+        length = int(self.headers.get("Content-Length") or 0)
+        if length:
+            self.rfile.read(length)
+        body = b"<html><body>Please log in</body></html>"
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    do_GET = _answer
+    do_POST = _answer
+
+    def log_message(self, *args):
+        pass
+
+
+def not_json(opts, work):
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _LoginPage)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        uri = f"http://127.0.0.1:{server.server_address[1]}"
+        out = os.path.join(work, "notjson")
+        env = clean_env(MLFLOW_TRACKING_URI=uri, MLFLOW_EXPERIMENT_NAME="th-not-json")
+        cfg = json.dumps({"flush_timeout": 2, "retry_initial": 0.2, "retry_max": 0.5})
+        rc, err, _ = drive(opts, out, env, "--steps", "12", "--step_ms", "1", "--config", cfg, timeout=120)
+        print(err[-2500:])
+        check(rc == 0, f"driver finished against a server answering HTML (rc={rc})")
+        spool = os.path.join(out, "mlflow_spool", "unassigned.jsonl")
+        lines = open(spool).read().splitlines() if os.path.exists(spool) else []
+        # 12 steps x 4 numbers (loss, learning_rate, grad_norm, epoch) + the end-of-run record
+        check(len(lines) == 49, f"every record is in the spool file ({len(lines)} lines)")
+        end = [l for l in err.splitlines() if "MLflow run" in l]
+        last = end[-1] if end else ""
+        check(last != "", "an end-of-run line was written")
+        check("run not created (" in last and "not JSON" in last,
+              f"the end line says no run exists and why: {last}")
+        check("training FINISHED" in last, "the end line gives the training's final status")
+        check(f"0 records delivered, {len(lines)} spooled in {spool}" in last,
+              "the end line counts 0 delivered and every spooled record, with the spool file")
+        check("send them later: the next run with the same output_dir delivers them" in last,
+              "the end line says how to send them")
+        check("(not created) FINISHED: 0 records delivered" not in err, "the old misleading line is gone")
+        check("rejected" not in err, "records the server never took are not called rejected")
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=10)
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("mode", choices=["integration", "fault", "cli"])
+    ap.add_argument("mode", choices=["integration", "fault", "cli", "not_json"])
     ap.add_argument("--driver", required=True)
     ap.add_argument("--plugin", required=True)
     ap.add_argument("--cli", help="the trainhook binary: adds the CLI scenario (mode integration) / runs it (mode cli)")
@@ -614,6 +675,8 @@ def main():
     try:
         if opts.mode == "fault":
             fault(opts, work)  # its own two servers on one store
+        elif opts.mode == "not_json":
+            not_json(opts, work)  # no mlflow server at all
         else:
             server = MlflowServer(os.path.join(work, "server")).start()
             try:

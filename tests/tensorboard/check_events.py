@@ -147,6 +147,14 @@ def main():
         fail("args text differs from the training arguments:\n%s" % args_text)
     if expected.get("model_config") and text("model_config")[0][1] != expected["model_config"]:
         fail("model_config text differs")
+    failure = expected.get("failure")
+    if failure:
+        got = text("trainhook/failure")
+        if got != [(failure["step"], failure["text"])]:
+            fail("trainhook/failure text %r, expected %r" % (got, (failure["step"], failure["text"])))
+    elif "trainhook/failure" in tags.get("tensors", []):
+        fail("a finished run carries a trainhook/failure text")
+    want_status = "STATUS_FAILURE" if failure else "STATUS_SUCCESS"
 
     # ---- hparams summaries ------------------------------------------------------
     content = acc.PluginTagToContent(hparams_metadata.PLUGIN_NAME)
@@ -162,8 +170,8 @@ def main():
         want_v = json.dumps(v, separators=(",", ":"), ensure_ascii=False) if isinstance(v, (list, dict)) else v
         if k not in start.hparams or hparam_value(start.hparams[k]) != want_v:
             fail("hparam %s: got %r, expected %r" % (k, start.hparams.get(k), want_v))
-    if end.status != api_pb2.STATUS_SUCCESS:
-        fail("session end status is %d, expected STATUS_SUCCESS" % end.status)
+    if end.status != api_pb2.Status.Value(want_status):
+        fail("session end status is %d, expected %s" % (end.status, want_status))
 
     # ---- what TensorBoard serves: data provider + the real hparams plugin -------
     mux = plugin_event_multiplexer.EventMultiplexer()
@@ -207,8 +215,8 @@ def main():
     if len(groups) != 1 or len(groups[0]["sessions"]) != 1:
         fail("expected one session in the HPARAMS tab, got %s" % groups)
     session = groups[0]["sessions"][0]
-    if session.get("status") != "STATUS_SUCCESS":
-        fail("session status %s" % session.get("status"))
+    if session.get("status") != want_status:
+        fail("session status %s, expected %s" % (session.get("status"), want_status))
     last = {tag: points[-1][1] for tag, points in want.items()}
     for mv in session.get("metricValues", []):
         tag = mv["name"]["tag"]

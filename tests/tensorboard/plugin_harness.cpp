@@ -28,4 +28,10 @@ void PluginHarness::fire(int32_t event, const std::vector<std::pair<std::string,
   instance_->fire(event, run_, event == TH_EVENT_LOG ? values.view() : nullptr);
 }
 
+void PluginHarness::fail(const std::string& message) {
+  if (instance_ == nullptr) throw std::logic_error("fail before create");
+  const th_failure f{TH_FAILURE_STRUCT_SIZE, TH_FAILURE_ERROR, message.c_str(), run_.state.global_step};
+  instance_->fire_exception(run_, f);
+}
+
 }  // namespace tbtest

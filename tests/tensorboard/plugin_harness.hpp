@@ -36,6 +36,8 @@ class PluginHarness {
   // Fires an event; the values are passed for TH_EVENT_LOG. Throws on a non-OK status.
   void fire(int32_t event, const std::vector<std::pair<std::string, double>>& numbers = {},
             const std::vector<std::pair<std::string, std::string>>& strings = {});
+  // EXCEPTION (ABI 1.3) at the current global_step with `message`, kind error.
+  void fail(const std::string& message);
 
  private:
   testkit::Library library_;

@@ -4,7 +4,10 @@
 // what it logged to <out>/expected.json for check_events.py to compare with
 // what TensorBoard's own reader finds.
 //
-//   tb_driver <output_dir> <tensorboard plugin library>
+//   tb_driver <output_dir> <tensorboard plugin library> [--fail MESSAGE]
+//
+// --fail: the run ends with EXCEPTION (kind error, MESSAGE) instead of train
+// end; expected.json then holds the failure text the file must carry.
 #include "plugin_harness.hpp"
 
 #include <nlohmann/json.hpp>
@@ -15,8 +18,9 @@
 #include <iostream>
 
 int main(int argc, char** argv) {
-  if (argc != 3) {
-    std::cerr << "usage: tb_driver <output_dir> <tensorboard plugin library>\n";
+  const bool failing = argc == 5 && std::string(argv[3]) == "--fail";
+  if (argc != 3 && !failing) {
+    std::cerr << "usage: tb_driver <output_dir> <tensorboard plugin library> [--fail MESSAGE]\n";
     return 2;
   }
   try {
@@ -72,11 +76,18 @@ int main(int argc, char** argv) {
          {"total_flos", 1.5e12},
          {"epoch", 2.0}},
         {});
-    h.fire(TH_EVENT_TRAIN_END);
+    std::string failure;
+    if (failing) {
+      h.fail(argv[4]);
+      failure = "error at step " + std::to_string(steps) + ": " + argv[4];
+    } else {
+      h.fire(TH_EVENT_TRAIN_END);
+    }
     h.destroy();
 
     nlohmann::json expected = {
         {"scalars", scalars}, {"texts", texts}, {"args", args}, {"model_config", h.host().model_description}};
+    if (failing) expected["failure"] = {{"step", steps}, {"text", failure}};
     std::ofstream(out + "/expected.json") << expected.dump(2) << "\n";
     for (const auto& [level, msg] : h.host().logs) std::cerr << "[plugin " << level << "] " << msg << "\n";
     return 0;

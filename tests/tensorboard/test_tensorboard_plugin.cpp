@@ -38,12 +38,15 @@ struct EnvGuard {
 
 }  // namespace
 
-TEST_CASE("the library exports one 'tensorboard' integration that wants train begin, log and train end") {
+TEST_CASE(
+    "the library exports one 'tensorboard' integration that wants train begin, log, train end and "
+    "exception") {
   tbtest::PluginHarness h;
   CHECK(h.info().kind == TH_KIND_INTEGRATION);
   // ... and on_pre_optimizer_step, for the ABI 1.1 histograms (a no-op unless configured).
-  CHECK(h.info().event_mask == (TH_EVENT_BIT(TH_EVENT_TRAIN_BEGIN) | TH_EVENT_BIT(TH_EVENT_LOG) |
-                                TH_EVENT_BIT(TH_EVENT_TRAIN_END) | TH_EVENT_BIT(TH_EVENT_PRE_OPTIMIZER_STEP)));
+  CHECK(h.info().event_mask ==
+        (TH_EVENT_BIT(TH_EVENT_TRAIN_BEGIN) | TH_EVENT_BIT(TH_EVENT_LOG) | TH_EVENT_BIT(TH_EVENT_TRAIN_END) |
+         TH_EVENT_BIT(TH_EVENT_PRE_OPTIMIZER_STEP) | TH_EVENT_BIT(TH_EVENT_EXCEPTION)));
 }
 
 TEST_CASE("bad plugin_config is refused with the key named") {
@@ -100,7 +103,8 @@ TEST_CASE("default folder output_dir/runs/<Mon><DD>_<HH>-<MM>-<SS>_<host> and th
   CHECK(events[3].values[2].string_val[0] == "hi");
   CHECK(events[4].values[0].tag == "_hparams_/experiment");
   CHECK(events[5].values[0].tag == "_hparams_/session_end_info");
-  CHECK(h.host().has(TH_LOG_INFO, "wrote 2 scalars"));
+  CHECK(h.host().has(TH_LOG_INFO, "TensorBoard run " + file.string() +
+                                      " FINISHED: 5 events (2 scalars) delivered, 0 spooled"));
   fs::remove_all(dir);
 }
 
@@ -165,6 +169,59 @@ TEST_CASE(
   // SessionEndInfo.status = STATUS_FAILURE (2): HParamsPluginData field 4 { field 1 = 2 }
   const auto data = tbtest::decode_message(events[6].values[0].plugin_content);
   CHECK(tbtest::decode_message(data[0].bytes)[0].varint == 2);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("EXCEPTION writes the failure text and a failed session then flushes and closes the file") {
+  EnvGuard env("TENSORBOARD_LOGGING_DIR");
+  const auto dir = temp_dir("exception");
+  tbtest::PluginHarness h;
+  h.host().output_dir = dir.string();
+  REQUIRE(h.create("{}") == TH_OK);
+  h.fire(TH_EVENT_TRAIN_BEGIN);
+  h.state().global_step = 7;
+  h.fire(TH_EVENT_LOG, {{"loss", 0.5}});
+  h.fail("loss is NaN\nat layer 3");
+  // Closed by the event itself, before the callback goes: the file is complete now.
+  const auto files = event_files(dir);
+  REQUIRE(files.size() == 1);
+  const auto events = tbtest::read_events(files[0].string());
+  REQUIRE(events.size() == 7);  // version, texts, session start, log, failure, experiment, session end
+  CHECK(events[4].step == 7);
+  REQUIRE(events[4].values.size() == 1);
+  CHECK(events[4].values[0].tag == "trainhook/failure");
+  CHECK(events[4].values[0].string_val[0] == "error at step 7: loss is NaN\nat layer 3");
+  CHECK(events[6].values[0].tag == "_hparams_/session_end_info");
+  const auto data = tbtest::decode_message(events[6].values[0].plugin_content);
+  CHECK(tbtest::decode_message(data[0].bytes)[0].varint == 2);  // STATUS_FAILURE
+  CHECK_MESSAGE(
+      h.host().has(TH_LOG_WARN, "TensorBoard run " + files[0].string() +
+                                    " FAILED (error at step 7: loss is NaN ...): 6 events (1 scalars) "
+                                    "delivered, 0 spooled"),
+      h.host().all_logs());
+  // Nothing more is written when the callback goes.
+  h.destroy();
+  CHECK(tbtest::read_events(files[0].string()).size() == 7);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("the final evaluate after train end gets a second file that ends as finished") {
+  EnvGuard env("TENSORBOARD_LOGGING_DIR");
+  const auto dir = temp_dir("eval_after");
+  tbtest::PluginHarness h;
+  h.host().output_dir = dir.string();
+  REQUIRE(h.create("{}") == TH_OK);
+  h.fire(TH_EVENT_TRAIN_BEGIN);
+  h.state().global_step = 3;
+  h.fire(TH_EVENT_LOG, {{"loss", 0.5}});
+  h.fire(TH_EVENT_TRAIN_END);
+  h.fire(TH_EVENT_LOG, {{"eval_loss", 0.25}});
+  h.destroy();
+  const auto files = event_files(dir);
+  REQUIRE(files.size() == 2);
+  INFO(h.host().all_logs());
+  CHECK(h.host().count_logs(TH_LOG_INFO, " FINISHED: ") == 2);
+  CHECK_FALSE(h.host().logged("FAILED"));
   fs::remove_all(dir);
 }
 

@@ -13,6 +13,7 @@ import argparse
 import glob
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -165,12 +166,23 @@ def check_config(store):
 
 # ---- scenarios ----------------------------------------------------------------
 
+def check_last_request(store, exitcode):
+    """The run's last file_stream request is the end mark: complete, with the exit code."""
+    last = store.last_request or {}
+    if last.get("complete") is not True or last.get("exitcode") != exitcode:
+        fail("the last file_stream request is not complete with exitcode %r: %r"
+             % (exitcode, {k: v for k, v in last.items() if k != "files"}))
+
+
 def scenario_online(ctx, rx):
-    out, _ = ctx.train(ctx.config(rx, run_id="online1", project="p1"))
+    out, log = ctx.train(ctx.config(rx, run_id="online1", project="p1"))
     (ent, proj, run), store = rx.only_run()
     if (ent, proj, run) != ("test-entity", "p1", "online1"):
         fail("run stored under %r" % ((ent, proj, run),))
     hist = check_run(store)
+    check_last_request(store, 0)
+    if "wandb run online1 FINISHED: %d history lines delivered, 0 spooled" % LINES not in log:
+        fail("no end-of-run line for a delivered run: " + log[-800:])
     check_content(hist)
     check_summary(store)
     check_config(store)
@@ -208,8 +220,8 @@ def scenario_end(ctx, rx):
     s = json.loads(store.summary_line())
     if s.get("eval/loss") != 0.125 or s.get("_step") != LINES:
         fail("the summary lacks the evaluate() after training: %r" % s)
-    if "run delivered (%d history lines)" % (LINES + 1) not in log:
-        fail("no delivery report: " + log[-800:])
+    if "wandb run end1 FINISHED: %d history lines delivered, 0 spooled" % (LINES + 1) not in log:
+        fail("no end-of-run line: " + log[-800:])
     if offline_dirs(out):
         fail("a delivered run left an offline spool")
 
@@ -349,6 +361,59 @@ def scenario_unreachable(ctx, rx):
     check_summary(store)
 
 
+def scenario_failed(ctx, rx):
+    # EXCEPTION instead of train end: the run ends at once with exit code 1
+    # and the reason in the summary.
+    out, log = ctx.train(ctx.config(rx, run_id="failed1"), flags=["--fail", "boom: loss exploded\nsecond line"])
+    _, store = rx.only_run()
+    check_content(check_run(store, complete=1))
+    check_last_request(store, 1)
+    s = json.loads(store.summary_line())
+    if s.get("trainhook/failure") != "error at step %d: boom: loss exploded\nsecond line" % N:
+        fail("the summary lacks the failure reason: %r" % s.get("trainhook/failure"))
+    want = ("wandb run failed1 FAILED (error at step %d: boom: loss exploded ...): %d history lines delivered, "
+            "0 spooled" % (N, LINES))
+    if want not in log:
+        fail("no end-of-run line for a failed run (%r): %s" % (want, log[-800:]))
+    if offline_dirs(out):
+        fail("a delivered failed run left an offline spool")
+
+
+def scenario_signal(ctx, rx):
+    # A first SIGINT stopped training (checkpoint saved, train end): the exit
+    # code the wandb client sends for a KeyboardInterrupt, 255.
+    out, log = ctx.train(ctx.config(rx, run_id="sig1"), flags=["--stop-signal", "2"])
+    _, store = rx.only_run()
+    check_content(check_run(store, complete=255))
+    check_last_request(store, 255)
+    if "wandb run sig1 KILLED (stopped by signal 2): %d history lines delivered, 0 spooled" % LINES not in log:
+        fail("no end-of-run line for a run stopped by a signal: " + log[-800:])
+
+
+def scenario_down_at_end(ctx, rx):
+    # The receiver never answers: the end line says nothing was delivered, how
+    # many lines wait in which folder, and the command that sends them; the
+    # command then does.
+    rx.faults = {1: {"away": 10}}
+    out, log = ctx.train(ctx.config(rx, run_id="down1", offline_after=1, finish_timeout=3),
+                         flags=["--fail", "data error"])
+    dirs = offline_dirs(out)
+    if len(dirs) != 1:
+        fail("no offline run folder: %r" % dirs)
+    ends = [l for l in log.splitlines() if "wandb run down1 " in l]
+    last = ends[-1] if ends else ""
+    want = "wandb run down1 FAILED (error at step %d: data error): 0 history lines delivered, %d spooled in %s; " \
+           "send them later: `trainhook wandb-sync %s`" % (N, LINES, dirs[0], dirs[0])
+    if want not in last:
+        fail("end line %r lacks %r" % (last, want))
+    wait_until(rx.is_up, timeout=60, poll=0.2)
+    rx.faults = {}
+    ctx.sync(rx, dirs[0])
+    store = rx.run("test-entity", "trainhook", "down1")
+    check_content(check_run(store, complete=1))
+    check_last_request(store, 1)
+
+
 def scenario_disabled(ctx, rx):
     env = {"WANDB_MODE": "disabled"}
     out, log = ctx.train({"base_url": rx.url()}, env_extra=env)
@@ -378,18 +443,19 @@ def cli_env():
     return env
 
 
-def cli(ctx, args, env=None):
+def cli(ctx, args, env=None, failing=False):
+    """Runs the CLI; it must succeed, or with failing=True exit non-zero (a failed run)."""
     cmd = [ctx.args.cli] + args
     p = subprocess.run(cmd, env=env or cli_env(), capture_output=True, text=True, timeout=150)
     sys.stderr.write(p.stdout[-3000:] + p.stderr[-3000:])
-    if p.returncode != 0:
-        fail("%s exited %d" % (" ".join(args[:2]), p.returncode))
+    if (p.returncode != 0) != failing:
+        fail("%s exited %d (expected %s)" % (" ".join(args[:2]), p.returncode, "non-zero" if failing else "0"))
     if KEY in p.stdout or KEY in p.stderr:
         fail("the API key was printed")
     return p.stdout + p.stderr
 
 
-def cli_train(ctx, rx, out, *plugin_config, extra_args=()):
+def cli_train(ctx, rx, out, *plugin_config, extra_args=(), report_to=("wandb",), failing=False):
     data = os.path.join(ctx.tmp, "train.csv")
     if not os.path.exists(data):
         import random
@@ -401,13 +467,13 @@ def cli_train(ctx, rx, out, *plugin_config, extra_args=()):
     args = ["train", "--train_file", data, "--validation_file", data, "--do_train", "--output_dir", out,
             "--per_device_train_batch_size", "16", "--max_steps", "12", "--logging_steps", "2",
             "--eval_strategy", "steps", "--eval_steps", "4", "--disable_tqdm", "true", "--seed", "3",
-            "--hidden_size", "16", "--run_name", "cli-run", "--report_to", "wandb"] + list(extra_args)
+            "--hidden_size", "16", "--run_name", "cli-run", "--report_to"] + list(report_to) + list(extra_args)
     if ctx.args.plugin_dir:
         args += ["--plugin_dir", ctx.args.plugin_dir]
     for kv in ("base_url=" + rx.url(), "transmit_interval=0.05", "backoff_initial=0.1", "backoff_max=0.5") + \
             plugin_config:
         args += ["--plugin_config", "wandb." + kv]
-    return cli(ctx, args)
+    return cli(ctx, args, failing=failing)
 
 
 def folder_files(d):
@@ -522,6 +588,40 @@ def scenario_cli(ctx, rx):
     store3 = rx.run("test-entity", "trainhook", "cli3")
     check_run(store3, lines=len(log_history) + 1)
     check_artifacts(store3, {"model": os.path.join(out3, "checkpoint-12")})
+
+
+def scenario_cli_failed(ctx, rx):
+    # A callback (tests/wandb/fail_at_step_plugin.c, from --plugin_dir) errs at
+    # step 4 with plugin_error_policy=fail: the trainer ends the run by
+    # EXCEPTION. The wandb run is complete with exitcode 1 and the reason in its
+    # summary; the TensorBoard file carries the reason, read by TensorBoard's
+    # own reader; both end lines say FAILED with the reason.
+    if not ctx.args.cli or not ctx.args.plugin_dir:
+        fail("scenario cli_failed needs --cli and --plugin_dir (the fail_at_step plugin's folder)")
+    out = ctx.out_dir()
+    log = cli_train(ctx, rx, out, report_to=("wandb", "tensorboard"), failing=True,
+                    extra_args=("--callbacks", "fail_at_step", "--plugin_error_policy", "fail"))
+    _, store = rx.only_run()
+    if store.complete != 1:
+        fail("the failed CLI run is not complete with exitcode 1 (got %r)" % store.complete)
+    check_last_request(store, 1)
+    reason = json.loads(store.summary_line()).get("trainhook/failure", "")
+    if not reason.startswith("plugin at step 4: ") or "fail_at_step" not in reason:
+        fail("the summary's trainhook/failure is %r" % reason)
+    if not re.search(r"wandb run \S+ FAILED \(plugin at step 4: [^\n]*fail_at_step", log):
+        fail("no FAILED wandb end line: " + log[-1500:])
+    if not re.search(r"TensorBoard run \S+ FAILED \(plugin at step 4: [^\n]*fail_at_step", log):
+        fail("no FAILED TensorBoard end line: " + log[-1500:])
+    from tensorboard.backend.event_processing import event_accumulator
+    runs = glob.glob(os.path.join(out, "runs", "*"))
+    if len(runs) != 1:
+        fail("expected one TensorBoard run folder, found %r" % runs)
+    acc = event_accumulator.EventAccumulator(runs[0], size_guidance={"tensors": 0})
+    acc.Reload()
+    texts = [(e.step, e.tensor_proto.string_val[0].decode("utf-8")) for e in acc.Tensors("trainhook/failure")] \
+        if "trainhook/failure" in acc.Tags().get("tensors", []) else []
+    if len(texts) != 1 or texts[0][0] != 4 or texts[0][1] != reason:
+        fail("TensorBoard's trainhook/failure text is %r, expected [(4, %r)]" % (texts, reason))
 
 
 SCENARIOS = {name[len("scenario_"):]: fn for name, fn in globals().items() if name.startswith("scenario_")}

@@ -53,8 +53,14 @@ std::unique_ptr<testkit::Library> load(const char* path) {
   }
 }
 
+// How the driver's run ends besides the normal train end.
+struct Ending {
+  std::string failure;  // --fail MESSAGE: EXCEPTION (kind error) instead of train end
+  int stop_signal = 0;  // --stop-signal N: a first signal stopped training (Host::stop_signal)
+};
+
 int train(const char* plugin, const char* config, const std::string& out_dir, int count, bool end,
-          bool eval_after_end, int log_gap_ms) {
+          bool eval_after_end, int log_gap_ms, const Ending& ending) {
   const auto lib = load(plugin);
   const th_callback_info* info = nullptr;
   try {
@@ -65,6 +71,7 @@ int train(const char* plugin, const char* config, const std::string& out_dir, in
   }
   testkit::FakeHost host;
   set_up(host, out_dir);
+  host.stop_sig = ending.stop_signal;
   std::unique_ptr<testkit::Instance> cb;
   try {
     cb = std::make_unique<testkit::Instance>(*info, host, config);
@@ -101,7 +108,18 @@ int train(const char* plugin, const char* config, const std::string& out_dir, in
                       {"epoch", count / 10.0}});
   fire(TH_EVENT_PREDICT, {{"test_loss", 0.75}});
   const auto end_called = std::chrono::steady_clock::now();
-  if (end) fire(TH_EVENT_TRAIN_END);
+  if (!ending.failure.empty()) {
+    const th_failure f{TH_FAILURE_STRUCT_SIZE, TH_FAILURE_ERROR, ending.failure.c_str(),
+                       run.state.global_step};
+    try {
+      cb->fire_exception(run, f);
+    } catch (const testkit::CallError& e) {
+      std::fprintf(stderr, "driver: EXCEPTION failed: %s\n", e.what());
+      return 4;
+    }
+  } else if (end) {
+    fire(TH_EVENT_TRAIN_END);
+  }
   if (eval_after_end) {
     fire(TH_EVENT_EVALUATE);
     fire(TH_EVENT_LOG, {{"eval_loss", 0.125}, {"eval_runtime", 0.5}, {"epoch", count / 10.0}});
@@ -133,6 +151,7 @@ int main(int argc, char** argv) {
   if (argc >= 6 && std::strcmp(argv[1], "train") == 0) {
     bool end = true, eval_after_end = false;
     int log_gap_ms = 0;
+    Ending ending;
     for (int i = 6; i < argc; ++i) {
       if (std::strcmp(argv[i], "--no-end") == 0) {
         end = false;
@@ -140,19 +159,24 @@ int main(int argc, char** argv) {
         eval_after_end = true;
       } else if (std::strcmp(argv[i], "--log-gap-ms") == 0 && i + 1 < argc) {
         log_gap_ms = std::atoi(argv[++i]);
+      } else if (std::strcmp(argv[i], "--fail") == 0 && i + 1 < argc) {
+        ending.failure = argv[++i];
+      } else if (std::strcmp(argv[i], "--stop-signal") == 0 && i + 1 < argc) {
+        ending.stop_signal = std::atoi(argv[++i]);
       } else {
         std::fprintf(stderr,
-                     "driver: unknown flag '%s' (expected --no-end, --eval-after-end, --log-gap-ms N)\n",
+                     "driver: unknown flag '%s' (expected --no-end, --eval-after-end, --log-gap-ms N, --fail "
+                     "MESSAGE, --stop-signal N)\n",
                      argv[i]);
         return 2;
       }
     }
-    return train(argv[2], argv[3], argv[4], std::atoi(argv[5]), end, eval_after_end, log_gap_ms);
+    return train(argv[2], argv[3], argv[4], std::atoi(argv[5]), end, eval_after_end, log_gap_ms, ending);
   }
   if (argc >= 3 && std::strcmp(argv[1], "sync") == 0) return sync(argv[2], argc - 3, argv + 3);
   std::fprintf(stderr,
                "usage: wandb_driver train <plugin> <config> <out> <n> [--no-end] [--eval-after-end] "
-               "[--log-gap-ms N] | "
+               "[--log-gap-ms N] [--fail MESSAGE] [--stop-signal N] | "
                "sync <plugin> "
                "args...\n");
   return 2;

@@ -43,6 +43,7 @@ class RunStore:
         self.conflicts = []    # (offset, old, new)
         self.complete = None   # exitcode once complete
         self.after_complete = 0
+        self.last_request = None  # the last file_stream body stored (the end mark's, once complete)
         self.config = None
         self.upserts = 0
         self.display_name = None
@@ -337,6 +338,7 @@ class Receiver:
                     target[pos] = line
             if body.get("complete"):
                 store.complete = body.get("exitcode")
+            store.last_request = body
             stopped = run_id in self.stopped_runs
         if fault and fault.get("store_then_drop"):
             self._drop(h)

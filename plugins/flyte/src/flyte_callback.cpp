@@ -5,14 +5,25 @@
 #include <trainhook/flyte/manifest.hpp>
 #include <trainhook/flyte/restore.hpp>
 #include <trainhook/strings.hpp>
+#include <trainhook/support/end_of_run_summary.hpp>
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <chrono>
 #include <fstream>
 #include <system_error>
 
 namespace trainhook::flyte {
 namespace fs = std::filesystem;
+
+namespace {
+std::chrono::milliseconds remaining(std::chrono::steady_clock::time_point deadline) {
+  const auto left =
+      std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+  return left.count() > 0 ? left : std::chrono::milliseconds(0);
+}
+}  // namespace
 
 FlyteCallback::FlyteCallback(trainhook::Setup& setup)
     : host_(setup.host()), options_(FlyteOptions::parse(setup.config_json())) {
@@ -87,7 +98,7 @@ void FlyteCallback::on_init_end(trainhook::Event&) {
     enqueue_checkpoint(*r.resume_from);
 }
 
-void FlyteCallback::enqueue_checkpoint(const fs::path& dir) {
+size_t FlyteCallback::enqueue_checkpoint(const fs::path& dir) {
   const std::string name = dir.filename().string();
   const fs::path staged = stage_checkpoint(dir, staging_root_, log_);
   const bool owns_staged = staged != dir;
@@ -112,7 +123,7 @@ void FlyteCallback::enqueue_checkpoint(const fs::path& dir) {
     if (owns_staged) fs::remove_all(staged, ec);
     fs::remove(scratch, ec);
   };
-  queue_->enqueue(std::move(job));
+  return queue_->enqueue(std::move(job));
 }
 
 void FlyteCallback::on_save(trainhook::Event& e) {
@@ -125,7 +136,53 @@ void FlyteCallback::on_save(trainhook::Event& e) {
          "on_save: checkpoint folder '" + dir.string() + "' does not exist; nothing to upload");
     return;
   }
-  enqueue_checkpoint(dir);
+  last_saved_ = SavedCheckpoint{dir, enqueue_checkpoint(dir)};
+}
+
+void FlyteCallback::on_exception(trainhook::Event& e) {
+  if (!dest_) return;
+  const th_failure* f = e.failure();
+  const std::string failure =
+      f != nullptr ? support::describe_failure(*f) : std::string("error (the host gave no details)");
+  // A second signal ends the run on the user's word: killed, not failed.
+  const std::string status = f != nullptr && f->kind == TH_FAILURE_SIGNAL ? "KILLED" : "FAILED";
+  // One wait_timeout for all of it: the wait for an upload in flight below
+  // and the final wait for the queue.
+  const auto deadline = std::chrono::steady_clock::now() + options_.wait_timeout();
+  std::string note = "no checkpoint was saved before the failure";
+  if (last_saved_) {
+    const std::string name = last_saved_->dir.filename().string();
+    UploadOutcome was = queue_->outcomes().at(last_saved_->outcome);
+    bool was_uploading = false;
+    if (was.status == UploadOutcome::Status::in_progress) {
+      // Its outcome decides whether it must go again: wait for it (bounded).
+      was_uploading = true;
+      queue_->wait_idle(remaining(deadline));
+      was = queue_->outcomes().at(last_saved_->outcome);
+    }
+    if (was.status == UploadOutcome::Status::uploaded || was.status == UploadOutcome::Status::in_progress) {
+      note = "the last complete checkpoint " + name +
+             (was_uploading ? " was uploading at the failure" : " was uploaded before the failure");
+    } else if (!fs::is_directory(last_saved_->dir)) {
+      note = "the last complete checkpoint " + name + " is gone from " +
+             last_saved_->dir.parent_path().string() + " and was not uploaded (" + to_string(was.status) +
+             ")";
+    } else {
+      log_(LogLevel::info, "the run failed: uploading its last complete checkpoint " + name + " again (" +
+                               to_string(was.status) + (was.detail.empty() ? "" : ": " + was.detail) + ")");
+      last_saved_->outcome = enqueue_checkpoint(last_saved_->dir);
+      note = "the last complete checkpoint " + name + " was queued again at the failure";
+    }
+  }
+  finish_uploads(remaining(deadline));
+  if (last_saved_) {
+    const UploadOutcome now = queue_->outcomes().at(last_saved_->outcome);
+    note += now.status == UploadOutcome::Status::uploaded
+                ? " and is uploaded"
+                : " and is NOT uploaded (" + std::string(to_string(now.status)) +
+                      (now.detail.empty() ? "" : ": " + now.detail) + ")";
+  }
+  report_uploads(status, failure, note);
 }
 
 void FlyteCallback::on_train_end(trainhook::Event&) {
@@ -153,28 +210,66 @@ void FlyteCallback::on_train_end(trainhook::Event&) {
     }
   }
   if (!dest_) return;
-  log_(LogLevel::info, "waiting up to " + std::to_string(options_.wait_timeout().count() / 1000) +
-                           " s for uploads to " + dest_->describe());
-  if (!queue_->wait_idle(options_.wait_timeout())) {
+  // A first signal stopped training (checkpoint saved): the run was killed, it did not fail.
+  const int sig = host_.stop_signal();
+  finish_uploads(options_.wait_timeout());
+  report_uploads(sig != 0 ? "KILLED" : "FINISHED", sig != 0 ? "stopped by signal " + std::to_string(sig) : "",
+                 "");
+}
+
+void FlyteCallback::finish_uploads(std::chrono::milliseconds timeout) {
+  log_(LogLevel::info,
+       "waiting up to " + std::to_string(timeout.count() / 1000) + " s for uploads to " + dest_->describe());
+  if (!queue_->wait_idle(timeout)) {
     log_(LogLevel::warn, "uploads did not finish within flyte.wait_timeout; stopping them");
     queue_->shutdown();
   }
-  report_uploads();
   std::error_code ec;
   fs::remove(staging_root_, ec);  // only when empty: a cancelled job may still hold its folder
 }
 
-void FlyteCallback::report_uploads() {
+void FlyteCallback::report_uploads(const std::string& status, const std::string& failure,
+                                   const std::string& note) {
   std::string ok, missing;
+  support::EndOfRunSummary s;
+  s.integration = "flyte";
+  s.run = dest_->describe();
+  s.status = status;
+  s.failure = failure;
+  s.unit = "uploads";
+  // One entry per name, its latest upload: a checkpoint queued again at a
+  // failure counts once, by how its last attempt went.
+  std::vector<UploadOutcome> latest;
   for (const auto& o : queue_->outcomes()) {
-    if (o.status == UploadOutcome::Status::uploaded)
-      ok += (ok.empty() ? "" : ", ") + o.name;
+    auto same =
+        std::find_if(latest.begin(), latest.end(), [&](const UploadOutcome& l) { return l.name == o.name; });
+    if (same == latest.end())
+      latest.push_back(o);
     else
+      *same = o;
+  }
+  for (const auto& o : latest) {
+    if (o.status == UploadOutcome::Status::uploaded) {
+      ok += (ok.empty() ? "" : ", ") + o.name;
+      ++s.delivered;
+    } else {
       missing += (missing.empty() ? "" : "; ") + o.name + " (" + to_string(o.status) +
                  (o.detail.empty() ? "" : ": " + o.detail) + ")";
+      // A superseded checkpoint was skipped on purpose (a newer one replaced
+      // it); the others were meant to reach the destination and did not.
+      if (o.status != UploadOutcome::Status::superseded) ++s.spooled;
+    }
   }
   log_(LogLevel::info, "uploaded to " + dest_->describe() + ": " + (ok.empty() ? "nothing" : ok));
   if (!missing.empty()) log_(LogLevel::warn, "not uploaded: " + missing);
+  // What was not uploaded stays in output_dir; nothing sends it later: the
+  // next attempt restores only what reached the destination.
+  s.spool_path = host_.output_dir();
+  s.resend = "no trainhook command uploads them later (the next attempt restores only what reached " +
+             dest_->describe() + ")";
+  s.note = note;
+  const std::string line = support::format_end_of_run(s);
+  log_(support::end_of_run_needs_attention(s) ? LogLevel::warn : LogLevel::info, line);
 }
 
 }  // namespace trainhook::flyte

@@ -24,12 +24,14 @@ UploadQueue::UploadQueue(support::Logger log) : log_(std::move(log)) {}
 
 UploadQueue::~UploadQueue() { shutdown(); }
 
-void UploadQueue::enqueue(UploadJob job) {
+size_t UploadQueue::enqueue(UploadJob job) {
   std::function<void()> superseded_cleanup;
+  size_t index = 0;
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (stopping_) {
       outcomes_.push_back({job.name, UploadOutcome::Status::not_started, "the uploader was already stopped"});
+      index = outcomes_.size() - 1;
       superseded_cleanup = std::move(job.cleanup);
     } else {
       // Only while a job runs: a job waiting for an idle worker that has not
@@ -45,12 +47,14 @@ void UploadQueue::enqueue(UploadJob job) {
         break;
       }
       outcomes_.push_back({job.name, UploadOutcome::Status::in_progress, "waiting"});
-      waiting_.push_back({std::move(job), outcomes_.size() - 1});
+      index = outcomes_.size() - 1;
+      waiting_.push_back({std::move(job), index});
       if (!thread_.joinable()) thread_ = std::thread([this] { worker(); });
     }
   }
   cv_.notify_all();
   if (superseded_cleanup) superseded_cleanup();
+  return index;
 }
 
 void UploadQueue::finish(Entry& e, UploadOutcome::Status s, const std::string& detail) {

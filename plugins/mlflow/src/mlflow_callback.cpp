@@ -3,6 +3,7 @@
 #include <trainhook/mlflow/params.hpp>
 #include <trainhook/mlflow/sender.hpp>
 #include <trainhook/strings.hpp>
+#include <trainhook/support/end_of_run_summary.hpp>
 #include <trainhook/support/env.hpp>
 #include <trainhook/support/log.hpp>
 
@@ -40,7 +41,6 @@ class MlflowDelivery final : public support::Delivery<Record> {
   std::chrono::milliseconds flush_timeout() const override { return options_.flush_timeout(); }
 
   void report(support::DeliveryResult<Record> r) override {
-    const std::string status = status_of(r.outcome);
     uint64_t spilled = 0;
     std::string spill_error;
     try {
@@ -48,32 +48,46 @@ class MlflowDelivery final : public support::Delivery<Record> {
     } catch (const std::exception& ex) {
       spill_error = ex.what();
     }
-    const std::string run = sender_->run_ready() ? sender_->run_id() : std::string("(not created)");
-    if (r.drained) {
-      host_.info("MLflow run " + run + " " + status + ": " + std::to_string(r.stats.delivered) +
-                 " records delivered");
+    // The one end-of-run line (support/end_of_run_summary.hpp): what reached
+    // the server, what waits in the spool and how it gets there later.
+    support::EndOfRunSummary s;
+    s.integration = "MLflow";
+    s.status = support::run_status_name(r.end.outcome);
+    s.failure = support::describe_run_end(r.end);
+    s.delivered = r.stats.delivered;
+    s.spooled = sender_->spooled();
+    s.spool_path = sender_->spool_path();
+    if (sender_->run_ready()) {
+      s.run = sender_->run_id();
+      s.resend = "a later run with MLFLOW_RUN_ID=" + sender_->run_id() + " and the same " + spool_setting() +
+                 " delivers them";
     } else {
-      std::string msg =
-          "MLflow: " + std::to_string(sender_->spooled()) + " records not delivered " +
-          (r.interrupted
-               ? std::string("(the run was ended by a signal)")
-               : "within " + std::to_string(options_.flush_timeout().count() / 1000.0).substr(0, 5) + " s") +
-          " (" + std::to_string(r.stats.delivered) + " delivered); ";
-      if (!spill_error.empty()) {
-        msg += std::to_string(spilled) + " could not be spooled either: " + spill_error;
-      } else {
-        msg += "spooled in " + sender_->spool_path() + "; ";
-        msg += sender_->run_ready() ? "a later run with MLFLOW_RUN_ID=" + sender_->run_id() + " delivers them"
-                                    : "the next run with this output_dir delivers them";
-      }
-      host_.warn(msg);
+      s.no_run_reason =
+          !sender_->last_problem().empty()
+              ? sender_->last_problem()
+              : (r.interrupted
+                     ? std::string("the run was ended by a signal before the server answered")
+                     : "the server did not answer within flush_timeout " + seconds(options_.flush_timeout()));
+      s.resend = "the next run with the same " + spool_setting() + " delivers them";
     }
+    if (!r.drained && s.spooled > 0)
+      s.resend += r.interrupted
+                      ? " (delivery was cut short by a signal)"
+                      : " (not delivered within flush_timeout " + seconds(options_.flush_timeout()) + ")";
+    s.lost = r.stats.failed + r.stats.dropped + (spill_error.empty() ? 0 : spilled);
     if (r.stats.failed > 0)
-      host_.warn("MLflow: " + std::to_string(r.stats.failed) +
-                 " records were rejected by the server (see errors above)");
+      s.lost_reason = std::to_string(r.stats.failed) + " rejected by the server, see errors above";
     if (r.stats.dropped > 0)
-      host_.warn("MLflow: " + std::to_string(r.stats.dropped) +
-                 " records dropped because the in-memory queue was full");
+      s.lost_reason += (s.lost_reason.empty() ? "" : "; ") + std::to_string(r.stats.dropped) +
+                       " dropped because the in-memory queue was full";
+    if (!spill_error.empty())
+      s.lost_reason +=
+          (s.lost_reason.empty() ? "" : "; ") + std::string("could not be spooled: ") + spill_error;
+    const std::string line = support::format_end_of_run(s);
+    if (support::end_of_run_needs_attention(s))
+      host_.warn(line);
+    else
+      host_.info(line);
   }
 
  private:
@@ -87,6 +101,14 @@ class MlflowDelivery final : public support::Delivery<Record> {
         break;
     }
     return "FAILED";
+  }
+  static std::string seconds(std::chrono::milliseconds ms) {
+    return std::to_string(ms.count() / 1000.0).substr(0, 5) + " s";
+  }
+  // The setting that names the spool folder, as the user would change it.
+  std::string spool_setting() const {
+    return options_.spool_dir().empty() ? std::string("output_dir")
+                                        : "spool_dir (" + options_.spool_dir() + ")";
   }
 
   trainhook::Host host_;

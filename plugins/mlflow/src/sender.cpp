@@ -23,6 +23,14 @@ const char* kUnassigned = "unassigned";
 
 size_t metric_json_size(const Record& r) { return r.key.size() + 80; }
 
+// The string at `pointer` in a 2xx answer; nullopt when the answer has none
+// there (not JSON at all, or not MLflow's shape).
+std::optional<std::string> string_at(const nlohmann::json& answer, const char* pointer) {
+  const nlohmann::json::json_pointer p(pointer);
+  if (!answer.is_object() || !answer.contains(p) || !answer.at(p).is_string()) return std::nullopt;
+  return answer.at(p).get<std::string>();
+}
+
 bool same_value(double a, double b) {
   if (std::isnan(a) || std::isnan(b)) return std::isnan(a) && std::isnan(b);
   return a == b || std::fabs(a - b) <= 1e-12 * std::max(std::fabs(a), std::fabs(b));
@@ -56,7 +64,20 @@ Sender::~Sender() = default;
 uint64_t Sender::spooled() const noexcept { return spool_ ? spool_->pending() : 0; }
 std::string Sender::spool_path() const { return spool_ ? spool_->path().string() : std::string(); }
 
+Sender::Outcome Sender::malformed(const RestResult& r, const std::string& what) {
+  // A 2xx answer without what MLflow sends (a proxy, a login page, another
+  // service on the port): the records stay held and are retried, then spooled
+  // at train end, instead of counting as delivered or rejected.
+  last_problem_ = what + ": the server answered HTTP " + std::to_string(r.http.status) +
+                  (r.json.is_discarded() || r.json.is_null() ? " with a body that is not JSON"
+                                                             : " with JSON that is not MLflow's answer") +
+                  " (is " + config_.tracking_uri() + " an MLflow server?)";
+  if (backoff_.failures() == 0) log(LogLevel::warn, last_problem_ + "; retrying in the background");
+  return Outcome::retry;
+}
+
 Sender::Outcome Sender::classify(const RestResult& r, const std::string& what) {
+  if (!r.http.ok()) last_problem_ = what + " failed (" + r.describe() + ")";
   if (r.http.aborted) {
     // Stopped by us (flush timeout at train end), not refused by the server:
     // keep the records for the spool; the request may have been stored.
@@ -245,6 +266,10 @@ bool Sender::drop_already_stored(std::vector<Record>& metrics) {
         classify(r, "checking metric history of '" + key + "'");
         return false;
       }
+      if (!r.json.is_object()) {
+        malformed(r, "checking metric history of '" + key + "'");
+        return false;
+      }
       for (const auto& m : r.json.value("metrics", nlohmann::json::array())) {
         double v = 0;
         const auto& jv = m.value("value", nlohmann::json(0.0));
@@ -343,14 +368,18 @@ Sender::Outcome Sender::resolve_experiment(std::string& experiment_id) {
   for (int round = 0; round < 2; ++round) {
     RestResult g = rest_->get_experiment_by_name(config_.experiment_name());
     if (g.ok()) {
-      experiment_id = g.json["experiment"]["experiment_id"].get<std::string>();
+      const auto id = string_at(g.json, "/experiment/experiment_id");
+      if (!id) return malformed(g, "looking up experiment '" + config_.experiment_name() + "'");
+      experiment_id = *id;
       return Outcome::ok;
     }
     if (g.http.status != 404 && g.error_code() != "RESOURCE_DOES_NOT_EXIST")
       return classify(g, "looking up experiment '" + config_.experiment_name() + "'");
     RestResult c = rest_->create_experiment(config_.experiment_name());
     if (c.ok()) {
-      experiment_id = c.json["experiment_id"].get<std::string>();
+      const auto id = string_at(c.json, "/experiment_id");
+      if (!id) return malformed(c, "creating experiment '" + config_.experiment_name() + "'");
+      experiment_id = *id;
       return Outcome::ok;
     }
     // Another process created it between our two calls: look it up again.
@@ -408,6 +437,9 @@ Sender::Outcome Sender::setup(support::WorkerContext&) {
                                  "; nothing will be logged to MLflow for this training run");
       return o;
     }
+    if (!g.json.is_object() || !g.json.contains("run") || !g.json["run"].is_object() ||
+        !g.json["run"].contains("info") || !g.json["run"]["info"].is_object())
+      return malformed(g, "looking up MLFLOW_RUN_ID=" + config_.run_id());
     run_id_ = config_.run_id();
     resumed = true;
     const auto& run = g.json["run"];
@@ -424,8 +456,10 @@ Sender::Outcome Sender::setup(support::WorkerContext&) {
     RestResult c = rest_->create_run(experiment_id, plan_.run_name,
                                      plan_.start_time_ms > 0 ? plan_.start_time_ms : now_ms(), plan_.tags);
     if (Outcome o = classify(c, "creating a run in experiment " + experiment_id); o != Outcome::ok) return o;
-    run_id_ = c.json["run"]["info"]["run_id"].get<std::string>();
-    artifact_uri = c.json["run"]["info"].value("artifact_uri", "");
+    const auto id = string_at(c.json, "/run/info/run_id");
+    if (!id) return malformed(c, "creating a run in experiment " + experiment_id);
+    run_id_ = *id;
+    artifact_uri = string_at(c.json, "/run/info/artifact_uri").value_or("");
     log(LogLevel::info, "logging to MLflow run " + run_id_ + " (experiment " + experiment_id + ") at " +
                             config_.tracking_uri() + "; resume it with MLFLOW_RUN_ID=" + run_id_);
   }

@@ -5,6 +5,8 @@
 #include <trainhook/tensorboard/event_builder.hpp>
 #include <trainhook/tensorboard/log_dir.hpp>
 
+#include <trainhook/support/end_of_run_summary.hpp>
+
 #include <nlohmann/json.hpp>
 
 #include <unistd.h>
@@ -12,6 +14,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <ctime>
+#include <optional>
 #include <system_error>
 
 namespace trainhook::tensorboard {
@@ -21,6 +24,9 @@ double now_secs() {
   using namespace std::chrono;
   return duration<double>(system_clock::now().time_since_epoch()).count();
 }
+
+// The text a run that ended by an error carries its reason under.
+constexpr const char* kFailureTag = "trainhook/failure";
 
 // Numbers the event files one process creates (torch's _global_uid).
 std::atomic<uint64_t> g_file_counter{0};
@@ -57,9 +63,22 @@ class TensorBoardRun final : public EventFileDelivery {
   bool session_started = false;
   int64_t last_step = 0;  // global_step of the last event seen, for the closing hparams events
 
+  // A run that ended by an error (the base's on_exception) gets its reason
+  // as the last text before the closing hparams events: tag
+  // trainhook/failure, "<kind> at step N: message", at the failure's step.
+  std::optional<EventItem> end_mark_with(const support::RunEnd& end) override {
+    if (end.failure_kind.empty()) return std::nullopt;
+    std::string event;
+    encode_summary_event(event, now_secs(), end.step >= 0 ? end.step : last_step, [&](ProtoWriter& summary) {
+      write_text_value(summary, "", kFailureTag, support::describe_run_end(end));
+    });
+    return EventItem(std::move(event));
+  }
+
   void report(support::DeliveryResult<EventItem> result) override {
     status_ =
         result.outcome == support::RunOutcome::finished ? SessionStatus::success : SessionStatus::failure;
+    end_ = result.end;
     EventFileDelivery::report(std::move(result));
   }
 
@@ -83,6 +102,7 @@ class TensorBoardRun final : public EventFileDelivery {
     return events;
   }
 
+  // The file is flushed (fsync) and closed when this runs.
   void closed(support::RunOutcome) override {
     const WriterStats& st = stats();
     if (st.dropped_records > 0)
@@ -92,13 +112,29 @@ class TensorBoardRun final : public EventFileDelivery {
                  " records was full; raise plugin_config tensorboard.queue_size");
     if (!st.error.empty())
       host_.warn(st.error + " (" + std::to_string(st.lost_records) + " events not written)");
-    host_.info("wrote " + std::to_string(st.scalars_written) + " scalars in " +
-               std::to_string(st.events_written) + " events to " + st.file.string());
+    // The one end-of-run line (support/end_of_run_summary.hpp). Events go
+    // straight to the local file: nothing is ever spooled for later.
+    support::EndOfRunSummary s;
+    s.integration = "TensorBoard";
+    s.run = st.file.string();
+    s.status = support::run_status_name(end_.outcome);
+    s.failure = support::describe_run_end(end_);
+    s.unit = "events (" + std::to_string(st.scalars_written) + " scalars)";
+    s.delivered = st.events_written;
+    s.lost = st.dropped_records + st.lost_records;
+    if (st.dropped_records > 0) s.lost_reason = "the writer queue was full";
+    if (!st.error.empty()) s.lost_reason += (s.lost_reason.empty() ? "" : "; ") + st.error;
+    const std::string line = support::format_end_of_run(s);
+    if (support::end_of_run_needs_attention(s))
+      host_.warn(line);
+    else
+      host_.info(line);
   }
 
   trainhook::Host host_;
   size_t queue_size_;
   SessionStatus status_ = SessionStatus::failure;
+  support::RunEnd end_{support::RunOutcome::failed};
 };
 
 TensorBoardCallback::TensorBoardCallback(trainhook::Setup& setup)
@@ -167,7 +203,12 @@ void TensorBoardCallback::on_train_begin(trainhook::Event& e) {
 
 void TensorBoardCallback::on_log(trainhook::Event& e) {
   const trainhook::Values logs = e.values();
-  if (logs.empty() || !start(e)) return;
+  if (logs.empty()) return;
+  const bool reopening = !running() && trained_;
+  if (!start(e)) return;
+  // The final evaluate()'s file after a finished training: it ends as
+  // finished when the callback goes, unless an EXCEPTION ends it first.
+  if (reopening) finish_at_destruction(support::RunOutcome::finished);
   run().last_step = e.state().global_step;
   // Everything the ABI carries is a number or a string, which HF writes as a
   // scalar or a text; HF's "other types are skipped with a warning" has no
@@ -202,6 +243,7 @@ void TensorBoardCallback::on_pre_optimizer_step(trainhook::Event& e) {
 void TensorBoardCallback::on_train_end(trainhook::Event& e) {
   if (!running()) return;
   run().last_step = e.state().global_step;
+  trained_ = true;
   finish(support::RunOutcome::finished);
 }
 

@@ -87,6 +87,11 @@ void RunUploader::absorb(Record& r) {
   }
   if (r.kind == Record::Kind::finish) {
     finish_ = r.exitcode;
+    if (!r.failure.empty()) {
+      // wandb-summary.json is free-form: the reason is shown with the run.
+      summary_.set("trainhook/failure", json_string(r.failure));
+      summary_changed_ = true;
+    }
     draining_ = true;
     return;
   }
@@ -385,15 +390,15 @@ std::string RunUploader::finalize(std::vector<Record> leftovers) {
     summary_changed_ = false;
     if (finish_) spool_->finish(*finish_);
     if (settings_.mode() == Mode::offline) return "";
-    return "wandb: not delivered to " + settings_.base_url() + ": " +
+    return "not delivered to " + settings_.base_url() + ": " +
            (undelivered.empty() ? offline_reason_
                                 : undelivered + " (drain timeout: finish_timeout " +
-                                      seconds_text(settings_.finish_timeout()) + ")") +
-           "; saved in " + spool_->dir().string() + "; upload with `trainhook wandb-sync " +
-           spool_->dir().string() + "`";
+                                      seconds_text(settings_.finish_timeout()) + ")");
   } catch (const std::exception& e) {
-    return std::string("wandb: the run could not be delivered or saved: ") + e.what();
+    return std::string("the run could not be delivered or saved: ") + e.what();
   }
 }
+
+int64_t RunUploader::lines_spooled() const noexcept { return spool_ ? spool_->lines_written() : 0; }
 
 }  // namespace trainhook::wandb

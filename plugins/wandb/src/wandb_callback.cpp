@@ -4,6 +4,8 @@
 #include <trainhook/wandb/history_line.hpp>
 #include <trainhook/wandb/run_id.hpp>
 
+#include <trainhook/support/end_of_run_summary.hpp>
+
 #include <unistd.h>
 #include <nlohmann/json.hpp>
 
@@ -57,10 +59,13 @@ class WandbRun final : public support::Delivery<Record> {
   support::BatchResult deliver(std::vector<Record>& batch, support::WorkerContext& ctx) override {
     return uploader_->handle(batch, ctx);
   }
-  std::optional<Record> end_mark(support::RunOutcome outcome) override {
+  // The base's RunEnd: failed from on_exception (exit code 1, the reason in
+  // the summary as trainhook/failure), killed after a signal (255).
+  std::optional<Record> end_mark_with(const support::RunEnd& run_end) override {
     Record end;
     end.kind = Record::Kind::finish;
-    end.exitcode = exitcode(outcome);
+    end.exitcode = exitcode(run_end.outcome);
+    if (end.exitcode != 0) end.failure = support::describe_run_end(run_end);
     return end;
   }
   support::WorkerOptions worker_options() const override {
@@ -73,26 +78,62 @@ class WandbRun final : public support::Delivery<Record> {
   void spend(std::chrono::milliseconds spent) { drain_left_ -= std::min(drain_left_, spent); }
 
   void report(support::DeliveryResult<Record> r) override {
-    const std::string report = uploader_->finalize(std::move(r.undelivered));
+    const std::string problem = uploader_->finalize(std::move(r.undelivered));
+    if (!problem.empty()) host_.warn("wandb: " + problem);
+    const int code = exitcode(r.end.outcome);
+    // The one end-of-run line (support/end_of_run_summary.hpp).
+    support::EndOfRunSummary s;
+    s.integration = "wandb";
+    s.run = run_id_;
+    s.status = support::run_status_name(r.end.outcome);
+    s.failure = support::describe_run_end(r.end);
+    s.unit = "history lines";
+    s.delivered = static_cast<uint64_t>(uploader_->lines_delivered());
+    s.spooled = static_cast<uint64_t>(uploader_->lines_spooled());
+    if (const auto dir = uploader_->offline_dir()) {
+      s.spool_path = dir->string();
+      s.resend = "`trainhook wandb-sync " + dir->string() + "`";
+    }
+    s.lost = r.stats.dropped;
     if (r.stats.dropped > 0)
-      host_.warn("wandb: " + std::to_string(r.stats.dropped) +
-                 " record(s) were dropped because the queue was full (wandb.queue_capacity=" +
-                 std::to_string(options_.queue_capacity()) + ")");
-    if (!report.empty())
-      host_.warn(report);
-    else if (r.drained && options_.mode() == Mode::online)
-      host_.info("wandb: run delivered (" + std::to_string(uploader_->lines_delivered()) + " history lines)");
-    if (auto_resume_file_ && exitcode(r.outcome) == 0) clear_auto_resume_id(options_.dir());
+      s.lost_reason = "dropped because the queue was full (wandb.queue_capacity=" +
+                      std::to_string(options_.queue_capacity()) + ")";
+    // The folder also holds the summary and the end mark: worth syncing even
+    // when every history line was delivered.
+    if (s.spooled == 0 && !problem.empty() && !s.spool_path.empty())
+      s.note = "the summary and end mark are saved in " + s.spool_path + ": send them with " + s.resend;
+    const std::string line = support::format_end_of_run(s);
+    if (support::end_of_run_needs_attention(s) || !problem.empty())
+      host_.warn(line);
+    else
+      host_.info(line);
+    if (auto_resume_file_ && code == 0) clear_auto_resume_id(options_.dir());
   }
 
  private:
-  static int exitcode(support::RunOutcome o) { return o == support::RunOutcome::finished ? 0 : 1; }
+  // killed: what the wandb client sends for a run ended by Ctrl-C (its exit
+  // hooks record 255 for a KeyboardInterrupt); 1 for any other failure.
+  static constexpr int kInterruptedExitCode = 255;
+  static int exitcode(support::RunOutcome o) {
+    switch (o) {
+      case support::RunOutcome::finished:
+        return 0;
+      case support::RunOutcome::killed:
+        return kInterruptedExitCode;
+      case support::RunOutcome::failed:
+        break;
+    }
+    return 1;
+  }
 
   trainhook::Host host_;
   WandbOptions options_;
   std::unique_ptr<RunUploader> uploader_;
   bool auto_resume_file_;
   std::chrono::milliseconds drain_left_;
+
+ public:
+  std::string run_id_;  // for the end line
 };
 
 WandbCallback::WandbCallback(trainhook::Setup& setup) : IntegrationCallback(setup.host()) {
@@ -112,7 +153,7 @@ WandbRun& WandbCallback::run() { return static_cast<WandbRun&>(delivery()); }
 void WandbCallback::on_train_begin(trainhook::Event& e) {
   if (running() || !start(e)) return;
   // Connect now (in the background) rather than at the first log.
-  enqueue(Record{Record::Kind::start, LogRecord{}, 0, {}});
+  enqueue(Record{Record::Kind::start, LogRecord{}, 0, {}, {}});
 }
 
 std::unique_ptr<support::Delivery<Record>> WandbCallback::open_run(trainhook::Event&) {
@@ -159,18 +200,21 @@ std::unique_ptr<support::Delivery<Record>> WandbCallback::open_run(trainhook::Ev
   hooks.request_stop = [host](const std::string& reason) { host.request_stop(reason); };
   // Only ever called on the worker thread (the base joins it before the run goes).
   hooks.take_queued = [take = queued_taker()] { return take(1000); };
+  const std::string run_id = spec.run_id;
   auto uploader = std::make_unique<RunUploader>(st, spec, unix_now(), std::move(hooks));
-  return std::make_unique<WandbRun>(host_, *options_, std::move(uploader), auto_resume_file);
+  auto run = std::make_unique<WandbRun>(host_, *options_, std::move(uploader), auto_resume_file);
+  run->run_id_ = run_id;
+  return run;
 }
 
 void WandbCallback::on_log(trainhook::Event& e) {
   if (!running()) return;
-  enqueue(Record{Record::Kind::log, record_of(e.values(), e.state().global_step), 0, {}});
+  enqueue(Record{Record::Kind::log, record_of(e.values(), e.state().global_step), 0, {}, {}});
 }
 
 void WandbCallback::on_predict(trainhook::Event& e) {
   if (!running() || e.values().empty()) return;
-  enqueue(Record{Record::Kind::log, record_of(e.values(), std::nullopt), 0, {}});
+  enqueue(Record{Record::Kind::log, record_of(e.values(), std::nullopt), 0, {}, {}});
 }
 
 void WandbCallback::on_save(trainhook::Event& e) {
@@ -210,8 +254,8 @@ void WandbCallback::on_train_end(trainhook::Event&) {
   // for it within finish_timeout (the drain budget, shared with the end mark);
   // the end mark follows when the callback is destroyed (after a final evaluate()).
   finish_at_destruction(support::RunOutcome::finished);
-  enqueue(Record{Record::Kind::drain, LogRecord{}, 0, {}});
   WandbRun& r = run();
+  enqueue(Record{Record::Kind::drain, LogRecord{}, 0, {}, {}});
   const auto started = std::chrono::steady_clock::now();
   flush(r.flush_timeout());
   r.spend(std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started));

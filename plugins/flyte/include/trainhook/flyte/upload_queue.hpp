@@ -49,8 +49,9 @@ class UploadQueue {
   UploadQueue(const UploadQueue&) = delete;
   UploadQueue& operator=(const UploadQueue&) = delete;
 
-  // Never waits for I/O. Starts the worker thread on first use.
-  void enqueue(UploadJob job);
+  // Never waits for I/O. Starts the worker thread on first use. Returns the
+  // job's index in outcomes().
+  size_t enqueue(UploadJob job);
   // Waits until nothing runs or waits; true when that happened within timeout.
   bool wait_idle(std::chrono::milliseconds timeout);
   // Stops: the running job is cancelled, waiting ones become not_started.

@@ -79,6 +79,10 @@ class Sender {
   bool run_ready() const noexcept { return run_ready_; }
   uint64_t spooled() const noexcept;  // records waiting in the spool file
   std::string spool_path() const;
+  // The last reason a request did not succeed (HTTP error, no answer, an
+  // answer that is not MLflow's JSON); empty when none failed. With no run
+  // created it says why.
+  const std::string& last_problem() const noexcept { return last_problem_; }
 
  private:
   enum class Outcome { ok, retry, fail };
@@ -90,6 +94,7 @@ class Sender {
   Outcome upload_dir(const Record& r);
   Outcome end_run(const Record& r);
   Outcome classify(const RestResult& r, const std::string& what);
+  Outcome malformed(const RestResult& r, const std::string& what);
   bool drop_already_stored(std::vector<Record>& metrics);
   void open_run_spool();
   void spill_over_limit();
@@ -115,6 +120,7 @@ class Sender {
   bool setup_failed_ = false;
   bool suspect_ = false;  // the last failure may have stored data: check before resending
   std::string run_id_;
+  std::string last_problem_;
   std::optional<std::string> artifact_path_;
   bool warned_artifacts_ = false;
   std::deque<Record> pending_;

@@ -5,8 +5,10 @@
 // logged numbers as scalars and strings as texts at global_step under
 // rewrite_logs tags; the session's end and an hparams experiment listing every
 // scalar as a metric at train end (a failed session when the callback is
-// destroyed without train end). Only the world-zero process writes (the rank
-// rule of support::IntegrationCallback).
+// destroyed without train end). On EXCEPTION (the base's on_exception) the
+// run closes at once: a text trainhook/failure "<kind> at step N: message",
+// a failed session, the file flushed and closed. Only the world-zero process
+// writes (the rank rule of support::IntegrationCallback).
 //
 // The training thread only copies values into a queue; the base's worker
 // thread does the encoding and the I/O (EventFileDelivery). A writer reopened
@@ -47,6 +49,7 @@ class TensorBoardCallback final : public support::IntegrationCallback<EventItem>
   TensorBoardOptions options_;
   std::filesystem::path log_dir_;  // resolved at the first open(), reused for the rest of the run
   std::string log_dir_trial_;      // the trial log_dir_ was resolved for
+  bool trained_ = false;           // on_train_end closed a run: a later file is the final evaluate()'s
 };
 
 }  // namespace trainhook::tensorboard

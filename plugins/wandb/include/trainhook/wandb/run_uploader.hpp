@@ -50,8 +50,9 @@ struct Record {
   // now on (no transmit interval); neither carries anything.
   enum class Kind { start, log, finish, upload, drain };
   Kind kind = Kind::log;
-  LogRecord log;            // Kind::log
-  int exitcode = 0;         // Kind::finish
+  LogRecord log;        // Kind::log
+  int exitcode = 0;     // Kind::finish
+  std::string failure;  // Kind::finish: why the run failed, or ""; kept in the summary as trainhook/failure
   ArtifactUpload artifact;  // Kind::upload: a folder to upload (WANDB_LOG_MODEL)
 };
 
@@ -77,12 +78,14 @@ class RunUploader {
 
   // After the worker has stopped (its thread ended): takes the records that
   // never reached the handler, spools whatever was not delivered, and returns
-  // a one-line report ("" when everything was delivered).
+  // why anything was not delivered ("" when everything was, or in offline mode).
   std::string finalize(std::vector<Record> leftovers);
 
   // For reports and tests (after the worker stopped, or from its thread).
   std::optional<std::filesystem::path> offline_dir() const;
   int64_t lines_delivered() const noexcept { return delivered_; }
+  // History lines this process wrote to the offline run folder (offline_dir()).
+  int64_t lines_spooled() const noexcept;
 
  private:
   enum class Phase { connecting, streaming, offline };

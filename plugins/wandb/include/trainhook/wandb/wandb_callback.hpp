@@ -7,7 +7,10 @@
 // The run ends when the callback is destroyed, not at on_train_end: HF's run
 // stays open for the evaluate()/predict() logged after training (W&B finishes
 // it at exit). on_train_end drains the backlog and marks the run to end with
-// exit code 0; destroyed without it, the run ends with exit code 1.
+// exit code 0 (255 when a first signal stopped training, as the wandb client
+// sends for a KeyboardInterrupt); on_exception (the base's) ends it at once
+// with exit code 1 and the reason in the summary as trainhook/failure;
+// destroyed without either, it ends with exit code 1.
 //
 // WANDB_LOG_MODEL (HF semantics, our files endpoint): "checkpoint" queues every
 // saved checkpoint folder for upload at on_save; "end" queues, at train end,
