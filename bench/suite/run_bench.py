@@ -350,6 +350,28 @@ class Suite:
         self.figures.append(Figure("torchscript MLP / built-in mlp: step time (CLI)", ratio, "x", 1.10,
                                    source="bench/torchscript (64-256-256-10, batch 64, interpreter overhead)"))
 
+    def prometheus(self):
+        cli = self.exe("bin", "trainhook")
+        found = glob.glob(os.path.join(self.build, "lib", "trainhook", "plugins", "libtrainhook_prometheus.*"))
+        if not cli or len(found) != 1:
+            return self.missing("prometheus", "bin/trainhook (needs LibTorch) or the prometheus plugin "
+                                "(needs prometheus-cpp-dev) is not built")
+        steps, repeats = ("300", "2") if self.quick else ("600", "5")
+        text = self.run("prometheus", [sys.executable, os.path.join(ROOT, "bench", "prometheus",
+                                                                    "bench_prometheus.py"),
+                                       "--cli", cli, "--steps", steps, "--repeats", repeats],
+                        env=self.clean_env(), timeout=900)
+        ratio = _search(text, r"step-time ratio prometheus/none: ([0-9.]+)")
+        median = _search(text, r"scrape latency under training: median ([0-9.]+) ms")
+        p99 = _search(text, r"scrape latency under training: median [0-9.]+ ms, p99 ([0-9.]+) ms")
+        src = "bench/prometheus (CLI, built-in MLP 64-256-256-10, batch 64; /metrics scraped every 50 ms)"
+        self.raw["prometheus"] = {"on_none": ratio, "scrape_median_ms": median, "scrape_p99_ms": p99}
+        self.figures += [
+            Figure("prometheus: step time on / none (MLP)", ratio, "x", 1.01, source=src),
+            Figure("prometheus: /metrics scrape latency under training, median", median, "ms", 10, source=src),
+            Figure("prometheus: /metrics scrape latency under training, p99", p99, "ms", 10, source=src),
+        ]
+
     def hf_trainer(self):
         """Trainhook on LibTorch 2.x vs HF's Trainer on the same PyTorch
         from PyPI (MLP and CNN), Trainhook 2.x vs 1.13, and --bf16 vs float32."""
@@ -496,14 +518,14 @@ def main():
                     "stable on a shared machine, where spinning OpenMP workers mostly measure the load")
     ap.add_argument("--only", default="", help="comma-separated subset: trainer_overhead, all_plugins, "
                     "dispatch, plugin_load, peak_rss, tensorboard, mlflow, ddp, torchscript, model_access, "
-                    "isolation, hf_trainer")
+                    "isolation, hf_trainer, prometheus")
     opts = ap.parse_args()
     build = os.path.abspath(opts.build)
     out_dir = os.path.join(build, "bench")
     suite = Suite(build, out_dir, opts.quick, opts.threads)
     only = set(filter(None, opts.only.split(",")))
     known = {"trainer_overhead", "all_plugins", "dispatch", "plugin_load", "peak_rss", "tensorboard", "mlflow",
-             "ddp", "torchscript", "model_access", "isolation", "hf_trainer"}
+             "ddp", "torchscript", "model_access", "isolation", "hf_trainer", "prometheus"}
     if only - known:
         ap.error(f"--only: unknown {', '.join(sorted(only - known))} (expected some of {', '.join(sorted(known))})")
     want = lambda n: not only or n in only  # noqa: E731
@@ -527,6 +549,8 @@ def main():
             suite.ddp()
         if want("torchscript"):
             suite.torchscript()
+        if want("prometheus"):
+            suite.prometheus()
         if want("hf_trainer"):
             suite.hf_trainer()
         if want("all_plugins") or want("peak_rss") or want("isolation"):

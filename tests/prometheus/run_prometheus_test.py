@@ -36,6 +36,12 @@ from wait_until import wait_until  # noqa: E402
 
 RUN_NAME = 'r"un\\x\ny'
 JOB = "th-test"
+STEPS = 8000  # a few seconds of training: several scrapes at 1 s happen during it
+
+
+def escaped_run_name():
+    """RUN_NAME as a label value of the text format."""
+    return RUN_NAME.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
 
 
 def fail(msg):
@@ -97,21 +103,32 @@ def write_data(work):
         f.write("\n".join(rows[192:]) + "\n")
 
 
-def stalled_scrapers(port, stop_event, held):
-    """Connects as soon as the exporter listens; 3 clients send a whole request
-    and never read, 2 send half a request (no end of headers) and never more."""
-    if not wait_until(lambda: stop_event.is_set() or get_ok("http://127.0.0.1:%d/metrics" % port), 120, 0.02):
-        return
-    if stop_event.is_set():
+def listening(port):
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=1).close()
+        return True
+    except OSError:
+        return False
+
+
+def stalled_scrapers(port, stop_event, held, probe):
+    """As soon as the exporter listens (a bare TCP connect: a scrape would
+    count as the final read of `linger`), 4 clients send a whole request and
+    never read, 1 sends half a request and never more. Then one scrape of our
+    own must still be answered, while the run still trains (trainhook_up 1)."""
+    if not wait_until(lambda: stop_event.is_set() or listening(port), 120, 0.02) or stop_event.is_set():
         return
     for i in range(5):
         s = socket.create_connection(("127.0.0.1", port), timeout=5)
-        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1024)
-        if i < 3:
+        if i < 4:
             s.sendall(b"GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: keep-alive\r\n\r\n")
         else:
             s.sendall(b"GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n")
         held.append(s)
+    try:
+        probe.append(get("http://127.0.0.1:%d/metrics" % port, timeout=10))
+    except Exception as e:
+        probe.append("scrape failed: %r" % e)
 
 
 def main():
@@ -152,8 +169,8 @@ def main():
         cmd = [a.cli, "train", "--train_file", os.path.join(a.work, "train.csv"),
                "--validation_file", os.path.join(a.work, "valid.csv"), "--do_train",
                "--output_dir", out, "--run_name", RUN_NAME, "--per_device_train_batch_size", "16",
-               "--per_device_eval_batch_size", "16", "--max_steps", "60", "--logging_steps", "5",
-               "--eval_strategy", "steps", "--eval_steps", "20", "--save_strategy", "no",
+               "--per_device_eval_batch_size", "16", "--max_steps", str(STEPS), "--logging_steps", "100",
+               "--eval_strategy", "steps", "--eval_steps", "2000", "--save_strategy", "no",
                "--disable_tqdm", "true", "--seed", "3", "--report_to", "prometheus",
                "--plugin_config", "prometheus.listen=127.0.0.1:%d" % exporter,
                "--plugin_config", "prometheus.job=" + JOB,
@@ -161,7 +178,8 @@ def main():
                "--plugin_config", "prometheus.push_interval=1",
                "--plugin_config", "prometheus.linger=60"]
         train_log = open(os.path.join(a.work, "train.log"), "w")
-        scrapers = threading.Thread(target=stalled_scrapers, args=(exporter, stop_event, held))
+        probe = []
+        scrapers = threading.Thread(target=stalled_scrapers, args=(exporter, stop_event, held, probe))
         healthy = []
 
         def watch_targets():
@@ -191,6 +209,10 @@ def main():
             fail("trainhook train exited with %d:\n%s" % (code, log))
         if len(held) != 5:
             fail("the stalled scrapers never connected (%d connections)" % len(held))
+        up_line = 'trainhook_up{job="%s",run_name="%s"} 1' % (JOB, escaped_run_name())
+        if not probe or up_line not in probe[0]:
+            fail("a scrape beside the stalled clients, during training, did not answer with %s: %s" %
+                 (up_line, probe[0][:300] if probe else "no scrape"))
         if not healthy:
             fail("Prometheus never showed the exporter's target as up in /api/v1/targets")
         print("target seen healthy: lastError=%r" % healthy[-1].get("lastError"))
@@ -225,14 +247,14 @@ def main():
             checked.append(key)
         print("last values equal log_history for", checked)
         steps = query(prom, "trainhook_steps_total" + sel)
-        if float(steps[0]["value"][1]) != 60:
-            fail("trainhook_steps_total is %s, expected 60" % steps)
+        if float(steps[0]["value"][1]) != STEPS:
+            fail("trainhook_steps_total is %s, expected %d" % (steps, STEPS))
         samples = float(query(prom, "trainhook_samples_total" + sel)[0]["value"][1])
-        if samples != 60 * 16:
-            fail("trainhook_samples_total is %s, expected %d" % (samples, 60 * 16))
+        if samples != STEPS * 16:
+            fail("trainhook_samples_total is %s, expected %d" % (samples, STEPS * 16))
         count = float(query(prom, "trainhook_step_duration_seconds_count" + sel)[0]["value"][1])
-        if count != 60:
-            fail("trainhook_step_duration_seconds_count is %s, expected 60" % count)
+        if count != STEPS:
+            fail("trainhook_step_duration_seconds_count is %s, expected %d" % (count, STEPS))
         stamp = float(query(prom, "trainhook_last_step_timestamp_seconds" + sel)[0]["value"][1])
         if not (time.time() - 600 < stamp <= time.time()):
             fail("trainhook_last_step_timestamp_seconds %s is not a recent unix time" % stamp)
@@ -247,18 +269,20 @@ def main():
         def pushed(name):
             return float(g[name]["metrics"][0]["value"])
 
-        if pushed("trainhook_up") != 0 or pushed("trainhook_steps_total") != 60:
+        if pushed("trainhook_up") != 0 or pushed("trainhook_steps_total") != STEPS:
             fail("the final push is not the final state: %s" % json.dumps(g)[:2000])
         if abs(pushed("trainhook_loss") - last["loss"]) > 1e-12 * max(1.0, abs(last["loss"])):
             fail("pushed trainhook_loss %s != %s" % (pushed("trainhook_loss"), last["loss"]))
         if "trainhook_last_success_timestamp_seconds" not in g:
             fail("a finished run's final push lacks trainhook_last_success_timestamp_seconds")
         text = get(pgw + "/metrics")
-        escaped = RUN_NAME.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+        escaped = escaped_run_name()
         for series in ("push_time_seconds", "trainhook_up", "trainhook_loss"):
-            want = '%s{job="%s",run_name="%s"}' % (series, JOB, escaped)
-            if want not in text:
-                fail("the Pushgateway's /metrics has no %s" % want)
+            lines = [l for l in text.splitlines() if l.startswith(series + "{") and 'job="%s"' % JOB in l
+                     and 'run_name="%s"' % escaped in l]
+            if len(lines) != 1:
+                fail("the Pushgateway's /metrics has no %s{job=%s,run_name=%s}: %s" %
+                     (series, JOB, escaped, [l for l in text.splitlines() if l.startswith(series)]))
         print("ok: Prometheus scraped and the Pushgateway received the run (%s)" %
               [l for l in log.splitlines() if "pushes to" in l][-1].strip())
     finally:

@@ -1,5 +1,7 @@
 #include <trainhook/prometheus/prometheus_callback.hpp>
 
+#include <trainhook/prometheus/push_url.hpp>
+
 #include <nlohmann/json.hpp>
 
 namespace trainhook::prometheus {
@@ -27,10 +29,11 @@ std::unique_ptr<support::Delivery<PushRequest>> PrometheusCallback::open_run(tra
       e.state().train_batch_size *
       (args.is_object() ? std::max<int64_t>(1, arg_or(args, "gradient_accumulation_steps", 1)) : 1) * world;
   run->metrics().tokens_baseline(e.state().num_input_tokens_seen);
-  host_.info("prometheus: serving /metrics on " + options_.listen() +
+  host_.info("serving /metrics on " + options_.listen() +
              (options_.pushgateway_url().empty()
                   ? std::string()
-                  : ", pushing every " + std::to_string(options_.push_interval()) + " s"));
+                  : ", pushing every " + nlohmann::json(options_.push_interval()).dump() + " s to " +
+                        redact_url(options_.pushgateway_url())));
   return run;
 }
 
@@ -73,7 +76,7 @@ void PrometheusCallback::on_train_end(trainhook::Event&) { finish(support::RunOu
 void PrometheusCallback::on_exception(trainhook::Event& e) {
   if (!running()) return;
   if (const th_failure* f = e.failure())
-    host_.info(std::string("prometheus: the run failed (") + failure_kind_name(f->kind) +
+    host_.info(std::string("the run failed (") + failure_kind_name(f->kind) +
                "): trainhook_up is 0 in the final values");
   finish(support::RunOutcome::failed);
 }

@@ -21,7 +21,7 @@ std::string text(const nlohmann::json& cfg, const support::PluginConfig& where, 
 // syntax for one address; "s" or "r" suffixes, TLS, are not offered).
 void check_listen(const std::string& v, const support::PluginConfig& cfg) {
   const size_t colon = v.rfind(':');
-  bool ok = colon != std::string::npos && colon > 0 && colon + 1 < v.size() && colon + 6 > v.size();
+  bool ok = colon != std::string::npos && colon > 0 && colon + 1 < v.size() && v.size() - colon - 1 <= 5;
   long port = 0;
   for (size_t i = colon + 1; ok && i < v.size(); ++i) {
     ok = v[i] >= '0' && v[i] <= '9';

@@ -3,6 +3,7 @@
 #include <trainhook/prometheus/push_url.hpp>
 
 #include <prometheus/text_serializer.h>
+#include <nlohmann/json.hpp>
 
 #include <chrono>
 #include <exception>
@@ -14,14 +15,12 @@ double unix_now() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
-std::unique_ptr<::prometheus::Exposer> start_exposer(const std::string& listen) {
+std::unique_ptr<MetricsServer> start_server(const std::string& listen, std::shared_ptr<ScrapeView> view) {
   try {
-    // Two civetweb threads serve scrapes; request_timeout_ms bounds how long a
-    // client that sends nothing or never reads holds one of them.
-    return std::make_unique<::prometheus::Exposer>(std::vector<std::string>{
-        "listening_ports", listen, "num_threads", "2", "request_timeout_ms", "5000"});
+    return std::make_unique<MetricsServer>(
+        listen, [view] { return ::prometheus::TextSerializer().Serialize(view->Collect()); });
   } catch (const std::exception& e) {
-    throw ConfigError("prometheus: cannot serve /metrics on " + listen +
+    throw ConfigError("cannot serve /metrics on " + listen +
                       " (plugin_config prometheus.listen): " + e.what() +
                       "; is the port taken by another process? Choose a free one with "
                       "--plugin_config prometheus.listen=HOST:PORT");
@@ -35,10 +34,9 @@ PrometheusRun::PrometheusRun(const PrometheusOptions& options, const std::string
     : host_(host),
       linger_(static_cast<int64_t>(options.linger() * 1000)),
       listen_(options.listen()),
-      metrics_(run_name, options.job(), support::host_logger(host, "prometheus: ")),
+      metrics_(run_name, options.job(), support::host_logger(host)),
       view_(std::make_shared<ScrapeView>(metrics_.registry())),
-      exposer_(start_exposer(options.listen())) {
-  exposer_->RegisterCollectable(view_);
+      server_(start_server(options.listen(), view_)) {
   if (!options.pushgateway_url().empty()) {
     push_url_ = push_url(options.pushgateway_url(), options.job(), run_name);
     shown_url_ = redact_url(push_url_);
@@ -46,11 +44,6 @@ PrometheusRun::PrometheusRun(const PrometheusOptions& options, const std::string
 }
 
 PrometheusRun::~PrometheusRun() = default;
-
-int PrometheusRun::port() const {
-  const std::vector<int> ports = exposer_->GetListeningPorts();
-  return ports.empty() ? 0 : ports.front();
-}
 
 support::WorkerOptions PrometheusRun::worker_options() const {
   support::WorkerOptions o;
@@ -100,13 +93,14 @@ support::BatchResult PrometheusRun::deliver(std::vector<PushRequest>& batch, sup
   }
   ++pushes_failed_;
   if (error != last_error_)  // one warning per distinct failure, every one counted
-    host_.warn("prometheus: push to the Pushgateway " + shown_url_ + " failed: " + error);
+    host_.warn("push to the Pushgateway " + shown_url_ + " failed: " + error);
   last_error_ = error;
   return support::BatchResult{0, batch.size(), std::chrono::milliseconds(-1)};
 }
 
 void PrometheusRun::report(support::DeliveryResult<PushRequest> result) {
-  std::string line = "prometheus: served /metrics on " + listen_;
+  http_.reset();  // its abort flag was the ended worker's
+  std::string line = "served /metrics on " + listen_;
   if (pushing()) {
     line += "; " + std::to_string(pushes_ok_) + " of " + std::to_string(pushes_ok_ + pushes_failed_) +
             " pushes to " + shown_url_ + " succeeded";
@@ -122,8 +116,8 @@ void PrometheusRun::report(support::DeliveryResult<PushRequest> result) {
   if (linger_.count() > 0) {
     const bool read = view_->wait_final_scrape(linger_, [this] { return host_.end_requested(); });
     if (!read)
-      host_.info("prometheus: no scrape read the final values within plugin_config prometheus.linger (" +
-                 std::to_string(linger_.count() / 1000.0) + " s)");
+      host_.info("no scrape read the final values within plugin_config prometheus.linger (" +
+                 nlohmann::json(linger_.count() / 1000.0).dump() + " s)");
   }
 }
 

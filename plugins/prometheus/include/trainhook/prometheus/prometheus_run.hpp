@@ -1,8 +1,8 @@
 // One run's exporter and pushes, as the integration base's Delivery: it owns
-// the run's metrics (run_metrics.hpp), the /metrics endpoint (prometheus-cpp's
-// Exposer: civetweb threads serve every scrape, the training thread never
-// does) and, with a Pushgateway, the pushes, which run on the base's worker
-// thread. A PushRequest record only asks for a push: the body is the
+// the run's metrics (run_metrics.hpp), the /metrics endpoint
+// (metrics_server.hpp: its own threads serve every scrape, the training
+// thread never does) and, with a Pushgateway, the pushes, which run on the
+// base's worker thread. A PushRequest record only asks for a push: the body is the
 // registry's state when the push is sent, so requests queued while a push is
 // in flight coalesce into one.
 //
@@ -13,14 +13,13 @@
 // both (and the worker's stop flag aborts a request in flight).
 #pragma once
 
+#include <trainhook/prometheus/metrics_server.hpp>
 #include <trainhook/prometheus/prometheus_options.hpp>
 #include <trainhook/prometheus/run_metrics.hpp>
 
 #include <trainhook/plugin.hpp>
 #include <trainhook/support/http_client.hpp>
 #include <trainhook/support/integration.hpp>
-
-#include <prometheus/exposer.h>
 
 #include <chrono>
 #include <cstdint>
@@ -45,7 +44,7 @@ class PrometheusRun final : public support::Delivery<PushRequest> {
   RunMetrics& metrics() noexcept { return metrics_; }
   bool pushing() const noexcept { return !push_url_.empty(); }
   // The port the exporter listens on.
-  int port() const;
+  int port() const noexcept { return server_->port(); }
 
   // Training thread, at the end of the run (finish() calls end_mark()): sets
   // up = 0 (and the last-success time on a finished run); the final push.
@@ -65,7 +64,7 @@ class PrometheusRun final : public support::Delivery<PushRequest> {
   std::string listen_;
   RunMetrics metrics_;
   std::shared_ptr<ScrapeView> view_;
-  std::unique_ptr<::prometheus::Exposer> exposer_;
+  std::unique_ptr<MetricsServer> server_;
   std::string push_url_;                       // empty: no Pushgateway
   std::string shown_url_;                      // push_url_ without credentials
   std::unique_ptr<support::HttpClient> http_;  // made on the worker thread (one client per thread)
