@@ -9,8 +9,8 @@
 #include <doctest/doctest.h>
 
 #include <netinet/in.h>
-#include <sys/time.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include <atomic>
