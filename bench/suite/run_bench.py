@@ -364,12 +364,28 @@ class Suite:
         ratio = _search(text, r"step-time ratio prometheus/none: ([0-9.]+)")
         median = _search(text, r"scrape latency under training: median ([0-9.]+) ms")
         p99 = _search(text, r"scrape latency under training: median [0-9.]+ ms, p99 ([0-9.]+) ms")
-        src = "bench/prometheus (CLI, built-in MLP 64-256-256-10, batch 64; /metrics scraped every 50 ms)"
-        self.raw["prometheus"] = {"on_none": ratio, "scrape_median_ms": median, "scrape_p99_ms": p99}
+        scraped_ratio = _search(text, r"step-time ratio prometheus scraped every [0-9]+ ms/none: ([0-9.]+)")
+        src = "bench/prometheus (CLI, built-in MLP 64-256-256-10, batch 64, interleaved medians)"
+        ssrc = "bench/prometheus (as above, /metrics scraped every 50 ms during the run)"
+        self.raw["prometheus"] = {"on_none": ratio, "scraped_on_none": scraped_ratio, "scrape_median_ms": median,
+                                  "scrape_p99_ms": p99}
+        hooks = self.exe("bin", "bench_prometheus_hooks")
+        alone = scraped = None
+        if hooks:
+            env = self.clean_env()
+            env["TRAINHOOK_BUILD_DIR"] = self.build
+            out = self.run("prometheus_hooks", [hooks, "50000" if self.quick else "200000"], env=env)
+            alone = _search(out, r"log\): ([0-9.]+) ns")
+            scraped = _search(out, r"back to back: ([0-9.]+) ns")
+        self.raw["prometheus"].update({"hooks_ns_per_step": alone, "hooks_ns_per_step_scraped": scraped})
+        hsrc = "bench/prometheus/bench_prometheus_hooks (C ABI: step begin + step end + a 6-number log)"
         self.figures += [
+            Figure("prometheus: training-thread cost per step", alone, "ns", source=hsrc),
+            Figure("prometheus: the same under back-to-back scrapes", scraped, "ns", source=hsrc),
             Figure("prometheus: step time on / none (MLP)", ratio, "x", 1.01, source=src),
-            Figure("prometheus: /metrics scrape latency under training, median", median, "ms", 10, source=src),
-            Figure("prometheus: /metrics scrape latency under training, p99", p99, "ms", 10, source=src),
+            Figure("prometheus scraped every 50 ms / none: step time (MLP)", scraped_ratio, "x", source=ssrc),
+            Figure("prometheus: /metrics scrape latency under training, median", median, "ms", 10, source=ssrc),
+            Figure("prometheus: /metrics scrape latency under training, p99", p99, "ms", 10, source=ssrc),
         ]
 
     def hf_trainer(self):
