@@ -34,6 +34,7 @@ PLUGIN_CONFIG = {
     "wandb": {"transmit_interval": 0.5, "finish_timeout": 30},
     "mlflow": {"flush_timeout": 30},
     "flyte": {"wait_timeout": 60},
+    "prometheus": {"listen": "127.0.0.1:0"},  # a free port: never a clash with a service on 9464
 }
 # The 1 M-metric run logs far faster than a real server ingests: its drain is
 # cut short on purpose (what is left is spooled to disk, as in production).
@@ -41,6 +42,7 @@ RSS_PLUGIN_CONFIG = {
     "wandb": {"transmit_interval": 0.5, "finish_timeout": 10},
     "mlflow": {"flush_timeout": 10},
     "flyte": {"wait_timeout": 30},
+    "prometheus": {"listen": "127.0.0.1:0"},
 }
 
 

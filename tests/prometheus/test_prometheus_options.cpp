@@ -45,10 +45,11 @@ TEST_CASE("values from --plugin_config flags arrive as strings and are accepted"
   CHECK(PrometheusOptions::from_json(R"({"listen":"[::1]:9464"})").listen() == "[::1]:9464");
   CHECK(PrometheusOptions::from_json(R"({"listen":"127.0.0.1:65535"})").listen() == "127.0.0.1:65535");
   CHECK(PrometheusOptions::from_json(R"({"listen":"h:1"})").listen() == "h:1");
+  CHECK(PrometheusOptions::from_json(R"({"listen":"127.0.0.1:0"})").listen() == "127.0.0.1:0");
 }
 
 TEST_CASE("a bad listen address names the key and the expected form") {
-  for (const char* bad : {R"({"listen":"9464"})", R"({"listen":"host:"})", R"({"listen":"host:0"})",
+  for (const char* bad : {R"({"listen":"9464"})", R"({"listen":"host:"})", R"({"listen":":9464"})",
                           R"({"listen":"host:65536"})", R"({"listen":"host:123456"})",
                           R"({"listen":"host:12x"})", R"({"listen":""})", R"({"listen":9464})"}) {
     const std::string e = error_of(bad);

@@ -29,7 +29,7 @@ std::unique_ptr<support::Delivery<PushRequest>> PrometheusCallback::open_run(tra
       e.state().train_batch_size *
       (args.is_object() ? std::max<int64_t>(1, arg_or(args, "gradient_accumulation_steps", 1)) : 1) * world;
   run->metrics().tokens_baseline(e.state().num_input_tokens_seen);
-  host_.info("serving /metrics on " + options_.listen() +
+  host_.info("serving /metrics on port " + std::to_string(run->port()) + " (" + options_.listen() + ")" +
              (options_.pushgateway_url().empty()
                   ? std::string()
                   : ", pushing every " + nlohmann::json(options_.push_interval()).dump() + " s to " +

@@ -17,8 +17,8 @@ std::string text(const nlohmann::json& cfg, const support::PluginConfig& where, 
   return it->get<std::string>();
 }
 
-// "host:port" or "[v6]:port" with a port in 1..65535 (civetweb's listening_ports
-// syntax for one address; "s" or "r" suffixes, TLS, are not offered).
+// "host:port" or "[v6]:port" with a port in 0..65535 (0: the system picks a free one) (civetweb's
+// listening_ports syntax for one address; "s" or "r" suffixes, TLS, are not offered).
 void check_listen(const std::string& v, const support::PluginConfig& cfg) {
   const size_t colon = v.rfind(':');
   bool ok = colon != std::string::npos && colon > 0 && colon + 1 < v.size() && v.size() - colon - 1 <= 5;
@@ -27,7 +27,7 @@ void check_listen(const std::string& v, const support::PluginConfig& cfg) {
     ok = v[i] >= '0' && v[i] <= '9';
     port = port * 10 + (v[i] - '0');
   }
-  if (!ok || port < 1 || port > 65535)
+  if (!ok || port > 65535)
     throw ConfigError(cfg.where("listen") + ": expected host:port with a port from 1 to 65535 " +
                       "(e.g. 127.0.0.1:9464 or 0.0.0.0:9464), got \"" + v + "\"");
 }

@@ -100,7 +100,7 @@ support::BatchResult PrometheusRun::deliver(std::vector<PushRequest>& batch, sup
 
 void PrometheusRun::report(support::DeliveryResult<PushRequest> result) {
   http_.reset();  // its abort flag was the ended worker's
-  std::string line = "served /metrics on " + listen_;
+  std::string line = "served /metrics on port " + std::to_string(port()) + " (" + listen_ + ")";
   if (pushing()) {
     line += "; " + std::to_string(pushes_ok_) + " of " + std::to_string(pushes_ok_ + pushes_failed_) +
             " pushes to " + shown_url_ + " succeeded";
