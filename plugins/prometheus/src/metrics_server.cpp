@@ -139,7 +139,15 @@ void MetricsServer::accept_loop() {
     if ((fds[1].revents & POLLIN) != 0) return;
     if ((fds[0].revents & POLLIN) == 0) continue;
     const int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
-    if (fd < 0) continue;  // EAGAIN, a connection reset before accept, EMFILE: try again at the next poll
+    if (fd < 0) {
+      // Out of descriptors: the connection stays in the backlog and poll says
+      // readable at once; wait a little (or for the stop) instead of spinning.
+      if (errno == EMFILE || errno == ENFILE) {
+        pollfd stop = {stop_fd_, POLLIN, 0};
+        ::poll(&stop, 1, 100);
+      }
+      continue;  // EAGAIN, or a connection reset before accept
+    }
     std::lock_guard<std::mutex> lock(mu_);
     if (queue_.size() >= kQueue) {
       ::close(fd);  // every serving thread is held and many wait: shed load
