@@ -67,6 +67,11 @@ struct Fixture {
     testkit::Values logs({{"loss", 0.5}, {"eval/acc", 0.25}});
     cb.fire(TH_EVENT_LOG, run, logs.view());
   }
+  void cb_step(testkit::Instance& cb) {
+    cb.fire(TH_EVENT_STEP_BEGIN, run);
+    ++run.state.global_step;
+    cb.fire(TH_EVENT_STEP_END, run);
+  }
 };
 
 const std::string kGroup =
@@ -175,4 +180,34 @@ TEST_CASE("processes other than world rank 0 export nothing") {
   f.run.state.process_index = 1;
   f.train(cb);
   CHECK(scrape(f.port).status == 0);
+}
+
+TEST_CASE("a slow Pushgateway gets coalesced pushes and the final push carries the final values") {
+  TestHttpServer pgw([](const TestRequest&) {
+    TestReply r;
+    r.delay = std::chrono::milliseconds(200);
+    return r;
+  });
+  Fixture f;
+  testkit::Instance cb(f.lib.callback("prometheus"), f.host,
+                       R"({"listen":"127.0.0.1:)" + std::to_string(f.port) +
+                           R"(","push_interval":0.1,"pushgateway_url":")" + pgw.url() + "\"}");
+  f.train(cb);
+  // Steps as fast as the host can fire them: many intervals pass during each push.
+  int64_t steps = 0;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (pgw.requests().size() < 3 && std::chrono::steady_clock::now() < deadline) {
+    f.cb_step(cb);
+    ++steps;
+  }
+  REQUIRE(pgw.requests().size() >= 3);
+  cb.fire(TH_EVENT_TRAIN_END, f.run);
+  const std::vector<TestRequest> pushes = pgw.requests();
+  // Requests made while a push is in flight coalesce: few pushes although
+  // many steps passed the interval.
+  CHECK(pushes.size() <= 6);
+  CHECK(has(pushes.back().body, R"(trainhook_up{job="trainhook",run_name="test-run"} 0)"));
+  CHECK(has(pushes.back().body, "trainhook_last_success_timestamp_seconds{"));
+  CHECK(has(pushes.back().body, R"(trainhook_steps_total{job="trainhook",run_name="test-run"} )" +
+                                    std::to_string(steps + 1) + "\n"));
 }

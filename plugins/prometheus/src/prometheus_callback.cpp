@@ -39,7 +39,7 @@ std::unique_ptr<support::Delivery<PushRequest>> PrometheusCallback::open_run(tra
 
 void PrometheusCallback::on_train_begin(trainhook::Event& e) {
   if (!start(e)) return;
-  if (run().pushing()) {
+  if (run().claim_push()) {
     enqueue(PushRequest{});
     next_push_ = std::chrono::steady_clock::now() +
                  std::chrono::milliseconds(static_cast<int64_t>(options_.push_interval() * 1000));
@@ -56,8 +56,8 @@ void PrometheusCallback::on_step_end(trainhook::Event& e) {
   const double unix_now =
       std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
   run().metrics().step_end(now, unix_now, samples_per_step_, e.state().num_input_tokens_seen);
-  if (run().pushing() && now >= next_push_) {
-    enqueue(PushRequest{});  // a full queue already holds a pending push
+  if (now >= next_push_ && run().pushing()) {
+    if (run().claim_push()) enqueue(PushRequest{});  // else one is queued already
     next_push_ = now + std::chrono::milliseconds(static_cast<int64_t>(options_.push_interval() * 1000));
   }
 }

@@ -75,6 +75,7 @@ support::HttpResponse PrometheusRun::push_once(support::WorkerContext& ctx) {
 }
 
 support::BatchResult PrometheusRun::deliver(std::vector<PushRequest>& batch, support::WorkerContext& ctx) {
+  push_queued_ = false;  // what is asked from now on is the next push
   bool final = false;
   for (const PushRequest& r : batch) final = final || r.final;
   // The final push is the one a batch job's alerts read: a few tries. A

@@ -21,6 +21,7 @@
 #include <trainhook/support/http_client.hpp>
 #include <trainhook/support/integration.hpp>
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -43,6 +44,10 @@ class PrometheusRun final : public support::Delivery<PushRequest> {
 
   RunMetrics& metrics() noexcept { return metrics_; }
   bool pushing() const noexcept { return !push_url_.empty(); }
+  // Training thread: true when a periodic push should be queued, i.e. none is
+  // queued yet (deliver() takes the claim back), so the queue never holds
+  // more than one periodic request and the final one always fits.
+  bool claim_push() noexcept { return pushing() && !push_queued_.exchange(true); }
   // The port the exporter listens on.
   int port() const noexcept { return server_->port(); }
 
@@ -68,6 +73,7 @@ class PrometheusRun final : public support::Delivery<PushRequest> {
   std::string push_url_;                       // empty: no Pushgateway
   std::string shown_url_;                      // push_url_ without credentials
   std::unique_ptr<support::HttpClient> http_;  // made on the worker thread (one client per thread)
+  std::atomic<bool> push_queued_{false};
   // The worker thread's until report() (which runs after the worker ended).
   uint64_t pushes_ok_ = 0;
   uint64_t pushes_failed_ = 0;
