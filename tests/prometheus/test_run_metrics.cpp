@@ -101,3 +101,18 @@ TEST_CASE("only collections after mark_final count as reads of the final values"
   CHECK(!view.Collect().empty());
   CHECK(view.wait_final_scrape(std::chrono::milliseconds(0), [] { return false; }));
 }
+
+TEST_CASE("keys beyond the gauge limit are not exported and warned about once") {
+  std::vector<std::string> warnings;
+  RunMetrics m("run", "trainhook", [&](trainhook::LogLevel level, const std::string& message) {
+    if (level == trainhook::LogLevel::warn) warnings.push_back(message);
+  });
+  for (size_t i = 0; i < RunMetrics::kMaxLoggedGauges + 5; ++i) m.set_logged("k" + std::to_string(i), 1.0);
+  m.set_logged("k0", 2.0);  // a key it has keeps updating
+  const std::string text = exposition(m);
+  CHECK(has(text, R"(trainhook_k0{job="trainhook",run_name="run"} 2)"));
+  CHECK(has(text, "trainhook_k" + std::to_string(RunMetrics::kMaxLoggedGauges - 1) + "{"));
+  CHECK_FALSE(has(text, "trainhook_k" + std::to_string(RunMetrics::kMaxLoggedGauges) + "{"));
+  REQUIRE(warnings.size() == 1);
+  CHECK(has(warnings[0], "'k" + std::to_string(RunMetrics::kMaxLoggedGauges) + "'"));
+}

@@ -51,6 +51,14 @@ void RunMetrics::set_logged(std::string_view key, double value) {
     return;
   }
   auto it = logged_.find(*found.name);
+  if (it == logged_.end() && logged_.size() >= kMaxLoggedGauges) {
+    if (!warned_full_)
+      support::log_to(log_, LogLevel::warn,
+                      "the run logged more than " + std::to_string(kMaxLoggedGauges) +
+                          " different keys; from '" + std::string(key) + "' on, new keys are not exported");
+    warned_full_ = true;
+    return;
+  }
   if (it == logged_.end()) {
     ::prometheus::Gauge& g = ::prometheus::BuildGauge()
                                  .Name(*found.name)

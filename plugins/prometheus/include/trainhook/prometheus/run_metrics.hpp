@@ -46,6 +46,11 @@ const std::vector<double>& step_buckets();
 
 class RunMetrics {
  public:
+  // Gauges for logged keys at most: a run that logs ever new keys (a name per
+  // step, per sample) would otherwise grow the registry and every scrape
+  // without bound. Keys beyond are not exported (one warning).
+  static constexpr size_t kMaxLoggedGauges = 2000;
+
   // `log` receives the one-time warning for two keys with one name.
   RunMetrics(std::string run_name, std::string job, support::Logger log);
 
@@ -80,6 +85,7 @@ class RunMetrics {
   ::prometheus::Gauge* up_;
   std::chrono::steady_clock::time_point step_began_{};
   bool in_step_ = false;
+  bool warned_full_ = false;
   int64_t tokens_seen_ = 0;
 };
 
