@@ -17,8 +17,8 @@ std::string text(const nlohmann::json& cfg, const support::PluginConfig& where, 
   return it->get<std::string>();
 }
 
-// "host:port" or "[v6]:port" with a port in 0..65535 (0: the system picks a free one) (civetweb's
-// listening_ports syntax for one address; "s" or "r" suffixes, TLS, are not offered).
+// "host:port" or "[v6]:port" with a port in 0..65535 (0: the system picks a
+// free one); the host is resolved when the server starts (metrics_server.cpp).
 void check_listen(const std::string& v, const support::PluginConfig& cfg) {
   const size_t colon = v.rfind(':');
   bool ok = colon != std::string::npos && colon > 0 && colon + 1 < v.size() && v.size() - colon - 1 <= 5;

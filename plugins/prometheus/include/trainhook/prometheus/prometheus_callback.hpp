@@ -5,8 +5,8 @@
 // end and at EXCEPTION (ABI 1.3), whose final push carries it.
 //
 // The training thread only sets metric values (atomics and a few uncontended
-// locks inside prometheus-cpp); scrapes are served on civetweb's threads and
-// pushes on the base's worker thread.
+// locks inside prometheus-cpp); scrapes are served on the metrics server's
+// threads (metrics_server.hpp) and pushes on the base's worker thread.
 #pragma once
 
 #include <trainhook/prometheus/prometheus_options.hpp>

@@ -15,7 +15,7 @@ class PrometheusOptions {
   // naming the key and what was expected for unknown keys or bad values.
   static PrometheusOptions from_json(const std::string& config_json);
 
-  // host:port the exporter serves /metrics on (civetweb's listening_ports).
+  // host:port (or [v6]:port) the exporter serves /metrics on; port 0: any free port.
   TRAINHOOK_OPTION(std::string, listen, "127.0.0.1:9464");
   // The `job` label of every series (and the Pushgateway grouping key).
   TRAINHOOK_OPTION(std::string, job, "trainhook");

@@ -13,7 +13,7 @@
 // Threads: the setters run on the training thread and only touch atomics and
 // prometheus-cpp's metric objects (Gauge::Set, Counter::Increment,
 // Histogram::Observe); a family is created the first time a key is logged.
-// Collect() (ScrapeView) runs on the exporter's civetweb threads and the push
+// Collect() runs on the metrics server's threads (ScrapeView) and the push
 // worker; prometheus-cpp's Registry and Family lock their own state.
 #pragma once
 
