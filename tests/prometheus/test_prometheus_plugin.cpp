@@ -211,3 +211,20 @@ TEST_CASE("a slow Pushgateway gets coalesced pushes and the final push carries t
   CHECK(has(pushes.back().body, R"(trainhook_steps_total{job="trainhook",run_name="test-run"} )" +
                                     std::to_string(steps + 1) + "\n"));
 }
+
+TEST_CASE("a linger longer than callback_end_timeout allows is warned about at train begin") {
+  Fixture f;
+  f.host.args_json = R"({"callback_end_timeout": 60})";
+  testkit::Instance cb(f.lib.callback("prometheus"), f.host,
+                       R"({"listen":"127.0.0.1:)" + std::to_string(f.port) + R"(","linger":50})");
+  cb.fire(TH_EVENT_TRAIN_BEGIN, f.run);
+  CHECK_MESSAGE(f.host.count_logs(TH_LOG_WARN, "--callback_end_timeout (60 s)") == 1, f.host.all_logs());
+  testkit::FakeHost quiet;
+  quiet.args_json = R"({"callback_end_timeout": 120})";
+  Fixture g;
+  testkit::Instance ok(g.lib.callback("prometheus"), quiet,
+                       R"({"listen":"127.0.0.1:)" + std::to_string(g.port) + R"(","linger":50})");
+  ok.fire(TH_EVENT_TRAIN_BEGIN, g.run);
+  CHECK(quiet.count_logs(TH_LOG_WARN, "callback_end_timeout") == 0);
+  // Both are destroyed without train end: the trainer is tearing down, no linger.
+}

@@ -4,4 +4,4 @@
 TRAINHOOK_PLUGIN("prometheus", "1.0.0",
                  trainhook::callback<trainhook::prometheus::PrometheusCallback>(
                      "prometheus", "1.0.0", trainhook::Kind::integration,
-                     "Prometheus: /metrics on rank 0 (prometheus-cpp) and optional Pushgateway pushes"))
+                     "Prometheus: /metrics on rank 0 and optional Pushgateway pushes (prometheus-cpp)"))

@@ -29,6 +29,18 @@ std::unique_ptr<support::Delivery<PushRequest>> PrometheusCallback::open_run(tra
       e.state().train_batch_size *
       (args.is_object() ? std::max<int64_t>(1, arg_or(args, "gradient_accumulation_steps", 1)) : 1) * world;
   run->metrics().tokens_baseline(e.state().num_input_tokens_seen);
+  // on_train_end runs the final push (up to 15 s) and the linger within the
+  // trainer's callback_end_timeout; past it the trainer names this plugin
+  // as overrunning and ends the run.
+  if (args.is_object() && options_.linger() > 0) {
+    auto it = args.find("callback_end_timeout");
+    if (it != args.end() && it->is_number() && it->get<double>() > 0 &&
+        options_.linger() + 15 > it->get<double>())
+      host_.warn("plugin_config prometheus.linger (" + nlohmann::json(options_.linger()).dump() +
+                 " s) plus up to 15 s for the final push exceeds --callback_end_timeout (" + it->dump() +
+                 " s): the trainer may end the run before the exporter has lingered; raise "
+                 "--callback_end_timeout");
+  }
   host_.info("serving /metrics on port " + std::to_string(run->port()) + " (" + options_.listen() + ")" +
              (options_.pushgateway_url().empty()
                   ? std::string()
@@ -71,13 +83,18 @@ void PrometheusCallback::set_values(trainhook::Event& e) {
 void PrometheusCallback::on_log(trainhook::Event& e) { set_values(e); }
 void PrometheusCallback::on_evaluate(trainhook::Event& e) { set_values(e); }
 
-void PrometheusCallback::on_train_end(trainhook::Event&) { finish(support::RunOutcome::finished); }
+void PrometheusCallback::on_train_end(trainhook::Event&) {
+  if (!running()) return;
+  run().linger_at_end();
+  finish(support::RunOutcome::finished);
+}
 
 void PrometheusCallback::on_exception(trainhook::Event& e) {
   if (!running()) return;
   if (const th_failure* f = e.failure())
     host_.info(std::string("the run failed (") + failure_kind_name(f->kind) +
                "): trainhook_up is 0 in the final values");
+  run().linger_at_end();
   finish(support::RunOutcome::failed);
 }
 

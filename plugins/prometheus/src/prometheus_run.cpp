@@ -114,7 +114,7 @@ void PrometheusRun::report(support::DeliveryResult<PushRequest> result) {
     host_.warn(line);
   else
     host_.info(line);
-  if (linger_.count() > 0) {
+  if (linger_.count() > 0 && linger_at_end_) {
     const bool read = view_->wait_final_scrape(linger_, [this] { return host_.end_requested(); });
     if (!read)
       host_.info("no scrape read the final values within plugin_config prometheus.linger (" +

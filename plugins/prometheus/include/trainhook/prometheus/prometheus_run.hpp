@@ -47,6 +47,10 @@ class PrometheusRun final : public support::Delivery<PushRequest> {
   // Training thread: true when a periodic push should be queued, i.e. none is
   // queued yet (deliver() takes the claim back), so the queue never holds
   // more than one periodic request and the final one always fits.
+  // Training thread: the run ends at train end or EXCEPTION, where `linger`
+  // applies; a run closed because the callback is being destroyed (the
+  // trainer is tearing down) does not wait.
+  void linger_at_end() noexcept { linger_at_end_ = true; }
   bool claim_push() noexcept { return pushing() && !push_queued_.exchange(true); }
   // The port the exporter listens on.
   int port() const noexcept { return server_->port(); }
@@ -56,7 +60,8 @@ class PrometheusRun final : public support::Delivery<PushRequest> {
   std::optional<PushRequest> end_mark(support::RunOutcome outcome) override;
   support::BatchResult deliver(std::vector<PushRequest>& batch, support::WorkerContext& ctx) override;
   // Training thread, after the pushes ended: the end line, then, with
-  // `linger`, waits until one scrape has read the final values.
+  // `linger` (and linger_at_end()), waits until one scrape has read the
+  // final values.
   void report(support::DeliveryResult<PushRequest> result) override;
   std::chrono::milliseconds flush_timeout() const override { return std::chrono::seconds(15); }
   support::WorkerOptions worker_options() const override;
@@ -74,6 +79,7 @@ class PrometheusRun final : public support::Delivery<PushRequest> {
   std::string shown_url_;                      // push_url_ without credentials
   std::unique_ptr<support::HttpClient> http_;  // made on the worker thread (one client per thread)
   std::atomic<bool> push_queued_{false};
+  bool linger_at_end_ = false;
   // The worker thread's until report() (which runs after the worker ended).
   uint64_t pushes_ok_ = 0;
   uint64_t pushes_failed_ = 0;
