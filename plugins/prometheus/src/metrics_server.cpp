@@ -102,7 +102,6 @@ MetricsServer::MetricsServer(const std::string& listen, RenderMetrics render, Me
     throw std::runtime_error(e);
   }
   try {
-    threads_.emplace_back([this] { accept_loop(); });
     for (int i = 0; i < std::max(1, options_.threads); ++i) threads_.emplace_back([this] { serve_loop(); });
   } catch (...) {
     stop();
@@ -113,31 +112,25 @@ MetricsServer::MetricsServer(const std::string& listen, RenderMetrics render, Me
 MetricsServer::~MetricsServer() { stop(); }
 
 void MetricsServer::stop() {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    stopping_ = true;
-  }
   if (stop_fd_ >= 0) {
     const uint64_t one = 1;
     [[maybe_unused]] const ssize_t n = ::write(stop_fd_, &one, sizeof one);
   }
-  ready_.notify_all();
   for (std::thread& t : threads_)
     if (t.joinable()) t.join();
   threads_.clear();
-  for (const int fd : queue_) ::close(fd);
-  queue_.clear();
   if (listen_fd_ >= 0) ::close(listen_fd_);
   if (stop_fd_ >= 0) ::close(stop_fd_);
   listen_fd_ = stop_fd_ = -1;
 }
 
-void MetricsServer::accept_loop() {
+void MetricsServer::serve_loop() {
   for (;;) {
     pollfd fds[2] = {{listen_fd_, POLLIN, 0}, {stop_fd_, POLLIN, 0}};
     if (::poll(fds, 2, -1) < 0 && errno != EINTR) return;
     if ((fds[1].revents & POLLIN) != 0) return;
     if ((fds[0].revents & POLLIN) == 0) continue;
+    // Every idle serving thread wakes; one accepts, the others get EAGAIN.
     const int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
     if (fd < 0) {
       // Out of descriptors: the connection stays in the backlog and poll says
@@ -146,27 +139,7 @@ void MetricsServer::accept_loop() {
         pollfd stop = {stop_fd_, POLLIN, 0};
         ::poll(&stop, 1, 100);
       }
-      continue;  // EAGAIN, or a connection reset before accept
-    }
-    std::lock_guard<std::mutex> lock(mu_);
-    if (queue_.size() >= kQueue) {
-      ::close(fd);  // every serving thread is held and many wait: shed load
-      continue;
-    }
-    queue_.push_back(fd);
-    ready_.notify_one();
-  }
-}
-
-void MetricsServer::serve_loop() {
-  for (;;) {
-    int fd = -1;
-    {
-      std::unique_lock<std::mutex> lock(mu_);
-      ready_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
-      if (stopping_) return;
-      fd = queue_.front();
-      queue_.pop_front();
+      continue;  // EAGAIN (another thread took it), or a connection reset before accept
     }
     serve(fd);
     ::close(fd);

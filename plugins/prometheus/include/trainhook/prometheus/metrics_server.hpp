@@ -9,21 +9,20 @@
 // format and the label escaping stay prometheus-cpp's (the body comes from
 // `render`).
 //
-// Threads: one accepts (poll on the socket and a stop eventfd) and queues the
-// connection (at most kQueue waiting; beyond, a connection is closed at once);
-// `threads` serve, one connection at a time each, with non-blocking I/O and a
-// deadline per connection (io_timeout: a client that sends half a request or
-// never reads holds a thread that long at most). Every answer closes the
-// connection. The destructor stops and joins all threads within one poll.
+// Threads: `threads` serving threads each wait in poll on the listening
+// socket and a stop eventfd, accept a connection and serve it, one at a time,
+// with non-blocking I/O and a deadline per connection (io_timeout: a client
+// that sends half a request or never reads holds a thread that long at most;
+// meanwhile the other threads accept, and beyond them connections wait in the
+// kernel's backlog). One thread wake-up per scrape, no hand-over. Every
+// answer closes the connection. The destructor stops and joins all threads
+// within one poll.
 #pragma once
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
-#include <deque>
 #include <functional>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -52,9 +51,7 @@ class MetricsServer {
   uint64_t served() const noexcept { return served_.load(); }
 
  private:
-  static constexpr size_t kQueue = 64;
   void stop();  // idempotent
-  void accept_loop();
   void serve_loop();
   void serve(int fd);
 
@@ -64,10 +61,6 @@ class MetricsServer {
   int stop_fd_ = -1;  // eventfd: readable once stopping
   int port_ = 0;
   std::atomic<uint64_t> served_{0};
-  std::mutex mu_;
-  std::condition_variable ready_;
-  std::deque<int> queue_;
-  bool stopping_ = false;
   std::vector<std::thread> threads_;
 };
 
