@@ -34,6 +34,7 @@ PLUGIN_CONFIG = {
     "wandb": {"transmit_interval": 0.5, "finish_timeout": 30},
     "mlflow": {"flush_timeout": 30},
     "flyte": {"wait_timeout": 60},
+    "prometheus": {"listen": "127.0.0.1:0"},  # a free port: never a clash with a service on 9464
 }
 # The 1 M-metric run logs far faster than a real server ingests: its drain is
 # cut short on purpose (what is left is spooled to disk, as in production).
@@ -41,6 +42,7 @@ RSS_PLUGIN_CONFIG = {
     "wandb": {"transmit_interval": 0.5, "finish_timeout": 10},
     "mlflow": {"flush_timeout": 10},
     "flyte": {"wait_timeout": 30},
+    "prometheus": {"listen": "127.0.0.1:0"},
 }
 
 
@@ -79,6 +81,12 @@ class Suite:
     def exe(self, *parts):
         path = os.path.join(self.build, *parts)
         return path if os.access(path, os.X_OK) else None
+
+    def built_only(self, config):
+        """`config` without the sections of plugins this build lacks (prometheus is
+        built only with prometheus-cpp; the trainer refuses a section no plugin reads)."""
+        plugins = os.path.join(self.build, "lib", "trainhook", "plugins")
+        return {k: v for k, v in config.items() if glob.glob(os.path.join(plugins, f"libtrainhook_{k}.*"))}
 
     def run(self, name, cmd, env=None, timeout=240):
         """Runs one benchmark; its output goes to logs/<name>.log. Returns the
@@ -167,7 +175,7 @@ class Suite:
             _remove(out)
             args = [exe, "--model", model, "--repeats", "3" if self.quick else "5", "--steps",
                     "100" if self.quick else "200", "--save_steps", "50",
-                    "--plugin_config", json.dumps(PLUGIN_CONFIG), "--json", out]
+                    "--plugin_config", json.dumps(self.built_only(PLUGIN_CONFIG)), "--json", out]
             self.run(f"all_plugins_{model}", args, env=self.clean_env(peers.env()), timeout=300)
             r = _load(out)
             self.raw[f"all_plugins_{model}"] = r
@@ -246,7 +254,7 @@ class Suite:
         _remove(out)
         args = [exe, "--model", "mlp", "--repeats", "3" if self.quick else "5", "--steps",
                 "100" if self.quick else "200", "--save_steps", "50", "--isolate", "all",
-                "--plugin_config", json.dumps(PLUGIN_CONFIG), "--json", out]
+                "--plugin_config", json.dumps(self.built_only(PLUGIN_CONFIG)), "--json", out]
         self.run("all_plugins_isolated", args, env=self.clean_env(peers.env()), timeout=300)
         r = _load(out)
         self.raw["all_plugins_isolated"] = r
@@ -261,7 +269,7 @@ class Suite:
         _remove(out)
         metrics = "200000" if self.quick else "1000000"
         self.run("peak_rss", [exe, "--metrics", metrics, "--short_metrics", "20000",
-                              "--plugin_config", json.dumps(RSS_PLUGIN_CONFIG), "--json", out],
+                              "--plugin_config", json.dumps(self.built_only(RSS_PLUGIN_CONFIG)), "--json", out],
                  env=self.clean_env(peers.env()), timeout=300)
         r = _load(out)
         self.raw["peak_rss"] = r
@@ -349,6 +357,44 @@ class Suite:
         self.raw["torchscript"] = {"ratio": ratio}
         self.figures.append(Figure("torchscript MLP / built-in mlp: step time (CLI)", ratio, "x", 1.10,
                                    source="bench/torchscript (64-256-256-10, batch 64, interpreter overhead)"))
+
+    def prometheus(self):
+        cli = self.exe("bin", "trainhook")
+        found = glob.glob(os.path.join(self.build, "lib", "trainhook", "plugins", "libtrainhook_prometheus.*"))
+        if not cli or len(found) != 1:
+            return self.missing("prometheus", "bin/trainhook (needs LibTorch) or the prometheus plugin "
+                                "(needs prometheus-cpp-dev) is not built")
+        steps, repeats = ("300", "2") if self.quick else ("600", "5")
+        text = self.run("prometheus", [sys.executable, os.path.join(ROOT, "bench", "prometheus",
+                                                                    "bench_prometheus.py"),
+                                       "--cli", cli, "--steps", steps, "--repeats", repeats],
+                        env=self.clean_env(), timeout=900)
+        ratio = _search(text, r"step-time ratio prometheus/none: ([0-9.]+)")
+        median = _search(text, r"scrape latency under training: median ([0-9.]+) ms")
+        p99 = _search(text, r"scrape latency under training: median [0-9.]+ ms, p99 ([0-9.]+) ms")
+        scraped_ratio = _search(text, r"step-time ratio prometheus scraped every [0-9]+ ms/none: ([0-9.]+)")
+        src = "bench/prometheus (CLI, built-in MLP 64-256-256-10, batch 64, interleaved medians)"
+        ssrc = "bench/prometheus (as above, /metrics scraped every 50 ms during the run)"
+        self.raw["prometheus"] = {"on_none": ratio, "scraped_on_none": scraped_ratio, "scrape_median_ms": median,
+                                  "scrape_p99_ms": p99}
+        hooks = self.exe("bin", "bench_prometheus_hooks")
+        alone = scraped = None
+        if hooks:
+            env = self.clean_env()
+            env["TRAINHOOK_BUILD_DIR"] = self.build
+            out = self.run("prometheus_hooks", [hooks, "50000" if self.quick else "200000"], env=env)
+            alone = _search(out, r"log\): ([0-9.]+) ns")
+            scraped = _search(out, r"back to back: ([0-9.]+) ns")
+        self.raw["prometheus"].update({"hooks_ns_per_step": alone, "hooks_ns_per_step_scraped": scraped})
+        hsrc = "bench/prometheus/bench_prometheus_hooks (C ABI: step begin + step end + a 6-number log)"
+        self.figures += [
+            Figure("prometheus: training-thread cost per step", alone, "ns", source=hsrc),
+            Figure("prometheus: the same under back-to-back scrapes", scraped, "ns", source=hsrc),
+            Figure("prometheus: step time on / none (MLP)", ratio, "x", 1.01, source=src),
+            Figure("prometheus scraped every 50 ms / none: step time (MLP)", scraped_ratio, "x", source=ssrc),
+            Figure("prometheus: /metrics scrape latency under training, median", median, "ms", 10, source=ssrc),
+            Figure("prometheus: /metrics scrape latency under training, p99", p99, "ms", 10, source=ssrc),
+        ]
 
     def hf_trainer(self):
         """Trainhook on LibTorch 2.x vs HF's Trainer on the same PyTorch
@@ -496,14 +542,14 @@ def main():
                     "stable on a shared machine, where spinning OpenMP workers mostly measure the load")
     ap.add_argument("--only", default="", help="comma-separated subset: trainer_overhead, all_plugins, "
                     "dispatch, plugin_load, peak_rss, tensorboard, mlflow, ddp, torchscript, model_access, "
-                    "isolation, hf_trainer")
+                    "isolation, hf_trainer, prometheus")
     opts = ap.parse_args()
     build = os.path.abspath(opts.build)
     out_dir = os.path.join(build, "bench")
     suite = Suite(build, out_dir, opts.quick, opts.threads)
     only = set(filter(None, opts.only.split(",")))
     known = {"trainer_overhead", "all_plugins", "dispatch", "plugin_load", "peak_rss", "tensorboard", "mlflow",
-             "ddp", "torchscript", "model_access", "isolation", "hf_trainer"}
+             "ddp", "torchscript", "model_access", "isolation", "hf_trainer", "prometheus"}
     if only - known:
         ap.error(f"--only: unknown {', '.join(sorted(only - known))} (expected some of {', '.join(sorted(known))})")
     want = lambda n: not only or n in only  # noqa: E731
@@ -527,6 +573,8 @@ def main():
             suite.ddp()
         if want("torchscript"):
             suite.torchscript()
+        if want("prometheus"):
+            suite.prometheus()
         if want("hf_trainer"):
             suite.hf_trainer()
         if want("all_plugins") or want("peak_rss") or want("isolation"):

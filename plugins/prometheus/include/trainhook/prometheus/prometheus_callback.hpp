@@ -1,0 +1,46 @@
+// The "prometheus" integration (report_to prometheus): the world-zero process
+// serves the run's metrics on /metrics (prometheus_run.hpp) from train begin
+// to train end, and optionally pushes them to a Pushgateway every
+// push_interval seconds and once at the end. trainhook_up drops to 0 at train
+// end and at EXCEPTION (ABI 1.3), whose final push carries it.
+//
+// The training thread only sets metric values (atomics and a few uncontended
+// locks inside prometheus-cpp); scrapes are served on the metrics server's
+// threads (metrics_server.hpp) and pushes on the base's worker thread.
+#pragma once
+
+#include <trainhook/prometheus/prometheus_options.hpp>
+#include <trainhook/prometheus/prometheus_run.hpp>
+
+#include <trainhook/plugin.hpp>
+#include <trainhook/support/integration.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+
+namespace trainhook::prometheus {
+
+class PrometheusCallback final : public support::IntegrationCallback<PushRequest> {
+ public:
+  explicit PrometheusCallback(trainhook::Setup& setup);
+
+  void on_train_begin(trainhook::Event& e) override;
+  void on_step_begin(trainhook::Event& e) override;
+  void on_step_end(trainhook::Event& e) override;
+  void on_log(trainhook::Event& e) override;
+  void on_evaluate(trainhook::Event& e) override;
+  void on_train_end(trainhook::Event& e) override;
+  void on_exception(trainhook::Event& e) override;
+
+ private:
+  std::unique_ptr<support::Delivery<PushRequest>> open_run(trainhook::Event& e) override;
+  PrometheusRun& run() { return static_cast<PrometheusRun&>(delivery()); }
+  void set_values(trainhook::Event& e);
+
+  PrometheusOptions options_;
+  int64_t samples_per_step_ = 0;  // per-device batch x accumulation x world size
+  std::chrono::steady_clock::time_point next_push_{};
+};
+
+}  // namespace trainhook::prometheus

@@ -1,0 +1,101 @@
+#include <trainhook/prometheus/prometheus_callback.hpp>
+
+#include <trainhook/prometheus/push_url.hpp>
+
+#include <nlohmann/json.hpp>
+
+namespace trainhook::prometheus {
+namespace {
+
+int64_t arg_or(const nlohmann::json& args, const char* key, int64_t fallback) {
+  auto it = args.find(key);
+  return it != args.end() && it->is_number_integer() ? it->get<int64_t>() : fallback;
+}
+
+}  // namespace
+
+PrometheusCallback::PrometheusCallback(trainhook::Setup& setup)
+    : IntegrationCallback(setup.host()), options_(PrometheusOptions::from_json(setup.config_json())) {}
+
+std::unique_ptr<support::Delivery<PushRequest>> PrometheusCallback::open_run(trainhook::Event& e) {
+  // The run_name (args.run_name, else output_dir, as in HF) and the job are
+  // the only label values: no other argument reaches a label.
+  std::string run_name = host_.run_name();
+  if (run_name.empty()) run_name = host_.output_dir();
+  auto run = std::make_unique<PrometheusRun>(options_, run_name, host_);
+  const nlohmann::json args = nlohmann::json::parse(host_.training_args_json(), nullptr, false);
+  const int64_t world = std::max<int32_t>(1, e.state().world_size);
+  samples_per_step_ =
+      e.state().train_batch_size *
+      (args.is_object() ? std::max<int64_t>(1, arg_or(args, "gradient_accumulation_steps", 1)) : 1) * world;
+  run->metrics().tokens_baseline(e.state().num_input_tokens_seen);
+  // on_train_end runs the final push (up to 15 s) and the linger within the
+  // trainer's callback_end_timeout; past it the trainer names this plugin
+  // as overrunning and ends the run.
+  if (args.is_object() && options_.linger() > 0) {
+    auto it = args.find("callback_end_timeout");
+    if (it != args.end() && it->is_number() && it->get<double>() > 0 &&
+        options_.linger() + 15 > it->get<double>())
+      host_.warn("plugin_config prometheus.linger (" + nlohmann::json(options_.linger()).dump() +
+                 " s) plus up to 15 s for the final push exceeds --callback_end_timeout (" + it->dump() +
+                 " s): the trainer may end the run before the exporter has lingered; raise "
+                 "--callback_end_timeout");
+  }
+  host_.info("serving /metrics on port " + std::to_string(run->port()) + " (" + options_.listen() + ")" +
+             (options_.pushgateway_url().empty()
+                  ? std::string()
+                  : ", pushing every " + nlohmann::json(options_.push_interval()).dump() + " s to " +
+                        redact_url(options_.pushgateway_url())));
+  return run;
+}
+
+void PrometheusCallback::on_train_begin(trainhook::Event& e) {
+  if (!start(e)) return;
+  if (run().claim_push()) {
+    enqueue(PushRequest{});
+    next_push_ = std::chrono::steady_clock::now() +
+                 std::chrono::milliseconds(static_cast<int64_t>(options_.push_interval() * 1000));
+  }
+}
+
+void PrometheusCallback::on_step_begin(trainhook::Event&) {
+  if (running()) run().metrics().step_begin(std::chrono::steady_clock::now());
+}
+
+void PrometheusCallback::on_step_end(trainhook::Event& e) {
+  if (!running()) return;
+  const auto now = std::chrono::steady_clock::now();
+  const double unix_now =
+      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  run().metrics().step_end(now, unix_now, samples_per_step_, e.state().num_input_tokens_seen);
+  if (now >= next_push_ && run().pushing()) {
+    if (run().claim_push()) enqueue(PushRequest{});  // else one is queued already
+    next_push_ = now + std::chrono::milliseconds(static_cast<int64_t>(options_.push_interval() * 1000));
+  }
+}
+
+void PrometheusCallback::set_values(trainhook::Event& e) {
+  if (!running()) return;  // after train end (the final evaluate()): the exporter is gone
+  const trainhook::Values values = e.values();
+  for (uint32_t i = 0; i < values.size(); ++i) run().metrics().set_logged(values.key(i), values.value(i));
+}
+
+void PrometheusCallback::on_log(trainhook::Event& e) { set_values(e); }
+void PrometheusCallback::on_evaluate(trainhook::Event& e) { set_values(e); }
+
+void PrometheusCallback::on_train_end(trainhook::Event&) {
+  if (!running()) return;
+  run().linger_at_end();
+  finish(support::RunOutcome::finished);
+}
+
+void PrometheusCallback::on_exception(trainhook::Event& e) {
+  if (!running()) return;
+  if (const th_failure* f = e.failure())
+    host_.info(std::string("the run failed (") + failure_kind_name(f->kind) +
+               "): trainhook_up is 0 in the final values");
+  run().linger_at_end();
+  finish(support::RunOutcome::failed);
+}
+
+}  // namespace trainhook::prometheus
