@@ -49,16 +49,17 @@ std::unique_ptr<Nvml> Nvml::load(std::string& why_not, const std::string& librar
     return nullptr;
   }
   auto api = std::make_unique<Api>();
-  const char* missing = nullptr;
-  if (!resolve(handle, "nvmlInit_v2", api->init)) missing = "nvmlInit_v2";
-  if (!resolve(handle, "nvmlShutdown", api->shutdown)) missing = "nvmlShutdown";
-  if (!resolve(handle, "nvmlDeviceGetCount_v2", api->count)) missing = "nvmlDeviceGetCount_v2";
-  if (!resolve(handle, "nvmlDeviceGetHandleByIndex_v2", api->handle))
-    missing = "nvmlDeviceGetHandleByIndex_v2";
-  if (!resolve(handle, "nvmlDeviceGetUtilizationRates", api->utilization))
-    missing = "nvmlDeviceGetUtilizationRates";
-  if (!resolve(handle, "nvmlDeviceGetMemoryInfo", api->memory)) missing = "nvmlDeviceGetMemoryInfo";
-  if (!resolve(handle, "nvmlDeviceGetPowerUsage", api->power)) missing = "nvmlDeviceGetPowerUsage";
+  const char* missing = nullptr;  // the first symbol the library lacks
+  auto need = [&](const char* name, auto& fn) {
+    if (!resolve(handle, name, fn) && missing == nullptr) missing = name;
+  };
+  need("nvmlInit_v2", api->init);
+  need("nvmlShutdown", api->shutdown);
+  need("nvmlDeviceGetCount_v2", api->count);
+  need("nvmlDeviceGetHandleByIndex_v2", api->handle);
+  need("nvmlDeviceGetUtilizationRates", api->utilization);
+  need("nvmlDeviceGetMemoryInfo", api->memory);
+  need("nvmlDeviceGetPowerUsage", api->power);
   if (missing != nullptr) {
     why_not = library + " has no " + missing;
     ::dlclose(handle);
