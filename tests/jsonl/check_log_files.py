@@ -74,18 +74,26 @@ if mode == "equal":
     out = sys.argv[2]
     history = json.load(open(os.path.join(out, "trainer_state.json")))["log_history"]
     lines, rows = check_files(out, history, False)
-    if len(lines) != len(history):
+    # trainer_state.json is written at the end of training; the evaluation the
+    # CLI runs after it (a validation file) logs one more record, which the
+    # files have (as HF's log_history in memory has it) and the json does not.
+    final_evals = lines[len(history):]
+    for l in final_evals:
+        if l.get("step") != history[-1]["step"] or not all(
+                k in ("epoch", "step") or k.startswith("eval_") for k in l):
+            fail(f"jsonl line past log_history is not the final evaluation: {l}")
+    if len(lines) != len(history) + len(final_evals) or len(final_evals) > 1:
         fail(f"jsonl has {len(lines)} lines, log_history {len(history)} entries")
     for i, (l, h) in enumerate(zip(lines, history)):
         if not same_entry(l, h):
             fail(f"jsonl line {i + 1}: {l} != {h}")
-    if len(rows) != len(history):
-        fail(f"csv has {len(rows)} rows, log_history {len(history)} entries")
-    for i, (r, h) in enumerate(zip(rows, history)):
+    if len(rows) != len(lines):
+        fail(f"csv has {len(rows)} rows, jsonl {len(lines)} lines")
+    for i, (r, h) in enumerate(zip(rows, history + final_evals)):
         ok, why = row_equals(r, h)
         if not ok:
             fail(f"csv row {i + 1}: {why}")
-    print(f"equal: {len(history)} entries in both files")
+    print(f"equal: {len(history)} entries in both files (+ {len(final_evals)} final evaluation)")
 elif mode == "killed":
     out = sys.argv[2]
     ckpts = sorted(glob.glob(os.path.join(out, "checkpoint-*")), key=lambda p: int(p.rsplit("-", 1)[1]))

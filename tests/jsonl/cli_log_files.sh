@@ -27,7 +27,7 @@ deadline=$((SECONDS + 120))
 # Two checkpoints (save_total_limit keeps the last two): at least 80 steps, so
 # the file has lines before and past the last checkpoint.
 until (($(ls -d "$KILLED"/checkpoint-* 2>/dev/null | wc -l) >= 2 &&
-  $(wc -l <"$KILLED/log_history.jsonl" 2>/dev/null || echo 0) >= 100)); do
+  $(cat "$KILLED/log_history.jsonl" 2>/dev/null | wc -l) >= 100)); do
   kill -0 $pid 2>/dev/null || { cat "$KILLED.log" >&2; fail "the run ended before it could be killed"; }
   ((SECONDS < deadline)) || { kill -9 $pid; fail "no 100 lines and two checkpoints within 120 s"; }
   sleep 0.01
