@@ -65,6 +65,7 @@ TrainingArguments non_default() {
   a.lr_scheduler_kwargs = {{"num_cycles", 0.25}};
   a.label_smoothing_factor = 0.1;
   a.include_num_input_tokens_seen = true;
+  a.include_tokens_per_second = true;
   a.save_safetensors = false;
   a.plugin_dir = {"/opt/p"};
   a.plugin_config = {{"early_stopping", {{"patience", 3}}}};
