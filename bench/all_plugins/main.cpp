@@ -24,12 +24,15 @@
 //
 // scripts/bench's "observability" figure runs it with --report_to jsonl,csv,
 // prometheus --callbacks throughput,system_stats --skip_missing --progress off
-// --target 1.02: those plugins alone against none (--skip_missing leaves out
-// the names no library on the plugin path provides, e.g. an unbuilt plugin).
+// --target 1.02 --baseline_with_host_plugins: those plugins against the same
+// trainer with plugins on but none of them enabled (the printer, which every
+// plugin run has, is in both), so the ratio is their cost alone. --skip_missing
+// leaves out the names no library on the plugin path provides (an unbuilt plugin).
 //
 // usage: bench_all_plugins [--model mlp|cnn] [--repeats 5] [--steps 300]
 //          [--save_steps 50] [--report_to all|a,b] [--plugin_config JSON] [--json FILE]
 //          [--isolate all|a,b] [--callbacks a,b] [--skip_missing] [--progress on|off] [--target X]
+//          [--baseline_with_host_plugins]
 #include <bench_harness.hpp>
 
 #include <trainhook/data/tensor_dataset.hpp>
@@ -76,6 +79,10 @@ struct Options {
   bool skip_missing = false;              // drop report_to/callbacks names no library provides
   bool progress = true;                   // the progress bar in the plugin runs
   double target = 0;                      // > 0: the ratio's target instead of the default
+  // The baseline loads plugins too (the printer or progress bar, as --progress
+  // says) but enables none of the measured ones: the ratio is then the cost of
+  // those plugins alone.
+  bool baseline_with_host_plugins = false;
 };
 
 std::shared_ptr<trainhook::Model> make_model(const std::string& kind) {
@@ -169,7 +176,7 @@ RunTime run(const Options& o, const std::shared_ptr<trainhook::TensorDataset>& d
   }
   RunTime t;
   trainhook::TrainerOptions options;
-  options.use_plugins = plugins;
+  options.use_plugins = plugins || o.baseline_with_host_plugins;
   options.callbacks.push_back(trainhook::make_callback<LoopTimer>("stopwatch", &t));
   {
     trainhook::Trainer trainer(make_model(o.model), a, data, nullptr, std::move(options));
@@ -305,6 +312,7 @@ int bench(Options o) {
                               {"isolated", o.isolated},
                               {"callbacks", o.callbacks},
                               {"progress", o.progress},
+                              {"baseline_with_host_plugins", o.baseline_with_host_plugins},
                               {"target", target}};
     std::ofstream(o.json_file) << j.dump(2) << "\n";
   }
@@ -355,6 +363,8 @@ int main(int argc, char** argv) {
         o.callbacks = split(value());
       else if (a == "--skip_missing")
         o.skip_missing = true;
+      else if (a == "--baseline_with_host_plugins")
+        o.baseline_with_host_plugins = true;
       else if (a == "--progress") {
         const std::string v = value();
         if (v != "on" && v != "off")
@@ -374,7 +384,8 @@ int main(int argc, char** argv) {
         throw std::invalid_argument(
             "unknown argument '" + a +
             "' (expected --model, --repeats, --steps, --save_steps, --report_to, "
-            "--plugin_config, --json, --isolate, --callbacks, --skip_missing, --progress, --target)");
+            "--plugin_config, --json, --isolate, --callbacks, --skip_missing, --progress, --target, "
+            "--baseline_with_host_plugins)");
     }
     if (o.model != "mlp" && o.model != "cnn")
       throw std::invalid_argument("--model must be mlp or cnn, got '" + o.model + "'");

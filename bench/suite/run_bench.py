@@ -188,7 +188,8 @@ class Suite:
 
     def observability(self):
         """The file loggers, the Prometheus exporter (when built) and the throughput and
-        system_stats monitors, all logging every step, vs no plugins (MLP)."""
+        system_stats monitors with their default settings, logging every step, vs the same
+        trainer with none of them (the printer in both; MLP)."""
         exe = self.exe("bin", "bench_all_plugins")
         if not exe:
             return self.missing("observability plugins / none", "bench_all_plugins is not built (needs LibTorch)")
@@ -197,7 +198,7 @@ class Suite:
         args = [exe, "--model", "mlp", "--repeats", "3" if self.quick else "7", "--steps",
                 "100" if self.quick else "300", "--save_steps", "1000", "--report_to", "jsonl,csv,prometheus",
                 "--callbacks", "throughput,system_stats", "--skip_missing", "--progress", "off",
-                "--plugin_config", json.dumps({"throughput": {"window_size": 10}, "system_stats": {"interval_steps": 1}}),
+                "--baseline_with_host_plugins",
                 "--target", "1.02", "--json", out]
         self.run("observability", args, env=self.clean_env(), timeout=300)
         r = _load(out)

@@ -30,7 +30,7 @@ class LogHistoryDelivery final : public Delivery<LogHistoryItem> {
           format_->reset(file_, history);
           lines_ = history.size();
         } else {
-          format_->append(file_, item.entry);
+          format_->append(file_, log_history_entry(item.record));
           ++lines_;
         }
         ++r.delivered;
@@ -144,11 +144,20 @@ LogHistoryFileOptions LogHistoryFileOptions::from_json(const std::string& plugin
   return o;
 }
 
-nlohmann::json log_history_entry(const trainhook::Values& logs, const th_state& state) {
+LogRecord capture_log(const trainhook::Values& logs, const th_state& state) {
+  LogRecord r;
+  r.numbers.reserve(logs.size());
+  for (uint32_t i = 0; i < logs.size(); ++i) r.numbers.emplace_back(std::string(logs.key(i)), logs.value(i));
+  for (uint32_t i = 0; i < logs.string_size(); ++i)
+    r.strings.emplace_back(std::string(logs.string_key(i)), std::string(logs.string_value(i)));
+  r.epoch = state.epoch;
+  r.step = state.global_step;
+  return r;
+}
+
+nlohmann::json log_history_entry(const LogRecord& record) {
   nlohmann::json entry = nlohmann::json::object();
-  for (uint32_t i = 0; i < logs.size(); ++i) {
-    const std::string key(logs.key(i));
-    const double v = logs.value(i);
+  for (const auto& [key, v] : record.numbers) {
     // log_history holds this one as an integer (core's Trainer::log, as HF).
     if (key == "num_input_tokens_seen" && std::isfinite(v) && v == std::floor(v) && std::fabs(v) < 9.0e15) {
       entry[key] = static_cast<int64_t>(v);
@@ -156,10 +165,9 @@ nlohmann::json log_history_entry(const trainhook::Values& logs, const th_state& 
       entry[key] = v;
     }
   }
-  for (uint32_t i = 0; i < logs.string_size(); ++i)
-    entry[std::string(logs.string_key(i))] = std::string(logs.string_value(i));
-  if (!entry.contains("epoch")) entry["epoch"] = state.epoch;
-  entry["step"] = state.global_step;
+  for (const auto& [key, v] : record.strings) entry[key] = v;
+  if (!entry.contains("epoch")) entry["epoch"] = record.epoch;
+  entry["step"] = record.step;
   return entry;
 }
 
@@ -196,7 +204,7 @@ void LogHistoryFileCallback::on_log(trainhook::Event& e) {
   // After train end (the final evaluate()) this reopens the file for appending.
   if (!start(e)) return;
   LogHistoryItem item;
-  item.entry = log_history_entry(e.values(), e.state());
+  item.record = capture_log(e.values(), e.state());
   enqueue(std::move(item));
 }
 

@@ -1,21 +1,28 @@
 #include <trainhook/system_stats/process_sampler.hpp>
 
+#include <fcntl.h>
 #include <unistd.h>
 
-#include <fstream>
-#include <sstream>
+#include <cerrno>
 
 namespace trainhook::system_stats {
 namespace {
 
 // The file's text, or nullopt when it cannot be read. /proc files are small;
-// 64 KiB bounds a file that is not what it should be.
+// 64 KiB bounds a file that is not what it should be. Plain read(2) into a
+// stack buffer: a sample is a few of these, on the training thread.
 std::optional<std::string> slurp(const std::filesystem::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  if (!in) return std::nullopt;
-  std::string text(64 * 1024, '\0');
-  in.read(text.data(), static_cast<std::streamsize>(text.size()));
-  text.resize(static_cast<size_t>(in.gcount()));
+  const int fd = ::open(p.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  std::string text;
+  char buf[4096];
+  while (text.size() < 64 * 1024) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    text.append(buf, static_cast<size_t>(n));
+  }
+  ::close(fd);
   return text;
 }
 

@@ -41,16 +41,18 @@ void ThroughputCallback::on_train_begin(trainhook::Event& e) {
   flos_at_begin_ = st.total_flos;
   tokens_at_begin_ = static_cast<double>(st.num_input_tokens_seen);
   last_added_step_ = -1;
+  // Once per run (the arguments do not change; parsing them per step would cost more than the rest).
+  samples_per_step_ = samples_per_step_from_args(args_json_, st.world_size);
+  if (samples_per_step_ <= 0)
+    samples_per_step_ = static_cast<double>(st.train_batch_size) * std::max(1, st.world_size);
   // The first mark: the window's first step starts now.
   window_.add(total_);
 }
 
 void ThroughputCallback::on_step_end(trainhook::Event& e) {
   const th_state& st = e.state();
-  double per_step = samples_per_step_from_args(args_json_, st.world_size);
-  if (per_step <= 0) per_step = static_cast<double>(st.train_batch_size) * std::max(1, st.world_size);
   total_.seconds = seconds_now();
-  total_.samples += per_step;
+  total_.samples += samples_per_step_;
   total_.tokens = static_cast<double>(st.num_input_tokens_seen) - tokens_at_begin_;
   total_.flops = options_.flops_per_sample()
                      ? *options_.flops_per_sample() * total_.samples

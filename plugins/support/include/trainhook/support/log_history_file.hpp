@@ -32,14 +32,25 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace trainhook::support {
 
-// One queued item: a log_history entry, or (reset) the trainer state's JSON
-// text whose log_history replaces the file.
+// One on_log, as copied on the training thread (plain vectors: the JSON
+// object is built on the worker).
+struct LogRecord {
+  std::vector<std::pair<std::string, double>> numbers;
+  std::vector<std::pair<std::string, std::string>> strings;
+  double epoch = 0;
+  int64_t step = 0;
+};
+
+// One queued item: a log record, or (reset) the trainer state's JSON text
+// whose log_history replaces the file.
 struct LogHistoryItem {
   bool reset = false;
-  nlohmann::json entry;    // an object: the log_history entry (reset == false)
+  LogRecord record;        // reset == false
   std::string state_json;  // reset == true: th_host.trainer_state_json at train begin
 };
 
@@ -66,8 +77,10 @@ class LogHistoryFileOptions {
                                          const std::string& default_file);
 };
 
-// The record log() appended to log_history for these on_log values at this state.
-nlohmann::json log_history_entry(const trainhook::Values& logs, const th_state& state);
+// Copies the on_log values and the step (training thread).
+LogRecord capture_log(const trainhook::Values& logs, const th_state& state);
+// The entry log() appended to log_history for that record (worker thread).
+nlohmann::json log_history_entry(const LogRecord& record);
 
 class LogHistoryFileCallback : public IntegrationCallback<LogHistoryItem> {
  public:

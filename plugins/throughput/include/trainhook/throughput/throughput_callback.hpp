@@ -53,6 +53,7 @@ class ThroughputCallback final : public trainhook::Callback {
   double flos_at_begin_ = 0;
   double tokens_at_begin_ = 0;
   int64_t last_added_step_ = -1;
+  double samples_per_step_ = 0;  // over all ranks, from the arguments at train begin
 };
 
 }  // namespace trainhook::throughput
