@@ -9,6 +9,10 @@
 
 #include <doctest/doctest.h>
 
+#include <time.h>
+
+#include <chrono>
+#include <cmath>
 #include <map>
 #include <string>
 
@@ -54,19 +58,29 @@ TEST_CASE("limit candidates walk up from the process's cgroup and never above th
     CHECK(p.string().find("..") == std::string::npos);
 }
 
-TEST_CASE("this process: RSS and a CPU percentage of a busy loop") {
+TEST_CASE("this process: RSS and the CPU percentage of a busy loop against the process CPU clock") {
+  auto process_cpu_s = [] {
+    timespec ts{};
+    ::clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+  };
   ProcessSampler s;
-  (void)s.sample(0.0);
-  volatile double x = 0;
   const auto start = std::chrono::steady_clock::now();
-  while (std::chrono::steady_clock::now() - start < std::chrono::milliseconds(300)) x = x + 1;
+  const double cpu0 = process_cpu_s();
+  (void)s.sample(0.0);
+  // Busy until the process has used 0.3 s of CPU, however loaded the machine is.
+  volatile double x = 0;
+  while (process_cpu_s() - cpu0 < 0.3) x = x + 1;
+  const double cpu = process_cpu_s() - cpu0;
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const auto m = as_map(s.sample(wall));
   CHECK(m.at("system/rss_bytes") > 1e6);
   CHECK(m.at("system/peak_rss_bytes") >= m.at("system/rss_bytes"));
-  // One busy thread: about 100 % of a core (ticks are 10 ms; a loaded machine gives less).
-  CHECK(m.at("system/cpu_percent") > 20.0);
-  CHECK(m.at("system/cpu_percent") < 400.0);
+  // The same quantity from the kernel's ticks (10 ms each, two readings): within 3 ticks.
+  const double want = 100.0 * cpu / wall;
+  const double ticks = 100.0 * 0.03 / wall;
+  CHECK_MESSAGE(std::abs(m.at("system/cpu_percent") - want) <= ticks + 1.0,
+                "sampler " << m.at("system/cpu_percent") << " vs clock " << want);
 }
 
 TEST_CASE("NVML missing: no driver and a reason") {
