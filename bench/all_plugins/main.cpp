@@ -22,9 +22,17 @@
 // process (baseline) vs those named running each in its own helper process
 // (--plugin_isolation; target <= 1.05).
 //
+// scripts/bench's "observability" figure runs it with --report_to jsonl,csv,
+// prometheus --callbacks throughput,system_stats --skip_missing --progress off
+// --target 1.02 --baseline_with_host_plugins: those plugins against the same
+// trainer with plugins on but none of them enabled (the printer, which every
+// plugin run has, is in both), so the ratio is their cost alone. --skip_missing
+// leaves out the names no library on the plugin path provides (an unbuilt plugin).
+//
 // usage: bench_all_plugins [--model mlp|cnn] [--repeats 5] [--steps 300]
 //          [--save_steps 50] [--report_to all|a,b] [--plugin_config JSON] [--json FILE]
-//          [--isolate all|a,b]
+//          [--isolate all|a,b] [--callbacks a,b] [--skip_missing] [--progress on|off] [--target X]
+//          [--baseline_with_host_plugins]
 #include <bench_harness.hpp>
 
 #include <trainhook/data/tensor_dataset.hpp>
@@ -67,6 +75,14 @@ struct Options {
   std::vector<std::string> integrations;  // report_to resolved once
   std::string isolate;                    // --isolate: "all" or names; empty = none vs all
   std::vector<std::string> isolated;      // resolved
+  std::vector<std::string> callbacks;     // --callbacks: Kind::callback plugins in the plugin runs
+  bool skip_missing = false;              // drop report_to/callbacks names no library provides
+  bool progress = true;                   // the progress bar in the plugin runs
+  double target = 0;                      // > 0: the ratio's target instead of the default
+  // The baseline loads plugins too (the printer or progress bar, as --progress
+  // says) but enables none of the measured ones: the ratio is then the cost of
+  // those plugins alone.
+  bool baseline_with_host_plugins = false;
 };
 
 std::shared_ptr<trainhook::Model> make_model(const std::string& kind) {
@@ -146,8 +162,9 @@ RunTime run(const Options& o, const std::shared_ptr<trainhook::TensorDataset>& d
   a.save_steps = static_cast<double>(o.save_steps);
   a.save_total_limit = 2;
   a.report_to = plugins && !o.integrations.empty() ? o.integrations : std::vector<std::string>{"none"};
-  a.disable_tqdm = !plugins;
+  a.disable_tqdm = !plugins || !o.progress;
   if (plugins) {
+    a.callbacks = o.callbacks;
     a.plugin_config = o.plugin_config;
     if (isolated) a.plugin_isolation = o.isolated;
     // Each run uploads to its own destination (unless the caller chose one).
@@ -159,7 +176,7 @@ RunTime run(const Options& o, const std::shared_ptr<trainhook::TensorDataset>& d
   }
   RunTime t;
   trainhook::TrainerOptions options;
-  options.use_plugins = plugins;
+  options.use_plugins = plugins || o.baseline_with_host_plugins;
   options.callbacks.push_back(trainhook::make_callback<LoopTimer>("stopwatch", &t));
   {
     trainhook::Trainer trainer(make_model(o.model), a, data, nullptr, std::move(options));
@@ -181,11 +198,32 @@ int bench(Options o) {
     // What "all" means on this machine, resolved once so every run uses the
     // same list (and the output says which plugins were measured).
     trainhook::PluginRegistry registry{trainhook::PluginSearchOptions{}};
+    if (o.skip_missing) {
+      auto keep_found = [&](std::vector<std::string> names, const char* what) {
+        std::vector<std::string> found;
+        for (const auto& name : names) {
+          if (name == "all" || name == "none" || registry.has(name))
+            found.push_back(name);
+          else
+            std::fprintf(stderr, "bench_all_plugins: %s '%s' is not built; left out\n", what, name.c_str());
+        }
+        return found;
+      };
+      const std::vector<std::string> reports = keep_found(split(o.report_to), "integration");
+      o.report_to.clear();
+      for (const auto& r : reports) o.report_to += (o.report_to.empty() ? "" : ",") + r;
+      if (o.report_to.empty()) o.report_to = "none";
+      o.callbacks = keep_found(o.callbacks, "callback");
+    }
     o.integrations = registry.resolve_report_to(split(o.report_to));
+    if (o.integrations.size() == 1 && o.integrations[0] == "none") o.integrations.clear();
     std::string list;
     for (const auto& n : o.integrations) list += (list.empty() ? "" : ", ") + n;
-    std::fprintf(stderr, "bench_all_plugins: integrations: %s; progress plugin: %s\n",
-                 list.empty() ? "(none found)" : list.c_str(), registry.has("progress") ? "yes" : "no");
+    std::string cbs;
+    for (const auto& n : o.callbacks) cbs += (cbs.empty() ? "" : ", ") + n;
+    std::fprintf(stderr, "bench_all_plugins: integrations: %s; callbacks: %s; progress plugin: %s\n",
+                 list.empty() ? "(none found)" : list.c_str(), cbs.empty() ? "(none)" : cbs.c_str(),
+                 o.progress && registry.has("progress") ? "yes" : "no");
     if (!o.isolate.empty()) o.isolated = o.isolate == "all" ? o.integrations : split(o.isolate);
   }
 
@@ -231,7 +269,7 @@ int bench(Options o) {
   std::error_code ec;
   fs::remove_all(work, ec);
   const double ratio = median(all) / median(none);
-  const double target = compare_isolation ? kIsolatedTargetRatio : kTargetRatio;
+  const double target = o.target > 0 ? o.target : compare_isolation ? kIsolatedTargetRatio : kTargetRatio;
   const char* base_label = compare_isolation ? "plugins in process" : "no plugins";
   const char* test_label = compare_isolation ? "plugins isolated" : "all plugins";
   std::printf(
@@ -272,6 +310,9 @@ int bench(Options o) {
                               {"paired_ratio_median", median(paired)},
                               {"integrations", o.integrations},
                               {"isolated", o.isolated},
+                              {"callbacks", o.callbacks},
+                              {"progress", o.progress},
+                              {"baseline_with_host_plugins", o.baseline_with_host_plugins},
                               {"target", target}};
     std::ofstream(o.json_file) << j.dump(2) << "\n";
   }
@@ -318,10 +359,33 @@ int main(int argc, char** argv) {
         o.json_file = value();
       else if (a == "--isolate")
         o.isolate = value();
-      else
-        throw std::invalid_argument("unknown argument '" + a +
-                                    "' (expected --model, --repeats, --steps, --save_steps, --report_to, "
-                                    "--plugin_config, --json, --isolate)");
+      else if (a == "--callbacks")
+        o.callbacks = split(value());
+      else if (a == "--skip_missing")
+        o.skip_missing = true;
+      else if (a == "--baseline_with_host_plugins")
+        o.baseline_with_host_plugins = true;
+      else if (a == "--progress") {
+        const std::string v = value();
+        if (v != "on" && v != "off")
+          throw std::invalid_argument("--progress must be on or off, got '" + v + "'");
+        o.progress = v == "on";
+      } else if (a == "--target") {
+        const std::string v = value();
+        size_t used = 0;
+        try {
+          o.target = std::stod(v, &used);
+        } catch (const std::exception&) {
+          used = 0;
+        }
+        if (used == 0 || used != v.size() || !(o.target > 0))
+          throw std::invalid_argument("--target must be a positive number, got '" + v + "'");
+      } else
+        throw std::invalid_argument(
+            "unknown argument '" + a +
+            "' (expected --model, --repeats, --steps, --save_steps, --report_to, "
+            "--plugin_config, --json, --isolate, --callbacks, --skip_missing, --progress, --target, "
+            "--baseline_with_host_plugins)");
     }
     if (o.model != "mlp" && o.model != "cnn")
       throw std::invalid_argument("--model must be mlp or cnn, got '" + o.model + "'");

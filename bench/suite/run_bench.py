@@ -194,6 +194,32 @@ class Suite:
                                        r and r["all_process_cpu_us"] - r["none_process_cpu_us"], "us",
                                        source="bench/all_plugins"))
 
+    def observability(self):
+        """The file loggers, the Prometheus exporter (when built) and the throughput and
+        system_stats monitors with their default settings, logging every step, vs the same
+        trainer with none of them (the printer in both; MLP)."""
+        exe = self.exe("bin", "bench_all_plugins")
+        if not exe:
+            return self.missing("observability plugins / none", "bench_all_plugins is not built (needs LibTorch)")
+        out = os.path.join(self.out, "observability.json")
+        _remove(out)
+        args = [exe, "--model", "mlp", "--repeats", "3" if self.quick else "7", "--steps",
+                "100" if self.quick else "300", "--save_steps", "1000", "--report_to", "jsonl,csv,prometheus",
+                "--callbacks", "throughput,system_stats", "--skip_missing", "--progress", "off",
+                "--baseline_with_host_plugins",
+                "--target", "1.02", "--json", out]
+        self.run("observability", args, env=self.clean_env(), timeout=300)
+        r = _load(out)
+        self.raw["observability"] = r
+        note = ""
+        if r:
+            note = (f"{', '.join(r['integrations'] + r.get('callbacks', []))}; log every step; "
+                    f"train-end drain {r['all_train_end_ms']:.0f} ms vs {r['none_train_end_ms']:.0f} ms")
+        self.figures.append(Figure("trainer, observability plugins / none (MLP)", r and r["ratio"], "x", 1.02,
+                                   source="bench/all_plugins --callbacks", note=note))
+        self.figures.append(Figure("  same, CPU of the training thread (MLP)", r and r.get("thread_cpu_ratio"), "x",
+                                   source="bench/all_plugins --callbacks"))
+
     def dispatch(self):
         exe = self.exe("bin", "bench_dispatch")
         if not exe:
@@ -542,14 +568,14 @@ def main():
                     "stable on a shared machine, where spinning OpenMP workers mostly measure the load")
     ap.add_argument("--only", default="", help="comma-separated subset: trainer_overhead, all_plugins, "
                     "dispatch, plugin_load, peak_rss, tensorboard, mlflow, ddp, torchscript, model_access, "
-                    "isolation, hf_trainer, prometheus")
+                    "isolation, hf_trainer, prometheus, observability")
     opts = ap.parse_args()
     build = os.path.abspath(opts.build)
     out_dir = os.path.join(build, "bench")
     suite = Suite(build, out_dir, opts.quick, opts.threads)
     only = set(filter(None, opts.only.split(",")))
     known = {"trainer_overhead", "all_plugins", "dispatch", "plugin_load", "peak_rss", "tensorboard", "mlflow",
-             "ddp", "torchscript", "model_access", "isolation", "hf_trainer", "prometheus"}
+             "ddp", "torchscript", "model_access", "isolation", "hf_trainer", "prometheus", "observability"}
     if only - known:
         ap.error(f"--only: unknown {', '.join(sorted(only - known))} (expected some of {', '.join(sorted(known))})")
     want = lambda n: not only or n in only  # noqa: E731
@@ -577,6 +603,8 @@ def main():
             suite.prometheus()
         if want("hf_trainer"):
             suite.hf_trainer()
+        if want("observability"):
+            suite.observability()
         if want("all_plugins") or want("peak_rss") or want("isolation"):
             with Peers(work) as peers:
                 if want("all_plugins"):

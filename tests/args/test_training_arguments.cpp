@@ -66,6 +66,7 @@ TrainingArguments non_default() {
   a.lr_scheduler_kwargs = {{"num_cycles", 0.25}};
   a.label_smoothing_factor = 0.1;
   a.include_num_input_tokens_seen = true;
+  a.include_tokens_per_second = true;
   a.save_safetensors = false;
   a.plugin_dir = {"/opt/p"};
   a.plugin_config = {{"early_stopping", {{"patience", 3}}}};
@@ -102,7 +103,7 @@ TEST_CASE("to_json output is byte-identical to the hand-written form it replaced
       R"("ddp_backend":null,"ddp_timeout":1800,"debug":[],"disable_tqdm":false,"do_eval":false,"do_predict":false,)"
       R"("do_train":false,"enable_jit_checkpoint":false,"eval_delay":0.0,"eval_steps":null,"eval_strategy":"no",)"
       R"("fp16":false,"full_determinism":false,"gradient_accumulation_steps":1,"greater_is_better":null,)"
-      R"("include_num_input_tokens_seen":false,"label_smoothing_factor":0.0,"learning_rate":5e-05,)"
+      R"("include_num_input_tokens_seen":false,"include_tokens_per_second":false,"label_smoothing_factor":0.0,"learning_rate":5e-05,)"
       R"("load_best_model_at_end":false,"local_rank":-1,"logging_first_step":false,)"
       R"("logging_nan_inf_filter":true,"logging_steps":500.0,"logging_strategy":"steps",)"
       R"("lr_scheduler_kwargs":{},"lr_scheduler_type":"linear","max_grad_norm":1.0,"max_steps":-1,)"
@@ -138,7 +139,7 @@ TEST_CASE("to_json output is byte-identical to the hand-written form it replaced
       R"("do_eval":false,"do_predict":false,"do_train":false,"enable_jit_checkpoint":false,"eval_delay":0.0,)"
       R"("eval_steps":0.25,)"
       R"("eval_strategy":"steps","fp16":false,"full_determinism":false,"gradient_accumulation_steps":1,)"
-      R"("greater_is_better":false,"include_num_input_tokens_seen":false,"label_smoothing_factor":0.0,)"
+      R"("greater_is_better":false,"include_num_input_tokens_seen":false,"include_tokens_per_second":false,"label_smoothing_factor":0.0,)"
       R"("learning_rate":5e-05,"load_best_model_at_end":false,"local_rank":-1,)"
       R"("logging_first_step":false,"logging_nan_inf_filter":true,"logging_steps":500.0,)"
       R"("logging_strategy":"epoch","lr_scheduler_kwargs":{},"lr_scheduler_type":"cosine",)"
@@ -225,6 +226,7 @@ TEST_CASE("to_json writes every field with the HF names, unset optionals are nul
                                           "lr_scheduler_kwargs",
                                           "label_smoothing_factor",
                                           "include_num_input_tokens_seen",
+                                          "include_tokens_per_second",
                                           "save_safetensors",
                                           "use_cpu",
                                           "bf16",

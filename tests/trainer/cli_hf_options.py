@@ -1,5 +1,5 @@
 """Integration test of HF flags through `trainhook train`:
---include_num_input_tokens_seen (counted per micro-batch: rows of tabular data,
+--include_num_input_tokens_seen and --include_tokens_per_second (counted per micro-batch: rows of tabular data,
 block_size tokens per sample of the character LM; logged as HF does and saved in
 trainer_state.json), --label_smoothing_factor (changes the evaluation loss),
 --lr_scheduler_type/--lr_scheduler_kwargs and --optim/--optim_args through the
@@ -68,6 +68,36 @@ state = json.load(open(os.path.join(out, "trainer_state.json")))
 check(all("num_input_tokens_seen" not in e for e in state["log_history"]) and state["num_input_tokens_seen"] == 0,
       "without the flag nothing is counted or logged")
 
+# -- include_tokens_per_second (HF's meaning): train_tokens_per_second in the train
+# metrics = the input tokens this run trained on (over all ranks) / train_runtime,
+# rounded to 3 digits; train_runtime is rounded to 4, so the check allows that much.
+def tokens_per_second_ok(record, tokens):
+    rt, tps = record["train_runtime"], record.get("train_tokens_per_second")
+    if tps is None or rt <= 5e-5:
+        return False
+    return tokens / (rt + 5e-5) - 5e-4 <= tps <= tokens / (rt - 5e-5) + 5e-4
+
+
+for name, args, tokens in (
+        ("tps_csv", ["--train_file", csv, "--per_device_train_batch_size", 4, "--gradient_accumulation_steps", 2,
+                     "--max_steps", 2], 16),
+        ("tps_txt", ["--train_file", txt, "--model", "char_transformer", "--block_size", 8, "--hidden_size", 16,
+                     "--num_layers", 1, "--num_heads", 2, "--per_device_train_batch_size", 3, "--max_steps", 3], 72)):
+    out, _ = train(name, "--do_train", "--include_tokens_per_second", *args)
+    state = json.load(open(os.path.join(out, "trainer_state.json")))
+    final = state["log_history"][-1]
+    check(tokens_per_second_ok(final, tokens), f"{name}: train_tokens_per_second = {tokens} tokens / train_runtime: {final}")
+    check(state["num_input_tokens_seen"] == 0 and all("num_input_tokens_seen" not in e for e in state["log_history"]),
+          f"{name}: include_tokens_per_second alone leaves num_input_tokens_seen alone")
+out, _ = train("tps_both", "--do_train", "--train_file", csv, "--per_device_train_batch_size", 4, "--max_steps", 2,
+               "--include_tokens_per_second", "true", "--include_num_input_tokens_seen", "--logging_steps", 1)
+state = json.load(open(os.path.join(out, "trainer_state.json")))
+check(state["num_input_tokens_seen"] == 8 and tokens_per_second_ok(state["log_history"][-1], 8),
+      f"with include_num_input_tokens_seen too: both count the same tokens: {state['log_history'][-1]}")
+check(all("train_tokens_per_second" not in e
+          for e in json.load(open(os.path.join(work, "tokens_off", "trainer_state.json")))["log_history"]),
+      "without the flag there is no train_tokens_per_second")
+
 # -- label smoothing changes the evaluation loss of the same weights: one trained
 # model (evaluation alone needs one), evaluated with and without it.
 train("smooth", "--do_train", "--train_file", csv, "--max_steps", 1)
@@ -103,7 +133,7 @@ check("'nesterov'" in err and "rmsprop" in err and "terminate called" not in err
 # -- --help lists every new flag with its HF default.
 help_text = subprocess.run([cli, "train", "--help"], capture_output=True, text=True).stdout
 for flag, default in (("lr_scheduler_kwargs", "{}"), ("optim_args", "unset"), ("label_smoothing_factor", "0"),
-                      ("include_num_input_tokens_seen", "false")):
+                      ("include_num_input_tokens_seen", "false"), ("include_tokens_per_second", "false")):
     line = next((l for l in help_text.splitlines() if f"--{flag} " in l), "")
     check(f"[default: {default}]" in help_text.split(f"--{flag} ", 1)[-1].split("--", 1)[0],
           f"--help: --{flag} with default {default}: {line.strip()}")

@@ -436,6 +436,9 @@ std::vector<OptionSpec> build_table() {
   t.push_back(field("label_smoothing_factor", G::Training, &TA::label_smoothing_factor,
                     "Label smoothing of the cross-entropy loss (0 = none)"));
   t.push_back(tokens_seen_option());
+  t.push_back(field("include_tokens_per_second", G::LogEvalSave, &TA::include_tokens_per_second,
+                    "Add train_tokens_per_second to the train metrics: input tokens (rows of tabular data) "
+                    "trained on in this run, summed over processes, per second of train_runtime"));
   t.push_back(field("use_cpu", G::Training, &TA::use_cpu,
                     "Train on the CPU even where LibTorch has CUDA and a GPU is present (else the model, its "
                     "optimizer state and every batch go to cuda:LOCAL_RANK)"));

@@ -100,7 +100,6 @@ const std::vector<UnsupportedArgument> kTable = {
     {"eval_on_start", true, kOff, "an evaluation before training is not supported"},
     {"past_index", false, "-1", "models with past states (Transformer-XL, XLNet) are not supported"},
     {"label_names", false, "none,[]", "the built-in data has one label tensor"},
-    {"include_tokens_per_second", true, kOff, "token throughput is not measured"},
     {"use_legacy_prediction_loop", true, kOff, "there is one prediction loop"},
     // -- data loading
     {"dataloader_num_workers", false, kAlwaysWarn, kWorkers},

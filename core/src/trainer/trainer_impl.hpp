@@ -162,6 +162,7 @@ struct Trainer::Impl {
   double tr_loss = 0;
   double total_loss = 0;
   int64_t globalstep_last_logged = 0;
+  double tokens_this_run = 0;  // --include_tokens_per_second: input tokens over all ranks since train()
   std::optional<double> grad_norm;
   std::vector<torch::Tensor> trained_parameters;  // clipped on every optimizer step
 };

@@ -119,6 +119,7 @@ void Trainer::Impl::begin_training(const TrainingPlan& plan) {
   tr_loss = 0;
   total_loss = 0;
   globalstep_last_logged = state.global_step;
+  tokens_this_run = 0;
   grad_norm.reset();
   auto& module = model->module();
   trained_parameters = module.parameters();
@@ -161,9 +162,12 @@ void Trainer::Impl::training_step(const torch::Tensor& indices, int64_t epoch, i
     const AutocastScope mixed_precision(device.type(), autocast);  // forward and loss; backward outside
     loss = forward_with_loss(*model, batch, args.label_smoothing_factor).loss;
   }
-  if (args.include_num_input_tokens_seen) {
-    state.num_input_tokens_seen += static_cast<int64_t>(data_parallel->sum_over_ranks(
-        static_cast<double>(input_tokens(*model, batch.inputs)), "num_input_tokens_seen"));
+  if (args.include_num_input_tokens_seen || args.include_tokens_per_second) {
+    // One sum over ranks serves both counts.
+    const double tokens = data_parallel->sum_over_ranks(
+        static_cast<double>(input_tokens(*model, batch.inputs)), "num_input_tokens_seen");
+    if (args.include_num_input_tokens_seen) state.num_input_tokens_seen += static_cast<int64_t>(tokens);
+    tokens_this_run += tokens;
   }
   if (accum > 1) loss = loss / static_cast<double>(accum);
   const bool accumulation_boundary = (step + 1) % accum == 0 || (step + 1) == steps_in_epoch;
@@ -227,8 +231,10 @@ TrainOutput Trainer::Impl::finish_training(const TrainingPlan& plan, int64_t sta
   const int64_t steps_run = state.global_step - start_step;
   const double train_loss = steps_run > 0 ? total_loss / static_cast<double>(steps_run) : 0.0;
   Metrics metrics;
-  add_speed_metrics(metrics, "train", seconds_since(start), plan.num_train_samples,
-                    static_cast<double>(plan.max_steps));
+  const double runtime = seconds_since(start);
+  add_speed_metrics(metrics, "train", runtime, plan.num_train_samples, static_cast<double>(plan.max_steps));
+  if (args.include_tokens_per_second)
+    metrics["train_tokens_per_second"] = round_to(tokens_this_run / runtime, 3);
   metrics["total_flos"] = state.total_flos;
   metrics["train_loss"] = train_loss;
   memory.stop_and_update("train", metrics);

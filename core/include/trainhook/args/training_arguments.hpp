@@ -53,6 +53,9 @@ struct TrainingArguments {
   double warmup_steps = 0;              // < 1: ratio of max_steps
   double label_smoothing_factor = 0.0;  // cross-entropy targets: (1 - f) one-hot + f / classes
   bool include_num_input_tokens_seen = false;
+  // train_tokens_per_second in the train metrics: the input tokens this run
+  // trained on, summed over processes, over train_runtime (HF's meaning).
+  bool include_tokens_per_second = false;
 
   // -- device and precision (trainer/device_placement.hpp)
   bool use_cpu = false;  // train on the CPU even where a CUDA GPU is present
