@@ -168,3 +168,19 @@ TEST_CASE("jsonl reports the records it could not write naming the file") {
   fs::permissions(dir / "ro", fs::perms::owner_all);
   fs::remove_all(dir);
 }
+
+TEST_CASE("jsonl lines logged before a checkpoint are in the file when on_save returns") {
+  FakeHost host;
+  const fs::path dir = fresh_dir("save");
+  host.output_dir = dir.string();
+  Run run;
+  Instance cb(info(), host, "{}");
+  cb.fire(TH_EVENT_TRAIN_BEGIN, run);
+  for (int64_t step = 1; step <= 5; ++step)
+    log(cb, run, step, 0.1 * static_cast<double>(step), Values{{"loss", 1.0}});
+  cb.save(run, (dir / "checkpoint-5").string());
+  // No wait: the writer comes by only every 0.1 s on its own, on_save flushed it.
+  CHECK(read_lines(dir / "log_history.jsonl").size() == 5);
+  cb.fire(TH_EVENT_TRAIN_END, run);
+  fs::remove_all(dir);
+}

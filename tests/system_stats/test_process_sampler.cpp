@@ -32,7 +32,7 @@ ProcPaths tree(const std::string& name) {
 
 }  // namespace
 
-TEST_CASE("a v2 tree: memory, the limit of the process's own cgroup and CPU from the second sample") {
+TEST_CASE("a v2 tree: memory and the limit of the process's own cgroup and CPU from the second sample") {
   ProcessSampler s(tree("proc_v2"), 100);
   auto first = as_map(s.sample(10.0));
   CHECK(first.at("system/rss_bytes") == 790120.0 * 1024);

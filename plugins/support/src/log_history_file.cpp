@@ -214,6 +214,12 @@ void LogHistoryFileCallback::on_log(trainhook::Event& e) {
   enqueue(std::move(item));
 }
 
+void LogHistoryFileCallback::on_save(trainhook::Event&) {
+  // Local disk: 10 s is a stuck file system; what is still queued then is
+  // written later or reported at train end.
+  if (running()) flush(std::chrono::milliseconds(10000));
+}
+
 void LogHistoryFileCallback::on_train_end(trainhook::Event&) { finish(RunOutcome::finished); }
 
 }  // namespace trainhook::support

@@ -91,6 +91,10 @@ class LogHistoryFileCallback : public IntegrationCallback<LogHistoryItem> {
 
   void on_train_begin(trainhook::Event& e) override;
   void on_log(trainhook::Event& e) override;
+  // Waits (bounded) until the queued lines are in the file, so a checkpoint's
+  // log_history is in the file once the checkpoint exists (a run killed later
+  // and resumed from it loses no line).
+  void on_save(trainhook::Event& e) override;
   void on_train_end(trainhook::Event& e) override;
 
   // The file: `file` when absolute, else under output_dir.
