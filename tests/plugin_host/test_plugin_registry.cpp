@@ -21,7 +21,7 @@ namespace fs = std::filesystem;
 namespace {
 
 const fs::path kRoot = TRAINHOOK_TEST_PLUGIN_ROOT;
-// The C plugin and the pack: built from this SDK ("good", ABI 1.3), or the same
+// The C plugin and the pack: built from this SDK ("good", ABI 1.2), or the same
 // sources built from the ABI 1.0 headers kept in tests/sdk/abi_1_0 ("abi10"):
 // this file runs against both, unchanged (old plugin binaries keep working).
 #ifndef TRAINHOOK_TEST_GOOD_FOLDER
@@ -354,14 +354,14 @@ TEST_CASE("refused: a library without the entry symbol") {
 
 TEST_CASE("refused: ABI major version mismatch") {
   check_refused("abi_major", plugin_file_name("abi_major"),
-                "ABI major version mismatch: the plugin was built for ABI 2.3, this trainhook speaks ABI 1.3 "
+                "ABI major version mismatch: the plugin was built for ABI 2.2, this trainhook speaks ABI 1.2 "
                 "(rebuild the plugin against this SDK)");
 }
 
 TEST_CASE("refused: a plugin built for a newer minor version") {
   check_refused(
       "newer_minor", plugin_file_name("newer_minor"),
-      "the plugin was built for ABI 1.4, newer than this trainhook's ABI 1.3 (upgrade trainhook, or "
+      "the plugin was built for ABI 1.3, newer than this trainhook's ABI 1.2 (upgrade trainhook, or "
       "rebuild the plugin against this SDK)");
 }
 
@@ -407,20 +407,20 @@ TEST_CASE("refused: a plugin built against a larger (newer minor) header, with a
   CHECK(rec.path == kRoot / "larger" / plugin_file_name("large_layout"));
   CHECK_FALSE(rec.loaded);
   CHECK(rec.refused_reason ==
-        "the plugin was built for ABI 1.4, newer than this trainhook's ABI 1.3 (upgrade trainhook, or "
+        "the plugin was built for ABI 1.3, newer than this trainhook's ABI 1.2 (upgrade trainhook, or "
         "rebuild the plugin against this SDK)");
   CHECK(r.describe().find((kRoot / "larger" / plugin_file_name("large_layout")).string() + "\n  REFUSED: ") !=
         std::string::npos);
   CHECK_FALSE(r.has("large_cb"));
   // Asking for it by the library's name points at the refused file and why.
   const std::string refused = (kRoot / "larger" / plugin_file_name("large_layout")).string() +
-                              " was found but refused: the plugin was built for ABI 1.4";
+                              " was found but refused: the plugin was built for ABI 1.3";
   CHECK_THROWS_WITH_AS(r.check_callbacks({"large_layout"}), doctest::Contains(refused.c_str()), PluginError);
 }
 
 TEST_CASE("refused: negotiation failure reported by the plugin's entry") {
   check_refused("abi_refuse", plugin_file_name("abi_refuse"),
-                "ABI negotiation failed: the plugin refused this trainhook (ABI 1.3): fake plugin insists on "
+                "ABI negotiation failed: the plugin refused this trainhook (ABI 1.2): fake plugin insists on "
                 "trainhook ABI 7.3");
 }
 

@@ -26,8 +26,8 @@ expect "$OUT" "callback pack_recorder 2.1.0"
 expect "$OUT" "command pack-hello"
 expect "$OUT" "$ROOT/no_entry/libtrainhook_no_entry$SUFFIX
   REFUSED: no entry symbol trainhook_plugin_v1"
-expect "$OUT" "REFUSED: ABI major version mismatch: the plugin was built for ABI 2.3"
-expect "$OUT" "REFUSED: the plugin was built for ABI 1.4, newer than this trainhook's ABI 1.3"
+expect "$OUT" "REFUSED: ABI major version mismatch: the plugin was built for ABI 2.2"
+expect "$OUT" "REFUSED: the plugin was built for ABI 1.3, newer than this trainhook's ABI 1.2"
 expect "$OUT" "REFUSED: entry trainhook_plugin_v1 returned error 1: license file"
 expect "$OUT" "[DUPLICATE: ignored, $ROOT/dup/libtrainhook_dup_a$SUFFIX comes first]"
 

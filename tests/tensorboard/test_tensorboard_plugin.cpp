@@ -41,11 +41,9 @@ struct EnvGuard {
 TEST_CASE("the library exports one 'tensorboard' integration that wants train begin, log and train end") {
   tbtest::PluginHarness h;
   CHECK(h.info().kind == TH_KIND_INTEGRATION);
-  // ... and on_pre_optimizer_step, for the ABI 1.1 histograms (a no-op unless configured), and
-  // on_exception (ABI 1.3), which the integration base handles (the run ends as failed).
-  CHECK(h.info().event_mask ==
-        (TH_EVENT_BIT(TH_EVENT_TRAIN_BEGIN) | TH_EVENT_BIT(TH_EVENT_LOG) | TH_EVENT_BIT(TH_EVENT_TRAIN_END) |
-         TH_EVENT_BIT(TH_EVENT_PRE_OPTIMIZER_STEP) | TH_EVENT_BIT(TH_EVENT_EXCEPTION)));
+  // ... and on_pre_optimizer_step, for the ABI 1.1 histograms (a no-op unless configured).
+  CHECK(h.info().event_mask == (TH_EVENT_BIT(TH_EVENT_TRAIN_BEGIN) | TH_EVENT_BIT(TH_EVENT_LOG) |
+                                TH_EVENT_BIT(TH_EVENT_TRAIN_END) | TH_EVENT_BIT(TH_EVENT_PRE_OPTIMIZER_STEP)));
 }
 
 TEST_CASE("bad plugin_config is refused with the key named") {
