@@ -378,3 +378,53 @@ TEST_CASE("an answer 200 that is not JSON is warned about once, naming the reque
   }
   CHECK(not_json == 1);
 }
+
+TEST_CASE("a failed run's end tags the reason before the status and the reason survives the spool") {
+  FakeMlflow fake;
+  TestHttpServer server([&](const TestRequest& r) { return fake.handle(r); });
+  Harness h(config_for(server), RunPlan{}, temp_dir("failure-tag"));
+  h.worker.enqueue(Record::metric("loss", 0.5, 1001, 1));
+  h.worker.enqueue(Record::end_run("FAILED", 5000, "error: cannot write checkpoint-20"));
+  REQUIRE(h.worker.flush(30s));
+  h.worker.stop();
+  {
+    std::lock_guard<std::mutex> lock(fake.mu);
+    CHECK(fake.statuses == std::vector<std::string>{"FAILED"});
+  }
+  // The tag goes in a log-batch of its own, before runs/update.
+  size_t tag_at = 0, update_at = 0, i = 0;
+  for (const auto& q : server.requests()) {
+    ++i;
+    if (q.target.find("runs/log-batch") != std::string::npos) {
+      const auto body = nlohmann::json::parse(q.body);
+      for (const auto& t : body.value("tags", nlohmann::json::array()))
+        if (t["key"] == kFailureTag && t["value"] == "error: cannot write checkpoint-20") tag_at = i;
+    }
+    if (q.target.find("runs/update") != std::string::npos) update_at = i;
+  }
+  CHECK(tag_at > 0);
+  CHECK(update_at > tag_at);
+
+  // Spooled and read back (a later run delivers it), the reason is kept.
+  const auto back = from_line(to_line(Record::end_run("KILLED", 7, "signal: stopped by a second SIGINT")));
+  REQUIRE(back.has_value());
+  CHECK(back->kind == Record::Kind::end_run);
+  CHECK(back->key == "KILLED");
+  CHECK(back->reason == "signal: stopped by a second SIGINT");
+  const auto plain = from_line(to_line(Record::end_run("FINISHED", 7)));
+  REQUIRE(plain.has_value());
+  CHECK(plain->reason.empty());
+}
+
+TEST_CASE("a tag value is cut to MLflow's 8000 characters without splitting one") {
+  const std::string fits(kMaxTagValueChars, 'x');
+  CHECK(cut_tag_value(fits) == fits);
+  std::string wide;
+  for (size_t i = 0; i <= kMaxTagValueChars; ++i) wide += "\xC3\xA9";  // 8001 two-byte characters
+  const std::string cut = cut_tag_value(wide);
+  size_t chars = 0;
+  for (const char c : cut) chars += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+  CHECK(chars == kMaxTagValueChars);
+  CHECK(cut.size() == (kMaxTagValueChars - 6) * 2 + 6);
+  CHECK(cut.substr(cut.size() - 6) == " [cut]");
+}
