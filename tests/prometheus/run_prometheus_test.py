@@ -20,8 +20,8 @@ usage: run_prometheus_test.py --cli build/bin/trainhook --work DIR
 """
 import argparse
 import json
-import re
 import os
+import re
 import shutil
 import socket
 import subprocess
