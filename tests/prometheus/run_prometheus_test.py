@@ -21,6 +21,7 @@ usage: run_prometheus_test.py --cli build/bin/trainhook --work DIR
 import argparse
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -155,7 +156,10 @@ def main():
     stop_event = threading.Event()
     try:
         pgw_log = open(os.path.join(a.work, "pushgateway.log"), "w")
-        procs.append(start(["prometheus-pushgateway", "--web.listen-address=127.0.0.1:%d" % pgw_port], pgw_log))
+        # Debian's default persists to /var/lib/prometheus/pushgateway.data: a
+        # file of this test's own, so no earlier run's groups are read back.
+        procs.append(start(["prometheus-pushgateway", "--web.listen-address=127.0.0.1:%d" % pgw_port,
+                            "--persistence.file=" + os.path.join(a.work, "pushgateway.data")], pgw_log))
         prom_log = open(os.path.join(a.work, "prometheus.log"), "w")
         procs.append(start(["prometheus", "--config.file=" + os.path.join(a.work, "prometheus.yml"),
                             "--storage.tsdb.path=" + os.path.join(a.work, "tsdb"),
@@ -216,8 +220,12 @@ def main():
         if not healthy:
             fail("Prometheus never showed the exporter's target as up in /api/v1/targets")
         print("target seen healthy: lastError=%r" % healthy[-1].get("lastError"))
-        if "pushes to" not in log or "no scrape read the final values" in log:
-            fail("the end line or the final scrape is missing:\n" + log)
+
+        counts = re.search(r"(\d+) of (\d+) pushes to ", log)
+        if not counts or counts.group(1) != counts.group(2) or int(counts.group(1)) < 2:
+            fail("the end line does not say that every push (at least 2) succeeded:\n" + log)
+        if "no scrape read the final values" in log:
+            fail("no scrape read the final values during linger:\n" + log)
 
         # The final scrape ended the linger; wait until Prometheus has stored it.
         sel = '{job="%s"}' % JOB

@@ -91,11 +91,8 @@ void PrometheusCallback::on_train_end(trainhook::Event&) {
 
 void PrometheusCallback::on_exception(trainhook::Event& e) {
   if (!running()) return;
-  if (const th_failure* f = e.failure())
-    host_.info(std::string("the run failed (") + failure_kind_name(f->kind) +
-               "): trainhook_up is 0 in the final values");
   run().linger_at_end();
-  finish(support::RunOutcome::failed);
+  IntegrationCallback::on_exception(e);  // ends the run failed (killed for a second signal): up 0, final push
 }
 
 }  // namespace trainhook::prometheus

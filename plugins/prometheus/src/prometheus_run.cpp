@@ -101,7 +101,13 @@ support::BatchResult PrometheusRun::deliver(std::vector<PushRequest>& batch, sup
 
 void PrometheusRun::report(support::DeliveryResult<PushRequest> result) {
   http_.reset();  // its abort flag was the ended worker's
-  std::string line = "served /metrics on port " + std::to_string(port()) + " (" + listen_ + ")";
+  const char* how = result.end.outcome == support::RunOutcome::finished ? "finished"
+                    : result.end.outcome == support::RunOutcome::killed ? "killed"
+                                                                        : "failed";
+  const std::string reason = result.end.reason();
+  std::string line = std::string("run ") + how + (reason.empty() ? "" : " (" + reason + ")") +
+                     ", trainhook_up 0; served /metrics on port " + std::to_string(port()) + " (" + listen_ +
+                     ")";
   if (pushing()) {
     line += "; " + std::to_string(pushes_ok_) + " of " + std::to_string(pushes_ok_ + pushes_failed_) +
             " pushes to " + shown_url_ + " succeeded";

@@ -2,7 +2,8 @@
 // serves the run's metrics on /metrics (prometheus_run.hpp) from train begin
 // to train end, and optionally pushes them to a Pushgateway every
 // push_interval seconds and once at the end. trainhook_up drops to 0 at train
-// end and at EXCEPTION (ABI 1.3), whose final push carries it.
+// end and at EXCEPTION (ABI 1.3: the integration base ends the run failed, or
+// killed for a second signal), whose final push carries it.
 //
 // The training thread only sets metric values (atomics and a few uncontended
 // locks inside prometheus-cpp); scrapes are served on the metrics server's
