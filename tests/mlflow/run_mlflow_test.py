@@ -425,7 +425,7 @@ def secrets(opts, work, server):
     The mlflow address carries a password in its user-info, in the environment
     (MLFLOW_TRACKING_URI) and in `--plugin_config mlflow.tracking_uri`: the
     plugin still reaches the server with it, and no byte of the password is
-    anywhere either (issue 22: written as http://alice:<PASSWORD>@host)."""
+    anywhere either (written as http://alice:<PASSWORD>@host)."""
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "wandb"))
     from wandb_receiver import Receiver  # noqa: E402 - the W&B tests' receiver
 

@@ -349,7 +349,7 @@ TEST_CASE("a rejected batch is dropped once with the server's message and later 
   CHECK(errors[0].find("bad metric") != std::string::npos);
 }
 
-// Issue 22: an answer 200 whose body is not JSON (a proxy's login page) gave
+// An answer 200 whose body is not JSON (a proxy's login page) gave
 // no warning at all.
 TEST_CASE("an answer 200 that is not JSON is warned about once, naming the request") {
   FakeMlflow fake;

@@ -233,7 +233,7 @@ def scenario_retries(ctx, rx):
     rx.graphql_faults = {1: {"status": 500}}
     # A small request bound makes the run take many requests, so the faults
     # hit the middle of the stream too; memory_records=4 keeps all but a few
-    # undelivered lines in the disk spill (issue 14), which is sent first.
+    # undelivered lines in the disk spill, which is sent first.
     out, log = ctx.train(ctx.config(rx, run_id="retry1", max_request_bytes=800, memory_records=4))
     _, store = rx.only_run()
     check_content(check_run(store))
@@ -245,7 +245,7 @@ def scenario_retries(ctx, rx):
 
 
 def scenario_retry_after(ctx, rx):
-    # Issue 22: a 429 with Retry-After holds for the next request on every path.
+    # A 429 with Retry-After holds for the next request on every path.
     # The default-like 15 s transmit interval sends the first lines early and the
     # rest in the end-of-run drain; a small request bound and memory_records=2
     # make the drain many requests from a full backlog (the disk spill first).

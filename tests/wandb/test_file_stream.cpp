@@ -160,7 +160,7 @@ TEST_CASE("FileStreamer: a final refusal is not retried and the size bound split
 
 TEST_CASE(
     "FileStreamer memory bound: old lines spill to disk, every line arrives once, in order, at its offset") {
-  // A lagging server (issue 14): with memory_lines = 4, only a handful of
+  // A lagging server: with memory_lines = 4, only a handful of
   // lines stay in memory; the rest wait in the spill file and go first.
   int calls = 0;
   TestHttpServer server([&](const TestRequest&) {
@@ -267,7 +267,7 @@ TEST_CASE("FileStreamer memory bound: take_pending hands spilled then in-memory 
 
 TEST_CASE("FileStreamer while_waiting: lines and a summary added during a request go in the next one") {
   // The uploader takes in queued records while a slow request is in flight
-  // (issue 14: the worker queue must not grow with one request's length).
+  // (the worker queue must not grow with one request's length).
   std::atomic<int> calls{0};
   std::atomic<bool> release{false};
   TestHttpServer server([&](const TestRequest&) {
