@@ -131,8 +131,9 @@ start=$SECONDS
 MLFLOW_TRACKING_URI="http://127.0.0.1:$(cat "$port_file")" timeout 120 "$CLI" "${BASE[@]}" --output_dir "$WORK/spool" \
   --report_to mlflow >"$WORK/spool.out" 2>&1 &
 pid=$!
-wait_for_text "$WORK/spool.out" "train metrics" "$pid"
-sleep 1  # into on_train_end's flush
+# The MLflow integration says when on_train_end starts waiting for its flush.
+wait_for_text "$WORK/spool.out" "record(s) to be delivered before the run ends" "$pid" ||
+  fail "the MLflow flush at the end of the run did not say it waits: $(tail -5 "$WORK/spool.out")"
 child=$(pgrep -P "$pid" | head -1)
 kill -INT "${child:-$pid}"
 wait "$pid"

@@ -142,6 +142,12 @@ class DeliveryQueue {
   }
   bool finished() const noexcept { return !worker_; }
   Delivery<Record>& delivery() noexcept { return *delivery_; }
+  // Called once by finish() when the queue has not drained after a first short
+  // wait, with the records not yet delivered and the time finish() will wait at most: the
+  // end of a run that waits for a slow server says so instead of going quiet.
+  void on_slow_flush(std::function<void(size_t queued, std::chrono::milliseconds timeout)> f) {
+    on_slow_flush_ = std::move(f);
+  }
 
   // Enqueues the end mark, waits up to flush_timeout(), stops the worker and
   // reports. Idempotent.
@@ -162,6 +168,13 @@ class DeliveryQueue {
       if (left.count() <= 0) break;
       result.drained = worker_->flush(std::min(left, std::chrono::milliseconds(100)));
       if (result.drained) break;
+      if (on_slow_flush_) {
+        const WorkerStats st = worker_->stats();  // queued, or taken by deliver() and not done yet
+        const uint64_t done = st.delivered + st.failed;
+        on_slow_flush_(static_cast<size_t>(std::max(st.queued, st.enqueued > done ? st.enqueued - done : 0)),
+                       timeout);
+        on_slow_flush_ = nullptr;
+      }
       if (end_now_ && end_now_()) {
         result.interrupted = true;
         break;
@@ -175,6 +188,7 @@ class DeliveryQueue {
 
  private:
   std::function<bool()> end_now_;
+  std::function<void(size_t, std::chrono::milliseconds)> on_slow_flush_;
   std::unique_ptr<Delivery<Record>> delivery_;
   std::optional<Worker<Record>> worker_;  // after delivery_: stopped before it goes
 };
@@ -210,6 +224,12 @@ class IntegrationCallback : public trainhook::Callback {
     if (!delivery) return false;
     queue_ = std::make_unique<DeliveryQueue<Record>>(std::move(delivery),
                                                      [host = host_] { return host.end_requested(); });
+    queue_->on_slow_flush([host = host_](size_t queued, std::chrono::milliseconds timeout) {
+      host.info("waiting up to " + std::to_string((timeout.count() + 999) / 1000) + " s for " +
+                std::to_string(queued) +
+                " record(s) to be delivered before the run ends (a SIGINT/SIGTERM ends the wait; the last "
+                "line says what was left)");
+    });
     outcome_at_destruction_ = RunOutcome::failed;
     return true;
   }
