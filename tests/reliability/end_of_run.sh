@@ -147,7 +147,7 @@ if ((rc != 130)); then
 elif ((took > 40)); then
   fail "signal during the MLflow flush: the run took $took s (the flush timeout is 60 s)"
 elif ! grep -qF "asking the callbacks to end now" "$WORK/spool.out" ||
-  ! grep -qF "(the run was ended by a signal)" "$WORK/spool.out"; then
+  ! grep -qF "(delivery was cut short by a signal)" "$WORK/spool.out"; then
   fail "signal during the MLflow flush: no report of the early end: $(tail -5 "$WORK/spool.out")"
 elif ((spooled < 3)); then
   fail "signal during the MLflow flush: $spooled record(s) spooled in $WORK/spool/mlflow_spool, expected the run's"
