@@ -76,10 +76,9 @@ TEST_CASE("this process: RSS and the CPU percentage of a busy loop against the p
   const auto m = as_map(s.sample(wall));
   CHECK(m.at("system/rss_bytes") > 1e6);
   CHECK(m.at("system/peak_rss_bytes") >= m.at("system/rss_bytes"));
-  // The same quantity from the kernel's ticks (10 ms each, two readings): within 3 ticks.
+  // The same quantity: the sampler reads the same clock, a moment apart.
   const double want = 100.0 * cpu / wall;
-  const double ticks = 100.0 * 0.03 / wall;
-  CHECK_MESSAGE(std::abs(m.at("system/cpu_percent") - want) <= ticks + 1.0,
+  CHECK_MESSAGE(std::abs(m.at("system/cpu_percent") - want) <= 2.0,
                 "sampler " << m.at("system/cpu_percent") << " vs clock " << want);
 }
 

@@ -38,7 +38,7 @@ class ProcessSampler {
   double ticks_per_second_;
   std::optional<std::filesystem::path> limit_file_;  // resolved once
   bool limit_resolved_ = false;
-  std::optional<std::pair<double, uint64_t>> last_cpu_;  // (wall seconds, ticks)
+  std::optional<std::pair<double, double>> last_cpu_;  // (wall seconds, CPU seconds)
 };
 
 }  // namespace trainhook::system_stats
