@@ -37,6 +37,14 @@ TEST_CASE("proc status without the fields or with damaged ones gives nothing") {
   CHECK(parse_proc_status("VmHWM: 1 kB").peak_rss_bytes == uint64_t{1024});
 }
 
+TEST_CASE("proc statm gives the resident pages in bytes") {
+  CHECK(parse_proc_statm_rss_bytes("52345 1234 567 8 0 900 0\n", 4096) == uint64_t{1234} * 4096);
+  CHECK_FALSE(parse_proc_statm_rss_bytes("52345\n", 4096));
+  CHECK_FALSE(parse_proc_statm_rss_bytes("52345 x12 5\n", 4096));
+  CHECK_FALSE(parse_proc_statm_rss_bytes("1 99999999999999999999 2", 4096));
+  CHECK_FALSE(parse_proc_statm_rss_bytes("1 2 3", 0));
+}
+
 TEST_CASE("proc stat gives utime plus stime past a command name with spaces and parentheses") {
   CHECK(parse_proc_stat_cpu_ticks(sample("proc_v2/stat")) == uint64_t{1234 + 567});
   CHECK_FALSE(parse_proc_stat_cpu_ticks("").has_value());

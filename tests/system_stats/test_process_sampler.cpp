@@ -9,6 +9,9 @@
 
 #include <doctest/doctest.h>
 
+#include <fstream>
+#include <iterator>
+
 #include <time.h>
 
 #include <chrono>
@@ -76,6 +79,14 @@ TEST_CASE("this process: RSS and the CPU percentage of a busy loop against the p
   const auto m = as_map(s.sample(wall));
   CHECK(m.at("system/rss_bytes") > 1e6);
   CHECK(m.at("system/peak_rss_bytes") >= m.at("system/rss_bytes"));
+  // statm and getrusage say what status says (VmRSS moves a little between the reads).
+  std::ifstream status_file("/proc/self/status");
+  const std::string status_text((std::istreambuf_iterator<char>(status_file)), std::istreambuf_iterator<char>());
+  const ProcStatus status = parse_proc_status(status_text);
+  REQUIRE(status.rss_bytes);
+  REQUIRE(status.peak_rss_bytes);
+  CHECK(std::abs(m.at("system/rss_bytes") - static_cast<double>(*status.rss_bytes)) < 4e6);
+  CHECK(std::abs(m.at("system/peak_rss_bytes") - static_cast<double>(*status.peak_rss_bytes)) < 4e6);
   // The same quantity: the sampler reads the same clock, a moment apart.
   const double want = 100.0 * cpu / wall;
   CHECK_MESSAGE(std::abs(m.at("system/cpu_percent") - want) <= 2.0,

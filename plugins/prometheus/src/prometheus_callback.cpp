@@ -77,6 +77,7 @@ void PrometheusCallback::on_step_end(trainhook::Event& e) {
 void PrometheusCallback::set_values(trainhook::Event& e) {
   if (!running()) return;  // after train end (the final evaluate()): the exporter is gone
   const trainhook::Values values = e.values();
+  run().metrics().begin_record();
   for (uint32_t i = 0; i < values.size(); ++i) run().metrics().set_logged(values.key(i), values.value(i));
 }
 

@@ -39,6 +39,20 @@ RunMetrics::RunMetrics(std::string run_name, std::string job, support::Logger lo
 }
 
 void RunMetrics::set_logged(std::string_view key, double value) {
+  if (next_ < record_keys_.size() && record_keys_[next_].first == key) {
+    if (::prometheus::Gauge* g = record_keys_[next_++].second) g->Set(value);
+    return;
+  }
+  ::prometheus::Gauge* g = gauge_for(key);
+  if (next_ < kMaxLoggedGauges) {
+    record_keys_.resize(next_);
+    record_keys_.emplace_back(std::string(key), g);
+    ++next_;
+  }
+  if (g != nullptr) g->Set(value);
+}
+
+::prometheus::Gauge* RunMetrics::gauge_for(std::string_view key) {
   const MetricNames::Lookup found = names_.lookup(key);
   if (found.name == nullptr) {
     if (found.first_refusal)
@@ -48,7 +62,7 @@ void RunMetrics::set_logged(std::string_view key, double value) {
                           (found.taken_by.empty() ? std::string("the plugin itself exports")
                                                   : "the key '" + found.taken_by + "' has") +
                           "; its values are not exported");
-    return;
+    return nullptr;
   }
   auto it = logged_.find(*found.name);
   if (it == logged_.end() && logged_.size() >= kMaxLoggedGauges) {
@@ -57,7 +71,7 @@ void RunMetrics::set_logged(std::string_view key, double value) {
                       "the run logged more than " + std::to_string(kMaxLoggedGauges) +
                           " different keys; from '" + std::string(key) + "' on, new keys are not exported");
     warned_full_ = true;
-    return;
+    return nullptr;
   }
   if (it == logged_.end()) {
     ::prometheus::Gauge& g = ::prometheus::BuildGauge()
@@ -67,7 +81,7 @@ void RunMetrics::set_logged(std::string_view key, double value) {
                                  .Add(labels_);
     it = logged_.emplace(*found.name, &g).first;
   }
-  it->second->Set(value);
+  return it->second;
 }
 
 void RunMetrics::step_begin(std::chrono::steady_clock::time_point now) {

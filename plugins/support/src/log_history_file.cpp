@@ -150,10 +150,23 @@ LogHistoryFileOptions LogHistoryFileOptions::from_json(const std::string& plugin
   return o;
 }
 
-LogRecord capture_log(const trainhook::Values& logs, const th_state& state) {
+std::shared_ptr<const std::vector<std::string>> LogKeys::of(const trainhook::Values& logs) {
+  bool same = last_ && last_->size() == logs.size();
+  for (uint32_t i = 0; same && i < logs.size(); ++i) same = (*last_)[i] == logs.key(i);
+  if (!same) {
+    auto keys = std::make_shared<std::vector<std::string>>();
+    keys->reserve(logs.size());
+    for (uint32_t i = 0; i < logs.size(); ++i) keys->emplace_back(logs.key(i));
+    last_ = std::move(keys);
+  }
+  return last_;
+}
+
+LogRecord capture_log(const trainhook::Values& logs, const th_state& state, LogKeys& keys) {
   LogRecord r;
-  r.numbers.reserve(logs.size());
-  for (uint32_t i = 0; i < logs.size(); ++i) r.numbers.emplace_back(std::string(logs.key(i)), logs.value(i));
+  r.keys = keys.of(logs);
+  r.values.reserve(logs.size());
+  for (uint32_t i = 0; i < logs.size(); ++i) r.values.push_back(logs.value(i));
   for (uint32_t i = 0; i < logs.string_size(); ++i)
     r.strings.emplace_back(std::string(logs.string_key(i)), std::string(logs.string_value(i)));
   r.epoch = state.epoch;
@@ -163,7 +176,9 @@ LogRecord capture_log(const trainhook::Values& logs, const th_state& state) {
 
 nlohmann::json log_history_entry(const LogRecord& record) {
   nlohmann::json entry = nlohmann::json::object();
-  for (const auto& [key, v] : record.numbers) {
+  for (size_t i = 0; i < record.values.size(); ++i) {
+    const std::string& key = (*record.keys)[i];
+    const double v = record.values[i];
     // log_history holds this one as an integer (core's Trainer::log, as HF).
     if (key == "num_input_tokens_seen" && std::isfinite(v) && v == std::floor(v) && std::fabs(v) < 9.0e15) {
       entry[key] = static_cast<int64_t>(v);
@@ -210,7 +225,7 @@ void LogHistoryFileCallback::on_log(trainhook::Event& e) {
   // After train end (the final evaluate()) this reopens the file for appending.
   if (!start(e)) return;
   LogHistoryItem item;
-  item.record = capture_log(e.values(), e.state());
+  item.record = capture_log(e.values(), e.state(), keys_);
   enqueue(std::move(item));
 }
 

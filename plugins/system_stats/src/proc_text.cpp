@@ -62,6 +62,18 @@ ProcStatus parse_proc_status(std::string_view text) {
   return s;
 }
 
+std::optional<uint64_t> parse_proc_statm_rss_bytes(std::string_view text, long page_size) {
+  // "size resident shared text lib data dt", all in pages.
+  text = trim(text);
+  const size_t sp = text.find(' ');
+  if (sp == std::string_view::npos || page_size <= 0) return std::nullopt;
+  std::string_view rest = text.substr(sp + 1);
+  const std::optional<uint64_t> pages = parse_u64(rest.substr(0, rest.find(' ')));
+  const auto page = static_cast<uint64_t>(page_size);
+  if (!pages || *pages > std::numeric_limits<uint64_t>::max() / page) return std::nullopt;
+  return *pages * page;
+}
+
 std::optional<uint64_t> parse_proc_stat_cpu_ticks(std::string_view text) {
   // "pid (comm) state ppid ...": comm may hold ')' itself; the last one ends it.
   const size_t close = text.rfind(')');

@@ -38,12 +38,25 @@
 namespace trainhook::support {
 
 // One on_log, as copied on the training thread (plain vectors: the JSON
-// object is built on the worker).
+// object is built on the worker). The number keys are shared with the
+// records before it while they stay the same (LogKeys).
 struct LogRecord {
-  std::vector<std::pair<std::string, double>> numbers;
+  std::shared_ptr<const std::vector<std::string>> keys;  // keys->size() == values.size()
+  std::vector<double> values;
   std::vector<std::pair<std::string, std::string>> strings;
   double epoch = 0;
   int64_t step = 0;
+};
+
+// The number keys of the last record captured. A run logs the same keys step
+// after step: a record then shares them instead of copying every name again
+// on the training thread.
+class LogKeys {
+ public:
+  std::shared_ptr<const std::vector<std::string>> of(const trainhook::Values& logs);
+
+ private:
+  std::shared_ptr<const std::vector<std::string>> last_;
 };
 
 // One queued item: a log record, or (reset) the trainer state's JSON text
@@ -78,7 +91,7 @@ class LogHistoryFileOptions {
 };
 
 // Copies the on_log values and the step (training thread).
-LogRecord capture_log(const trainhook::Values& logs, const th_state& state);
+LogRecord capture_log(const trainhook::Values& logs, const th_state& state, LogKeys& keys);
 // The entry log() appended to log_history for that record (worker thread).
 nlohmann::json log_history_entry(const LogRecord& record);
 
@@ -106,6 +119,7 @@ class LogHistoryFileCallback : public IntegrationCallback<LogHistoryItem> {
   std::string plugin_;
   LogHistoryFileOptions options_;
   FormatFactory make_format_;
+  LogKeys keys_;
 };
 
 }  // namespace trainhook::support

@@ -1,6 +1,6 @@
 // Parsers of the kernel's text files system_stats reads: /proc/self/status,
-// /proc/self/stat, /proc/self/cgroup and the cgroup memory limit files. They
-// take any bytes (a file read while the kernel rewrites it, a container's
+// /proc/self/statm, /proc/self/stat, /proc/self/cgroup and the cgroup memory
+// limit files. They take any bytes (a file read while the kernel rewrites it, a container's
 // odd mount) and answer nullopt for what they cannot read; they never throw
 // (fuzz/fuzz_proc_text.cpp).
 #pragma once
@@ -19,6 +19,9 @@ struct ProcStatus {
   std::optional<uint64_t> peak_rss_bytes;
 };
 ProcStatus parse_proc_status(std::string_view text);
+
+// The resident set of /proc/self/statm (its second field, in pages) in bytes.
+std::optional<uint64_t> parse_proc_statm_rss_bytes(std::string_view text, long page_size);
 
 // utime + stime of /proc/self/stat, in clock ticks (fields 14 and 15, counted
 // after the command name, which is in parentheses and may hold spaces and ')').

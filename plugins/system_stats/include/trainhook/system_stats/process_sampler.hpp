@@ -24,6 +24,27 @@ struct ProcPaths {
 std::vector<std::filesystem::path> cgroup_limit_candidates(const std::vector<CgroupLine>& lines,
                                                            const std::filesystem::path& cgroup_root);
 
+// A kernel text file opened once and read again from offset 0 at each sample:
+// /proc and cgroup files regenerate their text on every read, and opening one
+// costs more than reading it (a sample runs on the training thread).
+class KeptFile {
+ public:
+  KeptFile() = default;
+  explicit KeptFile(const std::filesystem::path& path);
+  ~KeptFile();
+  KeptFile(KeptFile&& other) noexcept;
+  KeptFile& operator=(KeptFile&& other) noexcept;
+  KeptFile(const KeptFile&) = delete;
+  KeptFile& operator=(const KeptFile&) = delete;
+
+  bool is_open() const noexcept { return fd_ >= 0; }
+  // The file's current text (at most 64 KiB), or nullopt when it cannot be read.
+  std::optional<std::string> read() const;
+
+ private:
+  int fd_ = -1;
+};
+
 class ProcessSampler {
  public:
   explicit ProcessSampler(ProcPaths paths = {}, long ticks_per_second = 0);
@@ -35,8 +56,12 @@ class ProcessSampler {
 
  private:
   ProcPaths paths_;
+  bool live_;  // paths_ are this process's own /proc/self
   double ticks_per_second_;
-  std::optional<std::filesystem::path> limit_file_;  // resolved once
+  KeptFile memory_;  // live: statm (RSS; the peak comes from getrusage); else status
+  KeptFile stat_;    // not live: stat (CPU ticks; live reads the process CPU clock)
+  KeptFile limit_;   // the cgroup memory limit file, resolved once
+  long page_size_;
   bool limit_resolved_ = false;
   std::optional<std::pair<double, double>> last_cpu_;  // (wall seconds, CPU seconds)
 };
