@@ -12,8 +12,8 @@
 
 #include <trainhook/data/batch_sampler.hpp>
 #include <trainhook/plugin_host/plugin_registry.hpp>
-#include <trainhook/trainer/lr_schedule.hpp>
-#include <trainhook/trainer/optimizer_factory.hpp>
+#include <trainhook/optim/lr_schedule.hpp>
+#include <trainhook/optim/optimizer_factory.hpp>
 #include <trainhook/trainer/trainer.hpp>
 
 #include <torch/torch.h>

@@ -658,7 +658,7 @@ TEST_CASE("validation: strategies and enumerations name the flag and suggest") {
   e = error_of({"--ddp_backend", "mpi"});
   CHECK(contains(e, "--ddp_backend: expected one of gloo, nccl, got 'mpi'"));
   // --ddp_gradient_reduction: the CLI's TrainerOptions::gradient_reduction.
-  using trainhook::distributed::GradientReduction;
+  using trainhook::GradientReduction;
   CHECK(parse({}).model.ddp_gradient_reduction == GradientReduction::overlap_with_backward);
   CHECK(parse({"--ddp_gradient_reduction", "after_backward"}).model.ddp_gradient_reduction ==
         GradientReduction::after_backward);

@@ -9,7 +9,7 @@
 #include <trainhook/distributed/data_parallel.hpp>
 #include <trainhook/distributed/multi_process.hpp>
 #include <trainhook/distributed/single_process.hpp>
-#include <trainhook/trainer/checkpoint_io.hpp>
+#include <trainhook/checkpoint/checkpoint_io.hpp>
 
 #include <torch/torch.h>
 

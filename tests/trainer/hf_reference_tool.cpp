@@ -16,8 +16,8 @@
 //   hf_reference_tool smooth <label_smoothing_factor>
 //       logits, labels and our label-smoothed loss, for [N, C] and [B, S, C]
 // A bad input prints the error on stderr and exits 2 (the error tests read it).
-#include <trainhook/trainer/lr_schedule.hpp>
-#include <trainhook/trainer/optimizer_factory.hpp>
+#include <trainhook/optim/lr_schedule.hpp>
+#include <trainhook/optim/optimizer_factory.hpp>
 #include <trainhook/trainer/training_loss.hpp>
 
 #include <torch/torch.h>

@@ -4,9 +4,9 @@
 #include "trainer_test_support.hpp"
 
 #include <trainhook/callbacks/trainer_state_io.hpp>
-#include <trainhook/trainer/checkpoint_dirs.hpp>
-#include <trainhook/trainer/checkpoint_io.hpp>
-#include <trainhook/trainer/checkpoint_manifest.hpp>
+#include <trainhook/checkpoint/checkpoint_dirs.hpp>
+#include <trainhook/checkpoint/checkpoint_io.hpp>
+#include <trainhook/checkpoint/checkpoint_manifest.hpp>
 #include <trainhook/trainer/eval_prediction.hpp>
 
 #include <doctest/doctest.h>

@@ -3,7 +3,7 @@
 #include "trainer_test_support.hpp"
 
 #include <trainhook/trainer/eval_prediction.hpp>
-#include <trainhook/trainer/lr_schedule.hpp>
+#include <trainhook/optim/lr_schedule.hpp>
 
 #include <doctest/doctest.h>
 #include <cmath>

@@ -261,7 +261,7 @@ OptionSpec derived(OptionSpec s, const char* default_text) {
 
 // lr_scheduler_kwargs: HF's dict, given as a JSON object in a config file or
 // as JSON text on the command line; the keys are checked by the schedule
-// (trainer/lr_schedule.cpp), which knows which ones each type takes.
+// (optim/lr_schedule.cpp), which knows which ones each type takes.
 OptionSpec lr_scheduler_kwargs_option() {
   OptionSpec s;
   s.name = "lr_scheduler_kwargs";

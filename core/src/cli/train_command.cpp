@@ -9,13 +9,13 @@
 #include <trainhook/distributed/launch_env.hpp>
 #include <trainhook/models/model_factory.hpp>
 #include <trainhook/plugin_host/plugin_exit_guard.hpp>
-#include <trainhook/trainer/checkpoint_dirs.hpp>
+#include <trainhook/checkpoint/checkpoint_dirs.hpp>
 #include <trainhook/trainer/device_placement.hpp>
 #include <trainhook/trainer/evaluate_only_model.hpp>
 #include <trainhook/trainer/label_metrics.hpp>
 #include <trainhook/trainer/output_dir_lock.hpp>
-#include <trainhook/trainer/reproducibility.hpp>
-#include <trainhook/trainer/resume_compatibility.hpp>
+#include <trainhook/checkpoint/reproducibility.hpp>
+#include <trainhook/checkpoint/resume_compatibility.hpp>
 #include <trainhook/trainer/signal_guard.hpp>
 #include <trainhook/trainer/trainer.hpp>
 

@@ -2,7 +2,7 @@
 #include <trainhook/distributed/multi_process.hpp>
 
 #include <trainhook/callbacks/state.hpp>
-#include <trainhook/trainer/checkpoint_io.hpp>
+#include <trainhook/checkpoint/checkpoint_io.hpp>
 
 #include <torch/torch.h>
 

@@ -1,7 +1,7 @@
 // SingleProcess (see single_process.hpp).
 #include <trainhook/distributed/single_process.hpp>
 
-#include <trainhook/trainer/checkpoint_io.hpp>
+#include <trainhook/checkpoint/checkpoint_io.hpp>
 
 #include <utility>
 

@@ -9,7 +9,7 @@
 // is_world_process_zero itself where it should act once.
 #include "trainer_impl.hpp"
 
-#include <trainhook/args/plugin_config_sections.hpp>
+#include <trainhook/plugin_host/section_check.hpp>
 
 #include <trainhook/callbacks/default_flow_callback.hpp>
 #include <trainhook/common/errors.hpp>

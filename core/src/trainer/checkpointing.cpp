@@ -6,11 +6,11 @@
 
 #include <trainhook/callbacks/trainer_state_io.hpp>
 #include <trainhook/distributed/main_process_first.hpp>
-#include <trainhook/trainer/atomic_file.hpp>
-#include <trainhook/trainer/checkpoint_dirs.hpp>
-#include <trainhook/trainer/checkpoint_io.hpp>
-#include <trainhook/trainer/resume_compatibility.hpp>
-#include <trainhook/trainer/safetensors_io.hpp>
+#include <trainhook/checkpoint/atomic_file.hpp>
+#include <trainhook/checkpoint/checkpoint_dirs.hpp>
+#include <trainhook/checkpoint/checkpoint_io.hpp>
+#include <trainhook/checkpoint/resume_compatibility.hpp>
+#include <trainhook/checkpoint/safetensors_io.hpp>
 
 #include <spdlog/spdlog.h>
 

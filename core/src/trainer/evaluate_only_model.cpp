@@ -1,6 +1,6 @@
 #include <trainhook/trainer/evaluate_only_model.hpp>
 
-#include <trainhook/trainer/checkpoint_io.hpp>
+#include <trainhook/checkpoint/checkpoint_io.hpp>
 
 #include <stdexcept>
 #include <system_error>

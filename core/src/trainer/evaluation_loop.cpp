@@ -4,7 +4,7 @@
 #include "trainer_impl.hpp"
 
 #include <trainhook/plugin_host/plugin_exit_guard.hpp>
-#include <trainhook/trainer/optimizer_factory.hpp>
+#include <trainhook/optim/optimizer_factory.hpp>
 #include <trainhook/trainer/training_loss.hpp>
 
 #include <cmath>

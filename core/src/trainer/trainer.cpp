@@ -6,7 +6,7 @@
 #include <trainhook/args/plugin_config_sections.hpp>
 #include <trainhook/args/secret_masking.hpp>
 #include <trainhook/plugin_host/plugin_exit_guard.hpp>
-#include <trainhook/trainer/reproducibility.hpp>
+#include <trainhook/checkpoint/reproducibility.hpp>
 #include <trainhook/trainer/signal_guard.hpp>
 
 #include <spdlog/spdlog.h>

@@ -17,15 +17,15 @@
 #include <trainhook/plugin_host/plugin_registry.hpp>
 #include <trainhook/trainer/device_placement.hpp>
 #include <trainhook/trainer/eval_prediction.hpp>
-#include <trainhook/trainer/grad_scaler.hpp>
-#include <trainhook/trainer/lr_schedule.hpp>
+#include <trainhook/optim/grad_scaler.hpp>
+#include <trainhook/optim/lr_schedule.hpp>
 #include <trainhook/trainer/memory_metrics.hpp>
 #include <trainhook/trainer/output_dir_lock.hpp>
 #include <trainhook/trainer/trainer.hpp>
 #include <trainhook/trainer/trainer_services.hpp>
 
 #include "debug_underflow_overflow.hpp"
-#include "model_access.hpp"
+#include "trainer_model_access.hpp"
 
 #include <torch/optim/optimizer.h>
 

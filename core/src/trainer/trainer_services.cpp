@@ -2,7 +2,7 @@
 #include <trainhook/trainer/trainer_services.hpp>
 
 #include <trainhook/callbacks/trainer_state_io.hpp>
-#include <trainhook/trainer/checkpoint_dirs.hpp>
+#include <trainhook/checkpoint/checkpoint_dirs.hpp>
 
 #include <trainhook/secret_keys.hpp>
 

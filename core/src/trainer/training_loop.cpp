@@ -6,14 +6,14 @@
 #include "trainer_impl.hpp"
 
 #include <trainhook/callbacks/trainer_state_io.hpp>
-#include <trainhook/trainer/checkpoint_dirs.hpp>
-#include <trainhook/trainer/checkpoint_io.hpp>
-#include <trainhook/trainer/grad_clipping.hpp>
-#include <trainhook/trainer/optimizer_factory.hpp>
-#include <trainhook/trainer/reproducibility.hpp>
+#include <trainhook/checkpoint/checkpoint_dirs.hpp>
+#include <trainhook/checkpoint/checkpoint_io.hpp>
+#include <trainhook/optim/grad_clipping.hpp>
+#include <trainhook/optim/optimizer_factory.hpp>
+#include <trainhook/checkpoint/reproducibility.hpp>
 #include <trainhook/trainer/training_loss.hpp>
 
-#include <trainhook/trainer/resume_compatibility.hpp>
+#include <trainhook/checkpoint/resume_compatibility.hpp>
 #include <trainhook/trainer/signal_guard.hpp>
 
 #include <spdlog/spdlog.h>

@@ -105,11 +105,6 @@ RestResult MlflowRest::upload_artifact(const std::string& artifact_path, const s
   return call(HttpRequest::put_file(base_ + kArtifacts + url_encode(artifact_path, true), file));
 }
 
-RestResult MlflowRest::list_artifacts(const std::string& artifact_path) {
-  return call(
-      HttpRequest::get(base_ + "/api/2.0/mlflow-artifacts/artifacts?path=" + url_encode(artifact_path)));
-}
-
 nlohmann::json metrics_batch_body(const std::string& run_id, const std::vector<Record>& metrics) {
   nlohmann::json body{{"run_id", run_id}, {"metrics", nlohmann::json::array()}};
   auto& arr = body["metrics"];

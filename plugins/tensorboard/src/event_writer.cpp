@@ -166,10 +166,6 @@ bool EventWriter::log(LogRecord&& record) {
   return false;
 }
 
-bool EventWriter::write_event(std::string event_payload) {
-  return queue_.enqueue(EventItem(std::move(event_payload)));
-}
-
 WriterStats EventWriter::finish(const FinalEvents& final_events) {
   if (queue_.finished()) return file_->stats();
   file_->set_final_events(final_events);

@@ -6,8 +6,6 @@
 // see); a later entry for the same value is an accepted alias.
 #pragma once
 
-#include <trainhook/distributed/gradient_reduction.hpp>
-
 #include <array>
 #include <cstddef>
 #include <optional>
@@ -15,6 +13,16 @@
 #include <string_view>
 
 namespace trainhook {
+
+// --ddp_gradient_reduction: how a multi-process run averages gradients
+// (distributed/data_parallel.hpp does the work).
+enum class GradientReduction {
+  // DDP's reducer (GradientReducer): buckets all-reduced while backward runs.
+  overlap_with_backward,
+  // One bucketed all-reduce after backward (average_gradients): the point of
+  // comparison of bench/ddp's overlap ratio. Same values as the default.
+  after_backward,
+};
 
 enum class IntervalStrategy { no, steps, epoch };    // logging/eval
 enum class SaveStrategy { no, steps, epoch, best };  // save
@@ -73,7 +81,7 @@ struct EnumNames<SchedulerType> {
 template <>
 struct EnumNames<OptimizerName> {
   // "adamw" is ours. "adamw_torch_fused" (HF's default on torch >= 2.8) is the
-  // same algorithm through ATen's fused kernel (trainer/fused_adamw.hpp).
+  // same algorithm through ATen's fused kernel (optim/fused_adamw.hpp).
   static constexpr std::array<EnumName<OptimizerName>, 6> all{
       {{OptimizerName::adamw_torch, "adamw_torch"},
        {OptimizerName::adamw_torch_fused, "adamw_torch_fused"},
@@ -95,11 +103,11 @@ struct EnumNames<DdpBackend> {
 
 // --ddp_gradient_reduction (the CLI's flag for TrainerOptions::gradient_reduction).
 template <>
-struct EnumNames<distributed::GradientReduction> {
-  static constexpr std::array<EnumName<distributed::GradientReduction>, 3> all{
-      {{distributed::GradientReduction::overlap_with_backward, "overlap"},
-       {distributed::GradientReduction::after_backward, "after_backward"},
-       {distributed::GradientReduction::overlap_with_backward, "overlap_with_backward"}}};
+struct EnumNames<GradientReduction> {
+  static constexpr std::array<EnumName<GradientReduction>, 3> all{
+      {{GradientReduction::overlap_with_backward, "overlap"},
+       {GradientReduction::after_backward, "after_backward"},
+       {GradientReduction::overlap_with_backward, "overlap_with_backward"}}};
 };
 
 // The canonical name of a value.

@@ -133,8 +133,8 @@ struct ModelArguments {
   // How a multi-process run averages the model's gradients: the CLI passes it
   // to TrainerOptions::gradient_reduction (a Trainer option, not a training
   // argument, so an embedding program sets it there). bench/ddp compares the two.
-  distributed::GradientReduction ddp_gradient_reduction =
-      distributed::GradientReduction::overlap_with_backward;
+  GradientReduction ddp_gradient_reduction =
+      GradientReduction::overlap_with_backward;
 };
 
 // The CLI's data (HF example scripts' DataTrainingArguments).

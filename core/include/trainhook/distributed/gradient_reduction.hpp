@@ -1,15 +1,12 @@
-// How a multi-process run averages gradients (TrainerOptions::gradient_reduction).
-// No LibTorch here: trainer.hpp includes it.
+// The gradient-reduction choice under its distributed/ name. The enum is a
+// training argument (--ddp_gradient_reduction) and lives with the other
+// choices in args/strategies.hpp; this name stays for code that includes it.
 #pragma once
+
+#include <trainhook/args/strategies.hpp>
 
 namespace trainhook::distributed {
 
-enum class GradientReduction {
-  // DDP's reducer (GradientReducer): buckets all-reduced while backward runs.
-  overlap_with_backward,
-  // One bucketed all-reduce after backward (average_gradients): the point of
-  // comparison of bench/ddp's overlap ratio. Same values as the default.
-  after_backward,
-};
+using GradientReduction = trainhook::GradientReduction;
 
 }  // namespace trainhook::distributed

@@ -1,18 +1,6 @@
-// A module's weights as model.safetensors: every parameter and buffer under
-// its state-dict name ("layers.0.weight"), so Python's
-// safetensors.torch.load_file + load_state_dict(strict=True) loads them into
-// the same architecture.
+// Compatibility: this header moved to <trainhook/checkpoint/safetensors_io.hpp> in
+// package 0.4.0 (checkpoint files have their own area). The old path stays
+// for code built against 0.3 and goes at 1.0.
 #pragma once
 
-#include <torch/nn/module.h>
-
-#include <filesystem>
-
-namespace trainhook {
-
-inline constexpr const char* kSafetensorsFile = "model.safetensors";
-
-// Throws std::runtime_error naming the file when it cannot be written.
-void save_safetensors(const torch::nn::Module& module, const std::filesystem::path& file);
-
-}  // namespace trainhook
+#include <trainhook/checkpoint/safetensors_io.hpp>

@@ -48,7 +48,6 @@ class MlflowRest {
   // PUT through the server's artifact proxy. artifact_path: the run's
   // artifact_uri path part (see artifact_proxy_path) + "/" + relative path.
   RestResult upload_artifact(const std::string& artifact_path, const std::filesystem::path& file);
-  RestResult list_artifacts(const std::string& artifact_path);
 
   const std::string& base() const noexcept { return base_; }
 

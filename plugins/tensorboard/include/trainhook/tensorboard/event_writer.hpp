@@ -164,8 +164,6 @@ class EventWriter {
   // Training thread, never blocks. Values are written as scalars and texts
   // under support::split_log_key() tags (HF rewrite_logs). False when the queue was full (counted).
   bool log(LogRecord&& record);
-  // Queues a ready Event payload (texts, hparams). False when the queue was full (counted).
-  bool write_event(std::string event_payload);
 
   // Drains the queue, stops the worker, appends final_events(...) and closes
   // the file. Later calls return the same stats.

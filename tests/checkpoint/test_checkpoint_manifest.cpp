@@ -1,7 +1,7 @@
 // checkpoint.sha256: written with every checkpoint, checked on load; a
 // damaged or missing file is an error naming it (256 flipped bytes
 // in model.pt loaded silently).
-#include <trainhook/trainer/checkpoint_manifest.hpp>
+#include <trainhook/checkpoint/checkpoint_manifest.hpp>
 
 #include <doctest/doctest.h>
 

@@ -1,8 +1,8 @@
-// --max_grad_norm's clipping (trainer/grad_clipping.hpp) against LibTorch's
+// --max_grad_norm's clipping (optim/grad_clipping.hpp) against LibTorch's
 // torch::nn::utils::clip_grad_norm_, the same arithmetic as torch's Python one:
 // the same returned norm and bit-identical gradients, clipped or not.
 #include <doctest/doctest.h>
-#include <trainhook/trainer/grad_clipping.hpp>
+#include <trainhook/optim/grad_clipping.hpp>
 
 #include <torch/torch.h>
 

@@ -1,4 +1,4 @@
-#include <trainhook/trainer/safetensors_io.hpp>
+#include <trainhook/checkpoint/safetensors_io.hpp>
 
 #include <trainhook/common/safetensors.hpp>
 

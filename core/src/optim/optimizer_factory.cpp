@@ -1,7 +1,7 @@
 // HF's Trainer.create_optimizer for the torch.optim optimizers LibTorch ships.
-#include <trainhook/trainer/optimizer_factory.hpp>
+#include <trainhook/optim/optimizer_factory.hpp>
 
-#include <trainhook/trainer/fused_adamw.hpp>
+#include <trainhook/optim/fused_adamw.hpp>
 
 #include <torch/optim/adagrad.h>
 #include <torch/optim/adamw.h>

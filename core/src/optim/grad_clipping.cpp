@@ -1,5 +1,5 @@
 // clip_grad_norm: the arithmetic of torch.nn.utils.clip_grad_norm_ (norm 2).
-#include <trainhook/trainer/grad_clipping.hpp>
+#include <trainhook/optim/grad_clipping.hpp>
 
 #include <ATen/ATen.h>
 

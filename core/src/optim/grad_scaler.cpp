@@ -1,4 +1,4 @@
-#include <trainhook/trainer/grad_scaler.hpp>
+#include <trainhook/optim/grad_scaler.hpp>
 
 #include <ATen/ATen.h>
 

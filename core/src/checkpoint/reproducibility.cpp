@@ -1,6 +1,6 @@
-#include <trainhook/trainer/reproducibility.hpp>
+#include <trainhook/checkpoint/reproducibility.hpp>
 
-#include <trainhook/trainer/checkpoint_io.hpp>
+#include <trainhook/checkpoint/checkpoint_io.hpp>
 
 #include <ATen/CPUGeneratorImpl.h>
 #include <ATen/Context.h>

@@ -1,10 +1,10 @@
-// --optim adamw_torch_fused (trainer/fused_adamw.hpp) against LibTorch's own
+// --optim adamw_torch_fused (optim/fused_adamw.hpp) against LibTorch's own
 // AdamW, which trainer_hf_reference_optim holds to torch.optim.AdamW: the same
 // steps, the same saved state, each way. On a LibTorch without the CPU kernel
 // (1.13) the fused optimizer is AdamW's step, and these cases say so.
 #include <doctest/doctest.h>
-#include <trainhook/trainer/fused_adamw.hpp>
-#include <trainhook/trainer/optimizer_factory.hpp>
+#include <trainhook/optim/fused_adamw.hpp>
+#include <trainhook/optim/optimizer_factory.hpp>
 
 #include <torch/torch.h>
 

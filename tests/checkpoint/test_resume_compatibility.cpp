@@ -1,9 +1,9 @@
 // Resuming a checkpoint of another run: found automatically it is
 // refused listing the differences and the two ways on; given by path the
 // differences come back for a warning.
-#include <trainhook/trainer/resume_compatibility.hpp>
+#include <trainhook/checkpoint/resume_compatibility.hpp>
 
-#include <trainhook/trainer/checkpoint_dirs.hpp>
+#include <trainhook/checkpoint/checkpoint_dirs.hpp>
 
 #include <doctest/doctest.h>
 

@@ -1,8 +1,8 @@
-#include <trainhook/trainer/resume_compatibility.hpp>
+#include <trainhook/checkpoint/resume_compatibility.hpp>
 
 #include <trainhook/common/checked_json.hpp>
 #include <trainhook/strings.hpp>
-#include <trainhook/trainer/checkpoint_dirs.hpp>
+#include <trainhook/checkpoint/checkpoint_dirs.hpp>
 
 #include <stdexcept>
 #include <system_error>
@@ -48,7 +48,7 @@ bool same_value(const nlohmann::json& a, const nlohmann::json& b) {
 }
 
 // optim's two spellings of AdamW compute the same steps from the same saved
-// state (trainer/fused_adamw.hpp): a run may resume with either.
+// state (optim/fused_adamw.hpp): a run may resume with either.
 nlohmann::json comparable(const std::string& key, const nlohmann::json& v) {
   return key == "optim" && v == "adamw_torch_fused" ? nlohmann::json("adamw_torch") : v;
 }

@@ -1,6 +1,6 @@
 // checkpoint-<step> folder management (HF trainer.py _sorted_checkpoints,
 // _rotate_checkpoints, get_last_checkpoint).
-#include <trainhook/trainer/checkpoint_dirs.hpp>
+#include <trainhook/checkpoint/checkpoint_dirs.hpp>
 
 #include <algorithm>
 #include <stdexcept>

@@ -1,5 +1,5 @@
 // FusedAdamW: AdamW's state, ATen's fused update.
-#include <trainhook/trainer/fused_adamw.hpp>
+#include <trainhook/optim/fused_adamw.hpp>
 
 #include <ATen/ATen.h>
 #include <c10/util/Exception.h>

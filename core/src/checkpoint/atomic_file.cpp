@@ -1,4 +1,4 @@
-#include <trainhook/trainer/atomic_file.hpp>
+#include <trainhook/checkpoint/atomic_file.hpp>
 
 #include <fcntl.h>
 #include <unistd.h>

@@ -1,6 +1,6 @@
 // checkpoint-<step> folders: atomic creation, HF ordering, rotation keeping
 // the best, latest complete checkpoint.
-#include <trainhook/trainer/checkpoint_dirs.hpp>
+#include <trainhook/checkpoint/checkpoint_dirs.hpp>
 
 #include <doctest/doctest.h>
 

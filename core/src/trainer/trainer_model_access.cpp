@@ -1,8 +1,8 @@
-#include "model_access.hpp"
+#include "trainer_model_access.hpp"
 
 #include "trainer_impl.hpp"
 
-#include <trainhook/trainer/optimizer_factory.hpp>
+#include <trainhook/optim/optimizer_factory.hpp>
 
 #include <cmath>
 #include <limits>

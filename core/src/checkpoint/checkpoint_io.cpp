@@ -1,14 +1,14 @@
-#include <trainhook/trainer/checkpoint_io.hpp>
+#include <trainhook/checkpoint/checkpoint_io.hpp>
 
-#include <trainhook/trainer/atomic_file.hpp>
-#include <trainhook/trainer/checkpoint_manifest.hpp>
+#include <trainhook/checkpoint/atomic_file.hpp>
+#include <trainhook/checkpoint/checkpoint_manifest.hpp>
 
 #include <trainhook/callbacks/trainer_state_io.hpp>
 #include <trainhook/common/checked_json.hpp>
 #include <trainhook/models/torchscript_model.hpp>
-#include <trainhook/trainer/checkpoint_dirs.hpp>
-#include <trainhook/trainer/reproducibility.hpp>
-#include <trainhook/trainer/safetensors_io.hpp>
+#include <trainhook/checkpoint/checkpoint_dirs.hpp>
+#include <trainhook/checkpoint/reproducibility.hpp>
+#include <trainhook/checkpoint/safetensors_io.hpp>
 
 #include <ATen/CPUGeneratorImpl.h>
 #include <spdlog/spdlog.h>

@@ -1,7 +1,7 @@
 // transformers 4.47.1 optimization.py schedules, as plain functions of the step.
 // The arithmetic follows HF's lambdas operation for operation, so the rates agree
 // to the last bits (tests/trainer/hf_lr_schedules.py compares every step).
-#include <trainhook/trainer/lr_schedule.hpp>
+#include <trainhook/optim/lr_schedule.hpp>
 
 #include <algorithm>
 #include <cmath>

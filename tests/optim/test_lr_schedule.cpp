@@ -1,5 +1,5 @@
 // The four learning-rate schedules with warmup (transformers get_scheduler).
-#include <trainhook/trainer/lr_schedule.hpp>
+#include <trainhook/optim/lr_schedule.hpp>
 
 #include <doctest/doctest.h>
 

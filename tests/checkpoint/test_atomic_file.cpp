@@ -1,6 +1,6 @@
 // write_file_atomically: the old file survives any failure, no temporary is
 // left behind, and the error names the file and the free space.
-#include <trainhook/trainer/atomic_file.hpp>
+#include <trainhook/checkpoint/atomic_file.hpp>
 
 #include <doctest/doctest.h>
 

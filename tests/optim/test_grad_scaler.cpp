@@ -1,9 +1,9 @@
-// The loss scaler of --fp16 (trainer/grad_scaler.hpp), on the CPU: it is
+// The loss scaler of --fp16 (optim/grad_scaler.hpp), on the CPU: it is
 // device-agnostic tensor arithmetic, so its rules are checked here where no GPU
 // is; the trainer enables it only for --fp16 on CUDA.
 #include <doctest/doctest.h>
-#include <trainhook/trainer/checkpoint_io.hpp>
-#include <trainhook/trainer/grad_scaler.hpp>
+#include <trainhook/checkpoint/checkpoint_io.hpp>
+#include <trainhook/optim/grad_scaler.hpp>
 
 #include <torch/torch.h>
 

@@ -1,0 +1,23 @@
+#include <trainhook/plugin_host/section_check.hpp>
+
+#include <trainhook/args/plugin_config_sections.hpp>
+#include <trainhook/args/training_arguments.hpp>
+#include <trainhook/plugin_host/plugin_registry.hpp>
+
+#include <spdlog/spdlog.h>
+
+namespace trainhook {
+
+void check_plugin_config_sections(const TrainingArguments& args, const PluginRegistry& registry) {
+  if (!args.plugin_config.is_object() || args.plugin_config.empty()) return;
+  std::vector<std::string> enabled = registry.resolve_report_to(args.report_to);
+  enabled.insert(enabled.end(), args.callbacks.begin(), args.callbacks.end());
+  enabled.push_back(args.disable_tqdm ? "printer" : "progress");
+  std::vector<std::string> installed = registry.available(TH_KIND_CALLBACK);
+  const std::vector<std::string> integrations = registry.available(TH_KIND_INTEGRATION);
+  installed.insert(installed.end(), integrations.begin(), integrations.end());
+  for (const std::string& w : check_plugin_config_sections(args.plugin_config, enabled, installed))
+    spdlog::warn("{}", w);
+}
+
+}  // namespace trainhook
