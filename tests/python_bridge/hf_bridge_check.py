@@ -1,0 +1,299 @@
+"""TrainhookCallback on the real HF Trainer (transformers in the HF venv), a
+small MLP on the digits data, CPU, fixed seed.
+
+usage: hf_bridge_check.py <case> --digits digits.csv --work DIR [--c_plugin_dir DIR]
+cases:
+  early_stopping  our early_stopping through the bridge stops at the same step
+                  as HF's EarlyStoppingCallback (and before max_steps)
+  c_plugin        examples/c_plugin's loss_guard, unchanged: its stop request
+                  ends HF's run at the first logged loss over max_loss; its
+                  message reaches Python's logging; a high max_loss changes nothing
+  grad_stats      per-parameter grad/weight norms in HF's log_history equal those
+                  computed in Python at on_pre_optimizer_step (1e-5)
+  resume          early_stopping's counter comes back through stateful_callbacks:
+                  a resumed run stops where the uninterrupted one does, a resume
+                  without restoring the state does not
+  refused         a missing or refused plugin is a PluginError naming the file and why;
+                  a failing callback follows plugin_error_policy
+  mlflow_run      one run with --report_to mlflow (MLFLOW_TRACKING_URI from the
+                  caller); writes log_history to DIR/log_history.json
+Exits 0 when every check holds, 1 with FAIL lines otherwise.
+"""
+import argparse
+import json
+import logging
+import math
+import os
+import shutil
+import sys
+
+try:
+    import numpy as np
+    import torch
+    import transformers
+    from transformers import EarlyStoppingCallback, Trainer, TrainerCallback, TrainingArguments
+except ImportError as e:
+    print(f"FAIL: {e}; make the HF venv with scripts/venv hf (TRAINHOOK_HF_VENV)", file=sys.stderr)
+    sys.exit(1)
+
+import trainhook
+
+failures = []
+
+
+def check(cond, what):
+    print(("ok   " if cond else "FAIL ") + what, flush=True)
+    if not cond:
+        failures.append(what)
+
+
+class Digits(torch.utils.data.Dataset):
+    def __init__(self, rows):
+        self.x = torch.tensor(rows[:, :64] / 16.0, dtype=torch.float32)
+        self.y = torch.tensor(rows[:, 64], dtype=torch.long)
+
+    def __len__(self):
+        return len(self.y)
+
+    def __getitem__(self, i):
+        return {"input": self.x[i], "labels": self.y[i]}
+
+
+class Mlp(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.hidden = torch.nn.Linear(64, 32)
+        self.out = torch.nn.Linear(32, 10)
+
+    def forward(self, input, labels=None):
+        logits = self.out(torch.relu(self.hidden(input)))
+        loss = torch.nn.functional.cross_entropy(logits, labels) if labels is not None else None
+        return {"loss": loss, "logits": logits}
+
+
+def data(path):
+    rows = np.loadtxt(path, delimiter=",")
+    return Digits(rows[:1400]), Digits(rows[1400:])
+
+
+def trainer(opts, out, callbacks, resume_states=False, **kw):
+    base = dict(output_dir=out, per_device_train_batch_size=32, per_device_eval_batch_size=128,
+                learning_rate=0.05, max_steps=60, logging_steps=5, eval_strategy="no", save_strategy="no",
+                report_to=[], use_cpu=True, seed=7, disable_tqdm=True, optim="sgd",
+                lr_scheduler_type="constant", dataloader_num_workers=0,
+                restore_callback_states_from_checkpoint=resume_states)
+    base.update(kw)
+    args = TrainingArguments(**base)
+    train, evals = data(opts.digits)
+    torch.manual_seed(7)
+    model = Mlp()
+    return Trainer(model=model, args=args, train_dataset=train, eval_dataset=evals, callbacks=callbacks)
+
+
+def fresh(opts, name):
+    out = os.path.join(opts.work, name)
+    shutil.rmtree(out, ignore_errors=True)
+    return out
+
+
+def early_stopping_args():
+    return dict(eval_strategy="steps", eval_steps=5, save_strategy="steps", save_steps=5, save_total_limit=None,
+                load_best_model_at_end=True, metric_for_best_model="eval_loss", max_steps=200)
+
+
+def case_early_stopping(opts):
+    # A threshold large enough that the eval loss soon stops improving "enough".
+    hf = trainer(opts, fresh(opts, "es_hf"), [EarlyStoppingCallback(early_stopping_patience=2,
+                                                                     early_stopping_threshold=0.02)],
+                 **early_stopping_args())
+    hf.train()
+    ours = trainer(opts, fresh(opts, "es_bridge"),
+                   [trainhook.TrainhookCallback(callbacks=["early_stopping"], plugin_config={
+                       "early_stopping": {"early_stopping_patience": 2, "early_stopping_threshold": 0.02}})],
+                   **early_stopping_args())
+    ours.train()
+    a, b = hf.state.global_step, ours.state.global_step
+    print(f"HF EarlyStoppingCallback stopped at step {a}, the bridge's early_stopping at step {b}")
+    check(a < 200, f"HF's own callback stopped the run early (step {a} < max_steps 200)")
+    check(a == b, f"early_stopping through the bridge stops at HF's step ({b} == {a})")
+    evals_hf = [e["eval_loss"] for e in hf.state.log_history if "eval_loss" in e]
+    evals_ours = [e["eval_loss"] for e in ours.state.log_history if "eval_loss" in e]
+    check(evals_hf == evals_ours, f"the same evaluations ({len(evals_ours)})")
+
+
+class LogCapture(logging.Handler):
+    def __init__(self):
+        super().__init__()
+        self.records = []
+
+    def emit(self, record):
+        self.records.append(record.getMessage())
+
+
+def case_c_plugin(opts):
+    cap = LogCapture()
+    logging.getLogger("trainhook").addHandler(cap)
+    logging.getLogger("trainhook").setLevel(logging.INFO)
+    t = trainer(opts, fresh(opts, "c_stop"), [trainhook.TrainhookCallback(
+        callbacks=["loss_guard"], plugin_dir=opts.c_plugin_dir, plugin_config={"loss_guard": {"max_loss": 0.5}})])
+    t.train()
+    first = next(e for e in t.state.log_history if "loss" in e)
+    check(first["loss"] > 0.5, f"the first logged loss ({first['loss']}) is over max_loss 0.5")
+    check(t.state.global_step == first["step"],
+          f"loss_guard stopped HF's run at the first log (step {t.state.global_step} == {first['step']})")
+    said = [m for m in cap.records if m.startswith("[loss_guard]")]
+    check(len(said) > 0 and "above max_loss" in said[0], f"its message reached Python's logging: {said[:1]}")
+    t = trainer(opts, fresh(opts, "c_run"), [trainhook.TrainhookCallback(
+        callbacks=["loss_guard"], plugin_dir=opts.c_plugin_dir, plugin_config={"loss_guard": {"max_loss": 1e6}})])
+    t.train()
+    check(t.state.global_step == 60, f"with max_loss 1e6 the run reaches max_steps ({t.state.global_step})")
+
+
+class PythonNorms(TrainerCallback):
+    """What grad_stats should log, computed in Python at the same event."""
+
+    def __init__(self):
+        self.norms = {}
+
+    def on_pre_optimizer_step(self, args, state, control, model=None, **kwargs):
+        if (state.global_step + 1) % args.logging_steps != 0:
+            return
+        step = state.global_step + 1
+        for n, p in model.named_parameters():
+            self.norms[(step, "grad_norm/" + n)] = p.grad.double().norm().item()
+            self.norms[(step, "weight_norm/" + n)] = p.detach().double().norm().item()
+
+
+def case_grad_stats(opts):
+    ref = PythonNorms()
+    t = trainer(opts, fresh(opts, "grad_stats"), [trainhook.TrainhookCallback(
+        callbacks=["grad_stats"], plugin_config={"grad_stats": {"per": "parameter"}}), ref], max_steps=20)
+    t.train()
+    logged = {}
+    for e in t.state.log_history:
+        for k, v in e.items():
+            if k.startswith(("grad_norm/", "weight_norm/")):
+                logged[(e["step"], k)] = v
+    check(len(ref.norms) == 4 * 4 * 2, f"Python computed {len(ref.norms)} norms (4 logs x 4 parameters x 2)")
+    check(set(logged) == set(ref.norms), f"grad_stats logged the same (step, name) pairs ({len(logged)})")
+    worst = max((abs(logged[k] - ref.norms[k]) for k in ref.norms if k in logged), default=math.inf)
+    check(worst <= 1e-5, f"every norm equals Python's to 1e-5 (largest difference {worst:.3g})")
+
+
+def resume_args(max_steps):
+    return dict(eval_strategy="steps", eval_steps=5, save_strategy="steps", save_steps=5,
+                metric_for_best_model="eval_loss", load_best_model_at_end=True, max_steps=max_steps)
+
+
+def es_bridge():
+    return trainhook.TrainhookCallback(callbacks=["early_stopping"], plugin_config={
+        "early_stopping": {"early_stopping_patience": 3, "early_stopping_threshold": 0.02}})
+
+
+def case_resume(opts):
+    whole = trainer(opts, fresh(opts, "resume_whole"), [es_bridge()], **resume_args(200))
+    whole.train()
+    stop = whole.state.global_step
+    check(stop < 200, f"the uninterrupted run early-stopped (step {stop})")
+    # The counter just before the stop is > 0: cut there, at the last checkpoint before it.
+    cut = stop - 5
+    out = fresh(opts, "resume_cut")
+    first = trainer(opts, out, [es_bridge()], **resume_args(cut))
+    first.train()
+    ckpt = os.path.join(out, f"checkpoint-{cut}")
+    with open(os.path.join(ckpt, "trainer_state.json")) as f:
+        saved = json.load(f)["stateful_callbacks"]
+    entry = saved.get("TrainhookCallback")
+    check(isinstance(entry, dict), f"trainer_state.json's stateful_callbacks has one TrainhookCallback ({entry!r:.80})")
+    states = (entry or {}).get("attributes", {}).get("plugin_states", {})
+    check("early_stopping" in states, f"with early_stopping's state: {states}")
+    check((entry or {}).get("args", {}).get("callbacks") == ["early_stopping"], "and the args that re-create it")
+    shutil.copytree(out, out + "_norestore")
+    resumed = trainer(opts, out, [es_bridge()], resume_states=True, **resume_args(200))
+    resumed.train(resume_from_checkpoint=ckpt)
+    check(resumed.state.global_step == stop,
+          f"the resumed run stops where the uninterrupted one did ({resumed.state.global_step} == {stop})")
+    plain = trainer(opts, out + "_norestore", [es_bridge()], resume_states=False, **resume_args(200))
+    plain.train(resume_from_checkpoint=os.path.join(out + "_norestore", f"checkpoint-{cut}"))
+    check(plain.state.global_step != stop,
+          f"without restoring the state it does not ({plain.state.global_step} != {stop}): the test can fail")
+
+
+class Raises(TrainerCallback):
+    pass
+
+
+def case_refused(opts):
+    folder = fresh(opts, "refused_plugins")
+    os.makedirs(folder, mode=0o700)
+    bogus = os.path.join(folder, "libtrainhook_bogus.so")
+    with open(bogus, "w") as f:
+        f.write("not a library\n")
+    os.chmod(bogus, 0o755)
+    try:
+        trainhook.TrainhookCallback(callbacks=["bogus"], plugin_dir=folder)
+        check(False, "a refused plugin raises PluginError")
+    except trainhook.PluginError as e:
+        msg = str(e)
+        print(f"  message: {msg}")
+        check(bogus in msg and "not an ELF file" in msg, "the PluginError names the file and the reason")
+    try:
+        trainhook.TrainhookCallback(callbacks=["no_such_plugin"])
+        check(False, "a missing plugin raises PluginError")
+    except trainhook.PluginError as e:
+        check("unknown callback 'no_such_plugin'" in str(e) and "Searched:" in str(e),
+              f"a missing plugin names the folders searched: {str(e)[:120]}...")
+    try:
+        trainhook.TrainhookCallback(callbacks=["loss_guard"], plugin_dir=opts.c_plugin_dir,
+                                    plugin_config={"loss_gaurd": {}})
+        check(False, "a plugin_config section of no enabled callback raises PluginError")
+    except trainhook.PluginError as e:
+        check("plugin_config['loss_gaurd']" in str(e), f"a misnamed plugin_config section: {e}")
+    # A create() failure (max_loss must be > 0) is the plugin's message, at the first event.
+    try:
+        trainer(opts, fresh(opts, "bad_config"), [trainhook.TrainhookCallback(
+            callbacks=["loss_guard"], plugin_dir=opts.c_plugin_dir, plugin_config={"loss_guard": {"max_loss": -1}})])
+        check(False, "a create() failure raises PluginError")
+    except trainhook.PluginError as e:
+        check("cannot create callback 'loss_guard'" in str(e) and "max_loss" in str(e), f"create() failure: {e}")
+    # plugin_error_policy: early_stopping fails at on_train_begin without eval_strategy.
+    for policy in ("disable", "fail"):
+        t = trainer(opts, fresh(opts, "policy_" + policy), [trainhook.TrainhookCallback(
+            callbacks=["early_stopping"], plugin_error_policy=policy)], max_steps=10)
+        try:
+            t.train()
+            check(policy == "disable" and t.state.global_step == 10,
+                  f"plugin_error_policy={policy}: the failing callback is disabled and the run goes on")
+        except trainhook.PluginCallbackError as e:
+            check(policy == "fail" and "early_stopping" in str(e) and "on_train_begin" in str(e),
+                  f"plugin_error_policy={policy}: PluginCallbackError stops the run: {e}")
+
+
+def case_mlflow_run(opts):
+    t = trainer(opts, fresh(opts, "mlflow"), [trainhook.TrainhookCallback(
+        report_to=["mlflow"], callbacks=["grad_stats"], plugin_config={
+            "mlflow": {"experiment_name": "bridge"}})], max_steps=20, eval_strategy="steps", eval_steps=10)
+    t.train()
+    with open(os.path.join(opts.work, "log_history.json"), "w") as f:
+        json.dump(t.state.log_history, f)
+    check(len(t.state.log_history) > 0, "the run logged")
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("case")
+    p.add_argument("--digits", required=True)
+    p.add_argument("--work", required=True)
+    p.add_argument("--c_plugin_dir")
+    opts = p.parse_args()
+    os.makedirs(opts.work, exist_ok=True)
+    transformers.logging.set_verbosity_error()
+    print(f"transformers {transformers.__version__}, torch {torch.__version__}")
+    globals()["case_" + opts.case](opts)
+    if failures:
+        print(f"{len(failures)} check(s) failed", file=sys.stderr)
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()
