@@ -25,6 +25,10 @@ logger = logging.getLogger("trainhook")
 
 _CONTROL_FLAGS = ("should_training_stop", "should_epoch_stop", "should_save", "should_evaluate", "should_log")
 _POLICIES = ("disable", "fail")
+_STATE_SIZE = _abi.struct_size(_abi.ThState, "steps_in_epoch")
+_CONTROL_SIZE = _abi.struct_size(_abi.ThControl, "should_log")
+_EVENT_ARGS_SIZE = _abi.struct_size(_abi.ThEventArgs, "failure")
+_VALUES_SIZE = _abi.struct_size(_abi.ThValues, "string_values")
 
 
 def _names(value, what):
@@ -172,20 +176,27 @@ class TrainhookCallback(TrainerCallback, ExportableState):
         run.args, run.state, run.kwargs = args, state, kwargs
         if self._plugins is None:
             self._create()
-        if event != self._core.events["on_init_end"] and not self._init_end_seen:
+        init_end = self._core.events["on_init_end"]
+        if event != init_end and not self._init_end_seen:
             # HF's resume re-creates this callback after on_init_end was delivered
             # to the one it replaces: the new plugin instances still hear it first.
             self._fire("on_init_end", args, state, control, kwargs)
-        if event == self._core.events["on_init_end"]:
+        if event == init_end:
             self._init_end_seen = True
 
+        bit = 1 << event
+        wanting = [p for p in self._plugins if p.enabled and p.event_mask & bit]
+        if not wanting:  # the per-step events most plugins skip cost no struct building
+            if run.stop_reason is not None:
+                control.should_training_stop = True
+            return control
         th_state = self._th_state(args, state, kwargs)
-        th_control = _abi.ThControl(_abi.struct_size(_abi.ThControl, "should_log"),
+        th_control = _abi.ThControl(_CONTROL_SIZE,
                                     *[int(bool(getattr(control, f))) for f in _CONTROL_FLAGS])
         if run.stop_reason is not None:  # sticky, as in the C++ handler
             th_control.should_training_stop = 1
         ev = _abi.ThEventArgs()
-        ev.struct_size = _abi.struct_size(_abi.ThEventArgs, "failure")
+        ev.struct_size = _EVENT_ARGS_SIZE
         ev.event = event
         ev.state = ctypes.pointer(th_state)
         ev.control = ctypes.pointer(th_control)
@@ -198,12 +209,9 @@ class TrainhookCallback(TrainerCallback, ExportableState):
         # ev.step stays NULL: HF hands its callbacks neither the step's loss nor
         # the grad norm, so th_step_values is absent (plugins read it only after
         # checking it is there); learning_rates() gives the rates.
-        bit = 1 << event
         run.event = event
         try:
-            for p in self._plugins:
-                if not p.enabled or not (p.event_mask & bit):
-                    continue
+            for p in wanting:
                 why = p.on_event(ev)
                 if why:
                     self._failed(p, hf_event, why)
@@ -219,7 +227,7 @@ class TrainhookCallback(TrainerCallback, ExportableState):
     @staticmethod
     def _th_state(args, state, kwargs):
         s = _abi.ThState()
-        s.struct_size = _abi.struct_size(_abi.ThState, "steps_in_epoch")
+        s.struct_size = _STATE_SIZE
         s.is_local_process_zero = int(bool(state.is_local_process_zero))
         s.is_world_process_zero = int(bool(state.is_world_process_zero))
         s.epoch = float(state.epoch or 0.0)
@@ -267,7 +275,7 @@ class TrainhookCallback(TrainerCallback, ExportableState):
         svarr = (ctypes.c_char_p * max(len(svals), 1))(*svals)
         keep += [keys, skeys, svals, vals, karr, skarr, svarr]
         tv = _abi.ThValues()
-        tv.struct_size = _abi.struct_size(_abi.ThValues, "string_values")
+        tv.struct_size = _VALUES_SIZE
         tv.count = len(nums)
         tv.keys = ctypes.cast(karr, ctypes.POINTER(ctypes.c_char_p))
         tv.values = ctypes.cast(vals, ctypes.POINTER(ctypes.c_double))
