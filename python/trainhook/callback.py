@@ -87,6 +87,7 @@ class TrainhookCallback(TrainerCallback, ExportableState):
         self._restored_states = None  # from stateful_callbacks, loaded right after creation
         self._init_end_seen = False
         self._batch_index = 0
+        self._evaluate_begin_due = False  # HF evaluates after the training log now being made
 
     # ---- stateful_callbacks (HF's ExportableState) -------------------------------
     def state(self):
@@ -299,7 +300,8 @@ class TrainhookCallback(TrainerCallback, ExportableState):
         return self._fire("on_epoch_begin", args, state, control, kwargs)
 
     def on_epoch_end(self, args, state, control, **kwargs):
-        return self._fire("on_epoch_end", args, state, control, kwargs)
+        control = self._fire("on_epoch_end", args, state, control, kwargs)
+        return self._before_evaluation(args, state, control, kwargs)
 
     def on_step_begin(self, args, state, control, **kwargs):
         return self._fire("on_step_begin", args, state, control, kwargs)
@@ -314,7 +316,26 @@ class TrainhookCallback(TrainerCallback, ExportableState):
         return self._fire("on_optimizer_step", args, state, control, kwargs)
 
     def on_step_end(self, args, state, control, **kwargs):
-        return self._fire("on_step_end", args, state, control, kwargs)
+        control = self._fire("on_step_end", args, state, control, kwargs)
+        return self._before_evaluation(args, state, control, kwargs)
+
+    # HF has no evaluate-begin event. Its loop evaluates when should_evaluate is
+    # set after on_step_end/on_epoch_end (the flow callback set it before this
+    # one, a user callback), right after the training log when there is one;
+    # EVALUATE_BEGIN is fired there, in the trainer's order (STEP_END, LOG,
+    # EVALUATE_BEGIN, PREDICTION_STEP..., LOG, EVALUATE). trainer.evaluate()
+    # called by a script has no such point: EVALUATE comes without it there.
+    def _before_evaluation(self, args, state, control, kwargs):
+        if not control.should_evaluate:
+            return control
+        if control.should_log:
+            self._evaluate_begin_due = True
+            return control
+        return self._evaluate_begin(args, state, control, kwargs)
+
+    def _evaluate_begin(self, args, state, control, kwargs):
+        self._evaluate_begin_due = False
+        return self._fire("on_evaluate_begin", args, state, control, kwargs)
 
     def on_prediction_step(self, args, state, control, **kwargs):
         dl = kwargs.get("eval_dataloader")
@@ -322,6 +343,8 @@ class TrainhookCallback(TrainerCallback, ExportableState):
             count = len(dl) if dl is not None else -1
         except TypeError:
             count = -1
+        if self._evaluate_begin_due:  # HF logged nothing before this evaluation after all
+            control = self._evaluate_begin(args, state, control, kwargs)
         index = self._batch_index
         self._batch_index += 1
         # HF does not say whether this pass is evaluate() or predict(): kind 0.
@@ -329,6 +352,8 @@ class TrainhookCallback(TrainerCallback, ExportableState):
 
     def on_evaluate(self, args, state, control, metrics=None, **kwargs):
         self._batch_index = 0
+        if self._evaluate_begin_due:
+            control = self._evaluate_begin(args, state, control, kwargs)
         return self._fire("on_evaluate", args, state, control, kwargs, values=metrics or {})
 
     def on_predict(self, args, state, control, metrics=None, **kwargs):
@@ -347,7 +372,10 @@ class TrainhookCallback(TrainerCallback, ExportableState):
             if history and history[-1].get("step") == state.global_step:
                 history[-1].update(pending)
             self._run.pending_metrics = {}
-        return self._fire("on_log", args, state, control, kwargs, values=logs)
+        control = self._fire("on_log", args, state, control, kwargs, values=logs)
+        if self._evaluate_begin_due:  # the training log before an evaluation
+            control = self._evaluate_begin(args, state, control, kwargs)
+        return control
 
     def on_save(self, args, state, control, **kwargs):
         # HF writes <output_dir>/checkpoint-<global_step> and does not pass it on.

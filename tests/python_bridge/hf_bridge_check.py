@@ -13,6 +13,13 @@ cases:
   resume          early_stopping's counter comes back through stateful_callbacks:
                   a resumed run stops where the uninterrupted one does, a resume
                   without restoring the state does not
+  views           the DLPack views are the tensors' own memory (pointer, shape,
+                  strides, dtype, also a non-contiguous buffer), NULL data for a
+                  missing gradient, and the core's rules refuse gradients at on_log
+  ema             ema writes through the views: the model HF evaluates holds the EMA
+                  weights (EVALUATE_BEGIN, which the bridge fires before HF's
+                  evaluation) and ends with them (on_train_end), equal to an EMA
+                  computed in Python
   refused         a missing or refused plugin is a PluginError naming the file and why;
                   a failing callback follows plugin_error_policy
   mlflow_run      one run with --report_to mlflow (MLFLOW_TRACKING_URI from the
@@ -220,8 +227,80 @@ def case_resume(opts):
           f"without restoring the state it does not ({plain.state.global_step} != {stop}): the test can fail")
 
 
-class Raises(TrainerCallback):
-    pass
+def case_views(opts):
+    import ctypes
+    from trainhook import _abi, _core
+    from trainhook._run import RunContext
+    core = _core.core()
+    model = Mlp()
+    model.register_buffer("transposed", torch.arange(6, dtype=torch.float64).reshape(2, 3).t())
+    run = RunContext()
+    run.kwargs = {"model": model}
+    out = _abi.ThTensorList()
+    out.struct_size = _abi.struct_size(_abi.ThTensorList, "tensors")
+    check(run.tensors(_abi.TH_TENSORS_PARAMETERS, out) == "", "parameters: views built")
+    params = list(model.named_parameters())
+    check(out.count == len(params), f"one view per parameter ({out.count})")
+    for i, (n, p) in enumerate(params):
+        v = out.tensors[i]
+        same = (out.names[i].decode() == n and v.data == p.data_ptr() and v.ndim == p.dim()
+                and [v.shape[k] for k in range(v.ndim)] == list(p.shape)
+                and [v.strides[k] for k in range(v.ndim)] == list(p.stride()) and (v.dtype.code, v.dtype.bits) == (2, 32)
+                and v.device.device_type == 1)
+        check(same, f"view {n}: the parameter's own memory, shape and strides (no copy)")
+    check(run.tensors(_abi.TH_TENSORS_GRADIENTS, out) == "" and all(out.tensors[i].data is None
+                                                                    for i in range(out.count)),
+          "gradients before any backward: NULL data")
+    check(run.tensors(_abi.TH_TENSORS_BUFFERS, out) == "", "buffers: views built")
+    b = model.transposed
+    v = out.tensors[0]
+    check(out.names[0] == b"transposed" and not b.is_contiguous() and v.data == b.data_ptr()
+          and [v.strides[0], v.strides[1]] == [1, 3] and (v.dtype.code, v.dtype.bits) == (2, 64),
+          "a non-contiguous buffer: its own memory with its strides (1, 3)")
+    # Write through the view: the tensor changes (zero-copy both ways).
+    ctypes.cast(v.data, ctypes.POINTER(ctypes.c_double))[1] = 42.0
+    check(b[1, 0].item() == 42.0, "a write through the view is the tensor's")
+    why = core.check_tensors(core.events["on_log"], _abi.TH_TENSORS_GRADIENTS, _abi.TH_ACCESS_READ)
+    check("not readable in on_log" in why, f"the core's rule refuses gradients at on_log: {why}")
+
+
+class PythonEma(TrainerCallback):
+    """ema's arithmetic in Python (decay 0.9, from the initial weights, updated after every step)."""
+
+    def __init__(self):
+        self.ema = None
+        self.checked_evals = 0
+        self.eval_diff = 0.0
+
+    def on_train_begin(self, args, state, control, model=None, **kwargs):
+        self.ema = [p.detach().double().clone() for p in model.parameters()]
+
+    def on_step_end(self, args, state, control, model=None, **kwargs):
+        self.ema = [0.9 * e + 0.1 * p.detach().double() for e, p in zip(self.ema, model.parameters())]
+
+    def on_evaluate(self, args, state, control, model=None, **kwargs):
+        # Placed before the bridge: its on_evaluate (ema swaps back) has not run yet.
+        self.checked_evals += 1
+        self.eval_diff = max([self.eval_diff] + [(p.detach().double() - e).abs().max().item()
+                                                 for p, e in zip(model.parameters(), self.ema)])
+
+
+def case_ema(opts):
+    ref = PythonEma()
+    t = trainer(opts, fresh(opts, "ema"), [ref, trainhook.TrainhookCallback(
+        callbacks=["ema"], plugin_config={"ema": {"decay": 0.9}})], max_steps=30, eval_strategy="steps",
+        eval_steps=10, logging_steps=10)
+    t.train()
+    check(ref.checked_evals == 3, f"three evaluations ({ref.checked_evals})")
+    check(ref.eval_diff <= 1e-6, f"HF evaluated the EMA weights (largest difference {ref.eval_diff:.3g})")
+    final = max((p.detach().double() - e).abs().max().item() for p, e in zip(t.model.parameters(), ref.ema))
+    check(final <= 1e-6, f"the run ends with the EMA weights (largest difference {final:.3g})")
+    # And the training weights were put back after each evaluation: without ema the run is the same.
+    plain = trainer(opts, fresh(opts, "ema_plain"), [], max_steps=30, eval_strategy="steps", eval_steps=10,
+                    logging_steps=10)
+    plain.train()
+    loss = lambda tr: [e["loss"] for e in tr.state.log_history if "loss" in e]
+    check(loss(t) == loss(plain), f"training losses unchanged by the swaps ({loss(t)})")
 
 
 def case_refused(opts):
