@@ -87,7 +87,7 @@ TEST_CASE("bridge_api loads a callback and refuses a file as the C++ host does")
   REQUIRE(trainhook_bridge_load_callback(good.c_str(), "c_counter", &info, err, sizeof err) == TH_OK);
   REQUIRE(info != nullptr);
   CHECK(std::string(info->name) == "c_counter");
-  CHECK(info->vtable->on_event != nullptr);
+  CHECK((info->vtable->on_event != nullptr));
   CHECK(trainhook_bridge_load_callback(good.c_str(), "nope", &info, err, sizeof err) == TH_INVALID_ARGUMENT);
   CHECK(std::string(err) == "plugin file " + good + " does not export callback 'nope'");
   const std::string bad = (kRoot / "abi_major" / "libtrainhook_abi_major.so").string();
