@@ -77,7 +77,8 @@ TEST_CASE("bridge_api gives the registry's message for an unknown name") {
   CHECK(trainhook_bridge_resolve(R"({"callbacks": "x"})", out, sizeof out, &needed, err, sizeof err) ==
         TH_INVALID_ARGUMENT);
   CHECK(std::string(err) == "request: 'callbacks' must be a list of strings");
-  CHECK(trainhook_bridge_resolve("{not json", out, sizeof out, &needed, err, sizeof err) == TH_INVALID_ARGUMENT);
+  CHECK(trainhook_bridge_resolve("{not json", out, sizeof out, &needed, err, sizeof err) ==
+        TH_INVALID_ARGUMENT);
 }
 
 TEST_CASE("bridge_api loads a callback and refuses a file as the C++ host does") {
@@ -97,8 +98,8 @@ TEST_CASE("bridge_api loads a callback and refuses a file as the C++ host does")
 
 TEST_CASE("bridge_api applies the tensor-view and host-function rules of abi.h") {
   char err[512] = {};
-  CHECK(trainhook_bridge_check_tensors(TH_EVENT_PRE_OPTIMIZER_STEP, TH_TENSORS_GRADIENTS, TH_ACCESS_WRITE, err,
-                                       sizeof err) == TH_OK);
+  CHECK(trainhook_bridge_check_tensors(TH_EVENT_PRE_OPTIMIZER_STEP, TH_TENSORS_GRADIENTS, TH_ACCESS_WRITE,
+                                       err, sizeof err) == TH_OK);
   CHECK(trainhook_bridge_check_tensors(TH_EVENT_LOG, TH_TENSORS_GRADIENTS, TH_ACCESS_READ, err, sizeof err) ==
         TH_INVALID_ARGUMENT);
   CHECK(std::string(err).find("gradients are not readable in on_log") != std::string::npos);

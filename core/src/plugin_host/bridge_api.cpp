@@ -83,10 +83,11 @@ uint32_t trainhook_bridge_abi_version(void) {
 }
 
 uint32_t trainhook_bridge_struct_sizes(uint32_t* out, uint32_t capacity) {
-  const uint32_t sizes[] = {TH_STATE_STRUCT_SIZE,          TH_CONTROL_STRUCT_SIZE,    TH_VALUES_STRUCT_SIZE,
-                            TH_STEP_VALUES_STRUCT_SIZE,    TH_FAILURE_STRUCT_SIZE,    TH_EVENT_ARGS_STRUCT_SIZE,
-                            TH_TENSOR_LIST_STRUCT_SIZE,    TH_HOST_STRUCT_SIZE,       TH_CALLBACK_VTABLE_STRUCT_SIZE,
-                            TH_CALLBACK_INFO_STRUCT_SIZE};
+  const uint32_t sizes[] = {TH_STATE_STRUCT_SIZE,           TH_CONTROL_STRUCT_SIZE,
+                            TH_VALUES_STRUCT_SIZE,          TH_STEP_VALUES_STRUCT_SIZE,
+                            TH_FAILURE_STRUCT_SIZE,         TH_EVENT_ARGS_STRUCT_SIZE,
+                            TH_TENSOR_LIST_STRUCT_SIZE,     TH_HOST_STRUCT_SIZE,
+                            TH_CALLBACK_VTABLE_STRUCT_SIZE, TH_CALLBACK_INFO_STRUCT_SIZE};
   const uint32_t n = sizeof sizes / sizeof sizes[0];
   for (uint32_t i = 0; out != nullptr && i < std::min(n, capacity); ++i) out[i] = sizes[i];
   return n;
@@ -148,14 +149,15 @@ th_status trainhook_bridge_load_callback(const char* file, const char* name, con
       lib = trainhook::detail::load_plugin_library(file, rec);
       if (!lib) {
         g_loaded.erase(file);
-        return fail(TH_INVALID_ARGUMENT, "refused plugin file " + std::string(file) + ": " + rec.refused_reason,
-                    err, err_size);
+        return fail(TH_INVALID_ARGUMENT,
+                    "refused plugin file " + std::string(file) + ": " + rec.refused_reason, err, err_size);
       }
     }
     const th_callback_info* info = trainhook::detail::find_callback(*lib, name);
     if (info == nullptr)
       return fail(TH_INVALID_ARGUMENT,
-                  "plugin file " + std::string(file) + " does not export callback '" + name + "'", err, err_size);
+                  "plugin file " + std::string(file) + " does not export callback '" + name + "'", err,
+                  err_size);
     *out = info;
     return TH_OK;
   } catch (const std::exception& e) {
