@@ -7,11 +7,13 @@ on_predict's metrics, on_save's checkpoint folder), maps TrainerState and
 TrainerControl both ways, puts the metrics plugins add into HF's logs, and keeps
 the plugins' state in trainer_state.json's stateful_callbacks.
 """
+import atexit
 import ctypes
 import json
 import logging
 import math
 import os
+import weakref
 
 from transformers import TrainerCallback
 from transformers.trainer_callback import ExportableState
@@ -25,6 +27,9 @@ logger = logging.getLogger("trainhook")
 
 _CONTROL_FLAGS = ("should_training_stop", "should_epoch_stop", "should_save", "should_evaluate", "should_log")
 _POLICIES = ("disable", "fail")
+# Closed at interpreter exit, before Python tears down what the plugins' own
+# threads may still call into (logging, ctypes callbacks).
+_live = weakref.WeakSet()
 _STATE_SIZE = _abi.struct_size(_abi.ThState, "steps_in_epoch")
 _CONTROL_SIZE = _abi.struct_size(_abi.ThControl, "should_log")
 _EVENT_ARGS_SIZE = _abi.struct_size(_abi.ThEventArgs, "failure")
@@ -88,6 +93,7 @@ class TrainhookCallback(TrainerCallback, ExportableState):
         self._init_end_seen = False
         self._batch_index = 0
         self._evaluate_begin_due = False  # HF evaluates after the training log now being made
+        _live.add(self)
 
     # ---- stateful_callbacks (HF's ExportableState) -------------------------------
     def state(self):
@@ -123,6 +129,10 @@ class TrainhookCallback(TrainerCallback, ExportableState):
 
     def _load_states(self):
         states, self._restored_states = self._restored_states or {}, None
+        for name in states:
+            if name not in (p.name for p in self._plugins):
+                logger.warning("stateful_callbacks: TrainhookCallback holds a state for callback '%s', which is "
+                               "not enabled in this run; ignored", name)
         for p in self._plugins:
             if p.name in states and p.enabled:
                 try:
@@ -131,10 +141,12 @@ class TrainhookCallback(TrainerCallback, ExportableState):
                     self._failed(p, "load_state", str(e))
 
     # ---- lifetime ------------------------------------------------------------------
-    def _create(self):
+    def _create(self, state):
         plugins = []
         try:
             for name, file, info in self._specs:
+                if info.kind == _abi.TH_KIND_INTEGRATION and not state.is_world_process_zero:
+                    continue  # integrations report from world process zero only, as HF's do
                 config = json.dumps(self._init_args["plugin_config"].get(name, {}))
                 plugins.append(PluginInstance(self._core, self._run, info, file, config))
         except Exception:
@@ -176,7 +188,7 @@ class TrainhookCallback(TrainerCallback, ExportableState):
         run = self._run
         run.args, run.state, run.kwargs = args, state, kwargs
         if self._plugins is None:
-            self._create()
+            self._create(state)
         init_end = self._core.events["on_init_end"]
         if event != init_end and not self._init_end_seen:
             # HF's resume re-creates this callback after on_init_end was delivered
@@ -382,3 +394,9 @@ class TrainhookCallback(TrainerCallback, ExportableState):
         folder = os.path.join(args.output_dir, f"checkpoint-{state.global_step}")
         return self._fire("on_save", args, state, control, kwargs,
                           checkpoint_dir=folder if os.path.isdir(folder) else None)
+
+
+@atexit.register
+def _close_all():
+    for callback in list(_live):
+        callback.close()

@@ -58,8 +58,8 @@ TEST_CASE("bridge_api resolves callbacks and report_to through the registry") {
   CHECK(out.find(R"("name":"pack_reporter")") != std::string::npos);
   CHECK(out.find((kRoot / "good" / "libtrainhook_c_plugin.so").string()) != std::string::npos);
   CHECK(out.find(R"("searched":[)") != std::string::npos);
-  // Callbacks first, then the integrations of report_to, as the trainer orders them.
-  CHECK(out.find("c_counter") < out.find("pack_reporter"));
+  // The integrations of report_to first, then the callbacks, as the trainer orders them.
+  CHECK(out.find("pack_reporter") < out.find("c_counter"));
 }
 
 TEST_CASE("bridge_api gives the registry's message for an unknown name") {

@@ -35,6 +35,10 @@ print("ok   installed package at", trainhook.__file__, "resolved", [s[0] for s i
 fi
 if [[ "$CASE" == mlflow ]]; then
   TEST_VENV="${TRAINHOOK_TEST_VENV:-$SRC/build/venv}"
+  if [[ ! -x "$TEST_VENV/bin/mlflow" ]]; then
+    echo "FAIL: no mlflow server in the test venv $TEST_VENV (run scripts/venv test, or set TRAINHOOK_TEST_VENV)" >&2
+    exit 1
+  fi
   exec "$TEST_VENV/bin/python" "$SRC/tests/python_bridge/run_mlflow_bridge_test.py" \
     --hf_python "$HF_VENV/bin/python" --work "$WORK" --digits "$DIGITS"
 fi

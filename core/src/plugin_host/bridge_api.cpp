@@ -108,10 +108,12 @@ th_status trainhook_bridge_resolve(const char* request_json, char* out, size_t o
     options.default_dir = default_dir_of_this_library();
     options.allow_unsafe_plugin_paths = request.value("allow_unsafe_plugin_paths", false);
     const trainhook::PluginRegistry registry(options);
+    // The trainer's order (callback_assembly.cpp, as HF's): the report_to
+    // integrations, then the callbacks; a name in both is one instance.
+    std::vector<std::string> names = registry.resolve_report_to(string_list(request, "report_to"));
     const std::vector<std::string> callbacks = string_list(request, "callbacks");
     registry.check_callbacks(callbacks);
-    std::vector<std::string> names = callbacks;
-    for (const auto& n : registry.resolve_report_to(string_list(request, "report_to")))
+    for (const auto& n : callbacks)
       if (std::find(names.begin(), names.end(), n) == names.end()) names.push_back(n);
     nlohmann::json answer = {{"callbacks", nlohmann::json::array()}, {"searched", registry.searched_dirs()}};
     for (const auto& name : names) {

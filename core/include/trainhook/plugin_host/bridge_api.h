@@ -37,7 +37,8 @@ TRAINHOOK_EXPORT const char* trainhook_bridge_event_name(int32_t event);
  * request_json: {"plugin_dirs": [..], "callbacks": [..], "report_to": [..],
  *                "allow_unsafe_plugin_paths": bool}.
  * On TH_OK, `out` holds {"callbacks": [{"name", "kind", "file", "event_mask"}...],
- * "searched": [..]}: callbacks first, then the integrations report_to enables.
+ * "searched": [..]}: the integrations report_to enables first, then the callbacks
+ * (the trainer's order; a name in both once).
  * TH_BUFFER_TOO_SMALL sets *needed (bytes with the NUL). An unknown name, a
  * missing plugin_dir or a clash is TH_INVALID_ARGUMENT with the trainer's message
  * (closest name, the folders searched, refused files with their reasons). */
