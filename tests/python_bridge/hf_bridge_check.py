@@ -20,6 +20,9 @@ cases:
                   weights (EVALUATE_BEGIN, which the bridge fires before HF's
                   evaluation) and ends with them (on_train_end), equal to an EMA
                   computed in Python
+  lr_factor       reduce_lr_on_plateau through set_lr_factor: the learning rate HF logs
+                  after each evaluation is torch's ReduceLROnPlateau's on the same eval
+                  losses, and a resumed run keeps the reduced rate
   refused         a missing or refused plugin is a PluginError naming the file and why;
                   a failing callback follows plugin_error_policy
   mlflow_run      one run with --report_to mlflow (MLFLOW_TRACKING_URI from the
@@ -301,6 +304,44 @@ def case_ema(opts):
     plain.train()
     loss = lambda tr: [e["loss"] for e in tr.state.log_history if "loss" in e]
     check(loss(t) == loss(plain), f"training losses unchanged by the swaps ({loss(t)})")
+
+
+def lr_run(opts, out, max_steps, resume_states=False):
+    return trainer(opts, out, [trainhook.TrainhookCallback(callbacks=["reduce_lr_on_plateau"], plugin_config={
+        "reduce_lr_on_plateau": {"factor": 0.5, "patience": 1}})], resume_states=resume_states,
+        **dict(early_stopping_args(max_steps), load_best_model_at_end=False, logging_steps=10))
+
+
+def case_lr_factor(opts):
+    t = lr_run(opts, fresh(opts, "lr_factor"), 200)
+    t.train()
+    hist = t.state.log_history
+    evals = [(e["step"], e["eval_loss"]) for e in hist if "eval_loss" in e]
+    logged = {e["step"]: e["learning_rate"] for e in hist if "learning_rate" in e}
+    # torch's own ReduceLROnPlateau on the same losses (mode min, threshold 1e-4 relative; the
+    # plugin's patience is Keras's, a reduction after `patience` bad evaluations: torch's patience - 1).
+    opt = torch.optim.SGD([torch.nn.Parameter(torch.zeros(1))], lr=0.5)
+    ref = torch.optim.lr_scheduler.ReduceLROnPlateau(opt, mode="min", factor=0.5, patience=0, threshold=1e-4)
+    expected = {}
+    for step, loss in evals:
+        ref.step(loss)
+        expected[step + 10] = opt.param_groups[0]["lr"]  # the rate of the next logged steps
+    pairs = [(s, logged[s], expected[s]) for s in sorted(expected) if s in logged]
+    print("  (step, HF logged lr, torch ReduceLROnPlateau):", pairs)
+    check(any(e < 0.5 for _, _, e in pairs), "the rate was reduced at least once (the test can fail)")
+    check(len(pairs) >= 15 and all(abs(l - e) <= 1e-12 for _, l, e in pairs),
+          f"the logged learning rate follows torch's ReduceLROnPlateau ({len(pairs)} logs)")
+    # Resume from the checkpoint written right after the first reduction (its evaluation's
+    # step): the factor comes back with the scheduler's state, the plugin's counters with its own.
+    cut = next(s for s, l, e in pairs if e < 0.5) - 10
+    out = fresh(opts, "lr_factor_resume")
+    lr_run(opts, out, cut).train()
+    resumed = lr_run(opts, out, 200, resume_states=True)
+    resumed.train(resume_from_checkpoint=os.path.join(out, f"checkpoint-{cut}"))
+    again = {e["step"]: e["learning_rate"] for e in resumed.state.log_history if "learning_rate" in e}
+    check(all(abs(again[s] - logged[s]) <= 1e-12 for s in logged if s > cut and s in again)
+          and any(s > cut for s in again),
+          f"a run resumed at step {cut} logs the same rates as the whole run")
 
 
 def case_refused(opts):
