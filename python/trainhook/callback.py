@@ -93,6 +93,8 @@ class TrainhookCallback(TrainerCallback, ExportableState):
         self._init_end_seen = False
         self._batch_index = 0
         self._evaluate_begin_due = False  # HF evaluates after the training log now being made
+        self._args_seen = None
+        self._rank = (0, 1)
         _live.add(self)
 
     # ---- stateful_callbacks (HF's ExportableState) -------------------------------
@@ -203,7 +205,10 @@ class TrainhookCallback(TrainerCallback, ExportableState):
             if run.stop_reason is not None:
                 control.should_training_stop = True
             return control
-        th_state = self._th_state(args, state, kwargs)
+        if args is not self._args_seen:  # process_index/world_size are costly properties of HF's arguments
+            self._args_seen = args
+            self._rank = (int(getattr(args, "process_index", 0)), int(getattr(args, "world_size", 1)))
+        th_state = self._th_state(args, state, kwargs, self._rank)
         th_control = _abi.ThControl(_CONTROL_SIZE,
                                     *[int(bool(getattr(control, f))) for f in _CONTROL_FLAGS])
         if run.stop_reason is not None:  # sticky, as in the C++ handler
@@ -238,7 +243,7 @@ class TrainhookCallback(TrainerCallback, ExportableState):
         return control
 
     @staticmethod
-    def _th_state(args, state, kwargs):
+    def _th_state(args, state, kwargs, rank):
         s = _abi.ThState()
         s.struct_size = _STATE_SIZE
         s.is_local_process_zero = int(bool(state.is_local_process_zero))
@@ -259,8 +264,7 @@ class TrainhookCallback(TrainerCallback, ExportableState):
         s.best_global_step = int(getattr(state, "best_global_step", 0) or 0)  # not in transformers 4.x
         s.best_model_checkpoint = state.best_model_checkpoint.encode() if state.best_model_checkpoint else None
         s.trial_name = state.trial_name.encode() if state.trial_name else None
-        s.process_index = int(getattr(args, "process_index", 0))
-        s.world_size = int(getattr(args, "world_size", 1))
+        s.process_index, s.world_size = rank
         dl = kwargs.get("train_dataloader")
         try:
             # HF's num_update_steps_per_epoch; 0 before the dataloader exists.
