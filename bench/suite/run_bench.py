@@ -401,8 +401,8 @@ class Suite:
                                                                "bench_python_bridge.py"),
                                           "--digits", digits, "--steps", steps, "--repeats", repeats],
                         env=env, timeout=900)
-        ratio = _search(text, r"step-time ratio bridge_grad_stats_tensorboard/none: ([0-9.]+)")
-        empty = _search(text, r"step-time ratio bridge_empty/none: ([0-9.]+)")
+        ratio = _search(text, r"(?m)^step-time ratio bridge_grad_stats_tensorboard/none: ([0-9.]+)")
+        empty = _search(text, r"(?m)^step-time ratio bridge_empty/none: ([0-9.]+)")
         delivered = _search(text, r"nothing to do \(grad_stats, on_pre_optimizer_step off a log step\): "
                                   r"([0-9.]+) us")
         self.raw["python_bridge"] = {"plugins_on_none": ratio, "empty_on_none": empty,

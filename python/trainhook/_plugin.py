@@ -51,6 +51,7 @@ class PluginInstance:
         self._strings = {}           # host-owned strings handed to the plugin (valid until destroy)
         self._state_json = None      # trainer_state_json's buffer (valid until the next call)
         self._functions = []         # the CFUNCTYPE objects: alive as long as the table
+        self._event_err = ctypes.create_string_buffer(_ERR_SIZE)  # on_event's message buffer, reused
         self.host = self._make_host()
         self.self_ptr = None
         err = ctypes.create_string_buffer(_ERR_SIZE)
@@ -70,10 +71,11 @@ class PluginInstance:
             self._destroy(ptr)
 
     # ---- calls into the plugin ------------------------------------------------
-    def on_event(self, args):
-        """"" or the failure's description."""
-        err = ctypes.create_string_buffer(_ERR_SIZE)
-        st = self._on_event(self.self_ptr, ctypes.byref(args), err, _ERR_SIZE)
+    def on_event(self, args_ref):
+        """"" or the failure's description; args_ref: ctypes.byref of a ThEventArgs."""
+        err = self._event_err
+        err[0] = b"\0"
+        st = self._on_event(self.self_ptr, args_ref, err, _ERR_SIZE)
         return "" if st == _abi.TH_OK else describe_failure(st, err)
 
     def save_state(self):

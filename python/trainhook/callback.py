@@ -25,7 +25,6 @@ from .errors import PluginCallbackError, PluginError
 
 logger = logging.getLogger("trainhook")
 
-_CONTROL_FLAGS = ("should_training_stop", "should_epoch_stop", "should_save", "should_evaluate", "should_log")
 _POLICIES = ("disable", "fail")
 # Closed at interpreter exit, before Python tears down what the plugins' own
 # threads may still call into (logging, ctypes callbacks).
@@ -95,6 +94,19 @@ class TrainhookCallback(TrainerCallback, ExportableState):
         self._evaluate_begin_due = False  # HF evaluates after the training log now being made
         self._args_seen = None
         self._rank = (0, 1)
+        self._dl_seen = None
+        self._dl_steps = 0
+        self._wanting = {}  # event -> the enabled plugins that want it
+        self._c_state = _abi.ThState()
+        self._c_state.struct_size = _STATE_SIZE
+        self._best_checkpoint_text = self._trial_text = None
+        self._c_control = _abi.ThControl()
+        self._c_control.struct_size = _CONTROL_SIZE
+        self._c_args = _abi.ThEventArgs()
+        self._c_args.struct_size = _EVENT_ARGS_SIZE
+        self._c_args.state = ctypes.pointer(self._c_state)
+        self._c_args.control = ctypes.pointer(self._c_control)
+        self._c_args_ref = ctypes.byref(self._c_args)
         _live.add(self)
 
     # ---- stateful_callbacks (HF's ExportableState) -------------------------------
@@ -156,6 +168,7 @@ class TrainhookCallback(TrainerCallback, ExportableState):
                 p.destroy()
             raise
         self._plugins = plugins
+        self._wanting = {}
         if self._restored_states:
             self._load_states()
 
@@ -164,6 +177,7 @@ class TrainhookCallback(TrainerCallback, ExportableState):
         for p in reversed(self._plugins or []):
             p.destroy()
         self._plugins = []
+        self._wanting = {}
 
     def __del__(self):
         try:
@@ -173,6 +187,7 @@ class TrainhookCallback(TrainerCallback, ExportableState):
 
     def _failed(self, plugin, where, message):
         plugin.enabled = False
+        self._wanting = {}
         if plugin.critical:
             logger.error("callback '%s' failed in %s: %s (a critical callback: stopping the run)", plugin.name,
                          where, message)
@@ -199,8 +214,9 @@ class TrainhookCallback(TrainerCallback, ExportableState):
         if event == init_end:
             self._init_end_seen = True
 
-        bit = 1 << event
-        wanting = [p for p in self._plugins if p.enabled and p.event_mask & bit]
+        wanting = self._wanting.get(event)
+        if wanting is None:
+            wanting = self._wanting[event] = [p for p in self._plugins if p.enabled and p.event_mask & (1 << event)]
         if not wanting:  # the per-step events most plugins skip cost no struct building
             if run.stop_reason is not None:
                 control.should_training_stop = True
@@ -208,21 +224,19 @@ class TrainhookCallback(TrainerCallback, ExportableState):
         if args is not self._args_seen:  # process_index/world_size are costly properties of HF's arguments
             self._args_seen = args
             self._rank = (int(getattr(args, "process_index", 0)), int(getattr(args, "world_size", 1)))
-        th_state = self._th_state(args, state, kwargs, self._rank)
-        th_control = _abi.ThControl(_CONTROL_SIZE,
-                                    *[int(bool(getattr(control, f))) for f in _CONTROL_FLAGS])
-        if run.stop_reason is not None:  # sticky, as in the C++ handler
-            th_control.should_training_stop = 1
-        ev = _abi.ThEventArgs()
-        ev.struct_size = _EVENT_ARGS_SIZE
+        # One set of structs per callback, refilled at each event (events never nest).
+        self._fill_state(state, self._steps_in_epoch(args, kwargs))
+        c = self._c_control
+        c.should_training_stop = control.should_training_stop or run.stop_reason is not None  # sticky
+        c.should_epoch_stop = control.should_epoch_stop
+        c.should_save = control.should_save
+        c.should_evaluate = control.should_evaluate
+        c.should_log = control.should_log
+        ev = self._c_args
         ev.event = event
-        ev.state = ctypes.pointer(th_state)
-        ev.control = ctypes.pointer(th_control)
         keep = []
-        if values is not None:
-            ev.values = ctypes.pointer(self._th_values(values, keep))
-        if checkpoint_dir is not None:
-            ev.checkpoint_dir = os.fsencode(checkpoint_dir)
+        ev.values = ctypes.pointer(self._th_values(values, keep)) if values is not None else None
+        ev.checkpoint_dir = os.fsencode(checkpoint_dir) if checkpoint_dir is not None else None
         ev.batch_index, ev.batch_count, ev.prediction_kind = batch if batch is not None else (-1, -1, 0)
         # ev.step stays NULL: HF hands its callbacks neither the step's loss nor
         # the grad norm, so th_step_values is absent (plugins read it only after
@@ -230,24 +244,24 @@ class TrainhookCallback(TrainerCallback, ExportableState):
         run.event = event
         try:
             for p in wanting:
-                why = p.on_event(ev)
+                why = p.on_event(self._c_args_ref)
                 if why:
                     self._failed(p, hf_event, why)
         finally:
             run.event = -1
-            run.holders.clear()
-        if run.stop_reason is not None:
-            th_control.should_training_stop = 1
-        for f in _CONTROL_FLAGS:
-            setattr(control, f, bool(getattr(th_control, f)))
+            if run.holders:
+                run.holders.clear()
+        control.should_training_stop = bool(c.should_training_stop) or run.stop_reason is not None
+        control.should_epoch_stop = bool(c.should_epoch_stop)
+        control.should_save = bool(c.should_save)
+        control.should_evaluate = bool(c.should_evaluate)
+        control.should_log = bool(c.should_log)
         return control
 
-    @staticmethod
-    def _th_state(args, state, kwargs, rank):
-        s = _abi.ThState()
-        s.struct_size = _STATE_SIZE
-        s.is_local_process_zero = int(bool(state.is_local_process_zero))
-        s.is_world_process_zero = int(bool(state.is_world_process_zero))
+    def _fill_state(self, state, steps_in_epoch):
+        s = self._c_state
+        s.is_local_process_zero = bool(state.is_local_process_zero)
+        s.is_world_process_zero = bool(state.is_world_process_zero)
         s.epoch = float(state.epoch or 0.0)
         s.global_step = int(state.global_step)
         s.max_steps = int(state.max_steps or 0)
@@ -259,19 +273,30 @@ class TrainhookCallback(TrainerCallback, ExportableState):
         s.total_flos = float(state.total_flos or 0)
         s.num_input_tokens_seen = int(state.num_input_tokens_seen or 0)
         best = state.best_metric
-        s.has_best_metric = int(best is not None and math.isfinite(float(best)))
+        s.has_best_metric = best is not None and math.isfinite(float(best))
         s.best_metric = float(best) if s.has_best_metric else 0.0
         s.best_global_step = int(getattr(state, "best_global_step", 0) or 0)  # not in transformers 4.x
-        s.best_model_checkpoint = state.best_model_checkpoint.encode() if state.best_model_checkpoint else None
-        s.trial_name = state.trial_name.encode() if state.trial_name else None
-        s.process_index, s.world_size = rank
+        checkpoint = state.best_model_checkpoint
+        if checkpoint != self._best_checkpoint_text:  # the same bytes object while it does not change
+            self._best_checkpoint_text = checkpoint
+            s.best_model_checkpoint = os.fsencode(checkpoint) if checkpoint else None
+        trial = state.trial_name
+        if trial != self._trial_text:
+            self._trial_text = trial
+            s.trial_name = trial.encode() if trial else None
+        s.process_index, s.world_size = self._rank
+        s.steps_in_epoch = steps_in_epoch
+
+    def _steps_in_epoch(self, args, kwargs):
+        # HF's num_update_steps_per_epoch; 0 before the dataloader exists (or without a length).
         dl = kwargs.get("train_dataloader")
-        try:
-            # HF's num_update_steps_per_epoch; 0 before the dataloader exists.
-            s.steps_in_epoch = max(len(dl) // max(args.gradient_accumulation_steps, 1), 1) if dl is not None else 0
-        except TypeError:
-            s.steps_in_epoch = 0
-        return s
+        if dl is not self._dl_seen:
+            self._dl_seen = dl
+            try:
+                self._dl_steps = max(len(dl) // max(args.gradient_accumulation_steps, 1), 1) if dl is not None else 0
+            except TypeError:
+                self._dl_steps = 0
+        return self._dl_steps
 
     @staticmethod
     def _th_values(record, keep):
