@@ -397,21 +397,28 @@ class Suite:
         env["TRAINHOOK_LIBRARY"] = core
         env["PYTHONPATH"] = os.path.join(ROOT, "python")
         steps, repeats = ("200", "3") if self.quick else ("400", "7")
+        cli = self.exe("bin", "trainhook")  # the same plugins in the C++ trainer, when built
         text = self.run("python_bridge", [python, os.path.join(ROOT, "bench", "python_bridge",
                                                                "bench_python_bridge.py"),
-                                          "--digits", digits, "--steps", steps, "--repeats", repeats],
-                        env=env, timeout=900)
+                                          "--digits", digits, "--steps", steps, "--repeats", repeats]
+                        + (["--cli", cli] if cli else []), env=env, timeout=1200)
         ratio = _search(text, r"(?m)^step-time ratio bridge_grad_stats_tensorboard/none: ([0-9.]+)")
         empty = _search(text, r"(?m)^step-time ratio bridge_empty/none: ([0-9.]+)")
         delivered = _search(text, r"nothing to do \(grad_stats, on_pre_optimizer_step off a log step\): "
                                   r"([0-9.]+) us")
+        added = _search(text, r"CPU time inside the bridge beyond the plugins' C\+\+ cost: ([0-9.-]+) %")
         self.raw["python_bridge"] = {"plugins_on_none": ratio, "empty_on_none": empty,
-                                     "event_delivered_us": delivered}
+                                     "event_delivered_us": delivered, "bridge_added_percent": added}
         src = "bench/python_bridge (HF Trainer 4.47, MLP 64-256-256-10, batch 64, logging every 10 steps)"
         self.figures += [
-            Figure("python bridge: HF step time, grad_stats+tensorboard / no callbacks", ratio, "x", source=src),
-            Figure("python bridge: HF step time, bridge without plugins / no callbacks", empty, "x", source=src),
+            Figure("python bridge: HF CPU step time, grad_stats+tensorboard / no callbacks", ratio, "x",
+                   source=src),
+            Figure("python bridge: HF CPU step time, bridge without plugins / no callbacks", empty, "x",
+                   source=src),
             Figure("python bridge: one event delivered to a plugin (bridge's cost)", delivered, "us", source=src),
+            Figure("python bridge: what it adds over the plugins' C++ cost, % of HF's step", added, "%", 5,
+                   source=src, note="CPU time inside the bridge on the training thread minus the same "
+                   "plugins' step-time cost in the C++ trainer"),
         ]
 
     def prometheus(self):
