@@ -10,7 +10,6 @@ status codes, as ctypes would otherwise print and swallow it.
 import ctypes
 import json
 import logging
-import math
 
 from . import _abi
 from .errors import PluginError
@@ -247,10 +246,3 @@ class PluginInstance:
             self._functions.append(fn)
         return h
 
-
-def finite_or_none(x):
-    try:
-        x = float(x)
-    except (TypeError, ValueError):
-        return None
-    return x if math.isfinite(x) else None

@@ -248,7 +248,8 @@ def case_views(opts):
         v = out.tensors[i]
         same = (out.names[i].decode() == n and v.data == p.data_ptr() and v.ndim == p.dim()
                 and [v.shape[k] for k in range(v.ndim)] == list(p.shape)
-                and [v.strides[k] for k in range(v.ndim)] == list(p.stride()) and (v.dtype.code, v.dtype.bits) == (2, 32)
+                and [v.strides[k] for k in range(v.ndim)] == list(p.stride())
+                and (v.dtype.code, v.dtype.bits) == (2, 32)
                 and v.device.device_type == 1)
         check(same, f"view {n}: the parameter's own memory, shape and strides (no copy)")
     check(run.tensors(_abi.TH_TENSORS_GRADIENTS, out) == "" and all(out.tensors[i].data is None
