@@ -23,6 +23,11 @@ cases:
   lr_factor       reduce_lr_on_plateau through set_lr_factor: the learning rate HF logs
                   after each evaluation is torch's ReduceLROnPlateau's on the same eval
                   losses, and a resumed run keeps the reduced rate
+  probe           tests/sdk's c_grad_norm in probe mode: every bad input to the host
+                  functions is refused with TH_INVALID_ARGUMENT and the core's message
+                  naming the callback (as tests/sdk/cli_model_access.sh checks in the
+                  C++ trainer); learning_rates answers; the absent step values are a
+                  failure the plugin names, and the run goes on
   refused         a missing or refused plugin is a PluginError naming the file and why;
                   a failing callback follows plugin_error_policy
   mlflow_run      one run with --report_to mlflow (MLFLOW_TRACKING_URI from the
@@ -266,6 +271,14 @@ def case_views(opts):
     check(b[1, 0].item() == 42.0, "a write through the view is the tensor's")
     why = core.check_tensors(core.events["on_log"], _abi.TH_TENSORS_GRADIENTS, _abi.TH_ACCESS_READ)
     check("not readable in on_log" in why, f"the core's rule refuses gradients at on_log: {why}")
+    # skip_optimizer_step: the gradients are dropped, so torch's optimizer leaves the weights as they are.
+    opt = torch.optim.SGD(model.parameters(), lr=0.5)
+    model(torch.ones(2, 64), torch.tensor([1, 2]))["loss"].backward()
+    before = [p.detach().clone() for p in model.parameters()]
+    check(run.skip_optimizer_step() == "" and all(p.grad is None for p in model.parameters()),
+          "skip_optimizer_step drops the gradients")
+    opt.step()
+    check(all(torch.equal(a, p) for a, p in zip(before, model.parameters())), "and the optimizer step changes nothing")
 
 
 class PythonEma(TrainerCallback):
@@ -345,6 +358,41 @@ def case_lr_factor(opts):
           f"a run resumed at step {cut} logs the same rates as the whole run")
 
 
+def case_probe(opts):
+    cap = LogCapture()
+    logging.getLogger("trainhook").addHandler(cap)
+    logging.getLogger("trainhook").setLevel(logging.INFO)
+    t = trainer(opts, fresh(opts, "probe"), [trainhook.TrainhookCallback(
+        callbacks=["c_grad_norm"], plugin_dir=opts.model_access_dir, plugin_config={"c_grad_norm": {"probe": True}})],
+        max_steps=2, logging_steps=1)
+    t.train()
+    lines = [m for m in cap.records if m.startswith("[c_grad_norm] probe ")]
+    expected = [
+        ("grad_view_at_step_begin", 3, "callback 'c_grad_norm': tensors: gradients are not readable in on_step_begin"),
+        ("param_write_at_step_begin", 3,
+         "callback 'c_grad_norm': tensors: parameters may not be written in on_step_begin"),
+        ("factor_zero", 3, "callback 'c_grad_norm': set_lr_factor: the factor must be a finite number > 0, got 0"),
+        ("factor_negative", 3, "callback 'c_grad_norm': set_lr_factor: the factor must be a finite number > 0"),
+        ("metric_empty_name", 3, "callback 'c_grad_norm': add_metric: the metric name is empty"),
+        ("metric_nan", 3, "callback 'c_grad_norm': add_metric: the value of 'c_nan' is NaN"),
+        ("metric_null_name", 3, "callback 'c_grad_norm': add_metric: the metric name is NULL"),
+        ("skip_at_step_begin", 3, "callback 'c_grad_norm': skip_optimizer_step: only in on_pre_optimizer_step"),
+        ("null_list", 3, "callback 'c_grad_norm': tensors: `out` is NULL"),
+        ("learning_rates", 0, ""),
+    ]
+    for case, status, text in expected:
+        hit = [m for m in lines if m.startswith(f"[c_grad_norm] probe {case} status={status}") and text in m]
+        check(len(hit) == 1, f"probe {case}: status {status} {text!r}" + ("" if hit else f" (got {lines})"))
+    failed = [m for m in cap.records if "c_grad_norm: no step values at on_pre_optimizer_step" in m]
+    check(len(failed) == 1 and "disabled for the rest of the run" in failed[0],
+          f"the absent step values: the plugin's own failure, then disabled ({failed})")
+    check(t.state.global_step == 2, "the run goes on")
+    # The gradient norm it added before failing is in that step's log record (step 1's).
+    first = t.state.log_history[0]
+    check(first.get("step") == 1 and "loss" in first and "c_grad_norm" in first,
+          f"its metric reached the step's log record ({first})")
+
+
 def case_refused(opts):
     folder = fresh(opts, "refused_plugins")
     os.makedirs(folder, mode=0o700)
@@ -407,6 +455,7 @@ def main():
     p.add_argument("--digits", required=True)
     p.add_argument("--work", required=True)
     p.add_argument("--c_plugin_dir")
+    p.add_argument("--model_access_dir")
     opts = p.parse_args()
     os.makedirs(opts.work, exist_ok=True)
     transformers.logging.set_verbosity_error()
