@@ -33,14 +33,21 @@ assert os.path.dirname(trainhook.__file__) == os.path.join(sys.argv[1], "trainho
 cb = trainhook.TrainhookCallback(callbacks=["grad_stats"])
 print("ok   installed package at", trainhook.__file__, "resolved", [s[0] for s in cb._specs])' "$WORK/site"
 fi
+TEST_VENV="${TRAINHOOK_TEST_VENV:-$SRC/build/venv}"
+if [[ "$CASE" == mlflow || "$CASE" == tensorboard ]] && [[ ! -x "$TEST_VENV/bin/mlflow" ]]; then
+  echo "FAIL: no test venv (mlflow, tensorboard) at $TEST_VENV (run scripts/venv test, or set TRAINHOOK_TEST_VENV)" >&2
+  exit 1
+fi
 if [[ "$CASE" == mlflow ]]; then
-  TEST_VENV="${TRAINHOOK_TEST_VENV:-$SRC/build/venv}"
-  if [[ ! -x "$TEST_VENV/bin/mlflow" ]]; then
-    echo "FAIL: no mlflow server in the test venv $TEST_VENV (run scripts/venv test, or set TRAINHOOK_TEST_VENV)" >&2
-    exit 1
-  fi
   exec "$TEST_VENV/bin/python" "$SRC/tests/python_bridge/run_mlflow_bridge_test.py" \
     --hf_python "$HF_VENV/bin/python" --work "$WORK" --digits "$DIGITS"
+fi
+if [[ "$CASE" == tensorboard ]]; then
+  # The run in the HF venv, its event file read back by TensorBoard's own readers
+  # (tests/tensorboard/check_events.py, the check the C++ trainer's runs pass).
+  "$HF_VENV/bin/python" "$SRC/tests/python_bridge/hf_bridge_check.py" tensorboard_run --digits "$DIGITS" \
+    --work "$WORK"
+  exec "$TEST_VENV/bin/python" "$SRC/tests/tensorboard/check_events.py" "$WORK/tensorboard" --trainer-output
 fi
 exec "$HF_VENV/bin/python" "$SRC/tests/python_bridge/hf_bridge_check.py" "$CASE" --digits "$DIGITS" \
   --work "$WORK" "$@"

@@ -30,6 +30,9 @@ cases:
                   failure the plugin names, and the run goes on
   refused         a missing or refused plugin is a PluginError naming the file and why;
                   a failing callback follows plugin_error_policy
+  tensorboard_run one run with --report_to tensorboard and grad_stats; writes the
+                  output folder's trainer_state.json and training_args.json for
+                  tests/tensorboard/check_events.py (TensorBoard's own readers)
   mlflow_run      one run with --report_to mlflow (MLFLOW_TRACKING_URI from the
                   caller); writes log_history to DIR/log_history.json
 Exits 0 when every check holds, 1 with FAIL lines otherwise.
@@ -437,6 +440,19 @@ def case_refused(opts):
         except trainhook.PluginCallbackError as e:
             check(policy == "fail" and "early_stopping" in str(e) and "on_train_begin" in str(e),
                   f"plugin_error_policy={policy}: PluginCallbackError stops the run: {e}")
+
+
+def case_tensorboard_run(opts):
+    out = fresh(opts, "tensorboard")
+    t = trainer(opts, out, [trainhook.TrainhookCallback(report_to=["tensorboard"], callbacks=["grad_stats"])],
+                max_steps=20, eval_strategy="steps", eval_steps=10)
+    t.train()
+    t.save_state()  # <output_dir>/trainer_state.json
+    # What the plugin got from training_args_json, with keys sorted at every level as
+    # the C++ trainer writes the file (nested values become JSON text params that way).
+    with open(os.path.join(out, "training_args.json"), "w") as f:
+        json.dump(json.loads(t.args.to_json_string()), f, indent=2, sort_keys=True)
+    check(any(k.startswith("grad_norm/") for e in t.state.log_history for k in e), "grad_stats values logged")
 
 
 def case_mlflow_run(opts):
