@@ -87,7 +87,7 @@ class RunContext:
                 return f"tensors: '{name}' has dtype {t.dtype}, which has no DLPack code here"
             v = views[i]
             # The tensor's own memory, shape and strides: no copy, contiguous or not.
-            v.data = t.data_ptr() if t.numel() > 0 else None
+            v.data = t.data_ptr() or None  # data_ptr() already includes the storage offset
             v.device.device_type = 2 if t.device.type == "cuda" else 1
             v.device.device_id = t.device.index or 0
             v.ndim = t.dim()
