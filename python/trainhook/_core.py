@@ -150,12 +150,14 @@ def core():
         for origin, path in tried:
             if os.path.sep in path and not os.path.exists(path):
                 problems.append(f"{path} ({origin}): no such file")
-                continue
-            try:
-                _core = Core(path)
-                return _core
-            except OSError as e:
-                problems.append(f"{path} ({origin}): {e}")
+            else:
+                try:
+                    _core = Core(path)
+                    return _core
+                except OSError as e:
+                    problems.append(f"{path} ({origin}): {e}")
+            if origin == "TRAINHOOK_LIBRARY":  # what the user named is not silently replaced by another
+                raise PluginError(f"TRAINHOOK_LIBRARY: {problems[-1]}")
         raise PluginError(
             f"the trainhook core library ({_LIB_NAME}) was not found: "
             + ("; ".join(problems) if problems else "TRAINHOOK_LIBRARY is not set, no `trainhook` program is on "

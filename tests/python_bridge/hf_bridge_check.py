@@ -429,6 +429,16 @@ def case_refused(opts):
         check(False, "a create() failure raises PluginError")
     except trainhook.PluginError as e:
         check("cannot create callback 'loss_guard'" in str(e) and "max_loss" in str(e), f"create() failure: {e}")
+    # No core library where TRAINHOOK_LIBRARY says: the exception names the file (a fresh interpreter,
+    # since this one has loaded the core already).
+    import subprocess
+    missing = os.path.join(opts.work, "no_such", "libtrainhook_base.so")
+    r = subprocess.run([sys.executable, "-c", "import trainhook\ntry:\n trainhook.TrainhookCallback()\n"
+                        "except trainhook.PluginError as e:\n print(e)"],
+                       env=dict(os.environ, TRAINHOOK_LIBRARY=missing), stdout=subprocess.PIPE, text=True,
+                       timeout=120)
+    check(r.stdout.strip() == f"TRAINHOOK_LIBRARY: {missing} (TRAINHOOK_LIBRARY): no such file",
+          f"a missing core library: {r.stdout.strip()}")
     # plugin_error_policy: early_stopping fails at on_train_begin without eval_strategy.
     for policy in ("disable", "fail"):
         t = trainer(opts, fresh(opts, "policy_" + policy), [trainhook.TrainhookCallback(
