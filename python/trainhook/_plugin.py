@@ -57,8 +57,6 @@ class PluginInstance:
         out = ctypes.c_void_p()
         st = info.create(ctypes.byref(self.host), config_json.encode(), ctypes.byref(out), err, _ERR_SIZE)
         if st != _abi.TH_OK or not out.value:
-            if st == _abi.TH_OK and out.value:
-                self._destroy(out.value)
             raise PluginError(f"cannot create callback '{self.name}' from {file}: "
                               + ("create() returned TH_OK but no instance" if st == _abi.TH_OK
                                  else describe_failure(st, err)))
