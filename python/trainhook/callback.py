@@ -92,6 +92,7 @@ class TrainhookCallback(TrainerCallback, ExportableState):
         self._init_end_seen = False
         self._batch_index = 0
         self._evaluate_begin_due = False  # HF evaluates after the training log now being made
+        self._last_logged_step = 0
         self._args_seen = None
         self._rank = (0, 1)
         self._dl_seen = None
@@ -332,6 +333,7 @@ class TrainhookCallback(TrainerCallback, ExportableState):
         return self._fire("on_init_end", args, state, control, kwargs)
 
     def on_train_begin(self, args, state, control, **kwargs):
+        self._last_logged_step = state.global_step  # as HF's _globalstep_last_logged (also on resume)
         return self._fire("on_train_begin", args, state, control, kwargs)
 
     def on_train_end(self, args, state, control, **kwargs):
@@ -369,7 +371,8 @@ class TrainhookCallback(TrainerCallback, ExportableState):
     def _before_evaluation(self, args, state, control, kwargs):
         if not control.should_evaluate:
             return control
-        if control.should_log:
+        # HF logs first only when the step moved since its last training log.
+        if control.should_log and state.global_step > self._last_logged_step:
             self._evaluate_begin_due = True
             return control
         return self._evaluate_begin(args, state, control, kwargs)
@@ -413,6 +416,8 @@ class TrainhookCallback(TrainerCallback, ExportableState):
             if history and history[-1].get("step") == state.global_step:
                 history[-1].update(pending)
             self._run.pending_metrics = {}
+        if "loss" in logs:  # the training record of _maybe_log_save_evaluate
+            self._last_logged_step = state.global_step
         control = self._fire("on_log", args, state, control, kwargs, values=logs)
         if self._evaluate_begin_due:  # the training log before an evaluation
             control = self._evaluate_begin(args, state, control, kwargs)

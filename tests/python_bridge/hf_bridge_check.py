@@ -298,11 +298,18 @@ class PythonEma(TrainerCallback):
     def on_step_end(self, args, state, control, model=None, **kwargs):
         self.ema = [0.9 * e + 0.1 * p.detach().double() for e, p in zip(self.ema, model.parameters())]
 
+    def _diff(self, model):
+        self.eval_diff = max([self.eval_diff] + [(p.detach().double() - e).abs().max().item()
+                                                 for p, e in zip(model.parameters(), self.ema)])
+
+    def on_prediction_step(self, args, state, control, model=None, **kwargs):
+        # After each batch HF predicted: the weights it used (the first batch's too).
+        self._diff(model)
+
     def on_evaluate(self, args, state, control, model=None, **kwargs):
         # Placed before the bridge: its on_evaluate (ema swaps back) has not run yet.
         self.checked_evals += 1
-        self.eval_diff = max([self.eval_diff] + [(p.detach().double() - e).abs().max().item()
-                                                 for p, e in zip(model.parameters(), self.ema)])
+        self._diff(model)
 
 
 def case_ema(opts):
@@ -319,8 +326,18 @@ def case_ema(opts):
     plain = trainer(opts, fresh(opts, "ema_plain"), [], max_steps=30, eval_strategy="steps", eval_steps=10,
                     logging_steps=10)
     plain.train()
-    loss = lambda tr: [e["loss"] for e in tr.state.log_history if "loss" in e]
+    loss = lambda tr: [e["loss"] for e in tr.state.log_history if "loss" in e]  # noqa: E731
     check(loss(t) == loss(plain), f"training losses unchanged by the swaps ({loss(t)})")
+    # Evaluations at epoch ends (44 steps an epoch), logged per epoch too, and per steps.
+    for logging in ("epoch", "steps"):
+        ref = PythonEma()
+        t = trainer(opts, fresh(opts, "ema_epoch"), [ref, trainhook.TrainhookCallback(
+            callbacks=["ema"], plugin_config={"ema": {"decay": 0.9}})], max_steps=50, eval_strategy="epoch",
+            logging_strategy=logging, logging_steps=10)
+        t.train()
+        check(ref.checked_evals == 2 and ref.eval_diff <= 1e-6,
+              f"eval_strategy epoch, logging_strategy {logging}: {ref.checked_evals} evaluations of the EMA "
+              f"weights (largest difference {ref.eval_diff:.3g})")
 
 
 def lr_run(opts, out, max_steps, resume_states=False):
