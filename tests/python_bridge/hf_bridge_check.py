@@ -184,19 +184,28 @@ class PythonNorms(TrainerCallback):
 
 
 def case_grad_stats(opts):
-    ref = PythonNorms()
-    t = trainer(opts, fresh(opts, "grad_stats"), [trainhook.TrainhookCallback(
-        callbacks=["grad_stats"], plugin_config={"grad_stats": {"per": "parameter"}}), ref], max_steps=20)
-    t.train()
-    logged = {}
-    for e in t.state.log_history:
-        for k, v in e.items():
-            if k.startswith(("grad_norm/", "weight_norm/")):
-                logged[(e["step"], k)] = v
-    check(len(ref.norms) == 4 * 4 * 2, f"Python computed {len(ref.norms)} norms (4 logs x 4 parameters x 2)")
-    check(set(logged) == set(ref.norms), f"grad_stats logged the same (step, name) pairs ({len(logged)})")
-    worst = max((abs(logged[k] - ref.norms[k]) for k in ref.norms if k in logged), default=math.inf)
-    check(worst <= 1e-5, f"every norm equals Python's to 1e-5 (largest difference {worst:.3g})")
+    for per in ("parameter", "module"):
+        ref = PythonNorms()
+        t = trainer(opts, fresh(opts, "grad_stats_" + per), [trainhook.TrainhookCallback(
+            callbacks=["grad_stats"], plugin_config={"grad_stats": {"per": per}}), ref], max_steps=20)
+        t.train()
+        logged = {}
+        for e in t.state.log_history:
+            for k, v in e.items():
+                if k.startswith(("grad_norm/", "weight_norm/")):
+                    logged[(e["step"], k)] = v
+        want = ref.norms
+        if per == "module":  # per layer: the norm of the layer's parameters together
+            squares = {}
+            for (step, name), v in ref.norms.items():
+                key = (step, name.rsplit(".", 1)[0])  # grad_norm/hidden.weight -> grad_norm/hidden
+                squares[key] = squares.get(key, 0.0) + v * v
+            want = {k: math.sqrt(v) for k, v in squares.items()}
+        n = 4 * (4 if per == "parameter" else 2) * 2
+        check(len(want) == n, f"per {per}: Python computed {len(want)} norms (4 logs x {n // 8} names x 2)")
+        check(set(logged) == set(want), f"per {per}: grad_stats logged the same (step, name) pairs ({len(logged)})")
+        worst = max((abs(logged[k] - want[k]) for k in want if k in logged), default=math.inf)
+        check(worst <= 1e-5, f"per {per}: every norm equals Python's to 1e-5 (largest difference {worst:.3g})")
 
 
 def resume_args(max_steps):
