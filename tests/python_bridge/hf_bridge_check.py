@@ -338,14 +338,14 @@ def case_ema(opts):
     loss = lambda tr: [e["loss"] for e in tr.state.log_history if "loss" in e]  # noqa: E731
     check(loss(t) == loss(plain), f"training losses unchanged by the swaps ({loss(t)})")
     # Evaluations at epoch ends (44 steps an epoch), logged per epoch too, and per steps.
-    for logging in ("epoch", "steps"):
+    for log_strategy in ("epoch", "steps"):
         ref = PythonEma()
         t = trainer(opts, fresh(opts, "ema_epoch"), [ref, trainhook.TrainhookCallback(
             callbacks=["ema"], plugin_config={"ema": {"decay": 0.9}})], max_steps=50, eval_strategy="epoch",
-            logging_strategy=logging, logging_steps=10)
+            logging_strategy=log_strategy, logging_steps=10)
         t.train()
         check(ref.checked_evals == 2 and ref.eval_diff <= 1e-6,
-              f"eval_strategy epoch, logging_strategy {logging}: {ref.checked_evals} evaluations of the EMA "
+              f"eval_strategy epoch, logging_strategy {log_strategy}: {ref.checked_evals} evaluations of the EMA "
               f"weights (largest difference {ref.eval_diff:.3g})")
 
 
