@@ -384,6 +384,43 @@ class Suite:
         self.figures.append(Figure("torchscript MLP / built-in mlp: step time (CLI)", ratio, "x", 1.10,
                                    source="bench/torchscript (64-256-256-10, batch 64, interpreter overhead)"))
 
+    def python_bridge(self):
+        """HF's Trainer with Trainhook plugins through the Python bridge (python/trainhook)."""
+        core = os.path.join(self.build, "lib", "libtrainhook_base.so")
+        venv = os.environ.get("TRAINHOOK_HF_VENV") or os.path.join(ROOT, "build", "hf-venv")
+        python = os.path.join(venv, "bin", "python")
+        digits = os.path.join(ROOT, "build", "data", "digits.csv")
+        if not os.path.exists(core) or not os.access(python, os.X_OK) or not os.path.exists(digits):
+            return self.missing("python_bridge", f"{core}, the HF venv {venv} (scripts/venv hf) or {digits} "
+                                "is missing")
+        env = self.clean_env()
+        env["TRAINHOOK_LIBRARY"] = core
+        env["PYTHONPATH"] = os.path.join(ROOT, "python")
+        steps, repeats = ("200", "3") if self.quick else ("400", "7")
+        cli = self.exe("bin", "trainhook")  # the same plugins in the C++ trainer, when built
+        text = self.run("python_bridge", [python, os.path.join(ROOT, "bench", "python_bridge",
+                                                               "bench_python_bridge.py"),
+                                          "--digits", digits, "--steps", steps, "--repeats", repeats]
+                        + (["--cli", cli] if cli else []), env=env, timeout=1200)
+        ratio = _search(text, r"(?m)^step-time ratio bridge_grad_stats_tensorboard/none: ([0-9.]+)")
+        empty = _search(text, r"(?m)^step-time ratio bridge_empty/none: ([0-9.]+)")
+        delivered = _search(text, r"nothing to do \(grad_stats, on_pre_optimizer_step off a log step\): "
+                                  r"([0-9.]+) us")
+        added = _search(text, r"CPU time inside the bridge beyond the plugins' C\+\+ cost: ([0-9.-]+) %")
+        self.raw["python_bridge"] = {"plugins_on_none": ratio, "empty_on_none": empty,
+                                     "event_delivered_us": delivered, "bridge_added_percent": added}
+        src = "bench/python_bridge (HF Trainer 4.47, MLP 64-256-256-10, batch 64, logging every 10 steps)"
+        self.figures += [
+            Figure("python bridge: HF CPU step time, grad_stats+tensorboard / no callbacks", ratio, "x",
+                   source=src),
+            Figure("python bridge: HF CPU step time, bridge without plugins / no callbacks", empty, "x",
+                   source=src),
+            Figure("python bridge: one event delivered to a plugin (bridge's cost)", delivered, "us", source=src),
+            Figure("python bridge: what it adds over the plugins' C++ cost, % of HF's step", added, "%", 5,
+                   source=src, note="CPU time inside the bridge on the training thread minus the same "
+                   "plugins' step-time cost in the C++ trainer"),
+        ]
+
     def prometheus(self):
         cli = self.exe("bin", "trainhook")
         found = glob.glob(os.path.join(self.build, "lib", "trainhook", "plugins", "libtrainhook_prometheus.*"))
@@ -568,14 +605,15 @@ def main():
                     "stable on a shared machine, where spinning OpenMP workers mostly measure the load")
     ap.add_argument("--only", default="", help="comma-separated subset: trainer_overhead, all_plugins, "
                     "dispatch, plugin_load, peak_rss, tensorboard, mlflow, ddp, torchscript, model_access, "
-                    "isolation, hf_trainer, prometheus, observability")
+                    "isolation, hf_trainer, prometheus, observability, python_bridge")
     opts = ap.parse_args()
     build = os.path.abspath(opts.build)
     out_dir = os.path.join(build, "bench")
     suite = Suite(build, out_dir, opts.quick, opts.threads)
     only = set(filter(None, opts.only.split(",")))
     known = {"trainer_overhead", "all_plugins", "dispatch", "plugin_load", "peak_rss", "tensorboard", "mlflow",
-             "ddp", "torchscript", "model_access", "isolation", "hf_trainer", "prometheus", "observability"}
+             "ddp", "torchscript", "model_access", "isolation", "hf_trainer", "prometheus", "observability",
+             "python_bridge"}
     if only - known:
         ap.error(f"--only: unknown {', '.join(sorted(only - known))} (expected some of {', '.join(sorted(known))})")
     want = lambda n: not only or n in only  # noqa: E731
@@ -601,6 +639,8 @@ def main():
             suite.torchscript()
         if want("prometheus"):
             suite.prometheus()
+        if want("python_bridge"):
+            suite.python_bridge()
         if want("hf_trainer"):
             suite.hf_trainer()
         if want("observability"):
