@@ -4,6 +4,7 @@
 #include <trainhook/callbacks/trainer_state_io.hpp>
 
 #include <doctest/doctest.h>
+#include <temp_dir.hpp>
 
 #include <unistd.h>
 #include <cstdlib>
@@ -12,30 +13,12 @@
 
 using namespace trainhook;
 namespace fs = std::filesystem;
+using trainhook::testkit::TempDir;
+using trainhook::testkit::read_file;
+using trainhook::testkit::write_file;
 using nlohmann::json;
 
 namespace {
-
-std::string read_file(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-void write_file(const fs::path& p, const std::string& text) {
-  std::ofstream out(p, std::ios::binary);
-  out << text;
-}
-
-struct TempDir {
-  TempDir() {
-    std::string templ = (fs::temp_directory_path() / "th_state_XXXXXX").string();
-    path = ::mkdtemp(templ.data());
-  }
-  ~TempDir() { fs::remove_all(path); }
-  fs::path path;
-};
 
 // The state that data/trainer_state_expected.json describes.
 TrainerState sample_state() {
@@ -90,7 +73,7 @@ fs::path expected_file() { return fs::path(TRAINHOOK_TEST_DATA) / "trainer_state
 }  // namespace
 
 TEST_CASE("save_trainer_state writes HF's layout byte for byte") {
-  TempDir dir;
+  TempDir dir("th_state");
   const fs::path file = dir.path / "trainer_state.json";
   save_trainer_state(sample_state(), file);
   CHECK(read_file(file) == read_file(expected_file()));
@@ -140,7 +123,7 @@ TEST_CASE("load_trainer_state reads back what was saved") {
 }
 
 TEST_CASE("an HF file from an older transformers (fewer keys) loads with defaults") {
-  TempDir dir;
+  TempDir dir("th_state");
   const fs::path file = dir.path / "trainer_state.json";
   write_file(file, R"({"epoch": 1.0, "global_step": 4, "log_history": [{"loss": 1.0, "step": 4}],
                        "best_metric": null, "best_model_checkpoint": null, "max_steps": 4,
@@ -156,7 +139,7 @@ TEST_CASE("an HF file from an older transformers (fewer keys) loads with default
 }
 
 TEST_CASE("load errors name the file and the key") {
-  TempDir dir;
+  TempDir dir("th_state");
   const fs::path file = dir.path / "trainer_state.json";
   const std::string f = file.string();
 
@@ -196,7 +179,7 @@ TEST_CASE("load errors name the file and the key") {
 // Every value read is range-checked (global_step -5 crashed a
 // resume), nesting is bounded and duplicate keys are refused.
 TEST_CASE("values out of range, deep nesting and duplicate keys are load errors naming file and key") {
-  TempDir dir;
+  TempDir dir("th_state");
   const fs::path file = dir.path / "trainer_state.json";
   const std::string f = file.string();
   const std::vector<std::pair<std::string, std::string>> cases = {
@@ -220,7 +203,7 @@ TEST_CASE("values out of range, deep nesting and duplicate keys are load errors 
 }
 
 TEST_CASE("saving into a missing folder fails naming the path") {
-  TempDir dir;
+  TempDir dir("th_state");
   const fs::path file = dir.path / "no" / "such" / "trainer_state.json";
   CHECK_THROWS_WITH(save_trainer_state(TrainerState{}, file), doctest::Contains(dir.path.string().c_str()));
 }

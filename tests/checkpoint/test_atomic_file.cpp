@@ -3,6 +3,7 @@
 #include <trainhook/checkpoint/atomic_file.hpp>
 
 #include <doctest/doctest.h>
+#include <temp_dir.hpp>
 
 #include <unistd.h>
 #include <fstream>
@@ -10,24 +11,10 @@
 
 using namespace trainhook;
 namespace fs = std::filesystem;
+using trainhook::testkit::TempDir;
+using trainhook::testkit::read_file;
 
 namespace {
-
-struct TempDir {
-  TempDir() {
-    std::string templ = (fs::temp_directory_path() / "th_atomic_XXXXXX").string();
-    path = ::mkdtemp(templ.data());
-  }
-  ~TempDir() { fs::remove_all(path); }
-  fs::path path;
-};
-
-std::string read_file(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 size_t files_in(const fs::path& dir) {
   size_t n = 0;
@@ -38,7 +25,7 @@ size_t files_in(const fs::path& dir) {
 }  // namespace
 
 TEST_CASE("a write replaces the file whole") {
-  TempDir d;
+  TempDir d("th_atomic");
   write_text_atomically(d.path / "model.pt", "old");
   write_text_atomically(d.path / "model.pt", "new weights");
   CHECK(read_file(d.path / "model.pt") == "new weights");
@@ -46,7 +33,7 @@ TEST_CASE("a write replaces the file whole") {
 }
 
 TEST_CASE("a failing writer leaves the previous file untouched and names the file and the free space") {
-  TempDir d;
+  TempDir d("th_atomic");
   write_text_atomically(d.path / "model.pt", "previous");
   const std::string file = (d.path / "model.pt").string();
   CHECK_THROWS_WITH_AS(write_file_atomically(d.path / "model.pt",

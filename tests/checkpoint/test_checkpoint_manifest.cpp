@@ -4,6 +4,7 @@
 #include <trainhook/checkpoint/checkpoint_manifest.hpp>
 
 #include <doctest/doctest.h>
+#include <temp_dir.hpp>
 
 #include <unistd.h>
 #include <cstdlib>
@@ -12,37 +13,18 @@
 
 using namespace trainhook;
 namespace fs = std::filesystem;
-
-namespace {
-
-struct TempDir {
-  TempDir() {
-    std::string templ = (fs::temp_directory_path() / "th_manifest_XXXXXX").string();
-    path = ::mkdtemp(templ.data());
-  }
-  ~TempDir() { fs::remove_all(path); }
-  fs::path path;
-};
-
-void write_file(const fs::path& p, const std::string& text) { std::ofstream(p, std::ios::binary) << text; }
-
-std::string read_file(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-}  // namespace
+using trainhook::testkit::TempDir;
+using trainhook::testkit::read_file;
+using trainhook::testkit::write_file;
 
 TEST_CASE("sha256_of_file is the standard SHA-256") {
-  TempDir d;
+  TempDir d("th_manifest");
   write_file(d.path / "abc", "abc");
   CHECK(sha256_of_file(d.path / "abc") == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
 }
 
 TEST_CASE("the manifest lists every file, sha256sum-compatible, and a clean checkpoint verifies") {
-  TempDir d;
+  TempDir d("th_manifest");
   write_file(d.path / "model.pt", std::string(5000, 'w'));
   write_file(d.path / "trainer_state.json", "{}\n");
   fs::create_directories(d.path / "plugin");
@@ -62,7 +44,7 @@ TEST_CASE("the manifest lists every file, sha256sum-compatible, and a clean chec
 }
 
 TEST_CASE("flipped bytes or a missing file are an error naming the file") {
-  TempDir d;
+  TempDir d("th_manifest");
   std::string weights(4096, '\0');
   for (size_t i = 0; i < weights.size(); ++i) weights[i] = static_cast<char>(i * 7);
   write_file(d.path / "model.pt", weights);
@@ -88,7 +70,7 @@ TEST_CASE("flipped bytes or a missing file are an error naming the file") {
 }
 
 TEST_CASE("a checkpoint without a manifest (older or Hugging Face) passes, a mangled manifest does not") {
-  TempDir d;
+  TempDir d("th_manifest");
   write_file(d.path / "model.pt", "w");
   CHECK_FALSE(verify_checkpoint_manifest(d.path));
   CHECK_FALSE(verify_file_in_manifest(d.path / "model.pt"));

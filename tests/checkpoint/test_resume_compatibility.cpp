@@ -6,28 +6,17 @@
 #include <trainhook/checkpoint/checkpoint_dirs.hpp>
 
 #include <doctest/doctest.h>
+#include <temp_dir.hpp>
 
 #include <unistd.h>
 #include <fstream>
 
 using namespace trainhook;
 namespace fs = std::filesystem;
-
-namespace {
-
-struct TempDir {
-  TempDir() {
-    std::string templ = (fs::temp_directory_path() / "th_resume_XXXXXX").string();
-    path = ::mkdtemp(templ.data());
-  }
-  ~TempDir() { fs::remove_all(path); }
-  fs::path path;
-};
-
-}  // namespace
+using trainhook::testkit::TempDir;
 
 TEST_CASE("the same arguments resume, other run-shaping arguments are listed") {
-  TempDir d;
+  TempDir d("th_resume");
   TrainingArguments saved;
   saved.max_steps = 360;
   saved.seed = 1;
@@ -57,7 +46,7 @@ TEST_CASE("the same arguments resume, other run-shaping arguments are listed") {
 }
 
 TEST_CASE("adamw_torch and adamw_torch_fused resume each other, another optimizer is listed") {
-  TempDir d;
+  TempDir d("th_resume");
   TrainingArguments saved;
   saved.optim = OptimizerName::adamw_torch;  // a checkpoint from before the default was the fused kernel
   std::ofstream(d.path / kTrainingArgsFile) << to_json(saved).dump(2);
@@ -70,14 +59,14 @@ TEST_CASE("adamw_torch and adamw_torch_fused resume each other, another optimize
 }
 
 TEST_CASE("a checkpoint without training_args.json has nothing to compare") {
-  TempDir d;
+  TempDir d("th_resume");
   TrainingArguments now;
   CHECK(check_resume_compatibility(d.path, now, true).empty());
 }
 
 TEST_CASE(
     "a checkpoint's config.json against the model asked for: each differing argument named with its flag") {
-  TempDir d;
+  TempDir d("th_resume");
   const std::string saved = R"({"model":"mlp","hidden_size":16,"num_layers":2,"dropout":0.0})";
   std::ofstream(d.path / kModelConfigFile) << saved;
   CHECK(model_config_differences(d.path, saved).empty());
@@ -94,7 +83,7 @@ TEST_CASE(
                        std::runtime_error);
   // Nothing to compare: no config.json (an older checkpoint), or no config given (an embedding program).
   CHECK(model_config_differences(d.path, "").empty());
-  TempDir empty;
+  TempDir empty("th_resume");
   CHECK(model_config_differences(empty.path, saved).empty());
   // A damaged config.json is an error naming it.
   std::ofstream(d.path / kModelConfigFile, std::ios::trunc) << "[1,";

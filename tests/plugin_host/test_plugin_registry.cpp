@@ -5,6 +5,7 @@
 #include <trainhook/plugin_host/plugin_registry.hpp>
 
 #include <doctest/doctest.h>
+#include <temp_dir.hpp>
 
 #include <elf.h>
 #include <sys/stat.h>
@@ -17,6 +18,7 @@
 
 using namespace trainhook;
 namespace fs = std::filesystem;
+using trainhook::testkit::TempDir;
 
 namespace {
 
@@ -65,18 +67,6 @@ PluginSearchOptions only(const std::vector<fs::path>& dirs) {
   o.default_dir = kRoot / "no_default_here";
   return o;
 }
-
-struct TempDir {
-  TempDir() {
-    std::string templ = (fs::temp_directory_path() / "th_reg_XXXXXX").string();
-    path = ::mkdtemp(templ.data());
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-  fs::path path;
-};
 
 const LibraryRecord& record_named(const PluginRegistry& r, const std::string& filename) {
   for (const auto& rec : r.libraries())
@@ -286,7 +276,7 @@ TEST_CASE("scanning runs no plugin code here: a library is loaded when one of it
 }
 
 TEST_CASE("the registry cache: a second scan of unchanged files runs no scanner, and off scans every time") {
-  TempDir dir;
+  TempDir dir("th_reg");
   const std::string cache = (dir.path / "registry.json").string();
   ::setenv("TRAINHOOK_REGISTRY_CACHE", cache.c_str(), 1);
   {
@@ -435,7 +425,7 @@ TEST_CASE("refused: the entry returns an error") {
 }
 
 TEST_CASE("refused: a text file named like a plugin is not a shared library") {
-  TempDir dir;
+  TempDir dir("th_reg");
   std::ofstream(dir.path / plugin_file_name("x")) << "this is not a library\n";
   std::ofstream(dir.path / "README.txt") << "not a candidate: ignored\n";
   PluginRegistry r(only({dir.path}));
@@ -475,7 +465,7 @@ std::string single_refusal(const fs::path& dir) {
 }  // namespace
 
 TEST_CASE("refused before loading: an ELF executable (ET_EXEC) is not a shared library") {
-  TempDir dir;
+  TempDir dir("th_reg");
   const uint16_t exec = ET_EXEC;
   patched_plugin(dir.path, offsetof(Elf64_Ehdr, e_type), &exec, sizeof exec);
   CHECK(single_refusal(dir.path) ==
@@ -484,7 +474,7 @@ TEST_CASE("refused before loading: an ELF executable (ET_EXEC) is not a shared l
 }
 
 TEST_CASE("refused before loading: an object file (ET_REL)") {
-  TempDir dir;
+  TempDir dir("th_reg");
   const uint16_t rel = ET_REL;
   patched_plugin(dir.path, offsetof(Elf64_Ehdr, e_type), &rel, sizeof rel);
   CHECK(single_refusal(dir.path) ==
@@ -499,13 +489,13 @@ TEST_CASE("refused before loading: a library for another machine names both mach
   const uint16_t other = EM_X86_64;
   const std::string expected = "built for another platform: x86-64, this trainhook runs on ";
 #endif
-  TempDir dir;
+  TempDir dir("th_reg");
   patched_plugin(dir.path, offsetof(Elf64_Ehdr, e_machine), &other, sizeof other);
   CHECK(single_refusal(dir.path).rfind(expected, 0) == 0);
 }
 
 TEST_CASE("refused before loading: a 32-bit ELF file") {
-  TempDir dir;
+  TempDir dir("th_reg");
   const unsigned char elf32 = ELFCLASS32;
   patched_plugin(dir.path, EI_CLASS, &elf32, 1);
   CHECK(single_refusal(dir.path) ==
@@ -605,7 +595,7 @@ TEST_CASE("default_plugin_dir is lib/trainhook/plugins beside the executable's b
 }
 
 TEST_CASE("unsafe paths are refused unless allowed: world-writable folder or file, foreign owner") {
-  TempDir dir;
+  TempDir dir("th_reg");
   const fs::path lib = dir.path / plugin_file_name("c_plugin");
   fs::copy_file(kGood / plugin_file_name("c_plugin"), lib);
   ::chmod(dir.path.c_str(), 0700);
@@ -651,7 +641,7 @@ TEST_CASE("unsafe paths are refused unless allowed: world-writable folder or fil
 
 // `chmod 777 a; --plugin_dir a/sub` loaded (anyone can rename sub).
 TEST_CASE("a plugin folder under a world- or group-writable folder is refused, sticky folders are fine") {
-  TempDir dir;
+  TempDir dir("th_reg");
   const fs::path sub = dir.path / "sub";
   fs::create_directories(sub);
   const fs::path lib = sub / plugin_file_name("c_plugin");
@@ -694,7 +684,7 @@ TEST_CASE("a stripped plugin (no .symtab) is still recognised through its dynami
     MESSAGE("strip is not installed: skipped");
     return;
   }
-  TempDir dir;
+  TempDir dir("th_reg");
   const fs::path lib = dir.path / plugin_file_name("c_plugin");
   fs::copy_file(kGood / plugin_file_name("c_plugin"), lib);
   REQUIRE(std::system(("strip --strip-all '" + lib.string() + "'").c_str()) == 0);

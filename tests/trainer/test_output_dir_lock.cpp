@@ -4,6 +4,7 @@
 #include <trainhook/trainer/output_dir_lock.hpp>
 
 #include <doctest/doctest.h>
+#include <temp_dir.hpp>
 
 #include <fcntl.h>
 #include <sys/file.h>
@@ -13,24 +14,10 @@
 
 using namespace trainhook;
 namespace fs = std::filesystem;
+using trainhook::testkit::TempDir;
+using trainhook::testkit::read_file;
 
 namespace {
-
-struct TempDir {
-  TempDir() {
-    std::string templ = (fs::temp_directory_path() / "th_lock_XXXXXX").string();
-    path = ::mkdtemp(templ.data());
-  }
-  ~TempDir() { fs::remove_all(path); }
-  fs::path path;
-};
-
-std::string read_file(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 // Another holder: a locked descriptor with its own host and PID text.
 struct OtherHolder {
@@ -56,7 +43,7 @@ bool lockable(const fs::path& file) {
 }  // namespace
 
 TEST_CASE("the lock creates output_dir and names this host and process") {
-  TempDir tmp;
+  TempDir tmp("th_lock");
   const fs::path out = tmp.path / "a" / "out";
   auto lock = OutputDirLock::acquire(out);
   REQUIRE(lock);
@@ -71,7 +58,7 @@ TEST_CASE("the lock creates output_dir and names this host and process") {
 }
 
 TEST_CASE("a second acquire in the same process shares the lock") {
-  TempDir tmp;
+  TempDir tmp("th_lock");
   auto first = OutputDirLock::acquire(tmp.path);
   auto second = OutputDirLock::acquire(tmp.path / "." / "");
   CHECK(first.get() == second.get());
@@ -82,7 +69,7 @@ TEST_CASE("a second acquire in the same process shares the lock") {
 }
 
 TEST_CASE("another holder is refused, naming its host and PID") {
-  TempDir tmp;
+  TempDir tmp("th_lock");
   {
     OtherHolder other(tmp.path / kOutputDirLockFile, "host node-7\npid 4242\n");
     try {
@@ -100,7 +87,7 @@ TEST_CASE("another holder is refused, naming its host and PID") {
 }
 
 TEST_CASE("a holder that has not written its name yet") {
-  TempDir tmp;
+  TempDir tmp("th_lock");
   OtherHolder other(tmp.path / kOutputDirLockFile, "");
   CHECK_THROWS_WITH_AS((void)OutputDirLock::acquire(tmp.path),
                        doctest::Contains("a process that has not written its host and PID yet"),
