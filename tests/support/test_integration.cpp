@@ -7,8 +7,10 @@
 #include <plugin_driver.hpp>
 #include <trainhook/support/integration.hpp>
 
+#include <atomic>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 using namespace trainhook::support;
@@ -213,4 +215,57 @@ TEST_CASE("on_exception without an open run does nothing and destroyed with the 
     fire(cb, TH_EVENT_TRAIN_BEGIN, 0);
   }
   CHECK(seen.delivered == std::vector<std::string>{"end failed []"});
+}
+
+namespace {
+// Records "<group>:<name>"; while one is delivered, a newer one of its group
+// replaces the waiting one, and the delivery hears of it.
+class CoalescingDelivery final : public Delivery<std::string> {
+ public:
+  CoalescingDelivery(std::atomic<bool>* release, std::atomic<int>* calls, std::vector<std::string>* seen,
+                     std::vector<std::string>* superseded)
+      : release_(release), calls_(calls), seen_(seen), superseded_(superseded) {}
+  BatchResult deliver(std::vector<std::string>& batch, WorkerContext& ctx) override {
+    ++*calls_;
+    while (!*release_ && !ctx.stopping()) ctx.sleep_for(std::chrono::milliseconds(1));
+    seen_->insert(seen_->end(), batch.begin(), batch.end());
+    return BatchResult{batch.size(), 0};
+  }
+  void report(DeliveryResult<std::string>) override {}
+  WorkerOptions worker_options() const override {
+    WorkerOptions o;
+    o.max_batch = 1;
+    return o;
+  }
+  bool coalesces() const override { return true; }
+  bool supersedes(const std::string& newer, std::string& waiting) const override {
+    if (newer.substr(0, newer.find(':')) != waiting.substr(0, waiting.find(':'))) return false;
+    waiting += " by " + newer;
+    return true;
+  }
+  void superseded(std::string waiting) override { superseded_->push_back(waiting); }
+
+ private:
+  std::atomic<bool>* release_;
+  std::atomic<int>* calls_;
+  std::vector<std::string>* seen_;
+  std::vector<std::string>* superseded_;
+};
+}  // namespace
+
+TEST_CASE("a delivery that coalesces hears of each record a newer one superseded while it was busy") {
+  std::atomic<bool> release{false};
+  std::atomic<int> calls{0};
+  std::vector<std::string> seen, superseded;
+  DeliveryQueue<std::string> q(std::make_unique<CoalescingDelivery>(&release, &calls, &seen, &superseded));
+  CHECK(q.enqueue("ckpt:1"));
+  while (calls == 0) std::this_thread::yield();  // ckpt:1 is being delivered
+  CHECK(q.enqueue("ckpt:2"));
+  CHECK(q.enqueue("deck:1"));
+  CHECK(q.enqueue("ckpt:3"));
+  CHECK(superseded == std::vector<std::string>{"ckpt:2 by ckpt:3"});
+  release = true;
+  REQUIRE(q.flush(std::chrono::seconds(30)));
+  CHECK(seen == std::vector<std::string>{"ckpt:1", "deck:1", "ckpt:3"});
+  q.finish(RunOutcome::finished);
 }

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <mutex>
+#include <optional>
 #include <stdexcept>
 #include <thread>
 #include <vector>
@@ -243,4 +244,88 @@ TEST_CASE("wake_at: stop returns what the sleeping thread never took, a zero int
                       },
                       bad),
                   std::invalid_argument);
+}
+
+// ---- opt-in superseding (Worker::Supersede) ------------------------------------
+
+namespace {
+// Items are group * 100 + sequence; a newer item of the same group supersedes.
+bool same_group(const int& newer, int& waiting) { return newer / 100 == waiting / 100; }
+}  // namespace
+
+TEST_CASE("supersede: while the handler is busy a newer item replaces the waiting one of its group") {
+  std::atomic<bool> release{false};
+  std::atomic<int> calls{0};
+  std::vector<int> seen;
+  WorkerOptions opts;
+  opts.max_batch = 1;
+  Worker<int> w(
+      [&](std::vector<int>& batch, WorkerContext& ctx) {
+        ++calls;
+        seen.insert(seen.end(), batch.begin(), batch.end());
+        while (!release && !ctx.stopping()) ctx.sleep_for(1ms);
+        return BatchResult{batch.size(), 0};
+      },
+      opts, same_group);
+  std::optional<int> replaced;
+  CHECK(w.enqueue(101, &replaced));
+  while (calls == 0) std::this_thread::yield();  // 101 is being handled
+  CHECK(w.enqueue(102, &replaced));
+  CHECK_FALSE(replaced);
+  CHECK(w.enqueue(201, &replaced));  // another group: nothing to replace
+  CHECK_FALSE(replaced);
+  CHECK(w.enqueue(103, &replaced));
+  REQUIRE(replaced);
+  CHECK(*replaced == 102);
+  replaced.reset();
+  CHECK(w.enqueue(104));  // without a place for the replaced item nothing is replaced
+  release = true;
+  REQUIRE(w.flush(60s));
+  CHECK(seen == std::vector<int>{101, 201, 103, 104});
+  CHECK(w.stats().superseded == 1);
+  CHECK(w.stats().delivered == 4);
+}
+
+TEST_CASE("supersede: items waiting for an idle thread that has not woken up are never replaced") {
+  WorkerOptions opts;
+  opts.wake_at = 1000;  // the thread sleeps through these enqueues
+  opts.wake_interval = std::chrono::hours(1);
+  std::vector<int> seen;
+  Worker<int> w(
+      [&](std::vector<int>& batch, WorkerContext&) {
+        seen.insert(seen.end(), batch.begin(), batch.end());
+        return BatchResult{batch.size(), 0};
+      },
+      opts, same_group);
+  std::optional<int> replaced;
+  for (int i : {101, 102, 103}) {
+    CHECK(w.enqueue(i, &replaced));
+    CHECK_FALSE(replaced);
+  }
+  REQUIRE(w.flush(60s));
+  CHECK(seen == std::vector<int>{101, 102, 103});
+  CHECK(w.stats().superseded == 0);
+}
+
+TEST_CASE("on_stop: a hook runs when the stop flag goes up and at once when it is up already") {
+  std::atomic<int> stopped{0};
+  std::atomic<bool> hooked{false};
+  Worker<int> w([&](std::vector<int>& batch, WorkerContext& ctx) {
+    ctx.on_stop([&] { ++stopped; });
+    hooked = true;
+    ctx.sleep_for(std::chrono::hours(1));  // interrupted by stop()
+    return BatchResult{batch.size(), 0};
+  });
+  w.enqueue(1);
+  while (!hooked) std::this_thread::yield();
+  CHECK(stopped == 0);
+  w.stop();
+  CHECK(stopped == 1);
+  WorkerContext ctx;
+  ctx.request_stop();
+  int late = 0;
+  ctx.on_stop([&] { ++late; });
+  CHECK(late == 1);
+  ctx.request_stop();  // hooks run once
+  CHECK(late == 1);
 }

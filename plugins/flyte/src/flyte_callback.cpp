@@ -9,7 +9,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <system_error>
@@ -26,15 +25,14 @@ std::chrono::milliseconds remaining(std::chrono::steady_clock::time_point deadli
 }  // namespace
 
 FlyteCallback::FlyteCallback(trainhook::Setup& setup)
-    : host_(setup.host()), options_(FlyteOptions::parse(setup.config_json())) {
+    : IntegrationCallback(setup.host()), options_(FlyteOptions::parse(setup.config_json())) {
   log_ = support::host_logger(host_);
   staging_root_ = fs::path(host_.output_dir()) / ".trainhook-upload-staging";
-  queue_ = std::make_unique<UploadQueue>(log_);
   // Both stores are made now so a bad location or missing credentials fail
   // the run at start, not after the first save.
   if (options_.previous()) prev_ = make_store(*options_.previous(), options_, nullptr);
   if (options_.destination()) {
-    dest_ = make_store(*options_.destination(), options_, &queue_->cancellation());
+    dest_ = make_store(*options_.destination(), options_, &cancel_);
     log_(LogLevel::info, "checkpoints will be uploaded to " + dest_->describe());
   } else {
     log_(LogLevel::info,
@@ -44,13 +42,28 @@ FlyteCallback::FlyteCallback(trainhook::Setup& setup)
 }
 
 FlyteCallback::~FlyteCallback() {
-  // The worker uses dest_: stop it before the store goes.
-  queue_->shutdown();
+  // Destroyed with uploads open (neither train end nor a failure came): the
+  // worker uses dest_ and outcomes_, so the run ends here, before they go,
+  // without waiting (the upload in flight is cancelled).
+  if (running()) {
+    static_cast<UploadDelivery&>(delivery()).set_flush_timeout(std::chrono::milliseconds(0));
+    try {
+      finish(support::RunOutcome::failed);
+    } catch (...) {
+      // Nothing may leave a destructor; the report said what it could.
+    }
+  }
   std::error_code ec;
   fs::remove(staging_root_, ec);  // only when empty
 }
 
-void FlyteCallback::on_init_end(trainhook::Event&) {
+std::unique_ptr<support::Delivery<Upload>> FlyteCallback::open_run(trainhook::Event&) {
+  if (!dest_) return nullptr;
+  return std::make_unique<UploadDelivery>(
+      log_, outcomes_, cancel_, [this](const support::DeliveryResult<Upload>& r) { report_uploads(r); });
+}
+
+void FlyteCallback::on_init_end(trainhook::Event& e) {
   if (!prev_) return;
   const auto args = nlohmann::json::parse(host_.training_args_json(), nullptr, false);
   const fs::path output_dir = host_.output_dir();
@@ -95,10 +108,10 @@ void FlyteCallback::on_init_end(trainhook::Event&) {
   // first save, the next attempt (whose previous prefix is OUR destination)
   // still finds it.
   if (dest_ && options_.destination()->display() != options_.previous()->display())
-    enqueue_checkpoint(*r.resume_from);
+    enqueue_checkpoint(e, *r.resume_from);
 }
 
-size_t FlyteCallback::enqueue_checkpoint(const fs::path& dir) {
+size_t FlyteCallback::enqueue_checkpoint(trainhook::Event& e, const fs::path& dir) {
   const std::string name = dir.filename().string();
   const fs::path staged = stage_checkpoint(dir, staging_root_, log_);
   const bool owns_staged = staged != dir;
@@ -106,10 +119,10 @@ size_t FlyteCallback::enqueue_checkpoint(const fs::path& dir) {
   Store* store = dest_.get();
   const FlyteOptions* opts = &options_;
   support::Logger log = log_;
-  UploadJob job;
-  job.name = name;
-  job.group = "checkpoint";
-  job.run = [store, staged, name, scratch, opts, log](const Cancellation& cancel) {
+  Upload u;
+  u.name = name;
+  u.group = "checkpoint";
+  u.run = [store, staged, name, scratch, opts, log](const Cancellation& cancel) {
     const auto start = std::chrono::steady_clock::now();
     upload_checkpoint(*store, staged, name, scratch, opts->retry(), cancel, log);
     const auto ms =
@@ -118,12 +131,28 @@ size_t FlyteCallback::enqueue_checkpoint(const fs::path& dir) {
     log(LogLevel::info,
         "uploaded " + name + " to " + store->describe() + " in " + std::to_string(ms) + " ms");
   };
-  job.cleanup = [staged, owns_staged, scratch] {
+  u.cleanup = [staged, owns_staged, scratch] {
     std::error_code ec;
     if (owns_staged) fs::remove_all(staged, ec);
     fs::remove(scratch, ec);
   };
-  return queue_->enqueue(std::move(job));
+  return enqueue_upload(e, std::move(u));
+}
+
+size_t FlyteCallback::enqueue_upload(trainhook::Event& e, Upload u) {
+  u.outcome = outcomes_.add(u.name);
+  const size_t row = u.outcome;
+  std::function<void()> cleanup = u.cleanup;  // the record is gone when enqueue() refuses it
+  if (!ended_ && start(e) && enqueue(std::move(u))) return row;
+  outcomes_.set(row, support::RecordStatus::not_started,
+                running() ? "the upload queue is full" : "the uploader was already stopped");
+  if (cleanup) {
+    try {
+      cleanup();
+    } catch (...) {  // best effort, as for every upload
+    }
+  }
+  return row;
 }
 
 void FlyteCallback::on_save(trainhook::Event& e) {
@@ -136,31 +165,28 @@ void FlyteCallback::on_save(trainhook::Event& e) {
          "on_save: checkpoint folder '" + dir.string() + "' does not exist; nothing to upload");
     return;
   }
-  last_saved_ = SavedCheckpoint{dir, enqueue_checkpoint(dir)};
+  last_saved_ = SavedCheckpoint{dir, enqueue_checkpoint(e, dir)};
 }
 
 void FlyteCallback::on_exception(trainhook::Event& e) {
-  if (!dest_) return;
-  const th_failure* f = e.failure();
-  const std::string failure =
-      f != nullptr ? support::describe_failure(*f) : std::string("error (the host gave no details)");
-  // A second signal ends the run on the user's word: killed, not failed.
-  const std::string status = f != nullptr && f->kind == TH_FAILURE_SIGNAL ? "KILLED" : "FAILED";
+  if (!dest_ || ended_ || !start(e)) return;
   // One wait_timeout for all of it: the wait for an upload in flight below
   // and the final wait for the queue.
   const auto deadline = std::chrono::steady_clock::now() + options_.wait_timeout();
   std::string note = "no checkpoint was saved before the failure";
+  end_note_outcome_.reset();
   if (last_saved_) {
+    using support::RecordStatus;
     const std::string name = last_saved_->dir.filename().string();
-    UploadOutcome was = queue_->outcomes().at(last_saved_->outcome);
+    support::RecordOutcome was = outcomes_.at(last_saved_->outcome);
     bool was_uploading = false;
-    if (was.status == UploadOutcome::Status::in_progress) {
+    if (was.status == RecordStatus::waiting) {
       // Its outcome decides whether it must go again: wait for it (bounded).
       was_uploading = true;
-      queue_->wait_idle(remaining(deadline));
-      was = queue_->outcomes().at(last_saved_->outcome);
+      flush(remaining(deadline));
+      was = outcomes_.at(last_saved_->outcome);
     }
-    if (was.status == UploadOutcome::Status::uploaded || was.status == UploadOutcome::Status::in_progress) {
+    if (was.status == RecordStatus::delivered || was.status == RecordStatus::waiting) {
       note = "the last complete checkpoint " + name +
              (was_uploading ? " was uploading at the failure" : " was uploaded before the failure");
     } else if (!fs::is_directory(last_saved_->dir)) {
@@ -170,22 +196,18 @@ void FlyteCallback::on_exception(trainhook::Event& e) {
     } else {
       log_(LogLevel::info, "the run failed: uploading its last complete checkpoint " + name + " again (" +
                                to_string(was.status) + (was.detail.empty() ? "" : ": " + was.detail) + ")");
-      last_saved_->outcome = enqueue_checkpoint(last_saved_->dir);
+      last_saved_->outcome = enqueue_checkpoint(e, last_saved_->dir);
       note = "the last complete checkpoint " + name + " was queued again at the failure";
     }
+    end_note_outcome_ = last_saved_->outcome;
   }
-  finish_uploads(remaining(deadline));
-  if (last_saved_) {
-    const UploadOutcome now = queue_->outcomes().at(last_saved_->outcome);
-    note += now.status == UploadOutcome::Status::uploaded
-                ? " and is uploaded"
-                : " and is NOT uploaded (" + std::string(to_string(now.status)) +
-                      (now.detail.empty() ? "" : ": " + now.detail) + ")";
-  }
-  report_uploads(status, failure, note);
+  end_note_ = note;
+  // Failed with the failure as its reason; killed for a second signal (the
+  // user ended the run). No deck is written.
+  finish_uploads(failure_end(e), remaining(deadline));
 }
 
-void FlyteCallback::on_train_end(trainhook::Event&) {
+void FlyteCallback::on_train_end(trainhook::Event& e) {
   if (options_.deck()) {
     const fs::path deck = fs::path(host_.output_dir()) / kDeckFileName;
     const auto state = nlohmann::json::parse(host_.trainer_state_json(), nullptr, false);
@@ -201,55 +223,49 @@ void FlyteCallback::on_train_end(trainhook::Event&) {
       Store* store = dest_.get();
       const support::RetryPolicy retry = options_.retry();
       support::Logger log = log_;
-      queue_->enqueue({kDeckFileName, "deck",
-                       [store, deck, retry, log](const Cancellation& cancel) {
-                         with_retries(retry, cancel, log, std::string("upload of ") + kDeckFileName,
-                                      [&] { store->put_file(deck, kDeckFileName); });
-                       },
-                       nullptr});
+      Upload u;
+      u.name = kDeckFileName;
+      u.group = "deck";
+      u.run = [store, deck, retry, log](const Cancellation& cancel) {
+        with_retries(retry, cancel, log, std::string("upload of ") + kDeckFileName,
+                     [&] { store->put_file(deck, kDeckFileName); });
+      };
+      enqueue_upload(e, std::move(u));
     }
   }
-  if (!dest_) return;
-  // A first signal stopped training (checkpoint saved): the run was killed, it did not fail.
-  const int sig = host_.stop_signal();
-  finish_uploads(options_.wait_timeout());
-  report_uploads(sig != 0 ? "KILLED" : "FINISHED", sig != 0 ? "stopped by signal " + std::to_string(sig) : "",
-                 "");
+  if (!dest_ || ended_ || !start(e)) return;
+  end_note_.clear();
+  end_note_outcome_.reset();
+  // FINISHED, or KILLED when a first signal stopped training (checkpoint saved).
+  finish_uploads(end_of(support::RunOutcome::finished), options_.wait_timeout());
 }
 
-void FlyteCallback::finish_uploads(std::chrono::milliseconds timeout) {
+void FlyteCallback::finish_uploads(const support::RunEnd& end, std::chrono::milliseconds timeout) {
   log_(LogLevel::info,
        "waiting up to " + std::to_string(timeout.count() / 1000) + " s for uploads to " + dest_->describe());
-  if (!queue_->wait_idle(timeout)) {
-    log_(LogLevel::warn, "uploads did not finish within flyte.wait_timeout; stopping them");
-    queue_->shutdown();
-  }
-  std::error_code ec;
-  fs::remove(staging_root_, ec);  // only when empty: a cancelled job may still hold its folder
+  static_cast<UploadDelivery&>(delivery()).set_flush_timeout(timeout);
+  ended_ = true;
+  finish(end);  // report_uploads() runs inside, once the worker has stopped
 }
 
-void FlyteCallback::report_uploads(const std::string& status, const std::string& failure,
-                                   const std::string& note) {
+void FlyteCallback::report_uploads(const support::DeliveryResult<Upload>& result) {
+  if (!result.drained)
+    log_(LogLevel::warn, result.interrupted
+                             ? "a signal ended the wait for uploads; stopped them"
+                             : "uploads did not finish within flyte.wait_timeout; stopped them");
+  std::error_code ec;
+  fs::remove(staging_root_, ec);  // only when empty
   std::string ok, missing;
   support::EndOfRunSummary s;
   s.integration = "flyte";
   s.run = dest_->describe();
-  s.status = status;
-  s.failure = failure;
+  s.status = support::run_status_name(result.end.outcome);
+  s.failure = support::describe_run_end(result.end);
   s.unit = "uploads";
   // One entry per name, its latest upload: a checkpoint queued again at a
   // failure counts once, by how its last attempt went.
-  std::vector<UploadOutcome> latest;
-  for (const auto& o : queue_->outcomes()) {
-    auto same =
-        std::find_if(latest.begin(), latest.end(), [&](const UploadOutcome& l) { return l.name == o.name; });
-    if (same == latest.end())
-      latest.push_back(o);
-    else
-      *same = o;
-  }
-  for (const auto& o : latest) {
-    if (o.status == UploadOutcome::Status::uploaded) {
+  for (const auto& o : outcomes_.latest_per_name()) {
+    if (o.status == support::RecordStatus::delivered) {
       ok += (ok.empty() ? "" : ", ") + o.name;
       ++s.delivered;
     } else {
@@ -257,7 +273,7 @@ void FlyteCallback::report_uploads(const std::string& status, const std::string&
                  (o.detail.empty() ? "" : ": " + o.detail) + ")";
       // A superseded checkpoint was skipped on purpose (a newer one replaced
       // it); the others were meant to reach the destination and did not.
-      if (o.status != UploadOutcome::Status::superseded) ++s.spooled;
+      if (o.status != support::RecordStatus::superseded) ++s.spooled;
     }
   }
   log_(LogLevel::info, "uploaded to " + dest_->describe() + ": " + (ok.empty() ? "nothing" : ok));
@@ -267,7 +283,14 @@ void FlyteCallback::report_uploads(const std::string& status, const std::string&
   s.spool_path = host_.output_dir();
   s.resend = "no trainhook command uploads them later (the next attempt restores only what reached " +
              dest_->describe() + ")";
-  s.note = note;
+  s.note = end_note_;
+  if (end_note_outcome_) {
+    const support::RecordOutcome now = outcomes_.at(*end_note_outcome_);
+    s.note += now.status == support::RecordStatus::delivered
+                  ? " and is uploaded"
+                  : " and is NOT uploaded (" + std::string(to_string(now.status)) +
+                        (now.detail.empty() ? "" : ": " + now.detail) + ")";
+  }
   const std::string line = support::format_end_of_run(s);
   log_(support::end_of_run_needs_attention(s) ? LogLevel::warn : LogLevel::info, line);
 }

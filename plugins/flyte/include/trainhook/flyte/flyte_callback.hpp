@@ -14,16 +14,24 @@
 //    queued again when its upload failed; then wait for the uploads up to
 //    wait_timeout and report as at train end. No deck is written.
 // Both ends write one end-of-run line (support/end_of_run_summary.hpp).
+//
+// The uploads run on the integration base (support/integration.hpp), one run
+// from the first upload to train end or the failure: the base owns the
+// worker, the bounded wait (flyte.wait_timeout; a second signal ends it), the
+// stop that cancels the upload in flight, and the outcome; upload_delivery.hpp
+// says how an upload runs; this file, what to upload and what to report.
 #pragma once
 
+#include <trainhook/flyte/cancellation.hpp>
 #include <trainhook/flyte/flyte_options.hpp>
 #include <trainhook/flyte/store.hpp>
-#include <trainhook/flyte/upload_queue.hpp>
+#include <trainhook/flyte/upload_delivery.hpp>
+#include <trainhook/support/integration.hpp>
 #include <trainhook/support/log.hpp>
+#include <trainhook/support/record_outcomes.hpp>
 
 #include <trainhook/plugin.hpp>
 
-#include <chrono>
 #include <filesystem>
 #include <memory>
 #include <optional>
@@ -31,7 +39,7 @@
 
 namespace trainhook::flyte {
 
-class FlyteCallback final : public trainhook::Callback {
+class FlyteCallback final : public support::IntegrationCallback<Upload> {
  public:
   explicit FlyteCallback(trainhook::Setup& setup);
   ~FlyteCallback() override;
@@ -41,29 +49,41 @@ class FlyteCallback final : public trainhook::Callback {
   void on_train_end(trainhook::Event& e) override;
   void on_exception(trainhook::Event& e) override;
 
+ protected:
+  // Null without a destination: nothing is uploaded, no run is opened.
+  std::unique_ptr<support::Delivery<Upload>> open_run(trainhook::Event& e) override;
+
  private:
-  // The newest checkpoint on_save reported (complete) and its upload's index
-  // in UploadQueue::outcomes().
+  // The newest checkpoint on_save reported (complete) and its upload's row
+  // in outcomes_.
   struct SavedCheckpoint {
     std::filesystem::path dir;
     size_t outcome = 0;
   };
 
-  size_t enqueue_checkpoint(const std::filesystem::path& dir);
-  // Waits for the uploads up to `timeout`, stopping them after it.
-  void finish_uploads(std::chrono::milliseconds timeout);
-  // "uploaded to ...", "not uploaded: ..." and the end-of-run line; `note`
-  // goes into the end line.
-  void report_uploads(const std::string& status, const std::string& failure, const std::string& note);
+  size_t enqueue_checkpoint(trainhook::Event& e, const std::filesystem::path& dir);
+  // Queues u (opening the run if needed); when it cannot be queued, its row
+  // says so and its cleanup runs. Returns its row.
+  size_t enqueue_upload(trainhook::Event& e, Upload u);
+  // Ends the run: waits for the uploads up to `timeout`, stopping them after it.
+  void finish_uploads(const support::RunEnd& end, std::chrono::milliseconds timeout);
+  // On the base's report: "uploaded to ...", "not uploaded: ..." and the end-of-run line.
+  void report_uploads(const support::DeliveryResult<Upload>& result);
 
-  trainhook::Host host_;
   FlyteOptions options_;
   support::Logger log_;
   std::filesystem::path staging_root_;
-  std::unique_ptr<UploadQueue> queue_;  // its worker is joined in the destructor, before dest_ goes
-  std::unique_ptr<Store> prev_;         // the previous attempt; used (and released) in on_init_end
-  std::unique_ptr<Store> dest_;         // used only by the queue's worker thread; null = no destination
+  support::RecordOutcomes outcomes_;  // every upload of this callback, for the reports
+  Cancellation cancel_;               // set by the run's stop flag; watched by dest_
+  std::unique_ptr<Store> prev_;       // the previous attempt; used (and released) in on_init_end
+  std::unique_ptr<Store> dest_;       // used only by the worker thread; null = no destination
   std::optional<SavedCheckpoint> last_saved_;
+  // The run has ended (train end or a failure): one end per callback, as the
+  // trainer gives; later uploads are refused and reported as not started.
+  bool ended_ = false;
+  // For on_exception's end line: what happened to the last complete checkpoint.
+  std::string end_note_;
+  std::optional<size_t> end_note_outcome_;  // its upload's row, whose final state completes the note
 };
 
 }  // namespace trainhook::flyte

@@ -1,6 +1,6 @@
-// The one lifecycle every reporting integration (tensorboard, mlflow, wandb)
-// shares, on the model of spdlog's base_sink: the base owns the sequence, a
-// plugin writes only how to deliver a batch and how to report.
+// The one lifecycle every integration (tensorboard, mlflow, wandb, prometheus,
+// jsonl, csv, flyte) shares, on the model of spdlog's base_sink: the base owns
+// the sequence, a plugin writes only how to deliver a batch and how to report.
 //
 //   Delivery<Record>           what a plugin writes: deliver() a batch on the
 //                              worker thread; end_mark() and report() on the
@@ -107,6 +107,14 @@ class Delivery {
   // How long finish() waits for the queue to drain; 0: it does not wait
   // (report() receives whatever was still queued).
   virtual std::chrono::milliseconds flush_timeout() const { return std::chrono::milliseconds(0); }
+  // Superseding (opt-in, read once when the queue starts; see Worker): while
+  // deliver() is busy, a new record replaces a waiting one when
+  // supersedes(newer, waiting) is true. It runs under the queue's lock (keep
+  // it short; it may note `newer` in `waiting`); superseded() then receives
+  // the replaced record on the enqueuing thread, to report and release it.
+  virtual bool coalesces() const { return false; }
+  virtual bool supersedes(const Record& /*newer*/, Record& /*waiting*/) const { return false; }
+  virtual void superseded(Record /*waiting*/) {}
 };
 
 template <class Record>
@@ -122,7 +130,12 @@ class DeliveryQueue {
             [d = delivery_.get()](std::vector<Record>& batch, WorkerContext& ctx) {
               return d->deliver(batch, ctx);
             },
-            delivery_->worker_options()) {}
+            delivery_->worker_options(),
+            delivery_->coalesces() ? typename Worker<Record>::Supersede(
+                                         [d = delivery_.get()](const Record& newer, Record& waiting) {
+                                           return d->supersedes(newer, waiting);
+                                         })
+                                   : typename Worker<Record>::Supersede()) {}
   ~DeliveryQueue() {
     try {
       finish(RunEnd{RunOutcome::failed});
@@ -134,7 +147,14 @@ class DeliveryQueue {
   DeliveryQueue& operator=(const DeliveryQueue&) = delete;
 
   // Never blocks. False when the queue is full (counted in WorkerStats::dropped) or finished.
-  bool enqueue(Record r) { return worker_ && worker_->enqueue(std::move(r)); }
+  // A record it superseded goes to Delivery::superseded() before it returns.
+  bool enqueue(Record r) {
+    if (!worker_) return false;
+    std::optional<Record> replaced;
+    const bool queued = worker_->enqueue(std::move(r), &replaced);
+    if (replaced) delivery_->superseded(std::move(*replaced));
+    return queued;
+  }
   bool flush(std::chrono::milliseconds timeout) { return worker_ && worker_->flush(timeout); }
   // Worker thread only (inside deliver()): takes up to max queued records early.
   std::vector<Record> take_queued(size_t max) {

@@ -19,6 +19,12 @@
 // batch is waiting or a flush() is waiting for queued items. flush() waits
 // until the queue is empty and the handler reports no backlog.
 //
+// Superseding (opt-in, a Supersede given to the constructor): while the
+// handler is busy, an enqueued item may replace a waiting one it supersedes
+// (e.g. a newer checkpoint of the same group); the replaced item goes back to
+// the caller of enqueue(), who reports it. An item waiting for an idle thread
+// that has not woken up yet is not behind, so it is never replaced.
+//
 // Ownership: the worker owns the queue and its thread; the handler and whatever
 // it captures must outlive the worker. After stop() returns, the worker thread
 // has ended, so the owner may touch the handler's state again.
@@ -32,6 +38,7 @@
 #include <deque>
 #include <functional>
 #include <mutex>
+#include <optional>
 #include <stdexcept>
 #include <thread>
 #include <utility>
@@ -64,9 +71,10 @@ struct WorkerStats {
   uint64_t enqueued = 0;
   uint64_t delivered = 0;
   uint64_t failed = 0;
-  uint64_t dropped = 0;  // refused by enqueue() because the queue was full
-  uint64_t queued = 0;   // waiting in the queue now
-  bool backlog = false;  // the handler holds undelivered items
+  uint64_t dropped = 0;     // refused by enqueue() because the queue was full
+  uint64_t superseded = 0;  // replaced while waiting by a newer item (Supersede)
+  uint64_t queued = 0;      // waiting in the queue now
+  bool backlog = false;     // the handler holds undelivered items
 };
 
 // Given to the handler: interruptible waits and the stop flag (also usable as
@@ -81,27 +89,48 @@ class WorkerContext {
     return !cv_.wait_for(lock, d, [&] { return stop_.load(); });
   }
   void request_stop() {
+    std::vector<std::function<void()>> hooks;
     {
       std::lock_guard<std::mutex> lock(mu_);
       stop_ = true;
+      hooks.swap(on_stop_);
     }
     cv_.notify_all();
+    for (auto& h : hooks) h();
+  }
+  // Runs f when the stop flag goes up (at once when it is up already), for
+  // I/O that watches a stop flag of its own: e.g. a store made before the
+  // worker existed. f runs on the thread that stops the worker and must not throw.
+  void on_stop(std::function<void()> f) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (!stop_) {
+        on_stop_.push_back(std::move(f));
+        return;
+      }
+    }
+    f();
   }
 
  private:
   std::atomic<bool> stop_{false};
   std::mutex mu_;
   std::condition_variable cv_;
+  std::vector<std::function<void()>> on_stop_;
 };
 
 template <class T>
 class Worker {
  public:
   using Handler = std::function<BatchResult(std::vector<T>& batch, WorkerContext& ctx)>;
+  // True when `newer` replaces `waiting` (see Superseding above). Runs under
+  // the queue's lock on the enqueuing thread: keep it short; it may note what
+  // replaced it in `waiting`, which enqueue() then hands back.
+  using Supersede = std::function<bool(const T& newer, T& waiting)>;
 
   // Starts the thread. The handler runs only on that thread.
-  explicit Worker(Handler handler, WorkerOptions options = {})
-      : handler_(std::move(handler)), options_(options) {
+  explicit Worker(Handler handler, WorkerOptions options = {}, Supersede supersede = {})
+      : handler_(std::move(handler)), options_(options), supersede_(std::move(supersede)) {
     options_.max_batch = std::max<size_t>(1, options_.max_batch);
     if (options_.wake_at > 0 && options_.wake_interval.count() <= 0)
       throw std::invalid_argument("WorkerOptions::wake_interval must be > 0 when wake_at is set");
@@ -112,12 +141,26 @@ class Worker {
   Worker& operator=(const Worker&) = delete;
 
   // Never blocks on I/O. False (and counted as dropped) when the queue is full
-  // or the worker is stopped.
-  bool enqueue(T item) {
+  // or the worker is stopped. With a Supersede and `replaced` given, a waiting
+  // item that `item` supersedes is moved into *replaced for the caller to report.
+  bool enqueue(T item, std::optional<T>* replaced = nullptr) {
     bool wake = true;
     {
       std::lock_guard<std::mutex> lock(mu_);
-      if (stopped_ || queue_.size() >= options_.capacity) {
+      if (stopped_) {
+        ++stats_.dropped;
+        return false;
+      }
+      if (supersede_ && busy_ && replaced != nullptr) {
+        for (auto it = queue_.begin(); it != queue_.end(); ++it) {
+          if (!supersede_(item, *it)) continue;
+          replaced->emplace(std::move(*it));
+          queue_.erase(it);
+          ++stats_.superseded;
+          break;
+        }
+      }
+      if (queue_.size() >= options_.capacity) {
         ++stats_.dropped;
         return false;
       }
@@ -248,6 +291,7 @@ class Worker {
 
   Handler handler_;
   WorkerOptions options_;
+  Supersede supersede_;
   WorkerContext ctx_;
   mutable std::mutex mu_;
   std::condition_variable wake_;
