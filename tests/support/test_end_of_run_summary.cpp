@@ -1,6 +1,10 @@
 #include <doctest/doctest.h>
 #include <trainhook/support/end_of_run_summary.hpp>
 
+#include <string>
+#include <utility>
+#include <vector>
+
 using trainhook::support::describe_failure;
 using trainhook::support::describe_run_end;
 using trainhook::support::end_of_run_needs_attention;
@@ -115,4 +119,36 @@ TEST_CASE("a run end reads as kind at step and message or the stopping signal") 
   CHECK(std::string(run_status_name(RunOutcome::finished)) == "FINISHED");
   CHECK(std::string(run_status_name(RunOutcome::failed)) == "FAILED");
   CHECK(std::string(run_status_name(RunOutcome::killed)) == "KILLED");
+}
+
+TEST_CASE("outcome names for prose and the queue-full reason every integration gives") {
+  CHECK(std::string(trainhook::support::run_outcome_name(RunOutcome::finished)) == "finished");
+  CHECK(std::string(trainhook::support::run_outcome_name(RunOutcome::killed)) == "killed");
+  CHECK(std::string(trainhook::support::run_outcome_name(RunOutcome::failed)) == "failed");
+  CHECK(trainhook::support::queue_full_reason(12, 100, "plugin_config wandb.queue_capacity") ==
+        "12 dropped because the queue of 100 records was full; raise plugin_config wandb.queue_capacity");
+  CHECK(trainhook::support::queue_full_reason(1, 5) == "1 dropped because the queue of 5 records was full");
+}
+
+TEST_CASE("log_end_of_run warns when the line needs attention or the caller says so") {
+  std::vector<std::pair<trainhook::LogLevel, std::string>> logged;
+  const trainhook::support::Logger log = [&](trainhook::LogLevel l, const std::string& m) {
+    logged.emplace_back(l, m);
+  };
+  EndOfRunSummary s;
+  s.integration = "flyte";
+  s.run = "/dest";
+  s.status = "FINISHED";
+  s.unit = "uploads";
+  s.delivered = 2;
+  trainhook::support::log_end_of_run(log, s);
+  trainhook::support::log_end_of_run(log, s, true);
+  s.status = "KILLED";
+  trainhook::support::log_end_of_run(log, s);
+  REQUIRE(logged.size() == 3);
+  CHECK(logged[0].first == trainhook::LogLevel::info);
+  CHECK(logged[0].second == "flyte run /dest FINISHED: 2 uploads delivered, 0 spooled");
+  CHECK(logged[1].first == trainhook::LogLevel::warn);
+  CHECK(logged[2].first == trainhook::LogLevel::warn);
+  trainhook::support::log_end_of_run(nullptr, s);  // an empty Logger drops the line
 }

@@ -5,6 +5,7 @@
 // run open. The end mark and DeliveryResult carry the reason to the plugin.
 #include <doctest/doctest.h>
 #include <plugin_driver.hpp>
+#include <trainhook/support/end_of_run_summary.hpp>
 #include <trainhook/support/integration.hpp>
 
 #include <atomic>
@@ -32,10 +33,7 @@ class RecordingDelivery final : public Delivery<std::string> {
     return BatchResult{batch.size(), 0};
   }
   std::optional<std::string> end_mark_with(const RunEnd& end) override {
-    const char* outcome = end.outcome == RunOutcome::finished ? "finished"
-                          : end.outcome == RunOutcome::killed ? "killed"
-                                                              : "failed";
-    return std::string("end ") + outcome + " [" + end.reason() + "]";
+    return std::string("end ") + run_outcome_name(end.outcome) + " [" + end.reason() + "]";
   }
   void report(DeliveryResult<std::string> r) override {
     seen_->ends.push_back(r.end);

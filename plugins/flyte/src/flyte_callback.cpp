@@ -291,8 +291,7 @@ void FlyteCallback::report_uploads(const support::DeliveryResult<Upload>& result
                   : " and is NOT uploaded (" + std::string(to_string(now.status)) +
                         (now.detail.empty() ? "" : ": " + now.detail) + ")";
   }
-  const std::string line = support::format_end_of_run(s);
-  log_(support::end_of_run_needs_attention(s) ? LogLevel::warn : LogLevel::info, line);
+  support::log_end_of_run(log_, s);
 }
 
 }  // namespace trainhook::flyte

@@ -3,14 +3,17 @@
 #include <trainhook/mlflow/params.hpp>
 #include <trainhook/mlflow/sender.hpp>
 #include <trainhook/strings.hpp>
+#include <trainhook/support/clock.hpp>
 #include <trainhook/support/end_of_run_summary.hpp>
 #include <trainhook/support/env.hpp>
 #include <trainhook/support/log.hpp>
+#include <trainhook/support/log_values.hpp>
 
 #include <algorithm>
 #include <filesystem>
 #include <functional>
 #include <optional>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -35,7 +38,7 @@ class MlflowDelivery final : public support::Delivery<Record> {
   // FAILED with the failure as kFailureTag (on_exception), KILLED after a
   // signal (a second signal's on_exception also tags why), else FINISHED.
   std::optional<Record> end_mark_with(const support::RunEnd& end) override {
-    return Record::end_run(status_of(end.outcome), now_ms(),
+    return Record::end_run(support::run_status_name(end.outcome), support::unix_millis(),
                            end.failure_kind.empty() ? std::string() : cut_tag_value(end.reason()));
   }
   std::chrono::milliseconds flush_timeout() const override { return options_.flush_timeout(); }
@@ -78,30 +81,15 @@ class MlflowDelivery final : public support::Delivery<Record> {
     if (r.stats.failed > 0)
       s.lost_reason = std::to_string(r.stats.failed) + " rejected by the server, see errors above";
     if (r.stats.dropped > 0)
-      s.lost_reason += (s.lost_reason.empty() ? "" : "; ") + std::to_string(r.stats.dropped) +
-                       " dropped because the in-memory queue was full";
+      s.lost_reason += (s.lost_reason.empty() ? "" : "; ") +
+                       support::queue_full_reason(r.stats.dropped, worker_options().capacity);
     if (!spill_error.empty())
       s.lost_reason +=
           (s.lost_reason.empty() ? "" : "; ") + std::string("could not be spooled: ") + spill_error;
-    const std::string line = support::format_end_of_run(s);
-    if (support::end_of_run_needs_attention(s))
-      host_.warn(line);
-    else
-      host_.info(line);
+    support::log_end_of_run(support::host_logger(host_), s);
   }
 
  private:
-  static std::string status_of(support::RunOutcome o) {
-    switch (o) {
-      case support::RunOutcome::finished:
-        return "FINISHED";
-      case support::RunOutcome::killed:
-        return "KILLED";
-      case support::RunOutcome::failed:
-        break;
-    }
-    return "FAILED";
-  }
   static std::string seconds(std::chrono::milliseconds ms) {
     return std::to_string(ms.count() / 1000.0).substr(0, 5) + " s";
   }
@@ -132,7 +120,7 @@ void MlflowCallback::on_train_begin(trainhook::Event& e) { start(e); }
 std::unique_ptr<support::Delivery<Record>> MlflowCallback::open_run(trainhook::Event&) {
   if (options_.disabled()) return nullptr;
   RunPlan plan;
-  plan.start_time_ms = now_ms();
+  plan.start_time_ms = support::unix_millis();
   plan.run_name = !options_.run_name().empty() ? options_.run_name() : host_.run_name();
   if (options_.run_id().empty()) {
     if (!plan.run_name.empty()) plan.tags["mlflow.runName"] = plan.run_name;
@@ -173,17 +161,19 @@ void MlflowCallback::on_log(trainhook::Event& e) {
   // step, value), so two logs of one value at one step within the same
   // millisecond (epoch in a training log and the eval log after it) would
   // otherwise collapse into one row.
-  const int64_t ts = std::max(now_ms(), last_log_ms_ + 1);
+  const int64_t ts = std::max(support::unix_millis(), last_log_ms_ + 1);
   last_log_ms_ = ts;
   const int64_t step = e.state().global_step;
-  trainhook::Values v = e.values();
-  for (uint32_t i = 0; i < v.size(); ++i)
-    enqueue(Record::metric(sanitize_metric_name(std::string(v.key(i))), v.value(i), ts, step));
-  for (uint32_t i = 0; i < v.string_size(); ++i) {
-    std::string key(v.string_key(i));
-    if (warned_string_keys_.insert(key).second)
-      host_.warn("'" + key + "' has a text value; MLflow metrics are numbers only, so it is not logged");
-  }
+  support::for_each_value(
+      e.values(),
+      [&](std::string_view key, double value) {
+        enqueue(Record::metric(sanitize_metric_name(std::string(key)), value, ts, step));
+      },
+      [&](std::string_view key, std::string_view) {
+        if (warned_string_keys_.insert(std::string(key)).second)
+          host_.warn("'" + std::string(key) +
+                     "' has a text value; MLflow metrics are numbers only, so it is not logged");
+      });
 }
 
 void MlflowCallback::on_save(trainhook::Event& e) {

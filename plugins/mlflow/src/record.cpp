@@ -1,9 +1,9 @@
 #include <trainhook/mlflow/record.hpp>
+#include <trainhook/support/clock.hpp>
 #include <trainhook/support/log_keys.hpp>
 
 #include <nlohmann/json.hpp>
 
-#include <chrono>
 #include <cmath>
 
 namespace trainhook::mlflow {
@@ -23,7 +23,7 @@ Record Record::artifact_dir(std::string dir, int64_t step) {
   r.kind = Kind::artifact_dir;
   r.key = std::move(dir);
   r.step = step;
-  r.timestamp = now_ms();
+  r.timestamp = support::unix_millis();
   return r;
 }
 
@@ -101,11 +101,5 @@ std::optional<Record> from_line(const std::string& line) {
 }
 
 std::string sanitize_metric_name(const std::string& name) { return support::sanitize_key(name, "_-. :/"); }
-
-int64_t now_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 }  // namespace trainhook::mlflow

@@ -2,6 +2,7 @@
 #include <trainhook/mlflow/params.hpp>
 #include <trainhook/mlflow/sender.hpp>
 #include <trainhook/strings.hpp>
+#include <trainhook/support/clock.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -42,7 +43,7 @@ Sender::Sender(MlflowOptions config, RunPlan plan, std::string spool_dir, suppor
       plan_(std::move(plan)),
       spool_dir_(std::move(spool_dir)),
       log_(std::move(log)),
-      started_ms_(now_ms()),
+      started_ms_(support::unix_millis()),
       backoff_(support::RetryPolicy()
                    .initial_delay(config_.retry_initial())
                    .max_delay(config_.retry_max())
@@ -453,8 +454,9 @@ Sender::Outcome Sender::setup(support::WorkerContext&) {
   } else if (run_id_.empty()) {
     std::string experiment_id;
     if (Outcome o = resolve_experiment(experiment_id); o != Outcome::ok) return o;
-    RestResult c = rest_->create_run(experiment_id, plan_.run_name,
-                                     plan_.start_time_ms > 0 ? plan_.start_time_ms : now_ms(), plan_.tags);
+    RestResult c =
+        rest_->create_run(experiment_id, plan_.run_name,
+                          plan_.start_time_ms > 0 ? plan_.start_time_ms : support::unix_millis(), plan_.tags);
     if (Outcome o = classify(c, "creating a run in experiment " + experiment_id); o != Outcome::ok) return o;
     const auto id = string_at(c.json, "/run/info/run_id");
     if (!id) return malformed(c, "creating a run in experiment " + experiment_id);

@@ -1,6 +1,8 @@
 #include <trainhook/prometheus/prometheus_callback.hpp>
 
 #include <trainhook/prometheus/push_url.hpp>
+#include <trainhook/support/clock.hpp>
+#include <trainhook/support/log_values.hpp>
 
 #include <nlohmann/json.hpp>
 
@@ -65,9 +67,7 @@ void PrometheusCallback::on_step_begin(trainhook::Event&) {
 void PrometheusCallback::on_step_end(trainhook::Event& e) {
   if (!running()) return;
   const auto now = std::chrono::steady_clock::now();
-  const double unix_now =
-      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-  run().metrics().step_end(now, unix_now, samples_per_step_, e.state().num_input_tokens_seen);
+  run().metrics().step_end(now, support::unix_seconds(), samples_per_step_, e.state().num_input_tokens_seen);
   if (now >= next_push_ && run().pushing()) {
     if (run().claim_push()) enqueue(PushRequest{});  // else one is queued already
     next_push_ = now + std::chrono::milliseconds(static_cast<int64_t>(options_.push_interval() * 1000));
@@ -76,9 +76,10 @@ void PrometheusCallback::on_step_end(trainhook::Event& e) {
 
 void PrometheusCallback::set_values(trainhook::Event& e) {
   if (!running()) return;  // after train end (the final evaluate()): the exporter is gone
-  const trainhook::Values values = e.values();
-  run().metrics().begin_record();
-  for (uint32_t i = 0; i < values.size(); ++i) run().metrics().set_logged(values.key(i), values.value(i));
+  RunMetrics& metrics = run().metrics();
+  metrics.begin_record();
+  support::for_each_number(e.values(),
+                           [&](std::string_view key, double value) { metrics.set_logged(key, value); });
 }
 
 void PrometheusCallback::on_log(trainhook::Event& e) { set_values(e); }

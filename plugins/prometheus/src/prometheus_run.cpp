@@ -1,6 +1,8 @@
 #include <trainhook/prometheus/prometheus_run.hpp>
 
 #include <trainhook/prometheus/push_url.hpp>
+#include <trainhook/support/clock.hpp>
+#include <trainhook/support/end_of_run_summary.hpp>
 
 #include <prometheus/text_serializer.h>
 #include <nlohmann/json.hpp>
@@ -10,10 +12,6 @@
 
 namespace trainhook::prometheus {
 namespace {
-
-double unix_now() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
 
 std::unique_ptr<MetricsServer> start_server(const std::string& listen, std::shared_ptr<ScrapeView> view) {
   try {
@@ -54,7 +52,7 @@ support::WorkerOptions PrometheusRun::worker_options() const {
 
 std::optional<PushRequest> PrometheusRun::end_mark(support::RunOutcome outcome) {
   metrics_.set_up(false);
-  if (outcome == support::RunOutcome::finished) metrics_.set_last_success(unix_now());
+  if (outcome == support::RunOutcome::finished) metrics_.set_last_success(support::unix_seconds());
   view_->mark_final();
   if (!pushing()) return std::nullopt;
   return PushRequest{true};
@@ -101,9 +99,7 @@ support::BatchResult PrometheusRun::deliver(std::vector<PushRequest>& batch, sup
 
 void PrometheusRun::report(support::DeliveryResult<PushRequest> result) {
   http_.reset();  // its abort flag was the ended worker's
-  const char* how = result.end.outcome == support::RunOutcome::finished ? "finished"
-                    : result.end.outcome == support::RunOutcome::killed ? "killed"
-                                                                        : "failed";
+  const char* how = support::run_outcome_name(result.end.outcome);
   const std::string reason = result.end.reason();
   std::string line = std::string("run ") + how + (reason.empty() ? "" : " (" + reason + ")") +
                      ", trainhook_up 0; served /metrics on port " + std::to_string(port()) + " (" + listen_ +

@@ -68,4 +68,27 @@ bool end_of_run_needs_attention(const EndOfRunSummary& s) noexcept {
   return s.run.empty() || s.spooled > 0 || s.lost > 0 || (!s.status.empty() && s.status != "FINISHED");
 }
 
+const char* run_outcome_name(RunOutcome outcome) noexcept {
+  switch (outcome) {
+    case RunOutcome::failed:
+      return "failed";
+    case RunOutcome::killed:
+      return "killed";
+    case RunOutcome::finished:
+      break;
+  }
+  return "finished";
+}
+
+std::string queue_full_reason(uint64_t dropped, uint64_t capacity, std::string_view setting) {
+  std::string reason = std::to_string(dropped) + " dropped because the queue of " + std::to_string(capacity) +
+                       " records was full";
+  if (!setting.empty()) reason.append("; raise ").append(setting);
+  return reason;
+}
+
+void log_end_of_run(const Logger& log, const EndOfRunSummary& s, bool warn) {
+  log_to(log, warn || end_of_run_needs_attention(s) ? LogLevel::warn : LogLevel::info, format_end_of_run(s));
+}
+
 }  // namespace trainhook::support

@@ -2,6 +2,7 @@
 
 #include <trainhook/tensorboard/event_builder.hpp>
 
+#include <trainhook/support/clock.hpp>
 #include <trainhook/support/log_keys.hpp>
 
 #include <algorithm>
@@ -25,11 +26,6 @@ uint32_t end_offset(const std::string& blob) {
 constexpr size_t kWakeAt = 256;
 constexpr size_t kMaxBatch = 1024;
 
-double now_secs() {
-  using namespace std::chrono;
-  return duration<double>(system_clock::now().time_since_epoch()).count();
-}
-
 }  // namespace
 
 void LogRecord::add_scalar(std::string_view key, double value) {
@@ -49,7 +45,7 @@ EventFileDelivery::EventFileDelivery(std::filesystem::path file, size_t queue_ca
     : file_(std::move(file)), log_(std::move(log)) {
   stats_.file = file_.path();
   std::string event;
-  encode_file_version_event(event, now_secs());
+  encode_file_version_event(event, support::unix_seconds());
   std::string record;
   append_record(record, event);
   if (!file_.append(record)) throw std::runtime_error(file_.error());

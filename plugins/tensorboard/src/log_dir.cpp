@@ -1,15 +1,8 @@
 #include <trainhook/tensorboard/log_dir.hpp>
 
-#include <unistd.h>
 #include <cstdio>
 
 namespace trainhook::tensorboard {
-
-std::string host_name() {
-  char buf[256] = {0};
-  if (::gethostname(buf, sizeof buf - 1) != 0 || buf[0] == '\0') return "localhost";
-  return buf;
-}
 
 std::string run_folder_name(std::time_t now, std::string_view host) {
   static const char* const kMonths[] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",

@@ -5,36 +5,30 @@
 #include <trainhook/tensorboard/event_builder.hpp>
 #include <trainhook/tensorboard/log_dir.hpp>
 
+#include <trainhook/support/clock.hpp>
 #include <trainhook/support/end_of_run_summary.hpp>
+#include <trainhook/support/env.hpp>
+#include <trainhook/support/host_name.hpp>
+#include <trainhook/support/log_values.hpp>
 
 #include <nlohmann/json.hpp>
 
 #include <unistd.h>
 #include <atomic>
 #include <chrono>
-#include <cstdlib>
 #include <ctime>
 #include <optional>
+#include <string_view>
 #include <system_error>
 
 namespace trainhook::tensorboard {
 namespace {
-
-double now_secs() {
-  using namespace std::chrono;
-  return duration<double>(system_clock::now().time_since_epoch()).count();
-}
 
 // The text a run that ended by an error carries its reason under.
 constexpr const char* kFailureTag = "trainhook/failure";
 
 // Numbers the event files one process creates (torch's _global_uid).
 std::atomic<uint64_t> g_file_counter{0};
-
-std::string env_or_empty(const char* name) {
-  const char* v = std::getenv(name);
-  return v != nullptr ? v : "";
-}
 
 // HF writes args.to_json_string(): indented, sorted keys.
 std::string pretty_json(const std::string& text) {
@@ -69,9 +63,10 @@ class TensorBoardRun final : public EventFileDelivery {
   std::optional<EventItem> end_mark_with(const support::RunEnd& end) override {
     if (end.failure_kind.empty()) return std::nullopt;
     std::string event;
-    encode_summary_event(event, now_secs(), end.step >= 0 ? end.step : last_step, [&](ProtoWriter& summary) {
-      write_text_value(summary, "", kFailureTag, support::describe_run_end(end));
-    });
+    encode_summary_event(event, support::unix_seconds(), end.step >= 0 ? end.step : last_step,
+                         [&](ProtoWriter& summary) {
+                           write_text_value(summary, "", kFailureTag, support::describe_run_end(end));
+                         });
     return EventItem(std::move(event));
   }
 
@@ -86,7 +81,7 @@ class TensorBoardRun final : public EventFileDelivery {
   std::vector<std::string> closing_events(const std::vector<std::string>& scalar_tags) const {
     std::vector<std::string> events;
     if (!session_started) return events;
-    const double now = now_secs();
+    const double now = support::unix_seconds();
     // Written once, at the end, because TensorBoard keeps the first
     // experiment it reads and only now are all the metric tags known; while
     // the run is live the HPARAMS tab derives the metrics from the scalars.
@@ -105,11 +100,6 @@ class TensorBoardRun final : public EventFileDelivery {
   // The file is flushed (fsync) and closed when this runs.
   void closed(support::RunOutcome) override {
     const WriterStats& st = stats();
-    if (st.dropped_records > 0)
-      host_.warn("dropped " + std::to_string(st.dropped_records) + " log records (" +
-                 std::to_string(st.dropped_scalars) + " scalars) because the writer queue of " +
-                 std::to_string(queue_size_) +
-                 " records was full; raise plugin_config tensorboard.queue_size");
     if (!st.error.empty())
       host_.warn(st.error + " (" + std::to_string(st.lost_records) + " events not written)");
     // The one end-of-run line (support/end_of_run_summary.hpp). Events go
@@ -122,13 +112,12 @@ class TensorBoardRun final : public EventFileDelivery {
     s.unit = "events (" + std::to_string(st.scalars_written) + " scalars)";
     s.delivered = st.events_written;
     s.lost = st.dropped_records + st.lost_records;
-    if (st.dropped_records > 0) s.lost_reason = "the writer queue was full";
+    if (st.dropped_records > 0)
+      s.lost_reason = support::queue_full_reason(st.dropped_records, queue_size_,
+                                                 "plugin_config tensorboard.queue_size") +
+                      " (" + std::to_string(st.dropped_scalars) + " scalars)";
     if (!st.error.empty()) s.lost_reason += (s.lost_reason.empty() ? "" : "; ") + st.error;
-    const std::string line = support::format_end_of_run(s);
-    if (support::end_of_run_needs_attention(s))
-      host_.warn(line);
-    else
-      host_.info(line);
+    support::log_end_of_run(support::host_logger(host_), s);
   }
 
   trainhook::Host host_;
@@ -145,10 +134,10 @@ TensorBoardRun& TensorBoardCallback::run() { return static_cast<TensorBoardRun&>
 std::unique_ptr<support::Delivery<EventItem>> TensorBoardCallback::open_run(trainhook::Event& e) {
   const th_state& state = e.state();
   const std::time_t now = std::time(nullptr);
-  const std::string host = host_name();
+  const std::string host = support::host_name("localhost");
   LogDirInputs in;
   in.configured = options_.logging_dir();
-  in.environment = env_or_empty("TENSORBOARD_LOGGING_DIR");
+  in.environment = support::get_env("TENSORBOARD_LOGGING_DIR").value_or("");
   in.output_dir = host_.output_dir();
   if (state.trial_name != nullptr) in.trial_name = state.trial_name;
   // One run, one folder (HF resolves logging_dir once per run): a writer
@@ -176,7 +165,7 @@ void TensorBoardCallback::on_train_begin(trainhook::Event& e) {
   const th_state& state = e.state();
   TensorBoardRun& r = run();
   r.last_step = state.global_step;
-  const double now = now_secs();
+  const double now = support::unix_seconds();
   const std::string args = host_.training_args_json();
   const std::string model = host_.model_description();
   std::string event;
@@ -213,12 +202,13 @@ void TensorBoardCallback::on_log(trainhook::Event& e) {
   // Everything the ABI carries is a number or a string, which HF writes as a
   // scalar or a text; HF's "other types are skipped with a warning" has no
   // counterpart here. NaN and infinities are scalars, as in HF.
-  LogRecord record(now_secs(), e.state().global_step);
+  LogRecord record(support::unix_seconds(), e.state().global_step);
   size_t key_bytes = 0;
   for (uint32_t i = 0; i < logs.size(); ++i) key_bytes += logs.key(i).size();
   record.reserve_scalars(logs.size(), key_bytes);
-  for (uint32_t i = 0; i < logs.size(); ++i) record.add_scalar(logs.key(i), logs.value(i));
-  for (uint32_t i = 0; i < logs.string_size(); ++i) record.add_text(logs.string_key(i), logs.string_value(i));
+  support::for_each_value(
+      logs, [&](std::string_view key, double value) { record.add_scalar(key, value); },
+      [&](std::string_view key, std::string_view text) { record.add_text(key, text); });
   const size_t scalars = record.scalar_count();
   if (!enqueue(EventItem(std::move(record)))) run().count_dropped_scalars(scalars);
 }
@@ -237,7 +227,7 @@ void TensorBoardCallback::on_pre_optimizer_step(trainhook::Event& e) {
     for (const TensorView t : host_.tensors(Tensors::gradients))
       if (t.defined()) hs.emplace_back("gradients/" + std::string(t.name()), histogram_of(t));
   // Reading the tensors has to happen now; the file write happens on the worker.
-  enqueue(EventItem(encode_histogram_event(now_secs(), step, hs)));
+  enqueue(EventItem(encode_histogram_event(support::unix_seconds(), step, hs)));
 }
 
 void TensorBoardCallback::on_train_end(trainhook::Event& e) {

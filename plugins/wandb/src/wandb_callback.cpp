@@ -4,15 +4,18 @@
 #include <trainhook/wandb/history_line.hpp>
 #include <trainhook/wandb/run_id.hpp>
 
+#include <trainhook/support/clock.hpp>
 #include <trainhook/support/end_of_run_summary.hpp>
+#include <trainhook/support/host_name.hpp>
+#include <trainhook/support/log_values.hpp>
 
-#include <unistd.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -20,25 +23,14 @@ namespace trainhook::wandb {
 
 namespace {
 
-double unix_now() {
-  using namespace std::chrono;
-  return duration<double>(system_clock::now().time_since_epoch()).count();
-}
-
-std::string host_name() {
-  char buf[256] = {0};
-  if (gethostname(buf, sizeof buf - 1) != 0) return "";
-  return buf;
-}
-
 LogRecord record_of(const trainhook::Values& v, std::optional<int64_t> global_step) {
   std::vector<std::pair<std::string, double>> numbers;
   std::vector<std::pair<std::string, std::string>> strings;
   numbers.reserve(v.size());
-  for (uint32_t i = 0; i < v.size(); ++i) numbers.emplace_back(std::string(v.key(i)), v.value(i));
-  for (uint32_t i = 0; i < v.string_size(); ++i)
-    strings.emplace_back(std::string(v.string_key(i)), std::string(v.string_value(i)));
-  return make_log_record(numbers, strings, global_step, unix_now());
+  support::for_each_value(
+      v, [&](std::string_view key, double value) { numbers.emplace_back(std::string(key), value); },
+      [&](std::string_view key, std::string_view text) { strings.emplace_back(key, text); });
+  return make_log_record(numbers, strings, global_step, support::unix_seconds());
 }
 
 }  // namespace
@@ -96,17 +88,13 @@ class WandbRun final : public support::Delivery<Record> {
     }
     s.lost = r.stats.dropped;
     if (r.stats.dropped > 0)
-      s.lost_reason = "dropped because the queue was full (wandb.queue_capacity=" +
-                      std::to_string(options_.queue_capacity()) + ")";
+      s.lost_reason = support::queue_full_reason(r.stats.dropped, options_.queue_capacity(),
+                                                 "plugin_config wandb.queue_capacity");
     // The folder also holds the summary and the end mark: worth syncing even
     // when every history line was delivered.
     if (s.spooled == 0 && !problem.empty() && !s.spool_path.empty())
       s.note = "the summary and end mark are saved in " + s.spool_path + ": send them with " + s.resend;
-    const std::string line = support::format_end_of_run(s);
-    if (support::end_of_run_needs_attention(s) || !problem.empty())
-      host_.warn(line);
-    else
-      host_.info(line);
+    support::log_end_of_run(support::host_logger(host_), s, !problem.empty());
     if (auto_resume_file_ && code == 0) clear_auto_resume_id(options_.dir());
   }
 
@@ -184,7 +172,7 @@ std::unique_ptr<support::Delivery<Record>> WandbCallback::open_run(trainhook::Ev
   spec.config_json = config_from_training_args(host_.training_args_json(), &dropped);
   for (const auto& k : dropped)
     host_.warn("wandb: training argument '" + k + "' looks like a secret; not sent");
-  spec.host = host_name();
+  spec.host = support::host_name();
   spec.job_type = st.job_type();
   spec.group = st.run_group();
   spec.tags = st.tags();
@@ -201,7 +189,7 @@ std::unique_ptr<support::Delivery<Record>> WandbCallback::open_run(trainhook::Ev
   // Only ever called on the worker thread (the base joins it before the run goes).
   hooks.take_queued = [take = queued_taker()] { return take(1000); };
   const std::string run_id = spec.run_id;
-  auto uploader = std::make_unique<RunUploader>(st, spec, unix_now(), std::move(hooks));
+  auto uploader = std::make_unique<RunUploader>(st, spec, support::unix_seconds(), std::move(hooks));
   auto run = std::make_unique<WandbRun>(host_, *options_, std::move(uploader), auto_resume_file);
   run->run_id_ = run_id;
   return run;

@@ -38,6 +38,4 @@ std::optional<Record> from_line(const std::string& line);
 // MLflow's metric name rule as HF applies it: [^0-9A-Za-z_\-. :/] -> '_'.
 std::string sanitize_metric_name(const std::string& name);
 
-int64_t now_ms();
-
 }  // namespace trainhook::mlflow

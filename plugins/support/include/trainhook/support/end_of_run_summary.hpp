@@ -8,9 +8,11 @@
 
 #include <trainhook/abi.h>
 #include <trainhook/support/integration.hpp>
+#include <trainhook/support/log.hpp>
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 namespace trainhook::support {
 
@@ -56,5 +58,16 @@ std::string describe_run_end(const RunEnd& end);
 
 // "FINISHED", "FAILED" or "KILLED" (MLflow's run statuses, used by every line).
 const char* run_status_name(RunOutcome outcome) noexcept;
+
+// "finished", "failed" or "killed", for prose ("run killed (stopped by signal 15)").
+const char* run_outcome_name(RunOutcome outcome) noexcept;
+
+// Why records refused by a full queue (WorkerStats::dropped) were lost, the
+// same words in every integration: "N dropped because the queue of C records
+// was full; raise <setting>" (without the advice when `setting` is empty).
+std::string queue_full_reason(uint64_t dropped, uint64_t capacity, std::string_view setting = {});
+
+// Logs the line: a warning when it needs attention (or `warn` says so), else info.
+void log_end_of_run(const Logger& log, const EndOfRunSummary& s, bool warn = false);
 
 }  // namespace trainhook::support

@@ -10,8 +10,6 @@
 
 namespace trainhook::tensorboard {
 
-std::string host_name();
-
 // "<Mon><DD>_<HH>-<MM>-<SS>_<host>" in local time with English month names
 // (Python's "%b%d_%H-%M-%S" in the C locale), e.g. "Mar07_09-05-01_node1".
 std::string run_folder_name(std::time_t now, std::string_view host);
