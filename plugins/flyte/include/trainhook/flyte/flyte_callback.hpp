@@ -17,7 +17,7 @@
 //
 // The uploads run on the integration base (support/integration.hpp), one run
 // from the first upload to train end or the failure: the base owns the
-// worker, the bounded wait (flyte.wait_timeout; a second signal ends it), the
+// worker, the bounded wait (flyte.wait_timeout; a signal during it ends it), the
 // stop that cancels the upload in flight, and the outcome; upload_delivery.hpp
 // says how an upload runs; this file, what to upload and what to report.
 #pragma once
@@ -32,6 +32,7 @@
 
 #include <trainhook/plugin.hpp>
 
+#include <chrono>
 #include <filesystem>
 #include <memory>
 #include <optional>
