@@ -246,6 +246,7 @@ std::vector<std::string> expand(const std::string& pattern) {
 
 // Class ids of int labels, as for a .pt file: the training data defines them.
 void check_array_labels(const std::string& file, TensorDataset& ds, DataInfo& info, bool first) {
+  if (ds.size() == 0) throw std::runtime_error(file + ": the arrays hold no sample");
   const auto y = ds.column(ds.label_name());
   check_features(file, ds.inputs().dim() > 1 ? ds.inputs()[0].numel() : 1, info);
   if (y.is_floating_point()) {
