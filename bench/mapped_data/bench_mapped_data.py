@@ -4,7 +4,8 @@
 - memory: peak RSS of training the char_transformer on a 2 GiB token file
   against a 20 MiB one (target <= 1.10: flat however large the file);
 - mapped vs in memory: train steps/s on a .bin token file against the same
-  bytes as a .txt read into memory (the character LM), same model and batch.
+  bytes as a .txt read into memory (the character LM), same model, vocabulary
+  (256) and batch.
 
 usage: bench_mapped_data.py <bin/trainhook> <work dir> <json out> [--quick]
 """
@@ -60,7 +61,8 @@ def main():
     # The same bytes in memory (.txt, the character LM) and mapped (.bin).
     text = os.path.join(work, "text.txt")
     rng = random.Random(2)
-    data = bytes(rng.randrange(32, 127) for _ in range(2 << 20))
+    # Every byte value occurs, so the character LM's vocabulary is 256 as the token file's.
+    data = bytes(rng.randrange(256) for _ in range(2 << 20))
     with open(text, "wb") as f:
         f.write(data)
     tokens = os.path.join(work, "text.bin")

@@ -39,7 +39,8 @@ struct TokenFileOptions {
   // dataset is epoch-less); false (evaluation): consecutive blocks, each once.
   bool every_offset = true;
   std::optional<int64_t> vocab_size;  // ids >= this are an error naming file and token
-  // Resident bytes of mapped pages after which they are released (RSS stays flat).
+  // Resident bytes of mapped pages after which they are released (RSS stays
+  // flat); files that together fit in 4 × this stay mapped.
   uint64_t resident_budget = 16ull << 20;
 };
 
