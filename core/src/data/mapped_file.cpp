@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <stdexcept>
@@ -44,6 +45,15 @@ MappedFile::~MappedFile() {
 
 void MappedFile::release_pages() const noexcept {
   if (data_) ::madvise(const_cast<char*>(data_), size_, MADV_DONTNEED);
+}
+
+void MappedFile::release_range(uint64_t offset, uint64_t length) const noexcept {
+  if (!data_ || offset >= size_) return;
+  constexpr uint64_t kFolio = 2 << 20;
+  const uint64_t begin = offset / kFolio * kFolio;
+  const uint64_t end = std::min(size_, (offset + length + kFolio - 1) / kFolio * kFolio);
+  // The mapping starts page-aligned, so begin is too.
+  ::madvise(const_cast<char*>(data_) + begin, end - begin, MADV_DONTNEED);
 }
 
 std::shared_ptr<const MappedFile> map_file(const std::filesystem::path& file) {

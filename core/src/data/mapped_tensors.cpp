@@ -197,36 +197,48 @@ std::shared_ptr<TensorDataset> token_dataset(const std::vector<std::string>& fil
   std::vector<DatasetShard> shards;
   std::vector<int64_t> firsts;
   int64_t total = 0;
-  auto budget = std::make_shared<PageBudget>();
-  budget->budget = options.resident_budget;
+  uint64_t mapped = 0;
   for (size_t i = 0; i < sources.size(); ++i) {
     const auto& s = sources[i];
-    const auto ids = over_mapping(s.mapping, s.offset, {s.count}, stored_type(s.type));
     const int64_t windows = options.every_offset ? s.count - block : (s.count - 1) / block;
-    const auto view = ids.as_strided({windows, block + 1}, {stride, 1});
-    shards.push_back(DatasetShard{
-        {{"input_ids", view.narrow(1, 0, block)}, {"labels", view.narrow(1, 1, block)}}, files[i]});
+    // The dataset's own tensors are stride-0 placeholders of the samples' shape:
+    // the batch hook copies each window from the mapping into the batch.
+    const auto placeholder = torch::zeros({1, 1}, torch::kLong).expand({windows, block});
+    shards.push_back(DatasetShard{{{"input_ids", placeholder}, {"labels", placeholder}}, files[i]});
     firsts.push_back(total);
     total += windows;
-    budget->mappings.push_back(s.mapping);
+    mapped += s.mapping->size();
   }
   auto ds = std::make_shared<TensorDataset>(std::move(shards), "input_ids", "labels",
                                             files.size() == 1 ? files[0] : files[0] + " (+ shards)");
   ds->set_epochless(options.every_offset);
   const NpyType type = sources[0].type;
   const auto vocab = options.vocab_size;
-  const uint64_t item = sources[0].type == NpyType::uint16 || sources[0].type == NpyType::int16 ? 2
-                        : sources[0].type == NpyType::uint8 || sources[0].type == NpyType::int8 ? 1
-                        : sources[0].type == NpyType::int64                                     ? 8
-                                                                                                : 4;
-  ds->add_batch_hook([type, vocab, firsts, stride, block, budget, item](
+  const auto stored = stored_type(type);
+  const auto item = static_cast<uint64_t>(torch::elementSize(stored));
+  // Files that together fit in 4 budgets stay mapped (the resident set is
+  // bounded by their size); bigger ones are released window by window.
+  const bool release = options.resident_budget > 0 && mapped > 4 * options.resident_budget;
+  ds->add_batch_hook([type, vocab, firsts, stride, block, sources, stored, item, release](
                          Batch& b, const torch::Tensor& indices, const TensorDataset& data) {
-    b.inputs = widen_ids(b.inputs, type);
-    b.labels = widen_ids(b.labels, type);
-    budget->add(static_cast<uint64_t>(b.inputs.size(0)) *
-                (static_cast<uint64_t>(block + 1) * item + kFaultAround));
-    if (b.inputs.numel() == 0) return;
-    const auto window = torch::cat({b.inputs.narrow(1, 0, 1), b.labels}, 1);
+    const auto idx = indices.to(torch::kLong).contiguous();
+    const int64_t rows = idx.numel();
+    auto buffer = torch::empty({rows, block + 1}, torch::TensorOptions().dtype(stored));
+    auto* out = static_cast<char*>(buffer.data_ptr());
+    const int64_t* want = idx.data_ptr<int64_t>();
+    const auto bytes = static_cast<size_t>(block + 1) * item;
+    for (int64_t r = 0; r < rows; ++r) {
+      const auto s =
+          static_cast<size_t>(std::upper_bound(firsts.begin(), firsts.end(), want[r]) - firsts.begin() - 1);
+      const auto& src = sources[s];
+      const uint64_t at = src.offset + static_cast<uint64_t>((want[r] - firsts[s]) * stride) * item;
+      std::memcpy(out + static_cast<size_t>(r) * bytes, src.mapping->data() + at, bytes);
+      if (release) src.mapping->release_range(at, bytes);
+    }
+    const auto window = widen_ids(buffer, type);
+    b.inputs = window.narrow(1, 0, block).contiguous();
+    b.labels = window.narrow(1, 1, block).contiguous();
+    if (rows == 0) return;
     const auto bad = vocab ? window.ge(*vocab).logical_or(window.lt(0)) : window.lt(0);
     if (!bad.any().item<bool>()) return;
     const auto where = bad.nonzero();

@@ -26,6 +26,9 @@ class MappedFile {
   // Drops the mapping's pages from this process's resident set (the page cache
   // keeps them; the next read faults them back). Safe while other threads read.
   void release_pages() const noexcept;
+  // The same for the pages around bytes [offset, offset + length), widened to
+  // 2 MiB boundaries: a read fault may have mapped a whole page-cache folio.
+  void release_range(uint64_t offset, uint64_t length) const noexcept;
 
  private:
   const char* data_ = nullptr;

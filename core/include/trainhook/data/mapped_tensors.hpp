@@ -45,7 +45,9 @@ struct TokenFileOptions {
 };
 
 // One dataset over the token files, in order (shards). A window never crosses
-// a file's end. Inputs are the first block_size tokens, labels the next ones
+// a file's end. Its tensors are stride-0 placeholders of the samples' shape:
+// the batch hook copies each window straight from the mapping into the batch
+// and, for files bigger than 4 × resident_budget, releases the pages it mapped. Inputs are the first block_size tokens, labels the next ones
 // (shifted by one), both int64 in the batch. Throws std::runtime_error naming
 // the file: a size that is no whole number of tokens, an llm.c header that
 // disagrees with the size, shards with different token types, a float or
