@@ -308,6 +308,33 @@ class Suite:
         self.figures.append(Figure(f"peak RSS, {int(metrics) // 1000}k metrics / 20k metrics",
                                    r and r["ratio"], "x", 1.05, source="bench/peak_rss", note=note))
 
+    def mapped_data(self):
+        cli = self.exe("bin", "trainhook")
+        if not cli:
+            return self.missing("mapped data", "bin/trainhook is not built")
+        out = os.path.join(self.out, "mapped_data.json")
+        _remove(out)
+        work = tempfile.mkdtemp(prefix="trainhook-bench-mapped-")
+        try:
+            self.run("mapped_data", [sys.executable, os.path.join(ROOT, "bench", "mapped_data", "bench_mapped_data.py"),
+                                     cli, work, out, *(["--quick"] if self.quick else [])],
+                     env=self.clean_env(), timeout=900)
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+        r = _load(out)
+        self.raw["mapped_data"] = r
+        note = r and (f"peak {r['rss_big_kb'] / 1024:.0f} MiB vs {r['rss_small_kb'] / 1024:.0f} MiB; "
+                      f"{r['steps_per_second_mapped']:.1f} vs {r['steps_per_second_memory']:.1f} steps/s")
+        self.figures.append(Figure("peak RSS, LM on a 2 GiB / 20 MiB token file", r and r["rss_ratio"], "x", 1.10,
+                                   source="bench/mapped_data", note=note or ""))
+        self.figures.append(Figure("steps/s, mapped .bin / in-memory .txt (char LM)", r and r["speed_ratio"], "x",
+                                   0.97, op=">=", source="bench/mapped_data"))
+        text = self.run_repeats("worker_overlap", "worker overlap", ("1", "60"), ("3", "150"))
+        ratio = text and _first_number(text, "worker_overlap_ratio")
+        self.raw["worker_overlap"] = text and text.strip().splitlines()
+        self.figures.append(Figure("steps/s, 1 dataloader worker / 0 (CNN, transform ~ a step)", ratio, "x", 1.5,
+                                   op=">=", source="bench/mapped_data/bench_worker_overlap"))
+
     def tensorboard(self):
         exe = self.exe("bin", "bench_tensorboard")
         if not exe:
@@ -605,7 +632,7 @@ def main():
                     "stable on a shared machine, where spinning OpenMP workers mostly measure the load")
     ap.add_argument("--only", default="", help="comma-separated subset: trainer_overhead, all_plugins, "
                     "dispatch, plugin_load, peak_rss, tensorboard, mlflow, ddp, torchscript, model_access, "
-                    "isolation, hf_trainer, prometheus, observability, python_bridge")
+                    "isolation, hf_trainer, prometheus, observability, python_bridge, mapped_data")
     opts = ap.parse_args()
     build = os.path.abspath(opts.build)
     out_dir = os.path.join(build, "bench")
@@ -613,7 +640,7 @@ def main():
     only = set(filter(None, opts.only.split(",")))
     known = {"trainer_overhead", "all_plugins", "dispatch", "plugin_load", "peak_rss", "tensorboard", "mlflow",
              "ddp", "torchscript", "model_access", "isolation", "hf_trainer", "prometheus", "observability",
-             "python_bridge"}
+             "python_bridge", "mapped_data"}
     if only - known:
         ap.error(f"--only: unknown {', '.join(sorted(only - known))} (expected some of {', '.join(sorted(known))})")
     want = lambda n: not only or n in only  # noqa: E731
@@ -645,6 +672,8 @@ def main():
             suite.hf_trainer()
         if want("observability"):
             suite.observability()
+        if want("mapped_data"):
+            suite.mapped_data()
         if want("all_plugins") or want("peak_rss") or want("isolation"):
             with Peers(work) as peers:
                 if want("all_plugins"):

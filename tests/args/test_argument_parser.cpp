@@ -536,7 +536,7 @@ TEST_CASE("unsupported Hugging Face arguments: errors with the reason, harmless 
   CHECK(contains(e, "NEFTune"));
 
   auto p = parse({"--fp16", "false", "--use_cpu", "--hub_token", "secret", "--tf32=no", "--bf16_full_eval",
-                  "false", "--dataloader_num_workers", "4", "--local_rank", "-1"});
+                  "false", "--dataloader_persistent_workers", "true", "--local_rank", "-1"});
   // --local_rank, --fp16 and --use_cpu are real arguments, not warnings.
   REQUIRE(p.warnings.size() == 4);
   CHECK(p.training.local_rank == -1);
@@ -546,7 +546,20 @@ TEST_CASE("unsupported Hugging Face arguments: errors with the reason, harmless 
   CHECK_FALSE(contains(p.warnings[0], "secret"));
   CHECK(contains(p.warnings[2], "--bf16_full_eval"));
   CHECK(contains(p.warnings[2], "ignored"));
-  CHECK(contains(p.warnings[3], "dataloader_num_workers"));
+  CHECK(contains(p.warnings[3], "dataloader_persistent_workers"));
+  // Worker threads, prefetch depth, pinning, length grouping and eval_on_start are real arguments.
+  const auto workers = parse({"--dataloader_num_workers", "2", "--dataloader_prefetch_factor", "3",
+                              "--group_by_length", "--eval_on_start", "--token_dtype", "uint32"});
+  CHECK(workers.warnings.empty());
+  CHECK(workers.training.dataloader_num_workers == 2);
+  CHECK(workers.training.dataloader_prefetch_factor == 3);
+  CHECK(workers.training.group_by_length);
+  CHECK(workers.training.eval_on_start);
+  CHECK(workers.data.token_dtype == "uint32");
+  CHECK(contains(error_of({"--dataloader_prefetch_factor", "2"}),
+                 "only used with --dataloader_num_workers > 0"));
+  CHECK(
+      contains(error_of({"--token_dtype", "int8"}), "--token_dtype: expected uint16 or uint32, got 'int8'"));
 
   const fs::path dir = scratch_dir();
   p = parse(

@@ -43,6 +43,7 @@ TrainingArguments non_default() {
   a.logging_strategy = trainhook::IntervalStrategy::epoch;
   a.logging_steps = 10;
   a.logging_first_step = true;
+  a.eval_on_start = true;
   a.logging_nan_inf_filter = false;
   a.eval_strategy = trainhook::IntervalStrategy::steps;
   a.eval_steps = 20;
@@ -59,6 +60,11 @@ TrainingArguments non_default() {
   a.data_seed = 8;
   a.full_determinism = true;
   a.dataloader_drop_last = true;
+  a.dataloader_num_workers = 2;
+  a.dataloader_prefetch_factor = 3;
+  a.dataloader_pin_memory = false;
+  a.group_by_length = true;
+  a.length_column_name = "lengths";
   a.disable_tqdm = true;
   a.report_to = {"tensorboard", "mlflow"};
   a.callbacks = {"early_stopping"};
@@ -100,11 +106,12 @@ TEST_CASE("to_json output is byte-identical to the hand-written form it replaced
       trainhook::to_json(defaults).dump() ==
       R"({"adam_beta1":0.9,"adam_beta2":0.999,"adam_epsilon":1e-08,"allow_duplicate_plugins":false,)"
       R"("allow_unsafe_plugin_paths":false,"bf16":false,"callback_end_timeout":120.0,"callbacks":[],"data_seed":null,"dataloader_drop_last":false,)"
+      R"("dataloader_num_workers":0,"dataloader_pin_memory":true,"dataloader_prefetch_factor":null,)"
       R"("ddp_backend":null,"ddp_timeout":1800,"debug":[],"disable_tqdm":false,"do_eval":false,"do_predict":false,)"
-      R"("do_train":false,"enable_jit_checkpoint":false,"eval_delay":0.0,"eval_steps":null,"eval_strategy":"no",)"
-      R"("fp16":false,"full_determinism":false,"gradient_accumulation_steps":1,"greater_is_better":null,)"
+      R"("do_train":false,"enable_jit_checkpoint":false,"eval_delay":0.0,"eval_on_start":false,"eval_steps":null,"eval_strategy":"no",)"
+      R"("fp16":false,"full_determinism":false,"gradient_accumulation_steps":1,"greater_is_better":null,"group_by_length":false,)"
       R"("include_num_input_tokens_seen":false,"include_tokens_per_second":false,"label_smoothing_factor":0.0,"learning_rate":5e-05,)"
-      R"("load_best_model_at_end":false,"local_rank":-1,"logging_first_step":false,)"
+      R"("length_column_name":"length","load_best_model_at_end":false,"local_rank":-1,"logging_first_step":false,)"
       R"("logging_nan_inf_filter":true,"logging_steps":500.0,"logging_strategy":"steps",)"
       R"("lr_scheduler_kwargs":{},"lr_scheduler_type":"linear","max_grad_norm":1.0,"max_steps":-1,)"
       R"("metric_for_best_model":null,"num_train_epochs":3.0,"optim":"adamw_torch","optim_args":null,)"
@@ -135,12 +142,13 @@ TEST_CASE("to_json output is byte-identical to the hand-written form it replaced
       trainhook::to_json(a).dump() ==
       R"({"adam_beta1":0.9,"adam_beta2":0.999,"adam_epsilon":1e-08,"allow_duplicate_plugins":false,)"
       R"("allow_unsafe_plugin_paths":false,"bf16":false,"callback_end_timeout":120.0,"callbacks":["early_stopping"],"data_seed":7,)"
-      R"("dataloader_drop_last":false,"ddp_backend":"gloo","ddp_timeout":1800,"debug":[],"disable_tqdm":false,)"
+      R"("dataloader_drop_last":false,"dataloader_num_workers":0,"dataloader_pin_memory":true,)"
+      R"("dataloader_prefetch_factor":null,"ddp_backend":"gloo","ddp_timeout":1800,"debug":[],"disable_tqdm":false,)"
       R"("do_eval":false,"do_predict":false,"do_train":false,"enable_jit_checkpoint":false,"eval_delay":0.0,)"
-      R"("eval_steps":0.25,)"
+      R"("eval_on_start":false,"eval_steps":0.25,)"
       R"("eval_strategy":"steps","fp16":false,"full_determinism":false,"gradient_accumulation_steps":1,)"
-      R"("greater_is_better":false,"include_num_input_tokens_seen":false,"include_tokens_per_second":false,"label_smoothing_factor":0.0,)"
-      R"("learning_rate":5e-05,"load_best_model_at_end":false,"local_rank":-1,)"
+      R"("greater_is_better":false,"group_by_length":false,"include_num_input_tokens_seen":false,"include_tokens_per_second":false,"label_smoothing_factor":0.0,)"
+      R"("learning_rate":5e-05,"length_column_name":"length","load_best_model_at_end":false,"local_rank":-1,)"
       R"("logging_first_step":false,"logging_nan_inf_filter":true,"logging_steps":500.0,)"
       R"("logging_strategy":"epoch","lr_scheduler_kwargs":{},"lr_scheduler_type":"cosine",)"
       R"("max_grad_norm":1.0,"max_steps":-1,"metric_for_best_model":"accuracy","num_train_epochs":3.0,)"
@@ -153,13 +161,13 @@ TEST_CASE("to_json output is byte-identical to the hand-written form it replaced
       R"("weight_decay":0.0,"world_size":1})");
   CHECK(trainhook::to_json(trainhook::ModelArguments{}).dump() ==
         R"({"ddp_gradient_reduction":"overlap","dropout":0.0,"hidden_size":128,"loss":null,"model":"mlp",)"
-        R"("model_name_or_path":null,"num_heads":4,"num_layers":2})");
+        R"("model_name_or_path":null,"num_heads":4,"num_layers":2,"vocab_size":null})");
   trainhook::DataArguments d;
   d.train_file = "t.csv";
   d.image_size = 8;
   CHECK(trainhook::to_json(d).dump() ==
         R"({"block_size":64,"csv_header":false,"feature_scale":1.0,"image_size":8,"label_column":"last",)"
-        R"("label_column_name":null,"test_file":null,"train_file":"t.csv","validation_file":null,)"
+        R"("label_column_name":null,"test_file":null,"token_dtype":"uint16","train_file":"t.csv","validation_file":null,)"
         R"("validation_split_percentage":0.0})");
 }
 
@@ -206,6 +214,12 @@ TEST_CASE("to_json writes every field with the HF names, unset optionals are nul
                                           "data_seed",
                                           "full_determinism",
                                           "dataloader_drop_last",
+                                          "dataloader_num_workers",
+                                          "dataloader_prefetch_factor",
+                                          "dataloader_pin_memory",
+                                          "group_by_length",
+                                          "length_column_name",
+                                          "eval_on_start",
                                           "disable_tqdm",
                                           "report_to",
                                           "callbacks",

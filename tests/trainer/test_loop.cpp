@@ -337,3 +337,39 @@ TEST_CASE("host services give plugins the run and refuse a late resume request")
   CHECK(host.set_resume_checkpoint(dir.str()).find("too late") != std::string::npos);
   CHECK(std::filesystem::exists(dir.path() / "training_args.json"));
 }
+
+TEST_CASE("eval_on_start evaluates once before the first step") {
+  TempDir dir("loop-eval-on-start");
+  auto args = small_args(dir.str());
+  args.max_steps = 2;
+  args.eval_on_start = true;
+  std::vector<Recorded> events;
+  Trainer trainer(tiny_model(8), args, synthetic_data(16), synthetic_data(8, 3),
+                  plugin_free(recorder(&events)));
+  trainer.train();
+  CHECK(join(events, {"on_train_begin", "on_evaluate", "on_step_begin"})
+            .rfind("on_train_begin@0 on_evaluate@0 on_step_begin@0 ", 0) == 0);
+  REQUIRE_FALSE(trainer.state().log_history.empty());
+  CHECK(trainer.state().log_history[0].contains("eval_loss"));
+  args.eval_on_start = true;
+  Trainer no_eval(tiny_model(8), args, synthetic_data(16), nullptr, plugin_free());
+  CHECK_THROWS_WITH_AS(no_eval.train(), doctest::Contains("--eval_on_start"), std::invalid_argument);
+}
+
+TEST_CASE("group_by_length batches come from the length tensor and a missing one is named") {
+  TempDir dir("loop-group-by-length");
+  auto args = small_args(dir.str());
+  args.max_steps = 3;
+  args.group_by_length = true;
+  auto base = synthetic_data(48);
+  std::vector<NamedTensor> tensors{{"input", base->inputs()},
+                                   {"labels", base->labels()},
+                                   {"length", torch::arange(48, torch::kLong).remainder(7)}};
+  auto data = std::make_shared<TensorDataset>(tensors, "input", "labels");
+  Trainer trainer(tiny_model(8), args, data, nullptr, plugin_free());
+  CHECK_NOTHROW(trainer.train());
+  args.length_column_name = "lengths";
+  Trainer missing(tiny_model(8), args, data, nullptr, plugin_free());
+  CHECK_THROWS_WITH_AS(missing.train(), doctest::Contains("no one-per-sample tensor 'lengths'"),
+                       std::invalid_argument);
+}

@@ -457,6 +457,8 @@ std::vector<OptionSpec> build_table() {
                     "Log every N steps (logging_strategy steps); < 1 is a ratio of max_steps"));
   t.push_back(
       field("logging_first_step", G::LogEvalSave, &TA::logging_first_step, "Also log the first step"));
+  t.push_back(field("eval_on_start", G::LogEvalSave, &TA::eval_on_start,
+                    "Evaluate once before the first training step"));
   t.push_back(field("logging_nan_inf_filter", G::LogEvalSave, &TA::logging_nan_inf_filter,
                     "Leave nan/inf losses out of the logged average"));
   t.push_back(
@@ -499,6 +501,19 @@ std::vector<OptionSpec> build_table() {
   t.push_back(debug_option());
   t.push_back(field("dataloader_drop_last", G::Reproducibility, &TA::dataloader_drop_last,
                     "Drop the last incomplete training batch"));
+  t.push_back(field("dataloader_num_workers", G::Reproducibility, &TA::dataloader_num_workers,
+                    "Threads that prepare training batches ahead of the step (0: the training thread); "
+                    "the batches and their order do not change"));
+  t.push_back(derived(field("dataloader_prefetch_factor", G::Reproducibility, &TA::dataloader_prefetch_factor,
+                            "Batches prepared ahead per worker (needs dataloader_num_workers > 0)"),
+                      "2 with workers"));
+  t.push_back(field("dataloader_pin_memory", G::Reproducibility, &TA::dataloader_pin_memory,
+                    "Pin prepared batches for the copy to a CUDA device (a warning on the CPU)"));
+  t.push_back(field("group_by_length", G::Reproducibility, &TA::group_by_length,
+                    "Batches of samples of similar length (HF's LengthGroupedSampler), from the "
+                    "length_column_name tensor of the training data"));
+  t.push_back(field("length_column_name", G::Reproducibility, &TA::length_column_name,
+                    "The per-sample length tensor (or .npy file) group_by_length reads"));
   t.push_back(field("disable_tqdm", G::Reproducibility, &TA::disable_tqdm,
                     "Print logs instead of showing progress bars"));
   // -- Integrations and plugins
@@ -545,9 +560,14 @@ std::vector<OptionSpec> build_table() {
   t.push_back(field("num_layers", G::Model, &MA::num_layers, "Number of hidden layers / transformer blocks"));
   t.push_back(field("num_heads", G::Model, &MA::num_heads, "Attention heads (char_transformer)"));
   t.push_back(field("dropout", G::Model, &MA::dropout, "Dropout probability"));
+  t.push_back(derived(field("vocab_size", G::Model, &MA::vocab_size,
+                            "char_transformer on token files (.bin): the vocabulary size"),
+                      "the largest token id of the training files + 1"));
   // -- Data
-  t.push_back(field("train_file", G::Data, &DA::train_file,
-                    "Training data: .csv (features + label) or .txt (character LM)"));
+  t.push_back(field(
+      "train_file", G::Data, &DA::train_file,
+      "Training data: .csv (features + label), .txt (character LM), .pt (tensors), .bin (token ids; a glob "
+      "such as shard_*.bin joins shards) or a folder of .npy arrays (input.npy, labels.npy)"));
   t.push_back(field("validation_file", G::Data, &DA::validation_file, "Validation data, same format"));
   t.push_back(field("test_file", G::Data, &DA::test_file, "Test data for --do_predict, same format"));
   t.push_back(field("label_column", G::Data, &DA::label_column,
@@ -558,7 +578,10 @@ std::vector<OptionSpec> build_table() {
             "CSV label column by header name (implies csv_header; default: label when the header has it)"));
   t.push_back(field("validation_split_percentage", G::Data, &DA::validation_split_percentage,
                     "Percent of the training data held out for validation when no validation_file"));
-  t.push_back(field("block_size", G::Data, &DA::block_size, "Context length of the character LM"));
+  t.push_back(field("block_size", G::Data, &DA::block_size,
+                    "Context length of the character LM and of token files (windows of block_size + 1)"));
+  t.push_back(
+      field("token_dtype", G::Data, &DA::token_dtype, "The id type of .bin token files: uint16 or uint32"));
   t.push_back(derived(field("image_size", G::Data, &DA::image_size, "cnn: side of the square images"),
                       "the square root of the feature count"));
   t.push_back(field("feature_scale", G::Data, &DA::feature_scale, "Features are multiplied by this"));

@@ -187,6 +187,15 @@ void validate(TrainingArguments& a) {
     fail("--num_train_epochs: expected a value > 0 when --max_steps is not set, got " +
          number(a.num_train_epochs));
   check_at_least("num_train_epochs", a.num_train_epochs, 0);
+  check_at_least("dataloader_num_workers", static_cast<double>(a.dataloader_num_workers), 0);
+  if (a.dataloader_prefetch_factor) {
+    // As torch's DataLoader: a prefetch depth means nothing without workers.
+    if (a.dataloader_num_workers == 0)
+      fail("--dataloader_prefetch_factor: only used with --dataloader_num_workers > 0");
+    check_at_least("dataloader_prefetch_factor", static_cast<double>(*a.dataloader_prefetch_factor), 1);
+  }
+  if (a.group_by_length && a.length_column_name.empty())
+    fail("--length_column_name: must name the length tensor when --group_by_length is set");
   if (a.warmup_ratio < 0 || a.warmup_ratio > 1)
     fail("--warmup_ratio: expected a value in [0, 1], got " + number(a.warmup_ratio));
   check_interval("warmup_steps", a.warmup_steps, true);
@@ -308,6 +317,8 @@ void validate(ModelArguments& m) {
   check_at_least("num_heads", static_cast<double>(m.num_heads), 1);
   if (m.dropout < 0 || m.dropout >= 1)
     fail("--dropout: expected a probability in [0, 1), got " + number(m.dropout));
+  if (m.vocab_size && *m.vocab_size < 1)
+    fail("--vocab_size: expected a value >= 1, got " + std::to_string(*m.vocab_size));
 }
 
 void validate(DataArguments& d) {
@@ -324,6 +335,8 @@ void validate(DataArguments& d) {
     fail("--validation_split_percentage: expected a value in [0, 100), got " +
          number(d.validation_split_percentage));
   check_at_least("block_size", static_cast<double>(d.block_size), 1);
+  if (d.token_dtype != "uint16" && d.token_dtype != "uint32")
+    fail("--token_dtype: expected uint16 or uint32, got '" + d.token_dtype + "'");
   if (d.image_size && *d.image_size < 1)
     fail("--image_size: expected a value >= 1, got " + std::to_string(*d.image_size));
 }

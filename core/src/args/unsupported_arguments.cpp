@@ -24,7 +24,7 @@ constexpr const char* kDdp =
     "buffers are broadcast once at start)";
 constexpr const char* kHub = "only used with push_to_hub, which is not supported";
 constexpr const char* kFsdp = "FSDP is not supported";
-constexpr const char* kWorkers = "data is loaded in the training process";
+constexpr const char* kWorkers = "data worker threads live for the whole training run";
 
 const std::vector<UnsupportedArgument> kTable = {
     // -- precision and devices
@@ -97,18 +97,12 @@ const std::vector<UnsupportedArgument> kTable = {
     {"batch_eval_metrics", true, kOff, "compute_metrics runs once over the whole evaluation set"},
     {"include_inputs_for_metrics", true, kOff, "EvalPrediction carries predictions and label_ids only"},
     {"include_for_metrics", false, "none,,[]", "EvalPrediction carries predictions and label_ids only"},
-    {"eval_on_start", true, kOff, "an evaluation before training is not supported"},
     {"past_index", false, "-1", "models with past states (Transformer-XL, XLNet) are not supported"},
     {"label_names", false, "none,[]", "the built-in data has one label tensor"},
     {"use_legacy_prediction_loop", true, kOff, "there is one prediction loop"},
     // -- data loading
-    {"dataloader_num_workers", false, kAlwaysWarn, kWorkers},
-    {"dataloader_prefetch_factor", false, kAlwaysWarn, kWorkers},
     {"dataloader_persistent_workers", true, kAlwaysWarn, kWorkers},
-    {"dataloader_pin_memory", true, kAlwaysWarn, "there is no device memory to pin on the CPU"},
     {"remove_unused_columns", true, kAlwaysWarn, "the built-in data has no unused columns"},
-    {"group_by_length", true, kOff, "length-grouped sampling is not supported"},
-    {"length_column_name", false, kAlwaysWarn, "only used with group_by_length, which is not supported"},
     {"train_sampling_strategy", false, "random", "only random sampling is supported"},
     {"ignore_data_skip", true, kOff, "a resumed run always continues the data order where it stopped"},
     // -- logging and checkpoints

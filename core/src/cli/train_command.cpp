@@ -195,8 +195,8 @@ int train_command(const std::vector<std::string>& args, const std::string& progr
   // (declared before the Trainer: its plugins' destroy() is covered too).
   PluginExitGuard plugin_exit_guard;
   set_seed(targs.seed, targs.full_determinism);
-  const LoadedData data =
-      load_data(parsed.data, static_cast<uint64_t>(targs.seed), real_valued_loss(parsed.model.loss));
+  const LoadedData data = load_data(parsed.data, static_cast<uint64_t>(targs.seed),
+                                    real_valued_loss(parsed.model.loss), parsed.model.vocab_size);
   auto model = make_cli_model(parsed.model, parsed.data, data);
 
   TrainerOptions options;

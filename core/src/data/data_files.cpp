@@ -4,11 +4,14 @@
 #include <trainhook/data/data_files.hpp>
 
 #include <trainhook/data/csv_table.hpp>
+#include <trainhook/data/mapped_tensors.hpp>
 #include <trainhook/data/tensor_dataset.hpp>
 #include <trainhook/data/tensor_file.hpp>
 #include <trainhook/strings.hpp>
 
 #include <ATen/CPUGeneratorImpl.h>
+
+#include <glob.h>
 
 #include <algorithm>
 #include <array>
@@ -26,12 +29,16 @@ bool has_extension(const std::string& file, const std::string& ext) {
 }
 
 DataKind kind_of(const std::string& file) {
+  if (std::filesystem::is_directory(file)) return DataKind::arrays;
+  if (has_extension(file, ".bin") || has_extension(file, ".npy")) return DataKind::tokens;
   if (has_extension(file, ".csv")) return DataKind::tabular;
   if (has_extension(file, ".txt")) return DataKind::text;
   if (has_extension(file, ".pt") || has_extension(file, ".pth")) return DataKind::tensors;
-  throw std::runtime_error(file +
-                           ": unknown data format (expected a .csv file with a label column, a .txt "
-                           "file for character language modelling or a .pt file of named tensors)");
+  throw std::runtime_error(
+      file +
+      ": unknown data format (expected a .csv file with a label column, a .txt "
+      "file for character language modelling, a .pt file of named tensors, a .bin or .npy token "
+      "file or a folder of .npy arrays)");
 }
 
 // The first non-blank line's fields when it is a header (some field is not a
@@ -221,14 +228,87 @@ std::shared_ptr<TensorDataset> pt_dataset(const std::string& file, DataInfo& inf
   return ds;
 }
 
-std::shared_ptr<TensorDataset> load_file(const std::string& file, const DataArguments& data, DataInfo& info,
-                                         bool first, bool real_labels) {
-  if (!std::filesystem::exists(file)) throw std::runtime_error(file + ": no such file");
+// A glob pattern's matches, sorted (shards in order); a plain name as it is.
+std::vector<std::string> expand(const std::string& pattern) {
+  if (pattern.find_first_of("*?[") == std::string::npos) {
+    if (!std::filesystem::exists(pattern)) throw std::runtime_error(pattern + ": no such file");
+    return {pattern};
+  }
+  glob_t g{};
+  const int rc = ::glob(pattern.c_str(), 0, nullptr, &g);
+  std::vector<std::string> out;
+  for (size_t i = 0; rc == 0 && i < g.gl_pathc; ++i) out.emplace_back(g.gl_pathv[i]);
+  globfree(&g);
+  if (out.empty()) throw std::runtime_error(pattern + ": no file matches the pattern");
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// Class ids of int labels, as for a .pt file: the training data defines them.
+void check_array_labels(const std::string& file, TensorDataset& ds, DataInfo& info, bool first) {
+  if (ds.size() == 0) throw std::runtime_error(file + ": the arrays hold no sample");
+  const auto y = ds.column(ds.label_name());
+  check_features(file, ds.inputs().dim() > 1 ? ds.inputs()[0].numel() : 1, info);
+  if (y.is_floating_point()) {
+    info.real_labels = true;
+    return;
+  }
+  if (y.numel() == 0 || y.scalar_type() == torch::kBool) return;
+  const auto wide = y.to(torch::kLong);
+  if (wide.min().item<int64_t>() < 0)
+    throw std::runtime_error(file + ": the labels hold a negative class id");
+  const int64_t max_label = wide.max().item<int64_t>();
+  if (first) {
+    info.num_classes = max_label + 1;
+  } else if (info.num_classes > 0 && max_label >= info.num_classes) {
+    throw std::runtime_error(file + ": label " + std::to_string(max_label) +
+                             " is out of range: the training data has classes 0.." +
+                             std::to_string(info.num_classes - 1));
+  }
+}
+
+std::shared_ptr<TensorDataset> mapped_dataset(const std::string& pattern,
+                                              const std::vector<std::string>& files, DataKind kind,
+                                              const DataArguments& data, DataInfo& info, bool first,
+                                              std::optional<int64_t> vocab_size) {
+  for (const auto& f : files) {
+    if (kind_of(f) != kind)
+      throw std::runtime_error(f + ": matched by " + pattern + " but its format differs from " + files[0] +
+                               "'s");
+  }
+  if (kind == DataKind::arrays) {
+    auto ds = array_dataset(files);
+    check_array_labels(pattern, *ds, info, first);
+    return ds;
+  }
+  if (first) {
+    info.block_size = data.block_size;
+    info.vocab_size = vocab_size ? *vocab_size : largest_token_id(files, data.token_dtype) + 1;
+  }
+  TokenFileOptions o;
+  o.block_size = data.block_size;
+  o.token_dtype = data.token_dtype;
+  o.every_offset = first;  // training: random windows; evaluation: each block once
+  o.vocab_size = info.vocab_size;
+  return token_dataset(files, o);
+}
+
+std::shared_ptr<TensorDataset> load_file(const std::string& pattern, const DataArguments& data,
+                                         DataInfo& info, bool first, bool real_labels,
+                                         std::optional<int64_t> vocab_size) {
+  const std::vector<std::string> files = expand(pattern);
+  const std::string& file = files.front();
   const DataKind kind = kind_of(file);
   if (!first && kind != info.kind) {
-    throw std::runtime_error(file + ": its format differs from the training file's");
+    throw std::runtime_error(pattern + ": its format differs from the training file's");
   }
   info.kind = kind;
+  if (kind == DataKind::tokens || kind == DataKind::arrays)
+    return mapped_dataset(pattern, files, kind, data, info, first, vocab_size);
+  if (files.size() > 1) {
+    throw std::runtime_error(pattern + ": matches " + std::to_string(files.size()) +
+                             " files; shards are read for .bin/.npy token files and .npy folders only");
+  }
   if (kind == DataKind::tensors) return pt_dataset(file, info, first);
   return kind == DataKind::tabular ? csv_dataset(file, data, info, first, real_labels)
                                    : text_dataset(file, data, info, first);
@@ -236,19 +316,25 @@ std::shared_ptr<TensorDataset> load_file(const std::string& file, const DataArgu
 
 }  // namespace
 
-LoadedData load_data(const DataArguments& data, uint64_t seed, bool real_labels) {
+LoadedData load_data(const DataArguments& data, uint64_t seed, bool real_labels,
+                     std::optional<int64_t> vocab_size) {
   LoadedData out;
   bool first = true;
   if (data.train_file) {
-    out.train = load_file(*data.train_file, data, out.info, true, real_labels);
+    out.train = load_file(*data.train_file, data, out.info, true, real_labels, vocab_size);
     first = false;
   }
   if (data.validation_file) {
     if (first)
       throw std::runtime_error("validation_file needs a train_file (the vocabulary/classes come from it)");
-    out.validation = load_file(*data.validation_file, data, out.info, false, real_labels);
+    out.validation = load_file(*data.validation_file, data, out.info, false, real_labels, vocab_size);
   } else if (data.validation_split_percentage > 0) {
     if (!out.train) throw std::runtime_error("validation_split_percentage needs a train_file");
+    if (out.info.kind == DataKind::tokens || out.info.kind == DataKind::arrays) {
+      throw std::runtime_error(*data.train_file +
+                               ": memory-mapped data is not split in memory; give a --validation_file "
+                               "(e.g. val.bin) instead of --validation_split_percentage");
+    }
     if (data.validation_split_percentage >= 100) {
       throw std::runtime_error("validation_split_percentage must be below 100, got " +
                                std::to_string(data.validation_split_percentage));
@@ -270,7 +356,7 @@ LoadedData load_data(const DataArguments& data, uint64_t seed, bool real_labels)
   }
   if (data.test_file) {
     if (first) throw std::runtime_error("test_file needs a train_file (the vocabulary/classes come from it)");
-    out.test = load_file(*data.test_file, data, out.info, false, real_labels);
+    out.test = load_file(*data.test_file, data, out.info, false, real_labels, vocab_size);
   }
   out.train_samples = out.train ? out.train->size() : 0;
   out.validation_samples = out.validation ? out.validation->size() : 0;

@@ -58,11 +58,13 @@ std::shared_ptr<Model> make_cli_model(const ModelArguments& model, const DataArg
 
 std::shared_ptr<Model> make_builtin_model(const ModelArguments& model, const DataArguments& data,
                                           const DataInfo& info) {
-  const bool text = info.kind == DataKind::text;
+  const bool text = info.kind == DataKind::text || info.kind == DataKind::tokens;
   if (model.model == "mlp" || model.model == "cnn") {
     if (text) {
-      throw std::invalid_argument("model " + model.model +
-                                  " needs tabular data (a .csv file); for text use --model char_transformer");
+      throw std::invalid_argument(
+          "model " + model.model +
+          " needs tabular data (a .csv file or .npy arrays); for text or token files use "
+          "--model char_transformer");
     }
     if (model.model == "mlp") {
       return std::make_shared<MlpModel>(MlpOptions{info.num_features, info.num_classes, model.hidden_size,
@@ -84,7 +86,8 @@ std::shared_ptr<Model> make_builtin_model(const ModelArguments& model, const Dat
   if (model.model == "char_transformer") {
     if (!text) {
       throw std::invalid_argument(
-          "model char_transformer needs a text file (.txt); for a .csv use mlp or cnn");
+          "model char_transformer needs a text file (.txt) or token files (.bin/.npy); for a .csv use mlp or "
+          "cnn");
     }
     return std::make_shared<CharTransformerModel>(CharTransformerOptions{info.vocab_size, info.block_size,
                                                                          model.hidden_size, model.num_layers,

@@ -91,7 +91,8 @@ struct Trainer::Impl {
   StartPoint restore(const std::filesystem::path& checkpoint, const TrainingPlan& plan);
   void begin_training(const TrainingPlan& plan);
   void run_epoch(const TrainingPlan& plan, int64_t epoch, const StartPoint& start);
-  void training_step(const torch::Tensor& indices, int64_t epoch, int64_t step, int64_t steps_in_epoch);
+  // One micro-step on a batch the prefetcher built (data/batch_prefetcher.hpp).
+  void training_step(const Batch& host_batch, int64_t epoch, int64_t step, int64_t steps_in_epoch);
   void optimizer_step(double epoch);
   TrainOutput finish_training(const TrainingPlan& plan, int64_t start_step,
                               std::chrono::steady_clock::time_point start);
@@ -122,7 +123,7 @@ struct Trainer::Impl {
   // constructor unless the arguments only evaluate or predict; declared early
   // so it is released after the callbacks (which may write there when destroyed).
   std::shared_ptr<OutputDirLock> output_dir_lock;
-  // True while train() runs: the callback list may not change then (callback_list.cpp).
+  // True while train() runs: the callback list may not change then (trainer_callbacks.cpp).
   bool in_train = false;
   double step_learning_rate = 0;  // the rate of the last optimizer step (logged as learning_rate)
   std::shared_ptr<Model> model;

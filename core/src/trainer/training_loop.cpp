@@ -8,9 +8,10 @@
 #include <trainhook/callbacks/trainer_state_io.hpp>
 #include <trainhook/checkpoint/checkpoint_dirs.hpp>
 #include <trainhook/checkpoint/checkpoint_io.hpp>
+#include <trainhook/checkpoint/reproducibility.hpp>
+#include <trainhook/data/batch_prefetcher.hpp>
 #include <trainhook/optim/grad_clipping.hpp>
 #include <trainhook/optim/optimizer_factory.hpp>
-#include <trainhook/checkpoint/reproducibility.hpp>
 #include <trainhook/trainer/training_loss.hpp>
 
 #include <trainhook/checkpoint/resume_compatibility.hpp>
@@ -27,7 +28,7 @@ namespace trainhook {
 
 TrainOutput Trainer::Impl::run_training(std::optional<std::string> resume_arg) {
   if (!train_dataset) throw std::invalid_argument("train: the Trainer has no train_dataset");
-  // The callback list may not change while train() dispatches events (callback_list.cpp).
+  // The callback list may not change while train() dispatches events (trainer_callbacks.cpp).
   in_train = true;
   struct TrainingFlag {
     bool& flag;
@@ -48,6 +49,12 @@ TrainOutput Trainer::Impl::run_training(std::optional<std::string> resume_arg) {
   const auto start_time = std::chrono::steady_clock::now();
   services->train_begins();
   fire(TH_EVENT_TRAIN_BEGIN);
+  // HF's eval_on_start: a sanity-check evaluation before the first step; the
+  // dataset is passed so a metric-driven schedule does not step on it.
+  if (args.eval_on_start) {
+    if (!eval_dataset) throw std::invalid_argument("--eval_on_start: the Trainer has no evaluation dataset");
+    evaluate(eval_dataset, "eval");
+  }
   if (start.epoch_end_pending) run_pending_epoch_end();  // its evaluation is not lost
   for (int64_t epoch = start.epoch; epoch < plan.num_epochs; ++epoch) {
     // Only the first epoch run skips batches and restores the RNG.
@@ -63,6 +70,27 @@ TrainingPlan Trainer::Impl::plan_steps() const {
   so.drop_last = args.dataloader_drop_last;
   so.seed = static_cast<uint64_t>(args.data_seed.value_or(args.seed));
   so.shard = Shard{data_parallel->rank(), data_parallel->world_size()};
+  const bool stream = train_dataset->epochless();
+  if (stream) {
+    // Windows drawn at random from a token stream: no epoch to count in.
+    if (args.max_steps <= 0) {
+      throw std::invalid_argument("train: " + train_dataset->description() +
+                                  " is a token stream (random windows, no epochs): set --max_steps; "
+                                  "--num_train_epochs does not apply to it");
+    }
+    so.stream_batches = args.max_steps * args.gradient_accumulation_steps;
+  }
+  if (args.group_by_length) {
+    const auto lengths = train_dataset->column(args.length_column_name);
+    if (!lengths.defined() || lengths.numel() != train_dataset->size()) {
+      std::string names;
+      for (const auto& n : train_dataset->names()) names += (names.empty() ? "" : ", ") + n;
+      throw std::invalid_argument("--group_by_length: the training data has no one-per-sample tensor '" +
+                                  args.length_column_name + "' (--length_column_name; it has: " + names +
+                                  ")");
+    }
+    so.lengths = lengths.reshape({-1});
+  }
   TrainingPlan plan{BatchSampler(train_dataset->size(), so)};
   const int64_t len_dataloader = plan.sampler.batches_per_epoch();
   if (len_dataloader == 0) {
@@ -75,7 +103,11 @@ TrainingPlan Trainer::Impl::plan_steps() const {
   const int64_t total_batch = args.per_device_train_batch_size * accum * args.world_size;
   plan.updates_per_epoch =
       std::max<int64_t>(len_dataloader / accum + (len_dataloader % accum > 0 ? 1 : 0), 1);
-  if (args.max_steps > 0) {
+  if (stream) {
+    plan.max_steps = args.max_steps;
+    plan.num_epochs = 1;
+    plan.num_train_samples = static_cast<double>(plan.max_steps * total_batch);
+  } else if (args.max_steps > 0) {
     plan.max_steps = args.max_steps;
     plan.num_epochs =
         plan.max_steps / plan.updates_per_epoch + (plan.max_steps % plan.updates_per_epoch > 0 ? 1 : 0);
@@ -114,6 +146,10 @@ void Trainer::Impl::begin_training(const TrainingPlan& plan) {
   state.save_steps = resolve_steps(args.save_steps, plan.max_steps);
   state.train_batch_size = args.per_device_train_batch_size;
   state.steps_in_epoch = plan.updates_per_epoch;
+  if (args.dataloader_pin_memory && args.dataloader_num_workers > 0 && !device.is_cuda()) {
+    // As torch's DataLoader warns: pinning needs an accelerator.
+    spdlog::warn("dataloader_pin_memory is set but training runs on the CPU: batches are not pinned");
+  }
   fill_rank_state();
   write_training_args();
   tr_loss = 0;
@@ -135,9 +171,21 @@ void Trainer::Impl::run_epoch(const TrainingPlan& plan, int64_t epoch, const Sta
   // batch it had not consumed.
   if (start.checkpoint) load_rng_state(*start.checkpoint / data_parallel->rng_state_file());
   bool any_step = false;
+  // Workers build the batches ahead (HF: prefetch_factor batches per worker);
+  // pinned for a CUDA copy. The batches do not depend on the worker count.
+  const int64_t workers = args.dataloader_num_workers;
+  const bool pin = args.dataloader_pin_memory && device.is_cuda();
+  BatchPrefetcher prefetcher(*train_dataset, batches, start.micro_steps_done, workers,
+                             workers * args.dataloader_prefetch_factor.value_or(2),
+                             pin ? std::function<void(Batch&)>([](Batch& b) {
+                               b.inputs = b.inputs.pin_memory();
+                               b.labels = b.labels.pin_memory();
+                               for (auto& e : b.extra) e.second = e.second.pin_memory();
+                             })
+                                 : std::function<void(Batch&)>());
   for (int64_t i = start.micro_steps_done; i < steps_in_epoch; ++i) {
     any_step = true;
-    training_step(batches[static_cast<size_t>(i)], epoch, i, steps_in_epoch);
+    training_step(prefetcher.take(i), epoch, i, steps_in_epoch);
     if (control.should_epoch_stop || control.should_training_stop) break;
   }
   if (!any_step) {
@@ -152,11 +200,11 @@ void Trainer::Impl::run_epoch(const TrainingPlan& plan, int64_t epoch, const Sta
 
 // One micro-step: forward and backward of batch `step` of the epoch; on the
 // last micro-step of an accumulation window, the optimizer step.
-void Trainer::Impl::training_step(const torch::Tensor& indices, int64_t epoch, int64_t step,
+void Trainer::Impl::training_step(const Batch& host_batch, int64_t epoch, int64_t step,
                                   int64_t steps_in_epoch) {
   const int64_t accum = args.gradient_accumulation_steps;
   if (step % accum == 0) fire(TH_EVENT_STEP_BEGIN);
-  const Batch batch = to_device(train_dataset->get(indices), device);
+  const Batch batch = to_device(host_batch, device);
   torch::Tensor loss;
   {
     const AutocastScope mixed_precision(device.type(), autocast);  // forward and loss; backward outside

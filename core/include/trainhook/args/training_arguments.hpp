@@ -66,6 +66,7 @@ struct TrainingArguments {
   IntervalStrategy logging_strategy = IntervalStrategy::steps;
   double logging_steps = 500;  // < 1: ratio of max_steps
   bool logging_first_step = false;
+  bool eval_on_start = false;  // evaluate once before the first training step (HF's sanity check)
   bool logging_nan_inf_filter = true;
   IntervalStrategy eval_strategy = IntervalStrategy::no;
   std::optional<double> eval_steps;  // defaults to logging_steps
@@ -89,6 +90,18 @@ struct TrainingArguments {
   std::optional<int64_t> data_seed;
   bool full_determinism = false;
   bool dataloader_drop_last = false;
+  // Threads that prepare training batches ahead of the step (data/batch_prefetcher.hpp);
+  // 0: the training thread gathers each batch itself. The batches and their order
+  // are the same whatever the count.
+  int64_t dataloader_num_workers = 0;
+  // Batches prepared ahead per worker (HF: None, meaning 2 with workers).
+  std::optional<int64_t> dataloader_prefetch_factor;
+  // Prepared batches are pinned for a faster copy to a CUDA device (a warning elsewhere).
+  bool dataloader_pin_memory = true;
+  // HF's LengthGroupedSampler: batches of similar lengths, from the length column
+  // (length_column_name) of the training data.
+  bool group_by_length = false;
+  std::string length_column_name = "length";
   bool disable_tqdm = false;
   // HF's debug options (--debug "a b"): only "underflow_overflow" (trainer/debug_underflow_overflow.hpp).
   std::vector<std::string> debug;
@@ -129,6 +142,9 @@ struct ModelArguments {
   int64_t hidden_size = 128;
   int64_t num_layers = 2;
   int64_t num_heads = 4;  // char_transformer
+  // char_transformer on token files: the vocabulary size (unset: the largest id
+  // of the training files + 1). Every batch's ids are checked against it.
+  std::optional<int64_t> vocab_size;
   double dropout = 0.0;
   // How a multi-process run averages the model's gradients: the CLI passes it
   // to TrainerOptions::gradient_reduction (a Trainer option, not a training
@@ -139,7 +155,9 @@ struct ModelArguments {
 
 // The CLI's data (HF example scripts' DataTrainingArguments).
 struct DataArguments {
-  std::optional<std::string> train_file;  // .csv (label column) or .txt (character LM)
+  // .csv (label column), .txt (character LM), .pt (tensors), .bin (token ids), a
+  // folder of .npy arrays; a glob pattern names several .bin shards or folders.
+  std::optional<std::string> train_file;
   std::optional<std::string> validation_file;
   std::optional<std::string> test_file;
   std::string label_column = "last";  // "first", "last", a header name or an index
@@ -148,9 +166,11 @@ struct DataArguments {
   // "label" is used when unset and the header has it.
   std::optional<std::string> label_column_name;
   double validation_split_percentage = 0;  // split from train when no validation_file
-  int64_t block_size = 64;                 // character LM context
-  std::optional<int64_t> image_size;       // cnn: side of square images (64 features -> 8)
-  double feature_scale = 1.0;              // features are multiplied by this
+  int64_t block_size = 64;                 // character LM / token file context
+  // The integer type of a token file's ids (.bin, nanoGPT/llm.c): uint16 or uint32.
+  std::string token_dtype = "uint16";
+  std::optional<int64_t> image_size;  // cnn: side of square images (64 features -> 8)
+  double feature_scale = 1.0;         // features are multiplied by this
 };
 
 // JSON with the HF key names (as training_args.json and plugins see it): every

@@ -1,6 +1,8 @@
 // The order in which a process sees its samples, epoch by epoch. The order of
 // an epoch depends only on (seed, epoch, rank, world size), never on what ran
 // before, so a resumed run recomputes it and skips the batches it consumed.
+// Throws std::invalid_argument for a bad batch size or shard, or lengths that
+// are not one per sample.
 #pragma once
 
 #include <torch/types.h>
@@ -22,6 +24,15 @@ struct SamplerOptions {
   bool drop_last = false;
   uint64_t seed = 42;
   Shard shard;
+  // > 0: epoch-less sampling (a token stream). Every epoch has this many batches,
+  // batch i drawing world_size × batch_size indices with replacement from a
+  // generator seeded with (seed, epoch, i), this rank taking every
+  // world_size-th from its offset. A resumed run recomputes any batch alone.
+  int64_t stream_batches = 0;
+  // group_by_length: one length per sample (HF's LengthGroupedSampler: each
+  // epoch's permutation cut into megabatches of 50 batches, each sorted by
+  // length, the longest sample first). Undefined: off.
+  torch::Tensor lengths;
 };
 
 class BatchSampler {
