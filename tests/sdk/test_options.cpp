@@ -47,6 +47,7 @@ const trainhook::OptionTable<DemoOptions>& table() {
           .min(0)
           .below(1)
           .key(TRAINHOOK_KEY(patience), "evaluations to wait")
+          .alias("wait")
           .min(1)
           .env("DEMO_PATIENCE")
           .key(TRAINHOOK_KEY(verbose), "say more")
@@ -144,6 +145,10 @@ TEST_CASE("an unknown key is an error with a did-you-mean and the list of keys")
         "verbose, url, peak, tags, mode, api_key, extra");
   CHECK(error_of(R"({"zzzzzzzz": 2})").find("unknown key 'zzzzzzzz'; keys: decay,") != std::string::npos);
   CHECK(error_of(R"({"decay": 0.1, "decay": 0.2})") == "plugin_config demo.decay: given twice");
+  CHECK(error_of(R"({"patience": 1, "wait": 2})") ==
+        "plugin_config demo.wait: given twice (as patience and wait)");
+  CHECK(table().parse(R"({"wait": 2})").patience() == 2);
+  CHECK(error_of(R"({"wiat": 2})").find("(did you mean 'wait'?)") != std::string::npos);
 }
 
 TEST_CASE("text that is not one JSON object is refused with the offset") {
@@ -188,7 +193,7 @@ TEST_CASE("a credential's value never appears in a message") {
 TEST_CASE("README rows render every key with its default and variable") {
   CHECK(table().markdown_rows() ==
         "| `decay` | `0.999` | decay |\n"
-        "| `patience` | `3` | evaluations to wait (environment variable `DEMO_PATIENCE`) |\n"
+        "| `patience` | `3` | evaluations to wait (alias `wait`) (environment variable `DEMO_PATIENCE`) |\n"
         "| `verbose` | `false` | say more (environment variable `DEMO_VERBOSE`) |\n"
         "| `url` | `http://localhost:5000` | server (environment variable `DEMO_URL`) |\n"
         "| `peak` | unset | peak FLOPs |\n"

@@ -31,11 +31,6 @@ constexpr const char* kFailureTag = "trainhook/failure";
 // Numbers the event files one process creates (torch's _global_uid).
 std::atomic<uint64_t> g_file_counter{0};
 
-std::string env_or_empty(const char* name) {
-  const char* v = std::getenv(name);
-  return v != nullptr ? v : "";
-}
-
 // HF writes args.to_json_string(): indented, sorted keys.
 std::string pretty_json(const std::string& text) {
   const nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
@@ -50,11 +45,11 @@ std::string pretty_json(const std::string& text) {
 class TensorBoardRun final : public EventFileDelivery {
  public:
   TensorBoardRun(trainhook::Host host, const std::filesystem::path& file, const TensorBoardOptions& options)
-      : EventFileDelivery(file, options.queue_size(),
+      : EventFileDelivery(file, static_cast<size_t>(options.queue_size()),
                           std::chrono::milliseconds(static_cast<int64_t>(options.flush_secs() * 1000)),
                           support::host_logger(host)),
         host_(host),
-        queue_size_(options.queue_size()) {
+        queue_size_(static_cast<size_t>(options.queue_size())) {
     set_final_events(
         [this](const std::vector<std::string>& scalar_tags) { return closing_events(scalar_tags); });
   }
@@ -147,8 +142,7 @@ std::unique_ptr<support::Delivery<EventItem>> TensorBoardCallback::open_run(trai
   const std::time_t now = std::time(nullptr);
   const std::string host = host_name();
   LogDirInputs in;
-  in.configured = options_.logging_dir();
-  in.environment = env_or_empty("TENSORBOARD_LOGGING_DIR");
+  in.configured = options_.logging_dir();  // TENSORBOARD_LOGGING_DIR too: the option table reads it
   in.output_dir = host_.output_dir();
   if (state.trial_name != nullptr) in.trial_name = state.trial_name;
   // One run, one folder (HF resolves logging_dir once per run): a writer

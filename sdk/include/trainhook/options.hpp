@@ -140,12 +140,20 @@ inline std::optional<std::string> closest(const std::string& word, const std::ve
       best = n;
     }
   }
+  if (!best && word.size() >= 3) {
+    for (const auto& n : names)  // a prefix of a key ("queue" for "queue_size"), or a key with more after it
+      if (n.rfind(word, 0) == 0 || word.rfind(n, 0) == 0) return n;
+  }
   return best;
 }
 
 // The shortest decimal text that reads back as d ("0.999", "1e+06", "15").
 inline std::string number_text(double d) {
   char buf[40];
+  if (d == std::floor(d) && std::fabs(d) < 1e15) {
+    std::snprintf(buf, sizeof buf, "%.0f", d);  // whole numbers as integers: 10000000, not 1e+07
+    return buf;
+  }
   for (int precision = 1; precision <= 17; ++precision) {
     std::snprintf(buf, sizeof buf, "%.*g", precision, d);
     if (std::strtod(buf, nullptr) == d) break;
@@ -371,6 +379,11 @@ class OptionTable {
   OptionTable& max(double v) { return bound(false, v, false); }
   OptionTable& above(double v) { return bound(true, v, true); }
   OptionTable& below(double v) { return bound(false, v, true); }
+  // Another name of the last key (a section may use either, not both).
+  OptionTable& alias(std::string other) {
+    last().aliases.push_back(std::move(other));
+    return *this;
+  }
   // An environment variable read when the key is absent (empty: absent too).
   OptionTable& env(std::string variable) {
     last().env = std::move(variable);
@@ -415,15 +428,24 @@ class OptionTable {
     th_cfg_value k, v;
     while (th_cfg_next(config_json.c_str(), &pos, &k, &v) == 1) {
       const std::string name = options_detail::decoded(k);
-      if (find(name) == nullptr) {
-        const auto near = options_detail::closest(name, keys());
+      const Entry* e = find(name);
+      if (e == nullptr) {
+        std::vector<std::string> names;
+        for (const auto& x : entries_) {
+          names.push_back(x.name);
+          names.insert(names.end(), x.aliases.begin(), x.aliases.end());
+        }
+        const auto near = options_detail::closest(name, names);
         throw ConfigError("plugin_config " + plugin_ + ": unknown key '" + name + "'" +
                           (near ? " (did you mean '" + *near + "'?)" : std::string()) +
-                          "; keys: " + options_detail::joined(keys()));
+                          (entries_.empty() ? std::string("; it takes no keys")
+                                            : "; keys: " + options_detail::joined(keys())));
       }
       for (const auto& g : given)
-        if (g.first == name) throw ConfigError(where(name) + ": given twice");
-      given.emplace_back(name, v);
+        if (g.first == e->name)
+          throw ConfigError(where(name) + ": given twice" +
+                            (name == e->name ? std::string() : " (as " + e->name + " and " + name + ")"));
+      given.emplace_back(e->name, v);
     }
     for (const auto& e : entries_) {
       options_detail::Source s;
@@ -450,13 +472,15 @@ class OptionTable {
   // "plugin_config <plugin>.<key>", for the plugin's own messages.
   std::string where(const std::string& key) const { return "plugin_config " + plugin_ + "." + key; }
 
-  // One markdown row per key, "| `key` | default | help |" (plus "environment
-  // variable `X`" when there is one), for the plugin's README table.
+  // One markdown row per key, "| `key` | default | help |" (plus its aliases and
+  // "environment variable `X`" when there are), for the plugin's README table.
   std::string markdown_rows() const {
     std::string out;
     for (const auto& e : entries_) {
       const std::string def = e.shown_default.empty() ? e.default_text() : e.shown_default;
-      out += "| `" + e.name + "` | " + def + " | " + e.help +
+      std::string also;
+      for (const auto& a : e.aliases) also += (also.empty() ? "" : ", ") + ("`" + a + "`");
+      out += "| `" + e.name + "` | " + def + " | " + e.help + (also.empty() ? "" : " (alias " + also + ")") +
              (e.env.empty() ? "" : " (environment variable `" + e.env + "`)") + " |\n";
     }
     return out;
@@ -465,6 +489,7 @@ class OptionTable {
  private:
   struct Entry {
     std::string name, help, env, shown_default;
+    std::vector<std::string> aliases;
     options_detail::Range range;
     std::vector<std::pair<std::string, std::function<bool(const std::any&)>>> checks;
     std::function<void(O&, const Entry&, const options_detail::Source&)> apply;
@@ -488,7 +513,7 @@ class OptionTable {
   }
   const Entry* find(const std::string& name) const {
     for (const auto& e : entries_)
-      if (e.name == name) return &e;
+      if (e.name == name || std::find(e.aliases.begin(), e.aliases.end(), name) != e.aliases.end()) return &e;
     return nullptr;
   }
   static bool secret(const Entry& e) {
