@@ -7,6 +7,7 @@
 #include <trainhook/early_stopping/early_stopping_options.hpp>
 #include <trainhook/ema/ema_options.hpp>
 #include <trainhook/grad_stats/grad_stats_options.hpp>
+#include <trainhook/mlflow/mlflow_options.hpp>
 #include <trainhook/nan_guard/nan_guard_options.hpp>
 #include <trainhook/progress/progress_options.hpp>
 #include <trainhook/reduce_lr_on_plateau/reduce_lr_on_plateau_options.hpp>
@@ -64,6 +65,7 @@ TEST_CASE("progress README keys") { check_readme("progress", trainhook::progress
 TEST_CASE("tensorboard README keys") {
   check_readme("tensorboard", trainhook::tensorboard::TensorBoardOptions::table());
 }
+TEST_CASE("mlflow README keys") { check_readme("mlflow", trainhook::mlflow::options_table()); }
 TEST_CASE("nan_guard README keys") {
   check_readme("nan_guard", trainhook::nan_guard::NanGuardOptions::table());
 }

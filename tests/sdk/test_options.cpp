@@ -203,6 +203,67 @@ TEST_CASE("README rows render every key with its default and variable") {
         "| `extra` | `{}` | passed on |\n");
 }
 
+namespace {
+
+using Tags = std::map<std::string, std::string>;
+
+class MoreOptions {
+  TRAINHOOK_OPTION(std::chrono::milliseconds, timeout, std::chrono::seconds(30));
+
+ public:
+  TRAINHOOK_OPTION(size_t, records, 500);
+
+ public:
+  TRAINHOOK_OPTION(Tags, tags, {});
+};
+
+const trainhook::OptionTable<MoreOptions>& more() {
+  static const auto t = trainhook::OptionTable<MoreOptions>("more")
+                            .key(TRAINHOOK_KEY(timeout), "seconds")
+                            .key(TRAINHOOK_KEY(records), "records")
+                            .min(1)
+                            .key(TRAINHOOK_KEY(tags), "tags")
+                            .env("MORE_TAGS");
+  return t;
+}
+
+std::string more_error(const std::string& json) {
+  try {
+    more().parse(json);
+  } catch (const trainhook::ConfigError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+}  // namespace
+
+TEST_CASE("durations in seconds and unsigned integers and string maps") {
+  std::map<std::string, std::string> from;
+  const MoreOptions o =
+      more().parse(R"({"timeout": "2.5", "records": 7, "tags": {"team": "nlp", "n": 3}})", &from);
+  CHECK(o.timeout().count() == 2500);
+  CHECK(o.records() == 7);
+  CHECK(o.tags() == std::map<std::string, std::string>{{"team", "nlp"}, {"n", "3"}});
+  CHECK(from.at("timeout") == "plugin_config more.timeout");
+  CHECK(from.count("tags") == 1);
+  CHECK(more_error(R"({"timeout": -1})") == "plugin_config more.timeout: expected a number >= 0, got -1");
+  CHECK(more_error(R"({"records": -1})") == "plugin_config more.records: expected an integer >= 1, got -1");
+  CHECK(more_error(R"({"tags": [1]})").find("plugin_config more.tags: expected a JSON object of strings") ==
+        0);
+  CHECK(more_error(R"({"tags": {"a": [1]}})").find("expected a JSON object of strings") != std::string::npos);
+  EnvVar t("MORE_TAGS", R"({"x": "y"})");
+  std::map<std::string, std::string> env_from;
+  CHECK(more().parse("{}", &env_from).tags().at("x") == "y");
+  CHECK(env_from.at("tags") == "environment variable MORE_TAGS (plugin_config more.tags)");
+  EnvVar bad("MORE_TAGS", "{not json");
+  CHECK(more_error("{}").find(
+            "environment variable MORE_TAGS (plugin_config more.tags): expected a JSON object") == 0);
+  CHECK(more().markdown_rows() ==
+        "| `timeout` | `30` | seconds |\n| `records` | `500` | records |\n"
+        "| `tags` | empty | tags (environment variable `MORE_TAGS`) |\n");
+}
+
 TEST_CASE("the C reader decodes escapes and surrogate pairs and finds keys") {
   const char* json = R"({"a\"b": "x\ty", "emoji": "\ud83d\ude00", "n": -1.5e3, "lone": "\udc00"})";
   char err[128];

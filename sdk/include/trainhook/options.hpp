@@ -25,10 +25,13 @@
 //   }
 //   EmaOptions o = table().parse(config_json);   // throws trainhook::ConfigError
 //
-// Field types: bool, int64_t, double, std::string, std::vector<std::string>
-// (a JSON array of strings, or comma-separated text), trainhook::JsonText (any
-// JSON value, kept as text), std::optional of those (absent: unset), and any
-// type through choice() (named values). Header-only, standard library only.
+// Field types: bool, int64_t (and other integer types: the range of the type
+// is checked too), double, std::chrono::milliseconds (given in seconds),
+// std::string, std::vector<std::string> (a JSON array of strings, or
+// comma-separated text), std::map<std::string, std::string> (a JSON object;
+// numbers and booleans kept as their text), trainhook::JsonText (any JSON value,
+// kept as text), std::optional of those (absent: unset), and any type through
+// choice() (named values). Header-only, standard library only.
 #pragma once
 
 #include <trainhook/plugin_config.h>
@@ -37,12 +40,14 @@
 
 #include <algorithm>
 #include <any>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
 #include <limits>
+#include <map>
 #include <optional>
 #include <string>
 #include <type_traits>
@@ -235,6 +240,44 @@ V read(const Source& s, const Range& range) {
                                : th_cfg_int64(&s.json, &n) != 0;
     if (!ok || !range.holds(static_cast<double>(n))) s.fail(range.text("an integer"));
     return n;
+  } else if constexpr (std::is_integral_v<V>) {
+    // Another integer type (size_t, int): its own range too.
+    Range r = range;
+    const double lo = static_cast<double>(std::numeric_limits<V>::min());
+    const double hi = static_cast<double>(std::numeric_limits<V>::max());
+    if (!r.lo || *r.lo < lo) r.lo = lo;
+    if (hi < 9.2e18 && (!r.hi || *r.hi > hi)) r.hi = hi;  // wider than int64_t: int64_t's own check
+    return static_cast<V>(read<int64_t>(s, r));
+  } else if constexpr (std::is_same_v<V, std::chrono::milliseconds>) {
+    Range r = range;
+    if (!r.lo) r.lo = 0.0;
+    return std::chrono::milliseconds(static_cast<int64_t>(std::llround(read<double>(s, r) * 1000)));
+  } else if constexpr (std::is_same_v<V, std::map<std::string, std::string>>) {
+    const std::string expected = "a JSON object of strings (e.g. {\"team\": \"nlp\"})";
+    std::string text;
+    if (s.from_env) {
+      text = s.text;
+    } else if (s.json.type == TH_CFG_OBJECT) {
+      text.assign(s.json.text, s.json.len);
+    } else if (s.json.type == TH_CFG_STRING) {
+      text = decoded(s.json);  // a config file may hold the object as text, as the variable does
+    } else {
+      s.fail(expected);
+    }
+    if (th_cfg_check(text.c_str(), nullptr, 0) == 0 || trimmed(text).empty() || trimmed(text)[0] != '{')
+      s.fail(expected);
+    std::map<std::string, std::string> out;
+    size_t pos = 0;
+    th_cfg_value k, v;
+    while (th_cfg_next(text.c_str(), &pos, &k, &v) == 1) {
+      if (v.type == TH_CFG_STRING)
+        out[decoded(k)] = decoded(v);
+      else if (v.type == TH_CFG_NUMBER || v.type == TH_CFG_BOOL)
+        out[decoded(k)] = std::string(v.text, v.len);
+      else
+        s.fail(expected);
+    }
+    return out;
   } else if constexpr (std::is_same_v<V, double>) {
     double d = 0;
     const bool ok = s.from_env ? th_cfg_parse_number(s.text.data(), s.text.size(), &d) != 0
@@ -292,8 +335,12 @@ template <class V>
 std::string default_text(const V& v) {
   if constexpr (std::is_same_v<V, bool>) {
     return v ? "`true`" : "`false`";
-  } else if constexpr (std::is_same_v<V, int64_t>) {
+  } else if constexpr (std::is_integral_v<V>) {
     return "`" + std::to_string(v) + "`";
+  } else if constexpr (std::is_same_v<V, std::chrono::milliseconds>) {
+    return "`" + number_text(static_cast<double>(v.count()) / 1000) + "`";
+  } else if constexpr (std::is_same_v<V, std::map<std::string, std::string>>) {
+    return v.empty() ? "empty" : "";
   } else if constexpr (std::is_same_v<V, double>) {
     return "`" + number_text(v) + "`";
   } else if constexpr (std::is_same_v<V, std::string>) {
@@ -414,12 +461,16 @@ class OptionTable {
 
   // The options from a plugin_config section (a JSON object text; empty: {})
   // and the environment. Throws ConfigError naming the key or the variable.
-  O parse(const std::string& config_json) const {
+  // `sources`, when given, gets where each set key's value came from
+  // ("plugin_config p.k" or "environment variable X (plugin_config p.k)"), for
+  // a plugin's own later checks.
+  O parse(const std::string& config_json, std::map<std::string, std::string>* sources = nullptr) const {
     O o;
-    parse_into(o, config_json);
+    parse_into(o, config_json, sources);
     return o;
   }
-  void parse_into(O& o, const std::string& config_json) const {
+  void parse_into(O& o, const std::string& config_json,
+                  std::map<std::string, std::string>* sources = nullptr) const {
     char err[160] = {0};
     if (th_cfg_check(config_json.c_str(), err, sizeof err) == 0)
       throw ConfigError("plugin_config " + plugin_ + ": not a valid JSON object: " + err);
@@ -466,6 +517,7 @@ class OptionTable {
         continue;
       }
       e.apply(o, e, s);
+      if (sources != nullptr) (*sources)[e.name] = s.where;
     }
   }
 
