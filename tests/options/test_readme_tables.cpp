@@ -15,6 +15,7 @@
 #include <trainhook/system_stats/system_stats_options.hpp>
 #include <trainhook/tensorboard/tensorboard_options.hpp>
 #include <trainhook/throughput/throughput_options.hpp>
+#include <trainhook/wandb/wandb_options.hpp>
 #ifdef TRAINHOOK_HAVE_PROMETHEUS
 #include <trainhook/prometheus/prometheus_options.hpp>
 #endif
@@ -66,6 +67,7 @@ TEST_CASE("tensorboard README keys") {
   check_readme("tensorboard", trainhook::tensorboard::TensorBoardOptions::table());
 }
 TEST_CASE("mlflow README keys") { check_readme("mlflow", trainhook::mlflow::options_table()); }
+TEST_CASE("wandb README keys") { check_readme("wandb", trainhook::wandb::options_table()); }
 TEST_CASE("nan_guard README keys") {
   check_readme("nan_guard", trainhook::nan_guard::NanGuardOptions::table());
 }

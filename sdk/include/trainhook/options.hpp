@@ -40,6 +40,7 @@
 
 #include <algorithm>
 #include <any>
+#include <cctype>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
@@ -391,7 +392,8 @@ class OptionTable {
     return *this;
   }
 
-  // A key whose value is one of the named `choices`, stored as their value.
+  // A key whose value is one of the named `choices` (lower case, matched in any
+  // case; several names may give one value), stored as their value.
   template <class F, class T = std::decay_t<decltype(std::declval<F>()(std::declval<O&>()))>>
   OptionTable& choice(std::string name, F field, std::vector<std::pair<std::string, T>> choices,
                       std::string help) {
@@ -401,7 +403,10 @@ class OptionTable {
     std::vector<std::string> names;
     for (const auto& c : choices) names.push_back(c.first);
     e.apply = [field, choices, names](O& o, const Entry& self, const options_detail::Source& s) {
-      const auto t = s.as_text();
+      // Names match in any case ("OFFLINE" from a variable is "offline").
+      auto t = s.as_text();
+      if (t)
+        for (auto& ch : *t) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
       for (const auto& c : choices) {
         if (t && *t == c.first) {
           self.run_checks(std::any(c.second), s);
@@ -432,8 +437,9 @@ class OptionTable {
     return *this;
   }
   // An environment variable read when the key is absent (empty: absent too).
+  // Called again: a variable read when the ones before are absent.
   OptionTable& env(std::string variable) {
-    last().env = std::move(variable);
+    last().env.push_back(std::move(variable));
     return *this;
   }
   // A condition on the parsed value (the field's type, unwrapped from optional):
@@ -469,8 +475,14 @@ class OptionTable {
     parse_into(o, config_json, sources);
     return o;
   }
-  void parse_into(O& o, const std::string& config_json,
-                  std::map<std::string, std::string>* sources = nullptr) const {
+  // Only the keys `only` (from the section or their variables), with no check of
+  // the others: for a setting that decides whether anything else is read (a
+  // `mode` of `disabled`).
+  void parse_keys(O& o, const std::string& config_json, const std::vector<std::string>& only) const {
+    parse_into(o, config_json, nullptr, &only);
+  }
+  void parse_into(O& o, const std::string& config_json, std::map<std::string, std::string>* sources = nullptr,
+                  const std::vector<std::string>* only = nullptr) const {
     char err[160] = {0};
     if (th_cfg_check(config_json.c_str(), err, sizeof err) == 0)
       throw ConfigError("plugin_config " + plugin_ + ": not a valid JSON object: " + err);
@@ -480,6 +492,7 @@ class OptionTable {
     while (th_cfg_next(config_json.c_str(), &pos, &k, &v) == 1) {
       const std::string name = options_detail::decoded(k);
       const Entry* e = find(name);
+      if (e == nullptr && only != nullptr) continue;
       if (e == nullptr) {
         std::vector<std::string> names;
         for (const auto& x : entries_) {
@@ -499,6 +512,7 @@ class OptionTable {
       given.emplace_back(e->name, v);
     }
     for (const auto& e : entries_) {
+      if (only != nullptr && std::find(only->begin(), only->end(), e.name) == only->end()) continue;
       options_detail::Source s;
       auto it = std::find_if(given.begin(), given.end(), [&](const auto& g) { return g.first == e.name; });
       if (it != given.end()) {
@@ -506,15 +520,21 @@ class OptionTable {
         s.where = where(e.name);
         s.json = it->second;
         s.got = secret(e) ? secret_placeholder(e.name) : shown(it->second);
-      } else if (!e.env.empty()) {
-        const char* t = std::getenv(e.env.c_str());
-        if (t == nullptr || *t == '\0') continue;
-        s.from_env = true;
-        s.where = "environment variable " + e.env + " (" + where(e.name) + ")";
-        s.text = options_detail::trimmed(t);
-        s.got = secret(e) ? secret_placeholder(e.env) : "'" + std::string(t) + "'";
       } else {
-        continue;
+        const char* t = nullptr;
+        std::string var;
+        for (const auto& var_name : e.env) {
+          t = std::getenv(var_name.c_str());
+          if (t != nullptr && *t != '\0') {
+            var = var_name;
+            break;
+          }
+        }
+        if (var.empty()) continue;
+        s.from_env = true;
+        s.where = "environment variable " + var + " (" + where(e.name) + ")";
+        s.text = options_detail::trimmed(t);
+        s.got = secret(e) ? secret_placeholder(var) : "'" + std::string(t) + "'";
       }
       e.apply(o, e, s);
       if (sources != nullptr) (*sources)[e.name] = s.where;
@@ -532,15 +552,18 @@ class OptionTable {
       const std::string def = e.shown_default.empty() ? e.default_text() : e.shown_default;
       std::string also;
       for (const auto& a : e.aliases) also += (also.empty() ? "" : ", ") + ("`" + a + "`");
+      std::string vars;
+      for (const auto& v : e.env) vars += (vars.empty() ? "" : ", then ") + ("`" + v + "`");
       out += "| `" + e.name + "` | " + def + " | " + e.help + (also.empty() ? "" : " (alias " + also + ")") +
-             (e.env.empty() ? "" : " (environment variable `" + e.env + "`)") + " |\n";
+             (vars.empty() ? "" : " (environment variable " + vars + ")") + " |\n";
     }
     return out;
   }
 
  private:
   struct Entry {
-    std::string name, help, env, shown_default;
+    std::string name, help, shown_default;
+    std::vector<std::string> env;
     std::vector<std::string> aliases;
     options_detail::Range range;
     std::vector<std::pair<std::string, std::function<bool(const std::any&)>>> checks;
@@ -569,7 +592,9 @@ class OptionTable {
     return nullptr;
   }
   static bool secret(const Entry& e) {
-    return is_secret_key(e.name) || (!e.env.empty() && is_secret_key(e.env));
+    bool s = is_secret_key(e.name);
+    for (const auto& v : e.env) s = s || is_secret_key(v);
+    return s;
   }
   // A JSON value as written, cut to a readable length.
   static std::string shown(const th_cfg_value& v) {
