@@ -6,6 +6,7 @@
 
 #include <trainhook/early_stopping/early_stopping_options.hpp>
 #include <trainhook/ema/ema_options.hpp>
+#include <trainhook/flyte/flyte_options.hpp>
 #include <trainhook/grad_stats/grad_stats_options.hpp>
 #include <trainhook/mlflow/mlflow_options.hpp>
 #include <trainhook/nan_guard/nan_guard_options.hpp>
@@ -68,6 +69,7 @@ TEST_CASE("tensorboard README keys") {
 }
 TEST_CASE("mlflow README keys") { check_readme("mlflow", trainhook::mlflow::options_table()); }
 TEST_CASE("wandb README keys") { check_readme("wandb", trainhook::wandb::options_table()); }
+TEST_CASE("flyte README keys") { check_readme("flyte", trainhook::flyte::FlyteKeys::table()); }
 TEST_CASE("nan_guard README keys") {
   check_readme("nan_guard", trainhook::nan_guard::NanGuardOptions::table());
 }
