@@ -19,6 +19,7 @@
 #define TRAINHOOK_ABI_MIN_MINOR 0
 #endif
 #include <trainhook/abi.h>
+#include <trainhook/plugin_config.h>
 
 #include <math.h>
 #include <stdio.h>
@@ -41,23 +42,30 @@ static void host_log(const th_host* host, int32_t level, const char* msg) {
 }
 
 /* The one setting, read from this callback's plugin_config section (a JSON
- * object). A real plugin would use a JSON parser; a number after the key is
- * all this one needs. A value given on the command line that parses as JSON
- * arrives as JSON (--plugin_config loss_guard.max_loss=5 gives "max_loss": 5),
- * anything else as a string; a config file may hold "5" too, so a quote before
- * the number is skipped. */
+ * object) with the SDK's C reader (trainhook/plugin_config.h), which C++
+ * plugins parse through too: the same strict JSON, and a number may come as
+ * JSON (--plugin_config loss_guard.max_loss=5 gives "max_loss": 5) or as text
+ * ("5", from a config file). Any other key is an error, as in every plugin. */
 static int read_max_loss(const char* config_json, double* out, char* err, size_t err_size) {
-  const char* p = config_json != NULL ? strstr(config_json, "\"max_loss\"") : NULL;
-  char* end = NULL;
-  if (p == NULL) return 1; /* not set: keep the default */
-  p = strchr(p + strlen("\"max_loss\""), ':');
-  if (p != NULL) {
-    ++p;
-    while (*p == ' ' || *p == '"') ++p;
-    *out = strtod(p, &end);
+  char msg[256];
+  size_t pos = 0;
+  th_cfg_value key, value;
+  if (!th_cfg_check(config_json, msg, sizeof msg)) {
+    snprintf(err, err_size, "plugin_config loss_guard: not a valid JSON object: %s", msg);
+    return 0;
   }
-  if (p == NULL || end == p || !(*out > 0)) {
-    write_err(err, err_size, "plugin_config loss_guard.max_loss must be a number > 0");
+  while (th_cfg_next(config_json, &pos, &key, &value) == 1) {
+    char name[64];
+    if (th_cfg_key_is(&key, "max_loss")) {
+      if (!th_cfg_number(&value, out) || !(*out > 0)) {
+        snprintf(err, err_size, "plugin_config loss_guard.max_loss: expected a number > 0, got %.*s",
+                 (int)(value.len < 80 ? value.len : 80), value.text);
+        return 0;
+      }
+      continue;
+    }
+    th_cfg_string(&key, name, sizeof name);
+    snprintf(err, err_size, "plugin_config loss_guard: unknown key '%s'; keys: max_loss", name);
     return 0;
   }
   return 1;

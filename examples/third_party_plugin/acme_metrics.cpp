@@ -2,6 +2,7 @@
 // It keeps the last, minimum and maximum of every numeric value logged and, at
 // the end of training, writes them to <output_dir>/acme_metrics.json.
 // Configuration (--plugin_config acme_metrics.file=NAME): the file name.
+#include <trainhook/options.hpp>
 #include <trainhook/plugin.hpp>
 
 #include <cstdio>
@@ -12,25 +13,27 @@
 
 namespace {
 
-// Extracts "file": "<name>" from the flat JSON object the host passes; the SDK
-// itself has no JSON parser, and this example needs nothing more.
-std::string config_string(const std::string& json, const std::string& key, const std::string& fallback) {
-  const std::string needle = "\"" + key + "\"";
-  size_t p = json.find(needle);
-  if (p == std::string::npos) return fallback;
-  p = json.find('"', json.find(':', p + needle.size()));
-  const size_t end = p == std::string::npos ? p : json.find('"', p + 1);
-  if (end == std::string::npos) throw trainhook::ConfigError("acme_metrics: '" + key + "' must be a string");
-  return json.substr(p + 1, end - p - 1);
-}
+// The plugin's keys, declared once (trainhook/options.hpp): the SDK parses the
+// plugin_config section with them, with the same errors as the built-in plugins
+// ("plugin_config acme_metrics: unknown key 'fiel' (did you mean 'file'?)").
+class AcmeOptions {
+  TRAINHOOK_OPTION(std::string, file, "acme_metrics.json");
+
+ public:
+  static const trainhook::OptionTable<AcmeOptions>& table() {
+    static const auto t = trainhook::OptionTable<AcmeOptions>("acme_metrics")
+                              .key(TRAINHOOK_KEY(file), "the summary's file name, in output_dir")
+                              .check("a plain file name (no '/')", [](const std::string& f) {
+                                return !f.empty() && f.find('/') == std::string::npos;
+                              });
+    return t;
+  }
+};
 
 class AcmeMetrics final : public trainhook::Callback {
  public:
   explicit AcmeMetrics(trainhook::Setup& setup)
-      : host_(setup.host()), file_(config_string(setup.config_json(), "file", "acme_metrics.json")) {
-    if (file_.empty() || file_.find('/') != std::string::npos)
-      throw trainhook::ConfigError("acme_metrics: 'file' must be a plain file name, got '" + file_ + "'");
-  }
+      : host_(setup.host()), file_(AcmeOptions::table().parse(setup.config_json()).file()) {}
 
   void on_log(trainhook::Event& e) override {
     const trainhook::Values v = e.values();

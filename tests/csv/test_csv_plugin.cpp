@@ -127,8 +127,12 @@ TEST_CASE("csv configuration errors name the key") {
   auto err = [&](const std::string& cfg) {
     return std::string(testkit::create_error(info(), host, cfg).what());
   };
-  CHECK(err(R"({"file": 3})").find("plugin_config csv.file: expected a file name") != std::string::npos);
-  CHECK(err(R"({"queue": 3})").find("plugin_config csv.queue: unknown key; valid keys: file, queue_size") !=
+  CHECK(err(R"({"file": {}})").find("plugin_config csv.file: expected a string, got {}") !=
         std::string::npos);
-  CHECK(err("[1]").find("plugin_config csv: expected a JSON object") != std::string::npos);
+  CHECK(err(R"({"file": ""})").find("plugin_config csv.file: expected a file name") != std::string::npos);
+  CHECK(err(R"({"queue": 3})")
+            .find("plugin_config csv: unknown key 'queue' (did you mean 'queue_size'?); keys: file, "
+                  "queue_size") != std::string::npos);
+  CHECK(err("[1]").find("plugin_config csv: not a valid JSON object: expected a JSON object") !=
+        std::string::npos);
 }

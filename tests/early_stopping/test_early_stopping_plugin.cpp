@@ -130,7 +130,9 @@ TEST_CASE("configuration errors name the key and what was expected") {
   CHECK(message(R"({"threshold": -0.1})").find("threshold") != std::string::npos);
   CHECK(message(R"({"patience": 2, "early_stopping_patience": 3})").find("twice") != std::string::npos);
   CHECK(message(R"([1, 2])").find("JSON object") != std::string::npos);
-  CHECK(message("{not json").find("not valid JSON") != std::string::npos);
+  CHECK(message("{not json").find("not a valid JSON object") != std::string::npos);
+  CHECK(unknown.find("unknown key 'patiense' (did you mean 'patience'?)") != std::string::npos);
+  CHECK(message(R"({"patience": "3x"})").find(R"(expected an integer >= 1, got "3x")") != std::string::npos);
 }
 
 TEST_CASE(

@@ -219,7 +219,8 @@ TEST_CASE("flyte callback: configuration errors name the key or variable") {
   host.output_dir = "/tmp";
   const auto unknown = testkit::create_error(info(), host, "{\"checkpoint-path\": \"/x\"}");
   CHECK(unknown.status == TH_INVALID_ARGUMENT);
-  CHECK(std::string(unknown.what()).find("plugin_config flyte.checkpoint-path is not a setting") !=
+  CHECK(std::string(unknown.what())
+            .find("plugin_config flyte: unknown key 'checkpoint-path' (did you mean 'checkpoint_path'?)") !=
         std::string::npos);
   const auto part = testkit::create_error(info(), host, "{\"part_size\": 1000}");
   CHECK(part.status == TH_INVALID_ARGUMENT);

@@ -140,7 +140,11 @@ TEST_CASE("jsonl configuration errors name the key") {
   auto err = [&](const std::string& cfg) {
     return std::string(testkit::create_error(info(), host, cfg).what());
   };
-  CHECK(err(R"({"fil": "x"})").find("plugin_config jsonl.fil: unknown key") != std::string::npos);
+  CHECK(err(R"({"fil": "x"})").find("plugin_config jsonl: unknown key 'fil' (did you mean 'file'?)") !=
+        std::string::npos);
+  CHECK(err(R"({"queue_size": "12x"})")
+            .find("plugin_config jsonl.queue_size: expected an integer in [1, 10000000]") !=
+        std::string::npos);
   CHECK(err(R"({"file": ""})").find("plugin_config jsonl.file") != std::string::npos);
   CHECK(err(R"({"queue_size": 0})").find("plugin_config jsonl.queue_size") != std::string::npos);
   CHECK(err(R"({"queue_size": "12"})").empty());

@@ -63,6 +63,17 @@ TEST_CASE("bad values are clear errors") {
   ::unsetenv("MLFLOW_MAX_LOG_PARAMS");
   CHECK_THROWS_WITH_AS(read_options(R"({"tracking_uri": "file:///tmp/mlruns"})"),
                        doctest::Contains("plugin_config mlflow.tracking_uri"), trainhook::ConfigError);
+  // One rule for unknown keys: an error with a did-you-mean (a warning before).
+  CHECK_THROWS_WITH_AS(read_options(R"({"tracking_url": "http://h"})"),
+                       doctest::Contains("plugin_config mlflow: unknown key 'tracking_url' (did you mean "
+                                         "'tracking_uri'?)"),
+                       trainhook::ConfigError);
+  ::setenv("MLFLOW_MAX_LOG_PARAMS", "12x", 1);  // strict: not 12
+  CHECK_THROWS_WITH_AS(read_options("{}"),
+                       doctest::Contains("environment variable MLFLOW_MAX_LOG_PARAMS (plugin_config "
+                                         "mlflow.max_log_params): expected an integer >= 0, got '12x'"),
+                       trainhook::ConfigError);
+  ::unsetenv("MLFLOW_MAX_LOG_PARAMS");
   ::setenv("MLFLOW_NESTED_RUN", "1", 1);
   CHECK_THROWS_WITH_AS(read_options("{}"), doctest::Contains("MLFLOW_PARENT_RUN_ID"), trainhook::ConfigError);
   ::setenv("MLFLOW_RUN_ID", "parent123", 1);

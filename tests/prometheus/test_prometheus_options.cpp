@@ -66,7 +66,7 @@ TEST_CASE("other bad values name their key") {
   CHECK(has(error_of(R"({"push_interval":"often"})"), "plugin_config prometheus.push_interval"));
   CHECK(has(error_of(R"({"linger":-1})"), "plugin_config prometheus.linger"));
   const std::string unknown = error_of(R"({"port":9464})");
-  CHECK(has(unknown, "plugin_config prometheus.port"));
+  CHECK(has(unknown, "plugin_config prometheus: unknown key 'port'"));
   CHECK(has(unknown, "listen, job, pushgateway_url, push_interval, linger"));
   CHECK(has(error_of("[1]"), "JSON object"));
 }

@@ -45,8 +45,36 @@ TEST_CASE("the C example refuses a bad max_loss with a message naming the key") 
   testkit::FakeHost host;
   const auto e = testkit::create_error(lib.callback("loss_guard"), host, R"({"max_loss": "lots"})");
   CHECK(e.status == TH_INVALID_ARGUMENT);
-  CHECK(std::string(e.what()).find("plugin_config loss_guard.max_loss must be a number > 0") !=
+  CHECK(std::string(e.what()).find(
+            R"(plugin_config loss_guard.max_loss: expected a number > 0, got "lots")") != std::string::npos);
+  // Numbers as text are parsed strictly: no trailing junk, no blanks.
+  for (const char* bad : {R"({"max_loss": "5x"})", R"({"max_loss": " 5"})", R"({"max_loss": -1})"}) {
+    const auto b = testkit::create_error(lib.callback("loss_guard"), host, bad);
+    CHECK(b.status == TH_INVALID_ARGUMENT);
+    CHECK(std::string(b.what()).find("plugin_config loss_guard.max_loss: expected a number > 0") !=
+          std::string::npos);
+  }
+}
+
+TEST_CASE("the C example reads its keys with the SDK's C reader: a key inside a value is not the key") {
+  testkit::Library lib(kLibrary);
+  testkit::FakeHost host;
+  // The old scanner found "max_loss" inside this string value and read 1 from it.
+  const auto e = testkit::create_error(lib.callback("loss_guard"), host, R"({"note": "\"max_loss\": 1"})");
+  CHECK(e.status == TH_INVALID_ARGUMENT);
+  CHECK(std::string(e.what()).find("plugin_config loss_guard: unknown key 'note'; keys: max_loss") !=
         std::string::npos);
+  const auto j = testkit::create_error(lib.callback("loss_guard"), host, R"({"max_loss": 5,})");
+  CHECK(j.status == TH_INVALID_ARGUMENT);
+  CHECK(std::string(j.what()).find(
+            "plugin_config loss_guard: not a valid JSON object: expected a key in double "
+            "quotes at offset 15") != std::string::npos);
+  // Escapes in the key decode before the comparison.
+  testkit::Instance cb(lib.callback("loss_guard"), host, R"({"max\u005floss": "2"})");
+  testkit::Run run;
+  testkit::Values high{{"loss", 3.0}};
+  cb.fire(TH_EVENT_LOG, run, high.view());
+  CHECK(run.control.should_training_stop == 1);
 }
 
 TEST_CASE("the C example reads max_loss as the JSON number --plugin_config loss_guard.max_loss=5 gives") {

@@ -66,7 +66,7 @@ if "$TH" train --train_file "$WORK/data/train.csv" --do_train --output_dir "$WOR
      --report_to tensorboard --plugin_config tensorboard.logdir=x > "$WORK/bad.log" 2>&1; then
   fail "an unknown plugin_config key was accepted"
 fi
-grep -q "tensorboard.logdir" "$WORK/bad.log" || { cat "$WORK/bad.log" >&2; fail "the error does not name the key"; }
+grep -q "plugin_config tensorboard: unknown key 'logdir'" "$WORK/bad.log" || { cat "$WORK/bad.log" >&2; fail "the error does not name the key"; }
 echo "ok: bad plugin_config key"
 
 # 6. One run, one folder: --do_eval's evaluation after training (which reopens

@@ -53,16 +53,25 @@ TEST_CASE("bad plugin_config is refused with the key named") {
   tbtest::PluginHarness h;
   std::string err;
   CHECK(h.create(R"({"logdir": "/x"})", &err) == TH_INVALID_ARGUMENT);
-  CHECK(err.find("tensorboard.logdir") != std::string::npos);
+  CHECK(err.find("plugin_config tensorboard: unknown key 'logdir'") != std::string::npos);
   CHECK(err.find("logging_dir") != std::string::npos);
   CHECK(h.create(R"({"queue_size": 0})", &err) == TH_INVALID_ARGUMENT);
   CHECK(err.find("tensorboard.queue_size") != std::string::npos);
   CHECK(h.create(R"({"queue_size": "12x"})", &err) == TH_INVALID_ARGUMENT);
-  CHECK(h.create(R"({"logging_dir": 3})", &err) == TH_INVALID_ARGUMENT);
+  CHECK(h.create(R"({"logging_dir": ""})", &err) == TH_INVALID_ARGUMENT);
   CHECK(err.find("tensorboard.logging_dir") != std::string::npos);
   CHECK(h.create(R"({"flush_secs": 5})", &err) == TH_INVALID_ARGUMENT);
   CHECK(err.find("tensorboard.flush_secs") != std::string::npos);
   CHECK(h.create(R"({"flush_secs": "x"})", &err) == TH_INVALID_ARGUMENT);
+  CHECK(h.create(R"({"histograms": "weights,biases"})", &err) == TH_INVALID_ARGUMENT);
+  CHECK(
+      err.find(
+          R"(plugin_config tensorboard.histograms: expected weights and/or gradients (e.g. weights,gradients), got "weights,biases")") !=
+      std::string::npos);
+  // Numbers as text are strict: "2x" was read as 2 before.
+  CHECK(h.create(R"({"histogram_steps": "2x"})", &err) == TH_INVALID_ARGUMENT);
+  CHECK(err.find(R"(plugin_config tensorboard.histogram_steps: expected an integer >= 1, got "2x")") !=
+        std::string::npos);
   CHECK_MESSAGE(
       h.create(R"({"queue_size": "64", "logging_dir": "/tmp/x", "flush_secs": "0.5"})", &err) == TH_OK, err);
 }

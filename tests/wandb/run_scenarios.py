@@ -426,8 +426,9 @@ def scenario_config_errors(ctx, rx):
     env = dict(os.environ)
     env = {k: v for k, v in env.items() if not k.startswith("WANDB_")}
     for config, needle in (({"base_url": rx.url()}, "WANDB_API_KEY is not set"),
-                           ({"mode": "sometimes"}, "wandb.mode must be online, offline or disabled"),
-                           ({"projcet": "x", "mode": "offline"}, "wandb.projcet is not a wandb setting")):
+                           ({"mode": "sometimes"}, "plugin_config wandb.mode: expected one of online, offline"),
+                           ({"projcet": "x", "mode": "offline"},
+                            "plugin_config wandb: unknown key 'projcet' (did you mean 'project'?)")):
         p = subprocess.run([ctx.args.driver, "train", ctx.args.plugin, json.dumps(config), out, "1"], env=env,
                            capture_output=True, text=True, timeout=60)
         if p.returncode != 5 or needle not in p.stderr:

@@ -8,7 +8,6 @@
 #include <cstdlib>
 
 using namespace trainhook::wandb;
-using trainhook::support::Settings;
 
 namespace {
 // Clears the W&B variables for the test and again after it.
@@ -23,7 +22,7 @@ struct CleanEnv {
 };
 std::string error_of(const std::string& config) {
   try {
-    read_options(Settings(config, "wandb"), "/out");
+    read_options(config, "/out");
   } catch (const trainhook::ConfigError& e) {
     return e.what();
   }
@@ -35,7 +34,7 @@ TEST_CASE("defaults, and an online run needs a key") {
   CleanEnv env;
   CHECK(error_of("{}").find("WANDB_API_KEY is not set") != std::string::npos);
   setenv("WANDB_API_KEY", "k", 1);
-  WandbOptions s = read_options(Settings("{}", "wandb"), "/out");
+  WandbOptions s = read_options("{}", "/out");
   CHECK(s.mode() == Mode::online);
   CHECK(s.project() == "trainhook");
   CHECK(s.base_url() == "https://api.wandb.ai");
@@ -50,15 +49,16 @@ TEST_CASE("defaults, and an online run needs a key") {
 TEST_CASE("disabled needs no key and offline needs none either") {
   CleanEnv env;
   setenv("WANDB_MODE", "disabled", 1);
-  CHECK(read_mode(Settings("{}", "wandb")) == Mode::disabled);
+  CHECK(read_mode("{}") == Mode::disabled);
   setenv("WANDB_MODE", "offline", 1);
-  CHECK(read_options(Settings("{}", "wandb"), "/o").mode() == Mode::offline);
+  CHECK(read_options("{}", "/o").mode() == Mode::offline);
   setenv("WANDB_MODE", "dryrun", 1);
-  CHECK(read_mode(Settings("{}", "wandb")) == Mode::offline);
+  CHECK(read_mode("{}") == Mode::offline);
   setenv("WANDB_MODE", "sometimes", 1);
   CHECK_THROWS_WITH_AS(
-      read_mode(Settings("{}", "wandb")),
-      doctest::Contains("environment variable WANDB_MODE must be online, offline or disabled"),
+      read_mode("{}"),
+      doctest::Contains("environment variable WANDB_MODE (plugin_config wandb.mode): expected one of online, "
+                        "offline, disabled, run, dryrun, got 'sometimes'"),
       trainhook::ConfigError);
 }
 
@@ -69,9 +69,8 @@ TEST_CASE("plugin_config wins over the environment and values are validated") {
   setenv("WANDB_RESUME", "must", 1);
   setenv("WANDB_TAGS", "a, b,,c", 1);
   WandbOptions s = read_options(
-      Settings(R"({"project":"from-config","base_url":"http://h:1/","backoff_initial":0.1,"backoff_max":0.5,
+      R"({"project":"from-config","base_url":"http://h:1/","backoff_initial":0.1,"backoff_max":0.5,
                  "log_model":"checkpoint","dir":"/d"})",
-               "wandb"),
       "/out");
   CHECK(s.project() == "from-config");
   CHECK(s.base_url() == "http://h:1");
@@ -82,18 +81,24 @@ TEST_CASE("plugin_config wins over the environment and values are validated") {
   CHECK(s.backoff_initial() == std::chrono::milliseconds(100));
   CHECK(s.backoff_max() == std::chrono::milliseconds(500));
 
-  CHECK(error_of(R"({"resume":"maybe"})").find("wandb.resume must be allow, must, never or auto") !=
+  CHECK(error_of(R"({"resume":"maybe"})")
+            .find("plugin_config wandb.resume: expected one of false, allow, must, "
+                  "never, auto, true, got \"maybe\"") != std::string::npos);
+  CHECK(error_of(R"({"log_model":"sometimes"})").find("false, end, checkpoint") != std::string::npos);
+  CHECK(error_of(R"({"base_url":"ftp://x"})")
+            .find("plugin_config wandb.base_url: expected an http:// or https://") != std::string::npos);
+  CHECK(error_of(R"({"projcet":"x"})")
+            .find("plugin_config wandb: unknown key 'projcet' (did you mean 'project'?)") !=
         std::string::npos);
-  CHECK(error_of(R"({"log_model":"sometimes"})").find("false, end or checkpoint") != std::string::npos);
-  CHECK(error_of(R"({"base_url":"ftp://x"})").find("must start with http://") != std::string::npos);
-  CHECK(error_of(R"({"projcet":"x"})").find("wandb.projcet is not a wandb setting") != std::string::npos);
-  CHECK(error_of(R"({"run_id":"a/b"})").find("run_id may hold only") != std::string::npos);
-  CHECK(error_of(R"({"backoff_initial":5,"backoff_max":1})").find("backoff_max must be >=") !=
+  CHECK(error_of(R"({"run_id":"a/b"})").find("plugin_config wandb.run_id: expected only letters") !=
         std::string::npos);
-  CHECK(error_of(R"({"transmit_interval":"soon"})").find("transmit_interval must be a number") !=
+  CHECK(error_of(R"({"backoff_initial":5,"backoff_max":1})").find("backoff_max: expected a number >=") !=
         std::string::npos);
-  CHECK(error_of(R"({"memory_records":1})").find("wandb.memory_records must be >= 2") != std::string::npos);
-  CHECK(read_options(Settings(R"({"memory_records":64})", "wandb"), "/o").memory_records() == 64);
+  CHECK(error_of(R"({"transmit_interval":"soon"})")
+            .find("plugin_config wandb.transmit_interval: expected a number") != std::string::npos);
+  CHECK(error_of(R"({"memory_records":1})")
+            .find("plugin_config wandb.memory_records: expected an integer >= 2") != std::string::npos);
+  CHECK(read_options(R"({"memory_records":64})", "/o").memory_records() == 64);
   setenv("WANDB_LOG_MODEL", "true", 1);  // HF: truthy means "end"
-  CHECK(read_options(Settings("{}", "wandb"), "/o").log_model() == LogModel::end);
+  CHECK(read_options("{}", "/o").log_model() == LogModel::end);
 }

@@ -1,38 +1,25 @@
 #include <trainhook/ema/ema_options.hpp>
 
-#include <trainhook/plugin.hpp>
-#include <trainhook/support/plugin_config.hpp>
-
-#include <cmath>
-
 namespace trainhook::ema {
 
-EmaOptions& EmaOptions::decay(double d) {
-  if (!std::isfinite(d) || d < 0 || d >= 1)
-    throw ConfigError("plugin_config ema.decay: expected a number in [0, 1), got " + std::to_string(d));
-  decay_ = d;
-  return *this;
-}
-
-EmaOptions& EmaOptions::update_every(int64_t n) {
-  if (n < 1)
-    throw ConfigError("plugin_config ema.update_every: expected an integer >= 1, got " + std::to_string(n));
-  update_every_ = n;
-  return *this;
-}
-
-EmaOptions EmaOptions::from_json(const std::string& config_json) {
-  const support::PluginConfig cfg(
-      "ema", config_json,
-      {"decay", "warmup", "evaluate_with_ema", "update_every", "log_checksum", "final_weights"});
-  EmaOptions o;
-  if (auto d = cfg.number("decay")) o.decay(*d);
-  if (auto w = cfg.boolean("warmup")) o.warmup(*w);
-  if (auto e = cfg.boolean("evaluate_with_ema")) o.evaluate_with_ema(*e);
-  if (auto n = cfg.integer("update_every", 1)) o.update_every(*n);
-  if (auto l = cfg.boolean("log_checksum")) o.log_checksum(*l);
-  if (auto f = cfg.boolean("final_weights")) o.final_weights(*f);
-  return o;
+const OptionTable<EmaOptions>& EmaOptions::table() {
+  static const auto t =
+      OptionTable<EmaOptions>("ema")
+          .key(TRAINHOOK_KEY(decay), "EMA decay, in [0, 1): ema = decay * ema + (1 - decay) * weights")
+          .min(0)
+          .below(1)
+          .key(TRAINHOOK_KEY(warmup), "use min(decay, (1 + n) / (10 + n)) for update n")
+          .key(TRAINHOOK_KEY(evaluate_with_ema), "evaluate with the EMA weights (swapped in and back)")
+          .key(TRAINHOOK_KEY(update_every), "update every N optimizer steps")
+          .min(1)
+          .key(TRAINHOOK_KEY(log_checksum),
+               "at train end, log a checksum of the EMA weights as a warning (printed by every rank, to "
+               "compare them)")
+          .key(TRAINHOOK_KEY(final_weights),
+               "at train end, write the EMA weights into the model, so the final save (`model.pt`, "
+               "`model.safetensors` in `output_dir`) holds them; with `--load_best_model_at_end`, the EMA "
+               "weights saved with the best checkpoint (the ones its evaluation used)");
+  return t;
 }
 
 }  // namespace trainhook::ema

@@ -108,10 +108,6 @@ class MlflowDelivery final : public support::Delivery<Record> {
 
 MlflowCallback::MlflowCallback(trainhook::Setup& setup)
     : IntegrationCallback(setup.host()), options_(read_options(setup.config_json())) {
-  support::Settings s(setup.config_json(), "mlflow");
-  if (auto unknown = s.unknown_keys(known_config_keys()); !unknown.empty())
-    host_.warn("unknown plugin_config keys for mlflow: " + join(unknown) +
-               " (known: " + join(known_config_keys()) + ")");
   if (options_.disabled()) host_.info("DISABLE_MLFLOW_INTEGRATION is set: nothing is logged to MLflow");
 }
 

@@ -2,53 +2,97 @@
 #include <trainhook/plugin.hpp>
 #include <trainhook/support/tls_files.hpp>
 
-#include <nlohmann/json.hpp>
-
 namespace trainhook::mlflow {
-
-const std::vector<std::string>& known_config_keys() {
-  static const std::vector<std::string> keys = {
-      "disable",           "tracking_uri",      "experiment_name", "run_id",
-      "nested_run",        "parent_run_id",     "run_name",        "tags",
-      "flatten_params",    "max_log_params",    "log_artifacts",   "tracking_token",
-      "tracking_username", "tracking_password", "insecure_tls",    "max_param_value_length",
-      "ca_bundle",         "client_cert",
-      "flush_timeout",     "request_timeout",   "retry_initial",   "retry_max",
-      "memory_records",    "spool_dir"};
-  return keys;
-}
-
 namespace {
-std::chrono::milliseconds seconds(const support::Settings& s, const char* key, double fallback) {
-  double v = s.number(key, nullptr, fallback);
-  if (v < 0) throw ConfigError(s.source_of(key, nullptr) + " must be >= 0 seconds");
-  return std::chrono::milliseconds(static_cast<int64_t>(v * 1000));
-}
+
+bool is_http_url(const std::string& u) { return u.rfind("http://", 0) == 0 || u.rfind("https://", 0) == 0; }
+
 }  // namespace
 
+const OptionTable<MlflowOptions>& options_table() {
+  using O = MlflowOptions;
+  static const auto t =
+      OptionTable<O>("mlflow")
+          .key(
+              "disable", [](O& o) -> bool& { return o.disabled(); }, "log nothing")
+          .env("DISABLE_MLFLOW_INTEGRATION")
+          .key(TRAINHOOK_KEY(tracking_uri), "the server, http(s)")
+          .env("MLFLOW_TRACKING_URI")
+          .check(
+              "an http:// or https:// URL of an MLflow tracking server (file stores and databricks:// are "
+              "not supported)",
+              is_http_url)
+          .shown_default("(required)")
+          .key(TRAINHOOK_KEY(experiment_name), "created when missing")
+          .env("MLFLOW_EXPERIMENT_NAME")
+          .shown_default("the default experiment")
+          .key(TRAINHOOK_KEY(run_id), "resume this run")
+          .env("MLFLOW_RUN_ID")
+          .shown_default("a new run")
+          .key(TRAINHOOK_KEY(nested_run), "nest under `MLFLOW_RUN_ID`")
+          .env("MLFLOW_NESTED_RUN")
+          .key(TRAINHOOK_KEY(parent_run_id), "tag the run as a child")
+          .env("MLFLOW_PARENT_RUN_ID")
+          .shown_default("none")
+          .key(TRAINHOOK_KEY(run_name), "the run's name")
+          .shown_default("the trainer's `run_name`")
+          .key(TRAINHOOK_KEY(tags), "JSON object of extra tags")
+          .env("MLFLOW_TAGS")
+          .shown_default("none")
+          .key(TRAINHOOK_KEY(flatten_params), "nested arguments as `a.b` params")
+          .env("MLFLOW_FLATTEN_PARAMS")
+          .key(TRAINHOOK_KEY(max_log_params), "params logged at most (0: no cap)")
+          .env("MLFLOW_MAX_LOG_PARAMS")
+          .min(0)
+          .key(TRAINHOOK_KEY(log_artifacts), "upload each saved checkpoint")
+          .env("HF_MLFLOW_LOG_ARTIFACTS")
+          .key(
+              "tracking_token", [](O& o) -> std::string& { return o.token(); }, "Bearer authentication")
+          .env("MLFLOW_TRACKING_TOKEN")
+          .shown_default("none")
+          .key(
+              "tracking_username", [](O& o) -> std::string& { return o.username(); }, "Basic authentication")
+          .env("MLFLOW_TRACKING_USERNAME")
+          .shown_default("none")
+          .key(
+              "tracking_password", [](O& o) -> std::string& { return o.password(); }, "Basic authentication")
+          .env("MLFLOW_TRACKING_PASSWORD")
+          .shown_default("none")
+          .key(TRAINHOOK_KEY(insecure_tls), "skip TLS verification")
+          .env("MLFLOW_TRACKING_INSECURE_TLS")
+          .key(TRAINHOOK_KEY(ca_bundle),
+               "PEM bundle of the certificate authorities to trust (a site's own CA)")
+          .env("MLFLOW_TRACKING_SERVER_CERT_PATH")
+          .shown_default("the system's")
+          .key(
+              "client_cert", [](O& o) -> std::string& { return o.client_cert(); },
+              "PEM client certificate followed by its key (mutual TLS)")
+          .env("MLFLOW_TRACKING_CLIENT_CERT_PATH")
+          .shown_default("none")
+          .key(TRAINHOOK_KEY(max_param_value_length), "the server's limit (500 on old 2.x servers)")
+          .min(1)
+          .key(TRAINHOOK_KEY(flush_timeout), "seconds train end waits for delivery before spooling the rest")
+          .key(TRAINHOOK_KEY(request_timeout), "seconds per HTTP request")
+          .key(TRAINHOOK_KEY(retry_initial), "seconds of backoff before the first retry")
+          .key(TRAINHOOK_KEY(retry_max), "seconds of backoff between retries at most")
+          .key(TRAINHOOK_KEY(memory_records), "records kept in memory before spilling to the spool file")
+          .min(1)
+          .key(TRAINHOOK_KEY(spool_dir), "where undelivered records wait")
+          .shown_default("`<output_dir>/mlflow_spool`");
+  return t;
+}
+
 MlflowOptions read_options(const std::string& config_json) {
-  support::Settings s(config_json, "mlflow");
-  MlflowOptions c;
-  c.disabled(s.flag("disable", "DISABLE_MLFLOW_INTEGRATION", false));
+  std::map<std::string, std::string> from;
+  MlflowOptions c = options_table().parse(config_json, &from);
   if (c.disabled()) return c;
 
-  auto uri = s.get("tracking_uri", "MLFLOW_TRACKING_URI");
-  if (!uri)
+  if (c.tracking_uri().empty())
     throw ConfigError(
         "mlflow: MLFLOW_TRACKING_URI is not set; set the environment variable or "
         "--plugin_config mlflow.tracking_uri=http://host:5000 (or remove mlflow from report_to)");
-  c.tracking_uri(*uri);
   while (!c.tracking_uri().empty() && c.tracking_uri().back() == '/') c.tracking_uri().pop_back();
-  if (c.tracking_uri().rfind("http://", 0) != 0 && c.tracking_uri().rfind("https://", 0) != 0)
-    throw ConfigError(s.source_of("tracking_uri", "MLFLOW_TRACKING_URI") +
-                      " must be an http:// or https:// URL "
-                      "of an MLflow tracking server, got '" +
-                      *uri + "' (file stores and databricks:// are not supported)");
 
-  c.experiment_name(s.get("experiment_name", "MLFLOW_EXPERIMENT_NAME").value_or(""));
-  c.run_id(s.get("run_id", "MLFLOW_RUN_ID").value_or(""));
-  c.nested_run(s.flag("nested_run", "MLFLOW_NESTED_RUN", false));
-  c.parent_run_id(s.get("parent_run_id", "MLFLOW_PARENT_RUN_ID").value_or(""));
   if (c.nested_run() && c.parent_run_id().empty()) {
     // Nested without an explicit parent: the run named by MLFLOW_RUN_ID is the
     // parent (HF nests under the active run; for us that is the run given).
@@ -59,50 +103,14 @@ MlflowOptions read_options(const std::string& config_json) {
     c.parent_run_id(c.run_id());
     c.run_id().clear();
   }
-  c.run_name(s.get("run_name", nullptr).value_or(""));
-
-  if (auto tags = s.get("tags", "MLFLOW_TAGS")) {
-    nlohmann::json j;
-    try {
-      j = nlohmann::json::parse(*tags);
-    } catch (const std::exception& e) {
-      throw ConfigError(s.source_of("tags", "MLFLOW_TAGS") +
-                        " must be a JSON object like {\"team\": \"nlp\"}: " + e.what());
-    }
-    if (!j.is_object())
-      throw ConfigError(s.source_of("tags", "MLFLOW_TAGS") +
-                        " must be a JSON object like {\"team\": \"nlp\"}, got " + j.dump());
-    for (auto it = j.begin(); it != j.end(); ++it)
-      c.tags()[it.key()] = it->is_string() ? it->get<std::string>() : it->dump();
-  }
-  c.flatten_params(s.flag("flatten_params", "MLFLOW_FLATTEN_PARAMS", false));
-  c.max_log_params(s.integer("max_log_params", "MLFLOW_MAX_LOG_PARAMS", 0));
-  if (c.max_log_params() < 0)
-    throw ConfigError(s.source_of("max_log_params", "MLFLOW_MAX_LOG_PARAMS") + " must be >= 0");
-  c.log_artifacts(s.flag("log_artifacts", "HF_MLFLOW_LOG_ARTIFACTS", false));
-  c.token(s.get("tracking_token", "MLFLOW_TRACKING_TOKEN").value_or(""));
-  c.username(s.get("tracking_username", "MLFLOW_TRACKING_USERNAME").value_or(""));
-  c.password(s.get("tracking_password", "MLFLOW_TRACKING_PASSWORD").value_or(""));
-  c.insecure_tls(s.flag("insecure_tls", "MLFLOW_TRACKING_INSECURE_TLS", false));
-  // As MLflow's Python client: a CA bundle and a client certificate (with its key).
-  if (auto f = support::find_tls_file(s.get("ca_bundle", nullptr), s.source_of("ca_bundle", nullptr),
-                                      {"MLFLOW_TRACKING_SERVER_CERT_PATH"}, "a PEM bundle of certificate authorities"))
-    c.ca_bundle(f->path);
-  if (auto f = support::find_tls_file(s.get("client_cert", nullptr), s.source_of("client_cert", nullptr),
-                                      {"MLFLOW_TRACKING_CLIENT_CERT_PATH"},
-                                      "a PEM client certificate followed by its private key"))
-    c.client_cert(f->path);
-  c.max_param_value_length(s.integer("max_param_value_length", nullptr, 6000));
-  if (c.max_param_value_length() < 1)
-    throw ConfigError("plugin_config mlflow.max_param_value_length must be >= 1");
-  c.flush_timeout(seconds(s, "flush_timeout", 60));
-  c.request_timeout(seconds(s, "request_timeout", 30));
-  c.retry_initial(seconds(s, "retry_initial", 0.5));
-  c.retry_max(seconds(s, "retry_max", 10));
-  int64_t mem = s.integer("memory_records", nullptr, static_cast<int64_t>(MlflowOptions{}.memory_records()));
-  if (mem < 1) throw ConfigError("plugin_config mlflow.memory_records must be >= 1");
-  c.memory_records(static_cast<size_t>(mem));
-  c.spool_dir(s.get("spool_dir", nullptr).value_or(""));
+  // As MLflow's Python client: a CA bundle and a client certificate (with its
+  // key), which must be readable files; the message names where each came from.
+  auto file = [&](std::string& path, const char* key, const char* what) {
+    if (path.empty()) return;
+    if (auto f = support::find_tls_file(path, from[key], {}, what)) path = f->path;
+  };
+  file(c.ca_bundle(), "ca_bundle", "a PEM bundle of certificate authorities");
+  file(c.client_cert(), "client_cert", "a PEM client certificate followed by its private key");
   return c;
 }
 

@@ -1,23 +1,17 @@
 #include <trainhook/nan_guard/nan_guard_options.hpp>
 
-#include <trainhook/plugin.hpp>
-#include <trainhook/support/plugin_config.hpp>
-
 namespace trainhook::nan_guard {
 
-NanGuardOptions& NanGuardOptions::patience(int64_t p) {
-  if (p < 1)
-    throw ConfigError("plugin_config nan_guard.patience: expected an integer >= 1, got " + std::to_string(p));
-  patience_ = p;
-  return *this;
-}
-
-NanGuardOptions NanGuardOptions::from_json(const std::string& config_json) {
-  const support::PluginConfig cfg("nan_guard", config_json, {"action", "patience"});
-  NanGuardOptions o;
-  if (auto a = cfg.choice("action", {"stop", "skip"})) o.action(*a == "skip" ? Action::skip : Action::stop);
-  if (auto p = cfg.integer("patience", 1)) o.patience(*p);
-  return o;
+const OptionTable<NanGuardOptions>& NanGuardOptions::table() {
+  static const auto t =
+      OptionTable<NanGuardOptions>("nan_guard")
+          .choice(TRAINHOOK_KEY(action), {{"stop", Action::stop}, {"skip", Action::skip}},
+                  "`stop`: end the run after `patience` consecutive bad steps, naming the parameter and the "
+                  "step. `skip`: do not apply a bad step's optimizer update (the step still counts; the "
+                  "scheduler advances); adds `nan_guard_skipped_steps` to the logs.")
+          .key(TRAINHOOK_KEY(patience), "consecutive bad steps before `stop` ends the run")
+          .min(1);
+  return t;
 }
 
 }  // namespace trainhook::nan_guard

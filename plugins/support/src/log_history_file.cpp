@@ -103,50 +103,24 @@ class LogHistoryDelivery final : public Delivery<LogHistoryItem> {
 
 }  // namespace
 
+OptionTable<LogHistoryFileOptions> LogHistoryFileOptions::table(const std::string& plugin,
+                                                                const std::string& default_file) {
+  return OptionTable<LogHistoryFileOptions>(plugin)
+      .key(TRAINHOOK_KEY(file), "the file; a relative name is under `output_dir`")
+      .check("a file name (a non-empty string)", [](const std::string& f) { return !f.empty(); })
+      .shown_default("`" + default_file + "`")
+      .key(TRAINHOOK_KEY(queue_size),
+           "records queued for the writer thread (1 to 10000000); more are dropped and counted")
+      .min(1)
+      .max(10000000);
+}
+
 LogHistoryFileOptions LogHistoryFileOptions::from_json(const std::string& plugin,
                                                        const std::string& config_json,
                                                        const std::string& default_file) {
-  nlohmann::json cfg;
-  try {
-    cfg = nlohmann::json::parse(config_json.empty() ? "{}" : config_json);
-  } catch (const nlohmann::json::exception& e) {
-    throw ConfigError("plugin_config " + plugin + ": not valid JSON: " + e.what());
-  }
-  if (!cfg.is_object())
-    throw ConfigError("plugin_config " + plugin + ": expected a JSON object, got " + cfg.dump());
   LogHistoryFileOptions o;
   o.file(default_file);
-  for (auto it = cfg.begin(); it != cfg.end(); ++it) {
-    const std::string where = "plugin_config " + plugin + "." + it.key();
-    const nlohmann::json& v = it.value();
-    if (it.key() == "file") {
-      if (!v.is_string() || v.get<std::string>().empty())
-        throw ConfigError(where + ": expected a file name (a non-empty string), got " + v.dump());
-      o.file(v.get<std::string>());
-    } else if (it.key() == "queue_size") {
-      // Flags give "500" as the number 500; a string of digits is accepted too.
-      int64_t n = 0;
-      bool ok = false;
-      if (v.is_number_integer()) {
-        n = v.get<int64_t>();
-        ok = true;
-      } else if (v.is_string()) {
-        const std::string s = v.get<std::string>();
-        size_t used = 0;
-        try {
-          n = std::stoll(s, &used);
-          ok = used == s.size();
-        } catch (const std::exception&) {
-          ok = false;
-        }
-      }
-      if (!ok || n < 1 || n > 10000000)
-        throw ConfigError(where + ": expected an integer from 1 to 10000000, got " + v.dump());
-      o.queue_size(n);
-    } else {
-      throw ConfigError(where + ": unknown key; valid keys: file, queue_size");
-    }
-  }
+  table(plugin, default_file).parse_into(o, config_json);
   return o;
 }
 

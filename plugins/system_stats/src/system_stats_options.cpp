@@ -1,16 +1,15 @@
 #include <trainhook/system_stats/system_stats_options.hpp>
 
-#include <trainhook/plugin.hpp>
-#include <trainhook/support/plugin_config.hpp>
-
 namespace trainhook::system_stats {
 
-SystemStatsOptions SystemStatsOptions::from_json(const std::string& config_json) {
-  const support::PluginConfig cfg("system_stats", config_json, {"interval_steps", "gpu"});
-  SystemStatsOptions o;
-  if (auto n = cfg.integer("interval_steps", 1)) o.interval_steps(*n);
-  if (auto g = cfg.boolean("gpu")) o.gpu(*g);
-  return o;
+const OptionTable<SystemStatsOptions>& SystemStatsOptions::table() {
+  static const auto t =
+      OptionTable<SystemStatsOptions>("system_stats")
+          .key(TRAINHOOK_KEY(interval_steps),
+               "a sample at the first logging step at or after every multiple of this (≥ 1)")
+          .min(1)
+          .key(TRAINHOOK_KEY(gpu), "look for NVIDIA GPUs through NVML");
+  return t;
 }
 
 }  // namespace trainhook::system_stats

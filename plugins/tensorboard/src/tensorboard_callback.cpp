@@ -7,7 +7,6 @@
 
 #include <trainhook/support/clock.hpp>
 #include <trainhook/support/end_of_run_summary.hpp>
-#include <trainhook/support/env.hpp>
 #include <trainhook/support/host_name.hpp>
 #include <trainhook/support/log_values.hpp>
 
@@ -44,11 +43,11 @@ std::string pretty_json(const std::string& text) {
 class TensorBoardRun final : public EventFileDelivery {
  public:
   TensorBoardRun(trainhook::Host host, const std::filesystem::path& file, const TensorBoardOptions& options)
-      : EventFileDelivery(file, options.queue_size(),
+      : EventFileDelivery(file, static_cast<size_t>(options.queue_size()),
                           std::chrono::milliseconds(static_cast<int64_t>(options.flush_secs() * 1000)),
                           support::host_logger(host)),
         host_(host),
-        queue_size_(options.queue_size()) {
+        queue_size_(static_cast<size_t>(options.queue_size())) {
     set_final_events(
         [this](const std::vector<std::string>& scalar_tags) { return closing_events(scalar_tags); });
   }
@@ -136,8 +135,7 @@ std::unique_ptr<support::Delivery<EventItem>> TensorBoardCallback::open_run(trai
   const std::time_t now = std::time(nullptr);
   const std::string host = support::host_name("localhost");
   LogDirInputs in;
-  in.configured = options_.logging_dir();
-  in.environment = support::get_env("TENSORBOARD_LOGGING_DIR").value_or("");
+  in.configured = options_.logging_dir();  // TENSORBOARD_LOGGING_DIR too: the option table reads it
   in.output_dir = host_.output_dir();
   if (state.trial_name != nullptr) in.trial_name = state.trial_name;
   // One run, one folder (HF resolves logging_dir once per run): a writer

@@ -1,18 +1,22 @@
 #include <trainhook/throughput/throughput_options.hpp>
 
-#include <trainhook/plugin.hpp>
-#include <trainhook/support/plugin_config.hpp>
-
 namespace trainhook::throughput {
 
-ThroughputOptions ThroughputOptions::from_json(const std::string& config_json) {
-  const support::PluginConfig cfg("throughput", config_json,
-                                  {"window_size", "peak_flops", "flops_per_sample"});
-  ThroughputOptions o;
-  if (auto w = cfg.integer("window_size", 1)) o.window_size(*w);
-  if (auto p = cfg.number_in("peak_flops", 1.0, 1e30)) o.peak_flops(*p);
-  if (auto f = cfg.number_in("flops_per_sample", 1e-30, 1e30)) o.flops_per_sample(*f);
-  return o;
+const OptionTable<ThroughputOptions>& ThroughputOptions::table() {
+  static const auto t =
+      OptionTable<ThroughputOptions>("throughput")
+          .key(TRAINHOOK_KEY(window_size), "optimizer steps in the window (≥ 1; Composer's default)")
+          .min(1)
+          .key(TRAINHOOK_KEY(peak_flops),
+               "one device's peak FLOPs per second (e.g. A100 bf16 dense 3.12e14, H100 SXM 9.89e14); adds "
+               "`throughput/device/mfu`")
+          .min(1)
+          .max(1e30)
+          .key(TRAINHOOK_KEY(flops_per_sample),
+               "FLOPs one training sample costs (forward and backward), instead of the trainer's count")
+          .above(0)
+          .max(1e30);
+  return t;
 }
 
 }  // namespace trainhook::throughput

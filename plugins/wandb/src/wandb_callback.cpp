@@ -125,12 +125,11 @@ class WandbRun final : public support::Delivery<Record> {
 };
 
 WandbCallback::WandbCallback(trainhook::Setup& setup) : IntegrationCallback(setup.host()) {
-  support::Settings s(setup.config_json(), "wandb");
-  if (read_mode(s) == Mode::disabled) {
+  if (read_mode(setup.config_json()) == Mode::disabled) {
     disabled_ = true;  // HF #16594: disabled means nothing happens, and no key is asked for
     return;
   }
-  options_ = read_options(s, host_.output_dir());
+  options_ = read_options(setup.config_json(), host_.output_dir());
   if (options_->log_model() != LogModel::off && options_->mode() == Mode::offline)
     host_.warn(
         "wandb: WANDB_LOG_MODEL uploads need the server; in offline mode model files are not uploaded");

@@ -12,143 +12,121 @@ namespace trainhook::wandb {
 
 namespace {
 
-std::string lower_trimmed(const std::string& s) { return strings::lower(strings::trim_view(s)); }
+bool is_http_url(const std::string& u) { return u.rfind("http://", 0) == 0 || u.rfind("https://", 0) == 0; }
 
-std::chrono::milliseconds seconds_setting(const support::Settings& s, const char* key,
-                                          std::chrono::milliseconds fallback) {
-  const double v = s.number(key, nullptr, static_cast<double>(fallback.count()) / 1000.0);
-  if (!std::isfinite(v) || v < 0)
-    throw ConfigError(s.source_of(key, nullptr) + " must be a number of seconds >= 0, got " +
-                      std::to_string(v));
-  return std::chrono::milliseconds(static_cast<int64_t>(std::llround(v * 1000.0)));
-}
-
-std::vector<std::string> split_tags(const std::string& text) {
-  std::vector<std::string> out;
-  for (auto& tag : strings::split(text, ',', /*trim_pieces=*/true))
-    if (!tag.empty()) out.push_back(std::move(tag));
-  return out;
+bool is_run_id(const std::string& id) {
+  for (char c : id)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_')) return false;
+  return true;
 }
 
 }  // namespace
 
-const std::vector<std::string>& known_config_keys() {
-  static const std::vector<std::string> keys = {"mode",
-                                                "api_key",
-                                                "base_url",
-                                                "project",
-                                                "entity",
-                                                "run_id",
-                                                "resume",
-                                                "dir",
-                                                "log_model",
-                                                "tags",
-                                                "job_type",
-                                                "run_group",
-                                                "transmit_interval",
-                                                "backoff_initial",
-                                                "backoff_max",
-                                                "offline_after",
-                                                "finish_timeout",
-                                                "request_timeout",
-                                                "max_request_bytes",
-                                                "queue_capacity",
-                                                "memory_records",
-                                                "ca_bundle"};
-  return keys;
+const OptionTable<WandbOptions>& options_table() {
+  using O = WandbOptions;
+  static const auto t =
+      OptionTable<O>("wandb")
+          .choice(TRAINHOOK_KEY(mode),
+                  {{"online", Mode::online},
+                   {"offline", Mode::offline},
+                   {"disabled", Mode::disabled},
+                   {"run", Mode::online},
+                   {"dryrun", Mode::offline}},
+                  "online, offline or disabled (W&B's older run and dryrun too)")
+          .env("WANDB_MODE")
+          .key(TRAINHOOK_KEY(api_key), "never printed")
+          .env("WANDB_API_KEY")
+          .shown_default("(required online)")
+          .key(TRAINHOOK_KEY(base_url), "the server")
+          .env("WANDB_BASE_URL")
+          .check("an http:// or https:// URL", is_http_url)
+          .key(TRAINHOOK_KEY(ca_bundle),
+               "PEM bundle of the certificate authorities to trust (a site's own CA); `trainhook wandb-sync` "
+               "reads the same variables")
+          .env("REQUESTS_CA_BUNDLE")
+          .env("SSL_CERT_FILE")
+          .shown_default("the system's")
+          .key(TRAINHOOK_KEY(project), "the project")
+          .env("WANDB_PROJECT")
+          .key(TRAINHOOK_KEY(entity), "the team or user")
+          .env("WANDB_ENTITY")
+          .shown_default("the key's default entity")
+          .key(TRAINHOOK_KEY(run_id), "letters, digits, `-`, `_`")
+          .env("WANDB_RUN_ID")
+          .check("only letters, digits, '-' and '_'", is_run_id)
+          .shown_default("a new random id")
+          .choice(TRAINHOOK_KEY(resume),
+                  {{"false", Resume::none},
+                   {"allow", Resume::allow},
+                   {"must", Resume::must},
+                   {"never", Resume::never},
+                   {"auto", Resume::automatic},
+                   {"true", Resume::automatic}},
+                  "allow, must, never or auto")
+          .env("WANDB_RESUME")
+          .shown_default("none")
+          .key(TRAINHOOK_KEY(dir), "offline runs go to `<dir>/wandb/offline-run-*`")
+          .env("WANDB_DIR")
+          .shown_default("`output_dir`")
+          .choice(TRAINHOOK_KEY(log_model),
+                  {{"false", LogModel::off},
+                   {"end", LogModel::end},
+                   {"checkpoint", LogModel::checkpoint},
+                   {"0", LogModel::off},
+                   {"no", LogModel::off},
+                   {"off", LogModel::off},
+                   {"true", LogModel::end},
+                   {"1", LogModel::end},
+                   {"yes", LogModel::end},
+                   {"on", LogModel::end}},
+                  "end (the final model's checkpoint) or checkpoint (every save); HF's true means end")
+          .env("WANDB_LOG_MODEL")
+          .key(TRAINHOOK_KEY(tags), "comma-separated")
+          .env("WANDB_TAGS")
+          .shown_default("none")
+          .key(TRAINHOOK_KEY(job_type), "the run's job type")
+          .env("WANDB_JOB_TYPE")
+          .shown_default("none")
+          .key(TRAINHOOK_KEY(run_group), "the run's group")
+          .env("WANDB_RUN_GROUP")
+          .shown_default("none")
+          .key(TRAINHOOK_KEY(transmit_interval), "seconds between history requests (coalescing window)")
+          .key(TRAINHOOK_KEY(backoff_initial), "seconds of backoff after the first failure")
+          .key(TRAINHOOK_KEY(backoff_max), "seconds of backoff at most (>= `backoff_initial`)")
+          .key(TRAINHOOK_KEY(offline_after), "seconds unreachable before switching to the offline run")
+          .key(TRAINHOOK_KEY(finish_timeout), "seconds the end of the run waits for delivery")
+          .key(TRAINHOOK_KEY(request_timeout), "seconds per HTTP request")
+          .above(0)
+          .key(TRAINHOOK_KEY(max_request_bytes), "history bytes per request (about)")
+          .min(1)
+          .key(TRAINHOOK_KEY(queue_capacity), "records queued on the training side at most")
+          .min(1)
+          .key(TRAINHOOK_KEY(memory_records), "undelivered lines kept in memory before spilling to disk")
+          .min(2);
+  return t;
 }
 
-Mode read_mode(const support::Settings& s) {
-  auto v = s.get("mode", "WANDB_MODE");
-  if (!v) return Mode::online;
-  const std::string m = lower_trimmed(*v);
-  if (m == "online" || m == "run") return Mode::online;
-  if (m == "offline" || m == "dryrun") return Mode::offline;
-  if (m == "disabled") return Mode::disabled;
-  throw ConfigError(s.source_of("mode", "WANDB_MODE") + " must be online, offline or disabled, got '" + *v +
-                    "'");
-}
-
-WandbOptions read_options(const support::Settings& s, const std::string& default_dir) {
-  auto unknown = s.unknown_keys(known_config_keys());
-  if (!unknown.empty()) {
-    std::string known;
-    for (const auto& k : known_config_keys()) known += (known.empty() ? "" : ", ") + k;
-    throw ConfigError("plugin_config wandb." + unknown.front() +
-                      " is not a wandb setting; known keys: " + known);
-  }
+Mode read_mode(const std::string& config_json) {
   WandbOptions w;
-  w.mode(read_mode(s));
-  if (auto v = s.get("api_key", "WANDB_API_KEY")) w.api_key(*v);
-  if (auto v = s.get("base_url", "WANDB_BASE_URL")) w.base_url(*v);
+  options_table().parse_keys(w, config_json, {"mode"});
+  return w.mode();
+}
+
+WandbOptions read_options(const std::string& config_json, const std::string& default_dir) {
+  WandbOptions w;
+  w.dir(default_dir);
+  std::map<std::string, std::string> from;
+  options_table().parse_into(w, config_json, &from);
   while (!w.base_url().empty() && w.base_url().back() == '/') w.base_url().pop_back();
-  if (w.base_url().rfind("http://", 0) != 0 && w.base_url().rfind("https://", 0) != 0)
-    throw ConfigError(s.source_of("base_url", "WANDB_BASE_URL") +
-                      " must start with http:// or https://, got '" + w.base_url() + "'");
-  // As the W&B client (Python requests): REQUESTS_CA_BUNDLE, else OpenSSL's SSL_CERT_FILE.
-  if (auto f = support::find_tls_file(s.get("ca_bundle", nullptr), s.source_of("ca_bundle", nullptr),
-                                      {"REQUESTS_CA_BUNDLE", "SSL_CERT_FILE"},
-                                      "a PEM bundle of certificate authorities"))
-    w.ca_bundle(f->path);
-  if (auto v = s.get("project", "WANDB_PROJECT")) w.project(*v);
-  if (auto v = s.get("entity", "WANDB_ENTITY")) w.entity(*v);
-  if (auto v = s.get("run_id", "WANDB_RUN_ID")) w.run_id(*v);
-  for (char c : w.run_id())
-    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_'))
-      throw ConfigError(s.source_of("run_id", "WANDB_RUN_ID") +
-                        " may hold only letters, digits, '-' and '_', got '" + w.run_id() + "'");
-  if (auto v = s.get("resume", "WANDB_RESUME")) {
-    const std::string r = lower_trimmed(*v);
-    if (r == "allow")
-      w.resume(Resume::allow);
-    else if (r == "must")
-      w.resume(Resume::must);
-    else if (r == "never")
-      w.resume(Resume::never);
-    else if (r == "auto" || r == "true")
-      w.resume(Resume::automatic);
-    else if (r == "false" || r.empty())
-      w.resume(Resume::none);
-    else
-      throw ConfigError(s.source_of("resume", "WANDB_RESUME") + " must be allow, must, never or auto, got '" +
-                        *v + "'");
-  }
-  w.dir(s.get("dir", "WANDB_DIR").value_or(default_dir));
-  if (auto v = s.get("log_model", "WANDB_LOG_MODEL")) {
-    const std::string m = lower_trimmed(*v);
-    if (m == "checkpoint")
-      w.log_model(LogModel::checkpoint);
-    else if (m == "end" || support::is_truthy(m))
-      w.log_model(LogModel::end);  // HF: truthy means "end"
-    else if (m == "false" || m == "0" || m == "no" || m == "off" || m.empty())
-      w.log_model(LogModel::off);
-    else
-      throw ConfigError(s.source_of("log_model", "WANDB_LOG_MODEL") +
-                        " must be false, end or checkpoint, got '" + *v + "'");
-  }
-  if (auto v = s.get("tags", "WANDB_TAGS")) w.tags(split_tags(*v));
-  if (auto v = s.get("job_type", "WANDB_JOB_TYPE")) w.job_type(*v);
-  if (auto v = s.get("run_group", "WANDB_RUN_GROUP")) w.run_group(*v);
-
-  w.transmit_interval(seconds_setting(s, "transmit_interval", w.transmit_interval()));
-  w.backoff_initial(seconds_setting(s, "backoff_initial", w.backoff_initial()));
-  w.backoff_max(seconds_setting(s, "backoff_max", w.backoff_max()));
+  // As the W&B client (Python requests): REQUESTS_CA_BUNDLE, else OpenSSL's
+  // SSL_CERT_FILE; the file must be readable.
+  if (!w.ca_bundle().empty())
+    if (auto f = support::find_tls_file(w.ca_bundle(), from["ca_bundle"], {},
+                                        "a PEM bundle of certificate authorities"))
+      w.ca_bundle(f->path);
   if (w.backoff_max() < w.backoff_initial())
-    throw ConfigError("plugin_config wandb.backoff_max must be >= wandb.backoff_initial");
-  w.offline_after(seconds_setting(s, "offline_after", w.offline_after()));
-  w.finish_timeout(seconds_setting(s, "finish_timeout", w.finish_timeout()));
-  w.request_timeout(seconds_setting(s, "request_timeout", w.request_timeout()));
-  if (w.request_timeout().count() == 0) throw ConfigError("plugin_config wandb.request_timeout must be > 0");
-  const int64_t bytes = s.integer("max_request_bytes", nullptr, static_cast<int64_t>(w.max_request_bytes()));
-  if (bytes < 1) throw ConfigError("plugin_config wandb.max_request_bytes must be >= 1");
-  w.max_request_bytes(static_cast<size_t>(bytes));
-  const int64_t cap = s.integer("queue_capacity", nullptr, static_cast<int64_t>(w.queue_capacity()));
-  if (cap < 1) throw ConfigError("plugin_config wandb.queue_capacity must be >= 1");
-  w.queue_capacity(static_cast<size_t>(cap));
-  const int64_t mem = s.integer("memory_records", nullptr, static_cast<int64_t>(w.memory_records()));
-  if (mem < 2) throw ConfigError("plugin_config wandb.memory_records must be >= 2");
-  w.memory_records(static_cast<size_t>(mem));
-
+    throw ConfigError("plugin_config wandb.backoff_max: expected a number >= wandb.backoff_initial (" +
+                      std::to_string(static_cast<double>(w.backoff_initial().count()) / 1000) + " s)");
   if (w.mode() == Mode::online && w.api_key().empty())
     throw ConfigError(
         "wandb: WANDB_API_KEY is not set (needed for WANDB_MODE=online); set it, or use WANDB_MODE=offline "

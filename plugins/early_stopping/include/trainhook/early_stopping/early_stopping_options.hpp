@@ -1,8 +1,10 @@
 // Options of the early_stopping callback, HF EarlyStoppingCallback's two
-// arguments. Built with chained setters or read from the callback's
-// plugin_config section ({"early_stopping_patience": 3, ...}; the short names
-// "patience" and "threshold" are accepted too).
+// arguments, read from the callback's plugin_config section
+// ({"early_stopping_patience": 3, ...}; the short names "patience" and
+// "threshold" are accepted too). The keys are declared once, in table().
 #pragma once
+
+#include <trainhook/options.hpp>
 
 #include <cstdint>
 #include <string>
@@ -10,23 +12,17 @@
 namespace trainhook::early_stopping {
 
 class EarlyStoppingOptions {
- public:
   // Evaluations without improvement before training stops (>= 1).
-  EarlyStoppingOptions& patience(int64_t p);
+  TRAINHOOK_OPTION(int64_t, patience, 1);
+
+ public:
   // How much better than the best a value must be to count as an improvement (>= 0).
-  EarlyStoppingOptions& threshold(double t);
-  int64_t patience() const noexcept { return patience_; }
-  double threshold() const noexcept { return threshold_; }
+  TRAINHOOK_OPTION(double, threshold, 0.0);
 
-  // Parses a plugin_config section (a JSON object text). Throws
-  // trainhook::ConfigError naming the key and the valid keys for an unknown key,
-  // and naming the key and what was expected for a bad value. Numbers given as
-  // strings ("3", from --plugin_config flags) are accepted.
-  static EarlyStoppingOptions from_json(const std::string& config_json);
-
- private:
-  int64_t patience_ = 1;
-  double threshold_ = 0.0;
+ public:
+  static const OptionTable<EarlyStoppingOptions>& table();
+  // Throws trainhook::ConfigError naming the key for an unknown key or bad value.
+  static EarlyStoppingOptions from_json(const std::string& config_json) { return table().parse(config_json); }
 };
 
 }  // namespace trainhook::early_stopping

@@ -1,7 +1,9 @@
 // Options of the ema callback, from its plugin_config section
 // ({"decay": 0.999, "warmup": true, "evaluate_with_ema": true, "update_every": 1,
-//   "final_weights": true}).
+//   "final_weights": true}); the keys are declared once, in table().
 #pragma once
+
+#include <trainhook/options.hpp>
 
 #include <cstdint>
 #include <string>
@@ -9,48 +11,36 @@
 namespace trainhook::ema {
 
 class EmaOptions {
+  // In [0, 1): ema = decay * ema + (1 - decay) * weights.
+  TRAINHOOK_OPTION(double, decay, 0.999);
+
  public:
-  EmaOptions& decay(double d);  // in [0, 1)
   // Warm-up: the decay of update n is min(decay, (1 + n) / (10 + n)) (TF/timm).
-  EmaOptions& warmup(bool w) {
-    warmup_ = w;
-    return *this;
-  }
+  TRAINHOOK_OPTION(bool, warmup, false);
+
+ public:
   // Swap the EMA weights in for every evaluation, and back after it.
-  EmaOptions& evaluate_with_ema(bool e) {
-    evaluate_with_ema_ = e;
-    return *this;
-  }
-  EmaOptions& update_every(int64_t n);  // >= 1 optimizer steps
+  TRAINHOOK_OPTION(bool, evaluate_with_ema, true);
+
+ public:
+  // >= 1 optimizer steps between updates.
+  TRAINHOOK_OPTION(int64_t, update_every, 1);
+
+ public:
+  // Log a checksum of the EMA weights at train end as a warning, so every rank
+  // prints it (replicas log warnings only): to compare ranks.
+  TRAINHOOK_OPTION(bool, log_checksum, false);
+
+ public:
   // At the end of training write the EMA weights into the model, so the final
   // save holds them; with --load_best_model_at_end the EMA weights saved with
   // the best checkpoint (the ones its evaluation used).
-  EmaOptions& final_weights(bool f) {
-    final_weights_ = f;
-    return *this;
-  }
-  bool final_weights() const noexcept { return final_weights_; }
-  // Log a checksum of the EMA weights at train end as a warning, so every rank
-  // prints it (replicas log warnings only): to compare ranks.
-  EmaOptions& log_checksum(bool l) {
-    log_checksum_ = l;
-    return *this;
-  }
-  bool log_checksum() const noexcept { return log_checksum_; }
-  double decay() const noexcept { return decay_; }
-  bool warmup() const noexcept { return warmup_; }
-  bool evaluate_with_ema() const noexcept { return evaluate_with_ema_; }
-  int64_t update_every() const noexcept { return update_every_; }
+  TRAINHOOK_OPTION(bool, final_weights, true);
 
-  static EmaOptions from_json(const std::string& config_json);
-
- private:
-  double decay_ = 0.999;
-  bool warmup_ = false;
-  bool evaluate_with_ema_ = true;
-  int64_t update_every_ = 1;
-  bool log_checksum_ = false;
-  bool final_weights_ = true;
+ public:
+  static const OptionTable<EmaOptions>& table();
+  // Throws trainhook::ConfigError naming the key for an unknown key or bad value.
+  static EmaOptions from_json(const std::string& config_json) { return table().parse(config_json); }
 };
 
 }  // namespace trainhook::ema

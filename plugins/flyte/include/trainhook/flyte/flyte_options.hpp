@@ -5,7 +5,7 @@
 #pragma once
 
 #include <trainhook/flyte/location.hpp>
-#include <trainhook/support/option.hpp>
+#include <trainhook/options.hpp>
 #include <trainhook/support/retry.hpp>
 
 #include <chrono>
@@ -14,6 +14,39 @@
 #include <string>
 
 namespace trainhook::flyte {
+
+// The plugin_config keys as given (text locations, seconds, bytes), declared
+// once in table(); FlyteOptions::parse turns them into the callback's settings.
+class FlyteKeys {
+  TRAINHOOK_OPTION(std::string, checkpoint_path, "");
+
+ public:
+  TRAINHOOK_OPTION(std::string, prev_checkpoint, "");
+
+ public:
+  TRAINHOOK_OPTION(bool, restore_all, false);
+
+ public:
+  TRAINHOOK_OPTION(std::chrono::milliseconds, wait_timeout, std::chrono::seconds(300));
+
+ public:
+  TRAINHOOK_OPTION(double, retry_seconds, 120);
+
+ public:
+  TRAINHOOK_OPTION(uint64_t, multipart_threshold, 64ull << 20);
+
+ public:
+  TRAINHOOK_OPTION(uint64_t, part_size, 16ull << 20);
+
+ public:
+  TRAINHOOK_OPTION(bool, deck, true);
+
+ public:
+  TRAINHOOK_OPTION(std::string, ca_bundle, "");
+
+ public:
+  static const OptionTable<FlyteKeys>& table();
+};
 
 // Built with chained setters (FlyteOptions().destination(loc).deck(false)) or
 // read from the plugin_config section and the environment by parse().
@@ -36,7 +69,7 @@ class FlyteOptions {
                        .max_elapsed(std::chrono::seconds(120)));
   TRAINHOOK_OPTION(uint64_t, multipart_threshold, 64ull << 20);
   TRAINHOOK_OPTION(uint64_t, part_size, 16ull << 20);
-  TRAINHOOK_OPTION(bool, deck, true);  // write and upload log_history.html
+  TRAINHOOK_OPTION(bool, deck, true);            // write and upload log_history.html
   TRAINHOOK_OPTION(std::string, ca_bundle, {});  // S3 over HTTPS: PEM CAs to trust; empty = the system's
 
  public:

@@ -1,10 +1,10 @@
 // The mlflow integration's settings: each comes from the plugin configuration
 // (--plugin_config mlflow.<key>=...) or else its environment variable, with
-// the Hugging Face MLflowCallback names and meanings.
+// the Hugging Face MLflowCallback names and meanings; the keys are declared
+// once, in options_table().
 #pragma once
 
-#include <trainhook/support/env.hpp>
-#include <trainhook/support/option.hpp>
+#include <trainhook/options.hpp>
 
 #include <chrono>
 #include <cstdint>
@@ -48,13 +48,14 @@ class MlflowOptions {
   TRAINHOOK_OPTION(std::string, spool_dir, {});  // empty = <output_dir>/mlflow_spool
 };
 
-// Reads and validates everything; throws trainhook::ConfigError naming the
-// variable or config key at fault (missing MLFLOW_TRACKING_URI, bad MLFLOW_TAGS,
-// non-numeric limits, a non-http tracking URI). With DISABLE_MLFLOW_INTEGRATION
-// set, returns {disabled = true} without checking the rest.
-MlflowOptions read_options(const std::string& config_json);
+// The plugin_config keys, their variables, defaults and ranges.
+const OptionTable<MlflowOptions>& options_table();
 
-// Configuration keys this plugin understands (others get a warning).
-const std::vector<std::string>& known_config_keys();
+// Reads and validates everything; throws trainhook::ConfigError naming the
+// variable or config key at fault (an unknown key, missing MLFLOW_TRACKING_URI,
+// bad MLFLOW_TAGS, non-numeric limits, a non-http tracking URI). With
+// DISABLE_MLFLOW_INTEGRATION set, returns {disabled = true} without requiring
+// the rest.
+MlflowOptions read_options(const std::string& config_json);
 
 }  // namespace trainhook::mlflow

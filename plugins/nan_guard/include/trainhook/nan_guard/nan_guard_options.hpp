@@ -1,6 +1,8 @@
 // Options of the nan_guard callback, from its plugin_config section
-// ({"action": "stop", "patience": 1}) or chained setters.
+// ({"action": "stop", "patience": 1}); the keys are declared once, in table().
 #pragma once
+
+#include <trainhook/options.hpp>
 
 #include <cstdint>
 #include <string>
@@ -10,23 +12,18 @@ namespace trainhook::nan_guard {
 enum class Action { stop, skip };
 
 class NanGuardOptions {
- public:
   // stop: end the run after `patience` consecutive bad steps; skip: do not
   // apply a bad step's optimizer update (as a gradient scaler does).
-  NanGuardOptions& action(Action a) {
-    action_ = a;
-    return *this;
-  }
-  NanGuardOptions& patience(int64_t p);  // >= 1
-  Action action() const noexcept { return action_; }
-  int64_t patience() const noexcept { return patience_; }
+  TRAINHOOK_OPTION(Action, action, Action::stop);
 
+ public:
+  // >= 1 consecutive bad steps before `stop` ends the run.
+  TRAINHOOK_OPTION(int64_t, patience, 1);
+
+ public:
+  static const OptionTable<NanGuardOptions>& table();
   // Throws trainhook::ConfigError naming the key for an unknown key or bad value.
-  static NanGuardOptions from_json(const std::string& config_json);
-
- private:
-  Action action_ = Action::stop;
-  int64_t patience_ = 1;
+  static NanGuardOptions from_json(const std::string& config_json) { return table().parse(config_json); }
 };
 
 }  // namespace trainhook::nan_guard

@@ -1,9 +1,9 @@
-// The prometheus callback's configuration (its plugin_config section), e.g.
+// The prometheus callback's configuration (its plugin_config section; keys in table()), e.g.
 //   --plugin_config prometheus.listen=127.0.0.1:9464 --plugin_config prometheus.job=llm-pretrain
 //   --plugin_config prometheus.pushgateway_url=http://pgw:9091 --plugin_config prometheus.push_interval=30
 #pragma once
 
-#include <trainhook/support/option.hpp>
+#include <trainhook/options.hpp>
 
 #include <string>
 
@@ -11,6 +11,8 @@ namespace trainhook::prometheus {
 
 class PrometheusOptions {
  public:
+  // The keys, declared once.
+  static const OptionTable<PrometheusOptions>& table();
   // Parses the JSON object given to the callback; throws trainhook::ConfigError
   // naming the key and what was expected for unknown keys or bad values.
   static PrometheusOptions from_json(const std::string& config_json);

@@ -21,9 +21,9 @@
 // counted and reported at train end (and when the callback goes away).
 #pragma once
 
+#include <trainhook/options.hpp>
 #include <trainhook/plugin.hpp>
 #include <trainhook/support/integration.hpp>
-#include <trainhook/support/option.hpp>
 
 #include <nlohmann/json.hpp>
 
@@ -78,14 +78,19 @@ class LogHistoryFormat {
   virtual void append(const std::filesystem::path& file, const nlohmann::json& entry) = 0;
 };
 
-// The keys both loggers read ("file" and "queue_size"). Errors name the plugin and key.
+// The keys both loggers read ("file" and "queue_size"), declared once in
+// table(). Errors name the plugin and key.
 class LogHistoryFileOptions {
   // The file name: absolute, or relative to output_dir.
   TRAINHOOK_OPTION(std::string, file, "");
+
+ public:
   // Records queued for the writer thread at most; more are dropped and counted.
   TRAINHOOK_OPTION(int64_t, queue_size, 10000);
 
  public:
+  // The table of one logger: `plugin` names its section, `default_file` is its file.
+  static OptionTable<LogHistoryFileOptions> table(const std::string& plugin, const std::string& default_file);
   static LogHistoryFileOptions from_json(const std::string& plugin, const std::string& config_json,
                                          const std::string& default_file);
 };

@@ -1,7 +1,8 @@
-// Options of the system_stats callback ({"interval_steps": 10, "gpu": true}).
+// Options of the system_stats callback ({"interval_steps": 10, "gpu": true});
+// the keys are declared once, in table().
 #pragma once
 
-#include <trainhook/support/option.hpp>
+#include <trainhook/options.hpp>
 
 #include <cstdint>
 #include <string>
@@ -9,7 +10,6 @@
 namespace trainhook::system_stats {
 
 class SystemStatsOptions {
- public:
   // A sample at the first logging step at or after every multiple of this.
   TRAINHOOK_OPTION(int64_t, interval_steps, 10);
 
@@ -18,7 +18,9 @@ class SystemStatsOptions {
   TRAINHOOK_OPTION(bool, gpu, true);
 
  public:
-  static SystemStatsOptions from_json(const std::string& config_json);
+  static const OptionTable<SystemStatsOptions>& table();
+  // Throws trainhook::ConfigError naming the key for an unknown key or bad value.
+  static SystemStatsOptions from_json(const std::string& config_json) { return table().parse(config_json); }
 };
 
 }  // namespace trainhook::system_stats

@@ -1,7 +1,8 @@
-// Options of the throughput callback ({"window_size": 100, "peak_flops": 3.12e14}).
+// Options of the throughput callback ({"window_size": 100, "peak_flops": 3.12e14});
+// the keys are declared once, in table().
 #pragma once
 
-#include <trainhook/support/option.hpp>
+#include <trainhook/options.hpp>
 
 #include <cstdint>
 #include <optional>
@@ -10,7 +11,6 @@
 namespace trainhook::throughput {
 
 class ThroughputOptions {
- public:
   // Optimizer steps per window (Composer's default).
   TRAINHOOK_OPTION(int64_t, window_size, 100);
 
@@ -24,7 +24,9 @@ class ThroughputOptions {
   TRAINHOOK_OPTION(std::optional<double>, flops_per_sample, std::nullopt);
 
  public:
-  static ThroughputOptions from_json(const std::string& config_json);
+  static const OptionTable<ThroughputOptions>& table();
+  // Throws trainhook::ConfigError naming the key for an unknown key or bad value.
+  static ThroughputOptions from_json(const std::string& config_json) { return table().parse(config_json); }
 };
 
 }  // namespace trainhook::throughput

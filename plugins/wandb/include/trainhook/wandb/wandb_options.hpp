@@ -6,8 +6,7 @@
 // callback do nothing at all: no key is read, nothing else is validated.
 #pragma once
 
-#include <trainhook/support/env.hpp>
-#include <trainhook/support/option.hpp>
+#include <trainhook/options.hpp>
 
 #include <chrono>
 #include <cstddef>
@@ -56,17 +55,17 @@ class WandbOptions {
   TRAINHOOK_OPTION(size_t, memory_records, 500);
 };
 
-// Names of the plugin_config keys we understand (for the unknown-key error).
-const std::vector<std::string>& known_config_keys();
+// The plugin_config keys, their variables, defaults and ranges, declared once.
+const OptionTable<WandbOptions>& options_table();
 
 // WANDB_MODE / wandb.mode only. Accepts online, offline, disabled (and W&B's
 // older spellings run, dryrun). Throws ConfigError naming the source otherwise.
-Mode read_mode(const support::Settings& settings);
+Mode read_mode(const std::string& config_json);
 
 // Everything. default_dir is used when WANDB_DIR is unset (the run's
 // output_dir). Throws ConfigError for unknown keys and malformed values; an
 // online run without an API key is an error that says how to fix it.
-WandbOptions read_options(const support::Settings& settings, const std::string& default_dir);
+WandbOptions read_options(const std::string& config_json, const std::string& default_dir);
 
 const char* to_string(Mode m);
 const char* to_string(Resume r);
