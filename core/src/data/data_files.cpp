@@ -29,7 +29,12 @@ bool has_extension(const std::string& file, const std::string& ext) {
 }
 
 DataKind kind_of(const std::string& file) {
-  if (std::filesystem::is_directory(file)) return DataKind::arrays;
+  // A folder is a folder of .npy arrays unless its name says it should have
+  // been a file ("data.csv/"): that one's reader names it as a folder.
+  static const char* const file_kinds[] = {".bin", ".npy", ".csv", ".txt", ".pt", ".pth"};
+  const bool named_as_file = std::any_of(std::begin(file_kinds), std::end(file_kinds),
+                                         [&](const char* ext) { return has_extension(file, ext); });
+  if (std::filesystem::is_directory(file) && !named_as_file) return DataKind::arrays;
   if (has_extension(file, ".bin") || has_extension(file, ".npy")) return DataKind::tokens;
   if (has_extension(file, ".csv")) return DataKind::tabular;
   if (has_extension(file, ".txt")) return DataKind::text;

@@ -109,9 +109,10 @@ class LogHistoryFileCallback : public IntegrationCallback<LogHistoryItem> {
 
   void on_train_begin(trainhook::Event& e) override;
   void on_log(trainhook::Event& e) override;
-  // Waits (bounded) until the queued lines are in the file, so a checkpoint's
-  // log_history is in the file once the checkpoint exists (a run killed later
-  // and resumed from it loses no line).
+  // Waits (bounded) until the queued lines are in the file, so once on_save
+  // returns the file holds the checkpoint's log_history (the trainer writes
+  // the folder first, as HF does; a run killed later and resumed from it
+  // loses no line).
   void on_save(trainhook::Event& e) override;
   void on_train_end(trainhook::Event& e) override;
 
