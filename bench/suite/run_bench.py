@@ -329,6 +329,10 @@ class Suite:
                                    source="bench/mapped_data", note=note or ""))
         self.figures.append(Figure("steps/s, mapped .bin / in-memory .txt (char LM)", r and r["speed_ratio"], "x",
                                    0.97, op=">=", source="bench/mapped_data"))
+        self.figures.append(Figure("steps/s, mapped .npy folder / in-memory .pt (MLP)", r and r["npy_speed_ratio"],
+                                   "x", 0.97, op=">=", source="bench/mapped_data",
+                                   note=r and f"{r['steps_per_second_npy']:.0f} vs {r['steps_per_second_pt']:.0f} steps/s"
+                                   or ""))
         text = self.run_repeats("worker_overlap", "worker overlap", ("1", "60"), ("3", "150"))
         ratio = text and _first_number(text, "worker_overlap_ratio")
         self.raw["worker_overlap"] = text and text.strip().splitlines()

@@ -1,5 +1,6 @@
 // trainhook: dispatches to a subcommand (see cli/commands.hpp).
 #include <trainhook/cli/commands.hpp>
+#include <trainhook/common/allocator_policy.hpp>
 
 #include <cstdio>
 #include <cstring>
@@ -24,6 +25,9 @@ void usage(std::FILE* out) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Before anything allocates: the step time must not depend on how the data
+  // was loaded (allocator_policy.hpp). The user's MALLOC_* settings win.
+  (void)trainhook::apply_allocator_policy();
   if (argc < 2 || std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0) {
     usage(argc < 2 ? stderr : stdout);
     return argc < 2 ? 2 : 0;
