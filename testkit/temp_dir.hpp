@@ -50,8 +50,10 @@ inline std::string read_file(const std::filesystem::path& p) {
   return s.str();
 }
 
+// Makes the folders on the way.
 inline void write_file(const std::filesystem::path& p, const std::string& text) {
-  std::ofstream(p, std::ios::binary) << text;
+  if (p.has_parent_path()) std::filesystem::create_directories(p.parent_path());
+  std::ofstream(p, std::ios::binary | std::ios::trunc) << text;
 }
 
 }  // namespace trainhook::testkit

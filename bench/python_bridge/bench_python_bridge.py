@@ -21,36 +21,14 @@ import sys
 import tempfile
 import time
 
-import numpy as np
 import torch
 import transformers
 from transformers import Trainer, TrainerCallback, TrainerControl, TrainerState, TrainingArguments
 
 import trainhook
 
-
-class Digits(torch.utils.data.Dataset):
-    def __init__(self, path):
-        rows = np.loadtxt(path, delimiter=",")
-        self.x = torch.tensor(rows[:, :64] / 16.0, dtype=torch.float32)
-        self.y = torch.tensor(rows[:, 64], dtype=torch.long)
-
-    def __len__(self):
-        return len(self.y)
-
-    def __getitem__(self, i):
-        return {"input": self.x[i], "labels": self.y[i]}
-
-
-class Mlp(torch.nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.net = torch.nn.Sequential(torch.nn.Linear(64, 256), torch.nn.ReLU(), torch.nn.Linear(256, 256),
-                                       torch.nn.ReLU(), torch.nn.Linear(256, 10))
-
-    def forward(self, input, labels=None):
-        logits = self.net(input)
-        return {"loss": torch.nn.functional.cross_entropy(logits, labels), "logits": logits}
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "testkit"))
+from hf_digits import Digits, Mlp, digits_rows  # noqa: E402
 
 
 class StepClock(TrainerCallback):
@@ -105,7 +83,7 @@ def step_ms(data, steps, work, callbacks, inside=None):
     clock = StepClock(skip=min(20, steps // 2))
     made = callbacks()
     timers = [InsideClock(c, clock) for c in made]
-    t = Trainer(model=Mlp(), args=args, train_dataset=data, callbacks=[clock] + made)
+    t = Trainer(model=Mlp(hidden=(256, 256)), args=args, train_dataset=data, callbacks=[clock] + made)
     t.train()
     if inside is not None:
         inside.append(sum(x.total for x in timers) * 1e6 / clock.steps)
@@ -136,7 +114,7 @@ def event_us(callback, hf_event, n, **kwargs):
     with tempfile.TemporaryDirectory() as out:
         args = TrainingArguments(output_dir=out, report_to=[], use_cpu=True, max_steps=10, logging_steps=10)
         state, control = TrainerState(max_steps=10, logging_steps=10), TrainerControl()
-        model = Mlp()
+        model = Mlp(hidden=(256, 256))
         callback.on_init_end(args, state, control, model=model)
         callback.on_train_begin(args, state, control, model=model)
         method = getattr(callback, hf_event)
@@ -160,7 +138,7 @@ def main():
     opts = p.parse_args()
     transformers.logging.set_verbosity_error()
     torch.set_num_threads(1)  # one thread: a 2-core machine shared with other work measures steadily
-    data = Digits(opts.digits)
+    data = Digits(digits_rows(opts.digits))
     configs = {
         "none": lambda: [],
         "bridge_empty": lambda: [trainhook.TrainhookCallback()],

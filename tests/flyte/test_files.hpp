@@ -1,38 +1,16 @@
-// Small file helpers shared by the flyte tests.
+// Small file helpers shared by the flyte tests (testkit/temp_dir.hpp's, by the names they use).
 #pragma once
 
+#include <temp_dir.hpp>
+
 #include <filesystem>
-#include <fstream>
-#include <iterator>
-#include <random>
 #include <string>
 
 namespace flyte_test {
 
-// A fresh, empty folder under the temp directory, removed by the destructor.
-struct TempDir {
-  std::filesystem::path path;
-  explicit TempDir(const std::string& name) {
-    path = std::filesystem::temp_directory_path() / (name + "-" + std::to_string(std::random_device{}()));
-    std::filesystem::remove_all(path);
-    std::filesystem::create_directories(path);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::permissions(path, std::filesystem::perms::owner_all, ec);
-    std::filesystem::remove_all(path, ec);
-  }
-};
-
-inline void write(const std::filesystem::path& p, const std::string& data) {
-  std::filesystem::create_directories(p.parent_path());
-  std::ofstream(p, std::ios::binary | std::ios::trunc) << data;
-}
-
-inline std::string read(const std::filesystem::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
+using trainhook::testkit::TempDir;
+inline void write(const std::filesystem::path& p, const std::string& data) { trainhook::testkit::write_file(p, data); }
+inline std::string read(const std::filesystem::path& p) { return trainhook::testkit::read_file(p); }
 
 // A fake checkpoint-<step>/ folder whose bytes depend on the step.
 inline std::filesystem::path make_checkpoint(const std::filesystem::path& root, int step) {

@@ -46,7 +46,6 @@ import shutil
 import sys
 
 try:
-    import numpy as np
     import torch
     import transformers
     from transformers import EarlyStoppingCallback, Trainer, TrainerCallback, TrainingArguments
@@ -55,6 +54,9 @@ except ImportError as e:
     sys.exit(1)
 
 import trainhook
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "testkit"))
+from hf_digits import Digits, Mlp, digits_rows  # noqa: E402
 
 failures = []
 
@@ -65,32 +67,8 @@ def check(cond, what):
         failures.append(what)
 
 
-class Digits(torch.utils.data.Dataset):
-    def __init__(self, rows):
-        self.x = torch.tensor(rows[:, :64] / 16.0, dtype=torch.float32)
-        self.y = torch.tensor(rows[:, 64], dtype=torch.long)
-
-    def __len__(self):
-        return len(self.y)
-
-    def __getitem__(self, i):
-        return {"input": self.x[i], "labels": self.y[i]}
-
-
-class Mlp(torch.nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.hidden = torch.nn.Linear(64, 32)
-        self.out = torch.nn.Linear(32, 10)
-
-    def forward(self, input, labels=None):
-        logits = self.out(torch.relu(self.hidden(input)))
-        loss = torch.nn.functional.cross_entropy(logits, labels) if labels is not None else None
-        return {"loss": loss, "logits": logits}
-
-
 def data(path):
-    rows = np.loadtxt(path, delimiter=",")
+    rows = digits_rows(path)
     return Digits(rows[:1400]), Digits(rows[1400:])
 
 

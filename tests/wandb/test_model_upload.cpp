@@ -4,14 +4,12 @@
 // removed before their upload are skipped, encoded URLs.
 #include <trainhook/wandb/model_upload.hpp>
 
+#include <temp_dir.hpp>
 #include <test_http_server.hpp>
 
 #include <doctest/doctest.h>
-#include <unistd.h>
 
-#include <cstdint>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <string>
 
@@ -23,24 +21,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    path = fs::temp_directory_path() / ("th_model_upload_" + std::to_string(::getpid()) + "_" +
-                                        std::to_string(reinterpret_cast<uintptr_t>(this)));
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-};
+using trainhook::testkit::TempDir;
 
-void write(const fs::path& p, const std::string& bytes) {
-  fs::create_directories(p.parent_path());
-  std::ofstream(p, std::ios::binary) << bytes;
-}
+void write(const fs::path& p, const std::string& bytes) { trainhook::testkit::write_file(p, bytes); }
 
 trainhook::support::RetryPolicy fast() {
   return trainhook::support::RetryPolicy()
@@ -69,7 +52,7 @@ TEST_CASE("artifact file URLs: every segment encoded, folders of the relative pa
 }
 
 TEST_CASE("ModelUploader: every file's bytes, one PUT each, retried on 500 and a dropped connection") {
-  TempDir tmp;
+  TempDir tmp("th_model_upload");
   const std::string big(300000, 'x');
   write(tmp.path / "checkpoint-4" / "model.pt", big);
   write(tmp.path / "checkpoint-4" / "trainer_state.json", "{\"global_step\": 4}");
@@ -109,7 +92,7 @@ TEST_CASE("ModelUploader: every file's bytes, one PUT each, retried on 500 and a
 }
 
 TEST_CASE("ModelUploader: a final refusal gives up that folder only, a removed folder is skipped") {
-  TempDir tmp;
+  TempDir tmp("th_model_upload");
   write(tmp.path / "a" / "1.txt", "one");
   write(tmp.path / "a" / "2.txt", "two");
   write(tmp.path / "c" / "3.txt", "three");

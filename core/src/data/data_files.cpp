@@ -85,6 +85,18 @@ void check_features(const std::string& file, int64_t features, DataInfo& info) {
   info.num_features = features;
 }
 
+// Integer class labels: the training data (first) defines the classes,
+// evaluation and test data must stay within them.
+void note_class_ids(const std::string& file, int64_t max_label, DataInfo& info, bool first) {
+  if (first) {
+    info.num_classes = max_label + 1;
+  } else if (info.num_classes > 0 && max_label >= info.num_classes) {
+    throw std::runtime_error(file + ": label " + std::to_string(max_label) +
+                             " is out of range: the training data has classes 0.." +
+                             std::to_string(info.num_classes - 1));
+  }
+}
+
 std::shared_ptr<TensorDataset> csv_dataset(const std::string& file, const DataArguments& data, DataInfo& info,
                                            bool defines_classes, bool real_labels) {
   const auto [label_column, header] = label_column_of(file, data);
@@ -218,17 +230,10 @@ std::shared_ptr<TensorDataset> pt_dataset(const std::string& file, DataInfo& inf
   if (y.is_floating_point()) {
     info.real_labels = true;
   } else if (y.numel() > 0) {
-    const int64_t max_label = y.max().item<int64_t>();
     if (y.min().item<int64_t>() < 0) {
       throw std::runtime_error(file + ": tensor '" + label + "' has a negative class id");
     }
-    if (first) {
-      info.num_classes = max_label + 1;
-    } else if (info.num_classes > 0 && max_label >= info.num_classes) {
-      throw std::runtime_error(file + ": label " + std::to_string(max_label) +
-                               " is out of range: the training data has classes 0.." +
-                               std::to_string(info.num_classes - 1));
-    }
+    note_class_ids(file, y.max().item<int64_t>(), info, first);
   }
   return ds;
 }
@@ -262,14 +267,7 @@ void check_array_labels(const std::string& file, TensorDataset& ds, DataInfo& in
   const auto wide = y.to(torch::kLong);
   if (wide.min().item<int64_t>() < 0)
     throw std::runtime_error(file + ": the labels hold a negative class id");
-  const int64_t max_label = wide.max().item<int64_t>();
-  if (first) {
-    info.num_classes = max_label + 1;
-  } else if (info.num_classes > 0 && max_label >= info.num_classes) {
-    throw std::runtime_error(file + ": label " + std::to_string(max_label) +
-                             " is out of range: the training data has classes 0.." +
-                             std::to_string(info.num_classes - 1));
-  }
+  note_class_ids(file, wide.max().item<int64_t>(), info, first);
 }
 
 std::shared_ptr<TensorDataset> mapped_dataset(const std::string& pattern,
