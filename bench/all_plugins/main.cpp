@@ -322,6 +322,7 @@ int bench(Options o) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  trainhook::bench::use_program_allocator_policy();
   Options o;
   try {
     for (int i = 1; i < argc; ++i) {
