@@ -46,7 +46,7 @@ class MlflowDelivery final : public support::Delivery<Record> {
   // per record keep the worker and the server busy beside the training
   // thread. The worker comes by every 200 ms, or at 500 queued records (half
   // of a request's 1000 metrics), and sends what is queued in one request.
-  // A flush (on_save, train end) takes what is queued at once.
+  // The end of the run takes what is queued at once.
   support::WorkerOptions worker_options() const override {
     support::WorkerOptions o;
     o.wake_at = 500;
