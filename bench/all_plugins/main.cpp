@@ -322,7 +322,7 @@ int bench(Options o) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  trainhook::bench::use_program_allocator_policy();
+  (void)trainhook::apply_allocator_policy();  // as the trainhook program (bench_harness.hpp)
   Options o;
   try {
     for (int i = 1; i < argc; ++i) {

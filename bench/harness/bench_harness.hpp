@@ -18,12 +18,11 @@
 
 namespace trainhook::bench {
 
-// Each benchmark's main() calls this first: the allocator as the `trainhook`
-// program sets it (common/allocator_policy.hpp). Without it, glibc mmaps and
-// page-faults every activation buffer over 128 KiB until something frees a
-// large block, so one configuration of an interleaved pair could run with the
-// raised threshold and the other without it.
-inline void use_program_allocator_policy() { (void)apply_allocator_policy(); }
+// Each benchmark's main() first calls apply_allocator_policy()
+// (common/allocator_policy.hpp), as the `trainhook` program does. Without it,
+// glibc mmaps and page-faults every activation buffer over 128 KiB until
+// something frees a large block, so one configuration of an interleaved pair
+// could run with the raised threshold and the other without it.
 
 using Clock = std::chrono::steady_clock;
 constexpr int64_t kFeatures = 64, kClasses = 10, kBatch = 64, kSamples = 4096;

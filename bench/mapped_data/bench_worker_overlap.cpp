@@ -71,7 +71,7 @@ std::pair<double, torch::Tensor> run(const std::shared_ptr<TensorDataset>& data,
 }  // namespace
 
 int main(int argc, char** argv) {
-  trainhook::bench::use_program_allocator_policy();
+  (void)trainhook::apply_allocator_policy();  // as the trainhook program (bench_harness.hpp)
   const int64_t repeats = argc > 1 ? std::atoll(argv[1]) : 3;
   const int64_t steps = argc > 2 ? std::atoll(argv[2]) : 150;
   torch::set_num_threads(1);

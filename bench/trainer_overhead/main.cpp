@@ -80,7 +80,7 @@ double trainer_loop(const std::shared_ptr<trainhook::TensorDataset>& data, int64
 }  // namespace
 
 int main(int argc, char** argv) {
-  trainhook::bench::use_program_allocator_policy();
+  (void)trainhook::apply_allocator_policy();  // as the trainhook program (bench_harness.hpp)
   const int repeats = argc > 1 ? std::atoi(argv[1]) : 7;
   const int64_t steps = argc > 2 ? std::atoll(argv[2]) : 400;
   auto data = make_data();

@@ -84,7 +84,7 @@ int main(int argc, char** argv) {
       x ^= x << 5;
       c = static_cast<char>(x);
     }
-    if (big > 0) flyte_test::write(dir / "big.bin", data);
+    if (big > 0) flyte_test::write_file(dir / "big.bin", data);
     run.state.global_step = s;
     if (!fire(*cb, run, TH_EVENT_SAVE, "on_save", dir.string())) rc = 4;
   }

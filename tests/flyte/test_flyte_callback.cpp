@@ -34,7 +34,7 @@ void expect_same_tree(const fs::path& a, const fs::path& b) {
     if (!e.is_regular_file()) continue;
     const auto rel = fs::relative(e.path(), a);
     INFO(rel.string());
-    CHECK(flyte_test::read(b / rel) == flyte_test::read(e.path()));
+    CHECK(flyte_test::read_file(b / rel) == flyte_test::read_file(e.path()));
     ++n;
   }
   CHECK(n > 0);
@@ -74,8 +74,8 @@ TEST_CASE(
       expect_same_tree(fs::path(host.output_dir) / name, dest1 / name);
       CHECK(fs::exists(dest1 / name / kManifestName));
     }
-    const std::string deck = flyte_test::read(dest1 / "log_history.html");
-    CHECK(deck == flyte_test::read(fs::path(host.output_dir) / "log_history.html"));
+    const std::string deck = flyte_test::read_file(dest1 / "log_history.html");
+    CHECK(deck == flyte_test::read_file(fs::path(host.output_dir) / "log_history.html"));
     CHECK(deck.find("<svg") != std::string::npos);
     CHECK(deck.find("test-run") != std::string::npos);
     CHECK_FALSE(fs::exists(fs::path(host.output_dir) / ".trainhook-upload-staging"));
@@ -108,7 +108,7 @@ TEST_CASE("flyte callback: a destination that fails for a while mid-upload loses
   Run run;
   // The destination is blocked (a file where its folder should be) until the
   // second checkpoint has been saved.
-  flyte_test::write(dest, "blocked");
+  flyte_test::write_file(dest, "blocked");
   const auto c1 = flyte_test::make_checkpoint(host.output_dir, 1);
   CHECK_NOTHROW(cb.save(run, c1));
   const auto c2 = flyte_test::make_checkpoint(host.output_dir, 2);
@@ -140,7 +140,7 @@ TEST_CASE("flyte callback: EXCEPTION uploads the last complete checkpoint again 
               "{\"checkpoint_path\": \"" + dest.string() + "\", \"deck\": false, \"retry_seconds\": 0}");
   Run run;
   // The destination is blocked (a file where its folder should be): both uploads fail for good.
-  flyte_test::write(dest, "blocked");
+  flyte_test::write_file(dest, "blocked");
   for (int step : {1, 2}) {
     run.state.global_step = step;
     CHECK_NOTHROW(cb.save(run, flyte_test::make_checkpoint(host.output_dir, step)));

@@ -19,7 +19,7 @@ TEST_CASE("manifest: checkpoint names") {
 TEST_CASE("manifest: build, round trip and verify") {
   flyte_test::TempDir tmp("th_flyte_manifest");
   const auto dir = flyte_test::make_checkpoint(tmp.path, 7);
-  flyte_test::write(dir / kManifestName, "ignored");  // the manifest never lists itself
+  flyte_test::write_file(dir / kManifestName, "ignored");  // the manifest never lists itself
   const Manifest m = Manifest::build(dir, "checkpoint-7");
   CHECK(m.step == 7);
   REQUIRE(m.files.size() == 3);
@@ -27,13 +27,13 @@ TEST_CASE("manifest: build, round trip and verify") {
   CHECK(m.files[1].path == "optimizer/state.bin");
   CHECK(m.files[0].size == 1007);
   CHECK(m.files[1].sha256 == sha256_hex("opt-7"));
-  CHECK(m.total_bytes() == 1007 + 5 + flyte_test::read(dir / "trainer_state.json").size());
+  CHECK(m.total_bytes() == 1007 + 5 + flyte_test::read_file(dir / "trainer_state.json").size());
 
   const Manifest back = Manifest::parse(m.to_json(), "x");
   CHECK(back.to_json() == m.to_json());
   CHECK_FALSE(back.verify(dir).has_value());
 
-  flyte_test::write(dir / "optimizer" / "state.bin", "opt-8");  // same size, other bytes
+  flyte_test::write_file(dir / "optimizer" / "state.bin", "opt-8");  // same size, other bytes
   auto problem = back.verify(dir);
   REQUIRE(problem);
   CHECK(problem->find("optimizer/state.bin") != std::string::npos);

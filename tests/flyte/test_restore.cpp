@@ -28,11 +28,11 @@ TEST_CASE("restore: the newest complete checkpoint wins, partial and corrupt one
   for (int step : {10, 20, 30, 40})
     upload(prev, flyte_test::make_checkpoint(tmp.path / "run1", step), tmp.path / "m");
   // 40: corrupt (a byte changed after upload, same size); 50: partial (no manifest).
-  flyte_test::write(tmp.path / "prev" / "checkpoint-40" / "optimizer" / "state.bin", "opt-41");
+  flyte_test::write_file(tmp.path / "prev" / "checkpoint-40" / "optimizer" / "state.bin", "opt-41");
   flyte_test::make_checkpoint(tmp.path / "prev", 50);
   // 30: a file missing from the store.
   fs::remove(tmp.path / "prev" / "checkpoint-30" / "model.pt");
-  flyte_test::write(tmp.path / "prev" / "log_history.html", "<html></html>");
+  flyte_test::write_file(tmp.path / "prev" / "log_history.html", "<html></html>");
 
   std::vector<std::string> warnings;
   support::Logger log = [&](LogLevel l, const std::string& m) {
@@ -50,17 +50,17 @@ TEST_CASE("restore: the newest complete checkpoint wins, partial and corrupt one
   CHECK(r.skipped[1].find("SHA-256") != std::string::npos);
   CHECK(r.skipped[2].find("checkpoint-30: 'model.pt'") == 0);
   CHECK(warnings.size() == 3);
-  CHECK(flyte_test::read(out / "checkpoint-20" / "model.pt") == std::string(1020, 'u'));
+  CHECK(flyte_test::read_file(out / "checkpoint-20" / "model.pt") == std::string(1020, 'u'));
   CHECK_FALSE(fs::exists(out / "checkpoint-40"));
   CHECK_FALSE(fs::exists(out / "checkpoint-10"));  // only the newest complete one by default
   for (auto& e : fs::directory_iterator(out)) CHECK(e.path().filename().string().rfind(".trainhook", 0) != 0);
 
   // restore=all also brings the older complete ones; a local copy that already
   // matches is kept, one that does not is replaced.
-  flyte_test::write(out / "checkpoint-20" / "model.pt", "local edit");
+  flyte_test::write_file(out / "checkpoint-20" / "model.pt", "local edit");
   const auto all = restore_checkpoints(prev, out, true, support::RetryPolicy{}, never, log);
   CHECK(all.restored == std::vector<std::string>{"checkpoint-20", "checkpoint-10"});
-  CHECK(flyte_test::read(out / "checkpoint-20" / "model.pt") == std::string(1020, 'u'));
+  CHECK(flyte_test::read_file(out / "checkpoint-20" / "model.pt") == std::string(1020, 'u'));
   CHECK(fs::exists(out / "checkpoint-10" / kManifestName));
 }
 

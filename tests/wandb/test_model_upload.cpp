@@ -23,7 +23,7 @@ namespace {
 
 using trainhook::testkit::TempDir;
 
-void write(const fs::path& p, const std::string& bytes) { trainhook::testkit::write_file(p, bytes); }
+using trainhook::testkit::write_file;
 
 trainhook::support::RetryPolicy fast() {
   return trainhook::support::RetryPolicy()
@@ -54,9 +54,9 @@ TEST_CASE("artifact file URLs: every segment encoded, folders of the relative pa
 TEST_CASE("ModelUploader: every file's bytes, one PUT each, retried on 500 and a dropped connection") {
   TempDir tmp("th_model_upload");
   const std::string big(300000, 'x');
-  write(tmp.path / "checkpoint-4" / "model.pt", big);
-  write(tmp.path / "checkpoint-4" / "trainer_state.json", "{\"global_step\": 4}");
-  write(tmp.path / "checkpoint-4" / "sub" / "extra.bin", std::string("\0\1\2", 3));
+  write_file(tmp.path / "checkpoint-4" / "model.pt", big);
+  write_file(tmp.path / "checkpoint-4" / "trainer_state.json", "{\"global_step\": 4}");
+  write_file(tmp.path / "checkpoint-4" / "sub" / "extra.bin", std::string("\0\1\2", 3));
   int n = 0;
   TestHttpServer server([&](const TestRequest&) {
     ++n;
@@ -93,9 +93,9 @@ TEST_CASE("ModelUploader: every file's bytes, one PUT each, retried on 500 and a
 
 TEST_CASE("ModelUploader: a final refusal gives up that folder only, a removed folder is skipped") {
   TempDir tmp("th_model_upload");
-  write(tmp.path / "a" / "1.txt", "one");
-  write(tmp.path / "a" / "2.txt", "two");
-  write(tmp.path / "c" / "3.txt", "three");
+  write_file(tmp.path / "a" / "1.txt", "one");
+  write_file(tmp.path / "a" / "2.txt", "two");
+  write_file(tmp.path / "c" / "3.txt", "three");
   TestHttpServer server([&](const TestRequest& q) {
     TestReply r;
     if (q.target.find("/artifacts/a/") != std::string::npos) {
