@@ -39,7 +39,7 @@ class MlflowServer:
             [mlflow, "server", "--host", "127.0.0.1", "--port", str(self.port), "--workers", "1",
              "--backend-store-uri", f"sqlite:///{self.workdir}/mlflow.db",
              "--artifacts-destination", f"{self.workdir}/mlartifacts"],
-            stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+            stdout=log, stderr=subprocess.STDOUT, start_new_session=True, env=self._env())
         deadline = time.time() + timeout
         while time.time() < deadline:
             code = self.proc.poll()
@@ -53,6 +53,16 @@ class MlflowServer:
                 time.sleep(0.3)
         self.stop()
         raise RuntimeError(f"mlflow server did not answer within {timeout}s; see {log.name}")
+
+    @staticmethod
+    def _env():
+        # Without its job runner: mlflow 3 otherwise starts a runner and five
+        # huey consumers that keep both cores of a small machine busy for
+        # ~10 s after the server first answers (tests and benchmarks log
+        # metrics and artifacts, never jobs).
+        env = dict(os.environ)
+        env["MLFLOW_SERVER_ENABLE_JOB_EXECUTION"] = "false"
+        return env
 
     def stop(self):
         if self.proc and self.proc.poll() is None:

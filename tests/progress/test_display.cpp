@@ -5,6 +5,8 @@
 #include <trainhook/progress/display.hpp>
 
 #include <fd_capture.hpp>
+#include <thread_wakeups.hpp>
+#include <wait_until.hpp>
 
 #include <doctest/doctest.h>
 
@@ -13,6 +15,7 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -242,4 +245,29 @@ TEST_CASE("the printer's display: lines only, in order, even on a terminal") {
   std::string expected;
   for (int i = 0; i < 100; ++i) expected += "line " + std::to_string(i) + "\n";
   CHECK(out == expected);
+}
+
+TEST_CASE("log lines do not wake the display thread: they wait for its interval or a flush") {
+  fd_capture::Pipe out;
+  {
+    DisplayOptions o = to(out.write_fd(), out.write_fd());
+    o.bars = false;
+    o.min_interval = 3600;  // the thread's timer never fires in this test
+    Display d(o);
+    d.print("line 0");  // starts the thread
+    REQUIRE(testkit::wait_until([] { return testkit::thread_wakeups("th-printer") >= 0; }));
+    const int64_t before = testkit::thread_wakeups("th-printer");
+    for (int i = 1; i < 100; ++i) {
+      d.print("line " + std::to_string(i));
+      // Paced like a training loop that logs every step, so that a line that
+      // woke the thread would find it asleep each time.
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    // At most the one sleep the thread may not have begun before `before`.
+    CHECK(testkit::thread_wakeups("th-printer") - before <= 2);
+    d.flush();
+  }
+  std::string expected;
+  for (int i = 0; i < 100; ++i) expected += "line " + std::to_string(i) + "\n";
+  CHECK(out.finish() == expected);
 }

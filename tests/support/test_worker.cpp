@@ -1,4 +1,5 @@
 #include <doctest/doctest.h>
+#include <thread_wakeups.hpp>
 #include <trainhook/support/worker.hpp>
 #include <wait_until.hpp>
 
@@ -95,6 +96,42 @@ TEST_CASE("a backlog makes the worker call again without new items and flush wai
   CHECK(calls >= 4);
   CHECK(w.stats().delivered == 2);
   CHECK_FALSE(w.stats().backlog);
+}
+
+TEST_CASE("during a backlog enqueues below a full batch do not wake the thread and a full batch does") {
+  // A handler that keeps everything for an hour (the wandb uploader between
+  // two sends): each record the training thread queues meanwhile must not
+  // wake the worker only for it to sleep again.
+  WorkerOptions opts;
+  opts.max_batch = 50;
+  opts.thread_name = "th-test-backlog";
+  std::atomic<int> calls{0};
+  std::atomic<size_t> last_batch{0};
+  Worker<int> w(
+      [&](std::vector<int>& batch, WorkerContext&) {
+        last_batch = batch.size();
+        ++calls;
+        batch.clear();
+        return BatchResult::again_in(std::chrono::hours(1));
+      },
+      opts);
+  w.enqueue(0);
+  REQUIRE(testkit::wait_until([&] { return calls.load() == 1 && w.stats().backlog; }));
+  const int64_t before = testkit::thread_wakeups("th-test-backlog");
+  REQUIRE(before >= 0);
+  for (int i = 1; i <= 49; ++i) {
+    w.enqueue(i);
+    // Paced like a training loop's steps, so that an enqueue that woke the
+    // thread would find it asleep each time.
+    std::this_thread::sleep_for(1ms);
+  }
+  CHECK(calls.load() == 1);
+  // At most the one sleep the thread may not have begun before `before`.
+  CHECK(testkit::thread_wakeups("th-test-backlog") - before <= 2);
+  w.enqueue(50);  // the 50th queued item: a full batch
+  CHECK(testkit::wait_until([&] { return calls.load() == 2; }));
+  CHECK(last_batch.load() == 50);
+  w.stop();
 }
 
 TEST_CASE("flush hands queued items over at once during a backlog, not after its delay") {

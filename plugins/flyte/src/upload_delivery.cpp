@@ -21,6 +21,7 @@ UploadDelivery::UploadDelivery(support::Logger log, support::RecordOutcomes& out
 
 support::WorkerOptions UploadDelivery::worker_options() const {
   support::WorkerOptions o;
+  o.thread_name = "th-flyte";
   o.max_batch = 1;  // one upload at a time: the ones behind it may still be superseded
   return o;
 }

@@ -49,6 +49,7 @@ class MlflowDelivery final : public support::Delivery<Record> {
   // The end of the run takes what is queued at once.
   support::WorkerOptions worker_options() const override {
     support::WorkerOptions o;
+    o.thread_name = "th-mlflow";
     o.wake_at = 500;
     o.wake_interval = std::chrono::milliseconds(200);
     return o;

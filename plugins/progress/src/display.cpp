@@ -2,6 +2,8 @@
 
 #include <trainhook/progress/terminal.hpp>
 
+#include <pthread.h>
+
 #include <cmath>
 #include <utility>
 #include <vector>
@@ -115,11 +117,13 @@ void Display::set_postfix(std::string postfix) {
 
 void Display::print(std::string line) {
   ensure_started();
+  bool wake = false;
   {
     std::lock_guard<std::mutex> lock(mu_);
     lines_.push_back(std::move(line));
+    wake = lines_.size() == kWakeLines;  // else drawn at the thread's next interval
   }
-  wake_.notify_one();
+  if (wake) wake_.notify_one();
 }
 
 void Display::end_prediction() {
@@ -156,12 +160,14 @@ void Display::flush() {
 }
 
 void Display::run() {
+  (void)::pthread_setname_np(::pthread_self(), options_.bars ? "th-progress" : "th-printer");  // for top/perf
   const auto interval = std::chrono::duration_cast<Clock::duration>(
       std::chrono::duration<double>(options_.min_interval > 0 ? options_.min_interval : 0.1));
   std::unique_lock<std::mutex> lock(mu_);
   for (;;) {
     wake_.wait_for(lock, interval, [&] {
-      return stop_ || !lines_.empty() || pred_finished_ || train_end_requested_ || requests_ != served_;
+      return stop_ || lines_.size() >= kWakeLines || pred_finished_ || train_end_requested_ ||
+             requests_ != served_;
     });
     const bool stopping = stop_;
     draw(lock);  // unlocks around the I/O, returns locked

@@ -9,15 +9,17 @@ struct PrinterOptions {};
 }  // namespace
 
 const OptionTable<ProgressOptions>& ProgressOptions::table() {
-  static const auto t = OptionTable<ProgressOptions>("progress")
-                            .key(TRAINHOOK_KEY(min_interval), "seconds between redraws on a terminal")
-                            .above(0)
-                            .key(TRAINHOOK_KEY(plain_interval),
-                                 "not a terminal: at most this many seconds between plain progress lines")
-                            .above(0)
-                            .key(TRAINHOOK_KEY(plain_percent),
-                                 "not a terminal: a plain progress line each time this many percent are done")
-                            .above(0);
+  static const auto t =
+      OptionTable<ProgressOptions>("progress")
+          .key(TRAINHOOK_KEY(min_interval),
+               "seconds between redraws on a terminal; log lines are written at the next redraw")
+          .above(0)
+          .key(TRAINHOOK_KEY(plain_interval),
+               "not a terminal: at most this many seconds between plain progress lines")
+          .above(0)
+          .key(TRAINHOOK_KEY(plain_percent),
+               "not a terminal: a plain progress line each time this many percent are done")
+          .above(0);
   return t;
 }
 

@@ -45,6 +45,7 @@ PrometheusRun::~PrometheusRun() = default;
 
 support::WorkerOptions PrometheusRun::worker_options() const {
   support::WorkerOptions o;
+  o.thread_name = "th-prometheus";
   o.capacity = 64;  // requests only; a full queue means a push is pending anyway
   o.max_batch = 64;
   return o;

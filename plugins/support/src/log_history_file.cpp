@@ -78,6 +78,7 @@ class LogHistoryDelivery final : public Delivery<LogHistoryItem> {
 
   WorkerOptions worker_options() const override {
     WorkerOptions o;
+    o.thread_name = "th-" + plugin_;
     o.capacity = capacity_;
     o.max_batch = 256;
     // Batched wake-ups: logging every step, a wake-up of the worker per record

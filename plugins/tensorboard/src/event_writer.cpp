@@ -56,6 +56,7 @@ EventFileDelivery::EventFileDelivery(std::filesystem::path file, size_t queue_ca
   // the capacity (peak RSS flat in the run's length); the capacity
   // only bounds a writer that cannot keep up. Nothing is retried here: a write
   // error is final (see append).
+  worker_options_.thread_name = "th-tensorboard";
   worker_options_.capacity = std::max<size_t>(1, queue_capacity);
   worker_options_.max_batch = std::min(worker_options_.capacity, kMaxBatch);
   worker_options_.wake_at = std::max<size_t>(1, std::min(worker_options_.capacity / 2, kWakeAt));

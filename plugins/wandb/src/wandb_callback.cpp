@@ -62,6 +62,7 @@ class WandbRun final : public support::Delivery<Record> {
   }
   support::WorkerOptions worker_options() const override {
     support::WorkerOptions wo;
+    wo.thread_name = "th-wandb";
     wo.capacity = options_.queue_capacity();
     wo.max_batch = 1000;
     return wo;

@@ -4,8 +4,12 @@
 //
 // Threading: the training thread calls the methods below. train_step() and
 // prediction_step() only store atomics (a few ns); the others take a mutex for
-// a moment to queue work. The display thread wakes every min_interval (and at
-// once when lines are queued), reads the atomics, and writes with write(2).
+// a moment to queue work. The display thread wakes every min_interval, reads
+// the atomics, and writes the queued log lines and the bar with write(2). A log
+// line does not wake it (logging every step, a wake-up per line cost the
+// training thread a futex call and often a preemption, as the scheduler runs
+// the woken thread on the waker's core): lines wait at most min_interval, or
+// until kWakeLines are queued.
 // end_training() and flush() wait (bounded) for the display thread: they run
 // at the end of a run, never per step.
 //
@@ -41,6 +45,9 @@ struct DisplayOptions {
 
 class Display {
  public:
+  // Queued log lines that wake the display thread before its interval.
+  static constexpr size_t kWakeLines = 256;
+
   explicit Display(const DisplayOptions& options);
   ~Display();  // draws what is pending, then joins the display thread
   Display(const Display&) = delete;

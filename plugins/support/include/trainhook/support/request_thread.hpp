@@ -33,10 +33,13 @@ class RequestThread {
 
   // Performs `request` with `http` on the thread and returns its response.
   // Meanwhile calls while_waiting (if set) on the calling thread every `poll`
-  // until the request ends; it must not use `http`.
+  // until the request ends; it must not use `http`. The default is short
+  // enough that a bounded queue of a step's records does not fill during a
+  // slow request, and long enough that a waiting worker does not wake (and
+  // preempt the training thread) many times per step.
   HttpResponse perform(HttpClient& http, const HttpRequest& request,
                        const std::function<void()>& while_waiting,
-                       std::chrono::milliseconds poll = std::chrono::milliseconds(5));
+                       std::chrono::milliseconds poll = std::chrono::milliseconds(50));
 
  private:
   void loop();

@@ -5,13 +5,17 @@
 // Coalescing: while the handler is busy (e.g. an HTTP request in flight), new
 // items accumulate; the next call receives all of them (up to max_batch).
 //
-// Wake-ups: by default every enqueue wakes the thread (lowest latency). With
+// Wake-ups: by default every enqueue wakes an idle thread (lowest latency). With
 // WorkerOptions::wake_at > 0 (opt-in) an enqueue wakes it only when the queue
 // reaches wake_at items (or max_batch during a backlog); otherwise the thread
 // comes by on its own every wake_interval and takes what is queued. For
 // producers that enqueue many small items per training step (event writers)
 // this makes an enqueue a lock and a move instead of a thread wake-up per
-// item. flush() and stop() still wake the thread at once.
+// item. flush() and stop() still wake the thread at once. While the handler
+// holds a backlog, an enqueue wakes the thread only when it completes a batch
+// (the thread comes back at the handler's retry time anyway).
+//
+// The thread is named WorkerOptions::thread_name (top, perf and gdb show it).
 //
 // Backlog: a handler that could not finish (server down) keeps the items it
 // was given in its own state and returns BatchResult::again_in(d); the worker
@@ -30,6 +34,8 @@
 // has ended, so the owner may touch the handler's state again.
 #pragma once
 
+#include <pthread.h>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -40,6 +46,7 @@
 #include <mutex>
 #include <optional>
 #include <stdexcept>
+#include <string>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -53,6 +60,7 @@ struct WorkerOptions {
   // items, else after at most wake_interval (see above). E.g. capacity / 2.
   size_t wake_at = 0;
   std::chrono::milliseconds wake_interval{200};  // used when wake_at > 0; must be > 0
+  std::string thread_name = "th-worker";         // at most 15 bytes are kept (Linux's limit)
 };
 
 struct BatchResult {
@@ -119,6 +127,12 @@ class WorkerContext {
   std::vector<std::function<void()>> on_stop_;
 };
 
+// Names the calling thread (Linux keeps 15 bytes); diagnostics only, so a
+// failure is ignored.
+inline void name_this_thread(const std::string& name) {
+  (void)::pthread_setname_np(::pthread_self(), name.substr(0, 15).c_str());
+}
+
 template <class T>
 class Worker {
  public:
@@ -166,10 +180,7 @@ class Worker {
       }
       queue_.push_back(std::move(item));
       ++stats_.enqueued;
-      // Opt-in batched wake-ups: only when a threshold is crossed (the
-      // thread's wait predicates see any later size, so one notify suffices).
-      if (options_.wake_at > 0)
-        wake = queue_.size() == options_.wake_at || queue_.size() == options_.max_batch;
+      wake = wakes_thread_locked();
     }
     if (wake) wake_.notify_one();
     return true;
@@ -229,7 +240,25 @@ class Worker {
  private:
   bool drained_locked() const { return queue_.empty() && !busy_ && !backlog_; }
 
+  // Whether the item just queued can end the thread's wait, so that an
+  // enqueue wakes the thread only then: a wake-up it would sleep through
+  // again still costs the training thread a futex call and, as the scheduler
+  // tends to run the woken thread on the waker's core, a preemption. The
+  // thread re-checks its predicates before every wait, so a notify that
+  // finds it busy in the handler loses nothing.
+  bool wakes_thread_locked() const {
+    if (flushing_ > 0) return true;  // a flush hands over what is queued at once
+    const size_t n = queue_.size();
+    // A backlog waits for its retry time (a timed wait), or for a full batch.
+    if (backlog_) return n == options_.max_batch;
+    // Opt-in batched wake-ups: only when a threshold is crossed (the
+    // thread's wait predicates see any later size, so one notify suffices).
+    if (options_.wake_at > 0) return n == options_.wake_at || n == options_.max_batch;
+    return true;
+  }
+
   void run() {
+    name_this_thread(options_.thread_name);
     using clock = std::chrono::steady_clock;
     clock::time_point next_call{};
     for (;;) {
