@@ -125,7 +125,7 @@ TEST_CASE("not a TTY: a time-based line when progress is slow, and the final lin
     d.flush();
     d.flush();  // nothing new: no line
     d.train_step(12);
-    d.set_postfix("loss=0.25, lr=0.001");
+    d.set_postfix(0.25, 0.001);
     d.flush();
     d.end_training(13);
   }
@@ -173,7 +173,7 @@ TEST_CASE("a pseudo-terminal: the bar is rewritten in place, sized to the termin
     for (int step = 1; step <= 20; ++step) {
       d.train_step(step);
       if (step == 10) {
-        d.set_postfix("loss=0.5");
+        d.set_postfix(0.5, std::nullopt);
         d.print("{'loss': 0.5}");
       }
       d.flush();

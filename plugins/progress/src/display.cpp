@@ -20,7 +20,7 @@ constexpr const char* kClearToEnd = "\x1b[K";
 
 // What the display thread takes from the shared state in one wake-up.
 struct Display::Snapshot {
-  std::deque<std::string> lines;
+  std::deque<Line> lines;
   bool have_bar = false;
   BarSnapshot bar;  // the bar to show now (prediction over training)
   bool is_training_bar = false;
@@ -67,7 +67,8 @@ BarSnapshot Display::train_snapshot(Clock::time_point now) const {
   s.total = train_total_;
   s.elapsed = seconds_since(train_start_, now);
   if (s.n > train_start_n_ && s.elapsed > 0) s.rate = static_cast<double>(s.n - train_start_n_) / s.elapsed;
-  s.postfix = postfix_;
+  if (postfix_loss_ || postfix_learning_rate_)
+    s.postfix = format_postfix(postfix_loss_, postfix_learning_rate_);
   return s;
 }
 
@@ -107,23 +108,34 @@ void Display::begin_training(int64_t initial_step, int64_t total) {
   train_total_ = total;
   train_start_ = Clock::now();
   train_n_.store(initial_step, std::memory_order_relaxed);
-  postfix_.clear();
+  postfix_loss_.reset();
+  postfix_learning_rate_.reset();
 }
 
-void Display::set_postfix(std::string postfix) {
+void Display::set_postfix(std::optional<double> loss, std::optional<double> learning_rate) {
   std::lock_guard<std::mutex> lock(mu_);
-  postfix_ = std::move(postfix);
+  postfix_loss_ = loss;
+  postfix_learning_rate_ = learning_rate;
 }
 
 void Display::print(std::string line) {
+  Line l;
+  l.text = std::move(line);
+  if (queue_line(std::move(l))) wake_.notify_one();
+}
+
+void Display::print_logs(LogValues logs, const LogFormatOptions& options) {
+  Line l;
+  l.logs = std::move(logs);
+  l.options = options;
+  if (queue_line(std::move(l))) wake_.notify_one();
+}
+
+bool Display::queue_line(Line line) {
   ensure_started();
-  bool wake = false;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    lines_.push_back(std::move(line));
-    wake = lines_.size() == kWakeLines;  // else drawn at the thread's next interval
-  }
-  if (wake) wake_.notify_one();
+  std::lock_guard<std::mutex> lock(mu_);
+  lines_.push_back(std::move(line));
+  return lines_.size() == kWakeLines;  // else drawn at the thread's next interval
 }
 
 void Display::end_prediction() {
@@ -212,7 +224,7 @@ void Display::draw(std::unique_lock<std::mutex>& lock) {
     if (!w.lines.empty()) {
       clear_bar_line();
       std::string text;
-      for (const auto& l : w.lines) text += l + "\n";
+      for (const auto& l : w.lines) text += l.render() + "\n";
       write_all(options_.log_fd, text);
     }
     if (w.pred_finished && !w.training && !w.train_end) {  // evaluation outside training: leave its bar
@@ -237,7 +249,7 @@ void Display::draw(std::unique_lock<std::mutex>& lock) {
     }
   } else {
     std::string text;
-    for (const auto& l : w.lines) text += l + "\n";
+    for (const auto& l : w.lines) text += l.render() + "\n";
     if (!text.empty()) write_all(options_.log_fd, text);
     if (w.have_bar && w.is_training_bar) {
       const BarSnapshot& b = w.bar;

@@ -77,7 +77,18 @@ std::string python_str_repr(std::string_view s) {
   return out + "'";
 }
 
-std::string format_logs(const th_values* logs, const LogFormatOptions& options) {
+LogValues copy_logs(const th_values* logs) {
+  LogValues out;
+  if (logs == nullptr) return out;
+  out.numbers.reserve(logs->count);
+  for (uint32_t i = 0; i < logs->count; ++i) out.numbers.emplace_back(logs->keys[i], logs->values[i]);
+  const uint32_t strings = TH_HAS_FIELD(logs, th_values, string_values) ? logs->string_count : 0;
+  for (uint32_t i = 0; i < strings; ++i)
+    out.strings.emplace_back(logs->string_keys[i], logs->string_values[i]);
+  return out;
+}
+
+std::string format_logs(const LogValues& logs, const LogFormatOptions& options) {
   std::string out = "{";
   bool first = true;
   auto add = [&](std::string_view key, const std::string& value_repr) {
@@ -85,26 +96,20 @@ std::string format_logs(const th_values* logs, const LogFormatOptions& options) 
     first = false;
     out += python_str_repr(key) + ": " + value_repr;
   };
-  if (logs != nullptr) {
-    for (uint32_t i = 0; i < logs->count; ++i) {
-      const std::string_view key = logs->keys[i];
-      if (key == "total_flos") continue;
-      double v = logs->values[i];
-      if (options.round_epoch && key == "epoch" && std::isfinite(v)) v = std::nearbyint(v * 100.0) / 100.0;
-      add(key, python_float_repr(v));
-    }
-    const uint32_t strings = TH_HAS_FIELD(logs, th_values, string_values) ? logs->string_count : 0;
-    for (uint32_t i = 0; i < strings; ++i) {
-      const std::string_view key = logs->string_keys[i];
-      if (key == "total_flos") continue;
-      const std::string_view value = logs->string_values[i];
-      if (options.max_str_len > 0 && value.size() > options.max_str_len)
-        add(key, python_str_repr("[String too long to display, length: " + std::to_string(value.size()) +
-                                 " > " + std::to_string(options.max_str_len) +
-                                 ". Consider increasing `max_str_len` if needed.]"));
-      else
-        add(key, python_str_repr(value));
-    }
+  for (const auto& [key, value] : logs.numbers) {
+    if (key == "total_flos") continue;
+    double v = value;
+    if (options.round_epoch && key == "epoch" && std::isfinite(v)) v = std::nearbyint(v * 100.0) / 100.0;
+    add(key, python_float_repr(v));
+  }
+  for (const auto& [key, value] : logs.strings) {
+    if (key == "total_flos") continue;
+    if (options.max_str_len > 0 && value.size() > options.max_str_len)
+      add(key, python_str_repr("[String too long to display, length: " + std::to_string(value.size()) +
+                               " > " + std::to_string(options.max_str_len) +
+                               ". Consider increasing `max_str_len` if needed.]"));
+    else
+      add(key, python_str_repr(value));
   }
   return out + "}";
 }

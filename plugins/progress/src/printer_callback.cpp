@@ -23,7 +23,7 @@ void PrinterCallback::on_log(trainhook::Event& e) {
   LogFormatOptions raw;
   raw.round_epoch = false;
   raw.max_str_len = 0;
-  display_.print(format_logs(e.raw()->values, raw));
+  display_.print_logs(copy_logs(e.raw()->values), raw);
 }
 
 void PrinterCallback::on_train_end(trainhook::Event&) { display_.flush(); }

@@ -42,8 +42,8 @@ void ProgressCallback::on_log(trainhook::Event& e) {
   bool postfix_changed = false;
   if (auto loss = logs.find("loss")) loss_ = *loss, postfix_changed = true;
   if (auto lr = logs.find("learning_rate")) learning_rate_ = *lr, postfix_changed = true;
-  if (postfix_changed) display_.set_postfix(format_postfix(loss_, learning_rate_));
-  display_.print(format_logs(e.raw()->values, LogFormatOptions{}));
+  if (postfix_changed) display_.set_postfix(loss_, learning_rate_);
+  display_.print_logs(copy_logs(e.raw()->values), LogFormatOptions{});
 }
 
 void ProgressCallback::on_train_end(trainhook::Event& e) {

@@ -104,9 +104,9 @@ void RunUploader::absorb(Record& r) {
     return;
   }
   if (phase_ == Phase::connecting)
-    unbuilt_.push_back(std::move(r.log));
+    unbuilt_.push_back(make_log_record(r.log));
   else
-    build_line(r.log);
+    build_line(make_log_record(r.log));
 }
 
 void RunUploader::absorb_queued() {

@@ -23,14 +23,16 @@ namespace trainhook::wandb {
 
 namespace {
 
-LogRecord record_of(const trainhook::Values& v, std::optional<int64_t> global_step) {
-  std::vector<std::pair<std::string, double>> numbers;
-  std::vector<std::pair<std::string, std::string>> strings;
-  numbers.reserve(v.size());
+// A copy of the values only: the JSON text is made on the worker thread.
+LoggedValues record_of(const trainhook::Values& v, std::optional<int64_t> global_step) {
+  LoggedValues out;
+  out.numbers.reserve(v.size());
   support::for_each_value(
-      v, [&](std::string_view key, double value) { numbers.emplace_back(std::string(key), value); },
-      [&](std::string_view key, std::string_view text) { strings.emplace_back(key, text); });
-  return make_log_record(numbers, strings, global_step, support::unix_seconds());
+      v, [&](std::string_view key, double value) { out.numbers.emplace_back(std::string(key), value); },
+      [&](std::string_view key, std::string_view text) { out.strings.emplace_back(key, text); });
+  out.global_step = global_step;
+  out.timestamp = support::unix_seconds();
+  return out;
 }
 
 }  // namespace
@@ -141,7 +143,7 @@ WandbRun& WandbCallback::run() { return static_cast<WandbRun&>(delivery()); }
 void WandbCallback::on_train_begin(trainhook::Event& e) {
   if (running() || !start(e)) return;
   // Connect now (in the background) rather than at the first log.
-  enqueue(Record{Record::Kind::start, LogRecord{}, 0, {}, {}});
+  enqueue(Record{Record::Kind::start, LoggedValues{}, 0, {}, {}});
 }
 
 std::unique_ptr<support::Delivery<Record>> WandbCallback::open_run(trainhook::Event&) {
@@ -243,7 +245,7 @@ void WandbCallback::on_train_end(trainhook::Event&) {
   // the end mark follows when the callback is destroyed (after a final evaluate()).
   finish_at_destruction(support::RunOutcome::finished);
   WandbRun& r = run();
-  enqueue(Record{Record::Kind::drain, LogRecord{}, 0, {}, {}});
+  enqueue(Record{Record::Kind::drain, LoggedValues{}, 0, {}, {}});
   const auto started = std::chrono::steady_clock::now();
   flush(r.flush_timeout());
   r.spend(std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started));

@@ -20,6 +20,7 @@
 #pragma once
 
 #include <trainhook/progress/bar_format.hpp>
+#include <trainhook/progress/log_format.hpp>
 
 #include <atomic>
 #include <chrono>
@@ -27,6 +28,7 @@
 #include <cstdint>
 #include <deque>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -59,8 +61,11 @@ class Display {
 
   // -- cheap: a mutex held for a moment, no I/O
   void begin_training(int64_t initial_step, int64_t total);
-  void set_postfix(std::string postfix);
+  // The bar's "loss=..., lr=..." (formatted by the display thread).
+  void set_postfix(std::optional<double> loss, std::optional<double> learning_rate);
   void print(std::string line);  // one log line (no newline)
+  // One logs dict, formatted as a line by the display thread.
+  void print_logs(LogValues logs, const LogFormatOptions& options);
   void end_prediction();
 
   // -- end of a run: wait (at most a few seconds) until drawn
@@ -72,6 +77,14 @@ class Display {
  private:
   using Clock = std::chrono::steady_clock;
   struct Snapshot;
+  // A queued log line: text, or a logs dict the display thread formats.
+  struct Line {
+    std::string text;
+    std::optional<LogValues> logs;
+    LogFormatOptions options;
+    std::string render() const { return logs ? format_logs(*logs, options) : text; }
+  };
+  bool queue_line(Line line);  // true: the display thread should be woken
   void ensure_started();
   void run();
   void draw(std::unique_lock<std::mutex>& lock);
@@ -96,8 +109,9 @@ class Display {
   std::mutex mu_;
   std::condition_variable wake_;  // display thread waits here
   std::condition_variable done_;  // end_training()/flush() wait here
-  std::deque<std::string> lines_;
-  std::string postfix_;
+  std::deque<Line> lines_;
+  std::optional<double> postfix_loss_;
+  std::optional<double> postfix_learning_rate_;
   bool training_ = false;
   uint64_t train_generation_ = 0;  // +1 per begin_training()
   int64_t train_start_n_ = 0;

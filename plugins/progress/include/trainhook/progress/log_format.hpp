@@ -6,6 +6,8 @@
 
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 namespace trainhook::progress {
 
@@ -20,8 +22,19 @@ struct LogFormatOptions {
   size_t max_str_len = 100;  // ProgressCallback replaces longer strings with a notice; 0 = never
 };
 
+// A log event's values, copied on the training thread so that the display
+// thread formats them (the formatting costs more than the copy).
+struct LogValues {
+  std::vector<std::pair<std::string, double>> numbers;
+  std::vector<std::pair<std::string, std::string>> strings;
+};
+LogValues copy_logs(const th_values* logs);
+
 // The logs as Python prints the dict, without "total_flos" (both HF callbacks
 // drop it). Numbers first, then strings, each in the order the host gave.
-std::string format_logs(const th_values* logs, const LogFormatOptions& options);
+std::string format_logs(const LogValues& logs, const LogFormatOptions& options);
+inline std::string format_logs(const th_values* logs, const LogFormatOptions& options) {
+  return format_logs(copy_logs(logs), options);
+}
 
 }  // namespace trainhook::progress

@@ -38,11 +38,24 @@ struct LogRecord {
   double timestamp = 0;  // Unix seconds when it was logged
 };
 
+// What one log event gave, as the training thread copies it: the values are
+// turned into JSON text (make_log_record) on the worker thread, not per step
+// on the training thread.
+struct LoggedValues {
+  std::vector<std::pair<std::string, double>> numbers;
+  std::vector<std::pair<std::string, std::string>> strings;
+  std::optional<int64_t> global_step;  // on_log: train/global_step; on_predict: none
+  double timestamp = 0;                // Unix seconds when it was logged
+};
+
 // on_log: split per HF and add train/global_step (with_global_step).
 // on_predict passes with_global_step = false (HF logs the metrics alone).
 LogRecord make_log_record(const std::vector<std::pair<std::string, double>>& numbers,
                           const std::vector<std::pair<std::string, std::string>>& strings,
                           std::optional<int64_t> global_step, double timestamp);
+inline LogRecord make_log_record(const LoggedValues& v) {
+  return make_log_record(v.numbers, v.strings, v.global_step, v.timestamp);
+}
 
 // The history line: the record's fields, then _step, _runtime, _timestamp.
 // A key logged twice keeps its last value (in the position of the first).

@@ -50,7 +50,7 @@ struct Record {
   // now on (no transmit interval); neither carries anything.
   enum class Kind { start, log, finish, upload, drain };
   Kind kind = Kind::log;
-  LogRecord log;        // Kind::log
+  LoggedValues log;     // Kind::log (made into a LogRecord on the worker)
   int exitcode = 0;     // Kind::finish
   std::string failure;  // Kind::finish: why the run failed, or ""; kept in the summary as trainhook/failure
   ArtifactUpload artifact;  // Kind::upload: a folder to upload (WANDB_LOG_MODEL)
