@@ -1,8 +1,7 @@
 #include <trainhook/progress/display.hpp>
 
 #include <trainhook/progress/terminal.hpp>
-
-#include <pthread.h>
+#include <trainhook/support/thread_name.hpp>
 
 #include <cmath>
 #include <utility>
@@ -172,7 +171,7 @@ void Display::flush() {
 }
 
 void Display::run() {
-  (void)::pthread_setname_np(::pthread_self(), options_.bars ? "th-progress" : "th-printer");  // for top/perf
+  support::name_this_thread(options_.bars ? "th-progress" : "th-printer");
   const auto interval = std::chrono::duration_cast<Clock::duration>(
       std::chrono::duration<double>(options_.min_interval > 0 ? options_.min_interval : 0.1));
   std::unique_lock<std::mutex> lock(mu_);

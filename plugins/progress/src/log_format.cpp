@@ -77,17 +77,6 @@ std::string python_str_repr(std::string_view s) {
   return out + "'";
 }
 
-LogValues copy_logs(const th_values* logs) {
-  LogValues out;
-  if (logs == nullptr) return out;
-  out.numbers.reserve(logs->count);
-  for (uint32_t i = 0; i < logs->count; ++i) out.numbers.emplace_back(logs->keys[i], logs->values[i]);
-  const uint32_t strings = TH_HAS_FIELD(logs, th_values, string_values) ? logs->string_count : 0;
-  for (uint32_t i = 0; i < strings; ++i)
-    out.strings.emplace_back(logs->string_keys[i], logs->string_values[i]);
-  return out;
-}
-
 std::string format_logs(const LogValues& logs, const LogFormatOptions& options) {
   std::string out = "{";
   bool first = true;

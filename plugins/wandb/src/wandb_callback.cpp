@@ -26,10 +26,7 @@ namespace {
 // A copy of the values only: the JSON text is made on the worker thread.
 LoggedValues record_of(const trainhook::Values& v, std::optional<int64_t> global_step) {
   LoggedValues out;
-  out.numbers.reserve(v.size());
-  support::for_each_value(
-      v, [&](std::string_view key, double value) { out.numbers.emplace_back(std::string(key), value); },
-      [&](std::string_view key, std::string_view text) { out.strings.emplace_back(key, text); });
+  out.values = support::copy_values(v);
   out.global_step = global_step;
   out.timestamp = support::unix_seconds();
   return out;

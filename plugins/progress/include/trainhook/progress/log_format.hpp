@@ -3,11 +3,10 @@
 #pragma once
 
 #include <trainhook/abi.h>
+#include <trainhook/support/log_values.hpp>
 
 #include <string>
 #include <string_view>
-#include <utility>
-#include <vector>
 
 namespace trainhook::progress {
 
@@ -24,11 +23,8 @@ struct LogFormatOptions {
 
 // A log event's values, copied on the training thread so that the display
 // thread formats them (the formatting costs more than the copy).
-struct LogValues {
-  std::vector<std::pair<std::string, double>> numbers;
-  std::vector<std::pair<std::string, std::string>> strings;
-};
-LogValues copy_logs(const th_values* logs);
+using LogValues = support::CopiedValues;
+inline LogValues copy_logs(const th_values* logs) { return support::copy_values(trainhook::Values(logs)); }
 
 // The logs as Python prints the dict, without "total_flos" (both HF callbacks
 // drop it). Numbers first, then strings, each in the order the host gave.

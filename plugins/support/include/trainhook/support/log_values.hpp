@@ -7,7 +7,10 @@
 #include <trainhook/plugin.hpp>
 
 #include <cstdint>
+#include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 namespace trainhook::support {
 
@@ -21,6 +24,23 @@ void for_each_value(const trainhook::Values& v, OnNumber&& on_number, OnText&& o
 template <class OnNumber>
 void for_each_number(const trainhook::Values& v, OnNumber&& on_number) {
   for (uint32_t i = 0; i < v.size(); ++i) on_number(v.key(i), v.value(i));
+}
+
+// A log event's values copied out of the event (which is borrowed for one
+// call), for a thread that formats them later: copying is cheaper than
+// formatting, so the training thread only copies.
+struct CopiedValues {
+  std::vector<std::pair<std::string, double>> numbers;
+  std::vector<std::pair<std::string, std::string>> strings;
+};
+
+inline CopiedValues copy_values(const trainhook::Values& v) {
+  CopiedValues out;
+  out.numbers.reserve(v.size());
+  for_each_value(
+      v, [&](std::string_view key, double value) { out.numbers.emplace_back(std::string(key), value); },
+      [&](std::string_view key, std::string_view text) { out.strings.emplace_back(key, text); });
+  return out;
 }
 
 }  // namespace trainhook::support

@@ -34,7 +34,7 @@
 // has ended, so the owner may touch the handler's state again.
 #pragma once
 
-#include <pthread.h>
+#include <trainhook/support/thread_name.hpp>
 
 #include <algorithm>
 #include <atomic>
@@ -126,12 +126,6 @@ class WorkerContext {
   std::condition_variable cv_;
   std::vector<std::function<void()>> on_stop_;
 };
-
-// Names the calling thread (Linux keeps 15 bytes); diagnostics only, so a
-// failure is ignored.
-inline void name_this_thread(const std::string& name) {
-  (void)::pthread_setname_np(::pthread_self(), name.substr(0, 15).c_str());
-}
 
 template <class T>
 class Worker {

@@ -10,6 +10,8 @@
 // value of every key in the summary.
 #pragma once
 
+#include <trainhook/support/log_values.hpp>
+
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -42,8 +44,7 @@ struct LogRecord {
 // turned into JSON text (make_log_record) on the worker thread, not per step
 // on the training thread.
 struct LoggedValues {
-  std::vector<std::pair<std::string, double>> numbers;
-  std::vector<std::pair<std::string, std::string>> strings;
+  support::CopiedValues values;
   std::optional<int64_t> global_step;  // on_log: train/global_step; on_predict: none
   double timestamp = 0;                // Unix seconds when it was logged
 };
@@ -54,7 +55,7 @@ LogRecord make_log_record(const std::vector<std::pair<std::string, double>>& num
                           const std::vector<std::pair<std::string, std::string>>& strings,
                           std::optional<int64_t> global_step, double timestamp);
 inline LogRecord make_log_record(const LoggedValues& v) {
-  return make_log_record(v.numbers, v.strings, v.global_step, v.timestamp);
+  return make_log_record(v.values.numbers, v.values.strings, v.global_step, v.timestamp);
 }
 
 // The history line: the record's fields, then _step, _runtime, _timestamp.
