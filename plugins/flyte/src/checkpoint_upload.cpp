@@ -1,23 +1,22 @@
 #include <trainhook/flyte/checkpoint_upload.hpp>
 #include <trainhook/flyte/manifest.hpp>
 
-#include <atomic>
 #include <fstream>
 #include <system_error>
 
 namespace trainhook::flyte {
 namespace fs = std::filesystem;
 
-fs::path stage_checkpoint(const fs::path& checkpoint_dir, const fs::path& staging_root,
-                          const support::Logger& log) {
-  static std::atomic<uint64_t> counter{0};
-  const fs::path staged =
-      staging_root / (checkpoint_dir.filename().string() + "." + std::to_string(counter.fetch_add(1)));
+fs::path stage_checkpoint(const fs::path& checkpoint_dir, StagingFolders& staging, const support::Logger& log) {
   std::error_code ec;
-  fs::create_directories(staged, ec);
-  fs::recursive_directory_iterator it(checkpoint_dir, ec), end;
+  const fs::path staged = staging.take(ec);
+  fs::recursive_directory_iterator it;
+  if (!ec) it = fs::recursive_directory_iterator(checkpoint_dir, ec);
+  const fs::recursive_directory_iterator end;
   for (; !ec && it != end; it.increment(ec)) {
-    const fs::path target = staged / fs::relative(it->path(), checkpoint_dir);
+    // Lexical: the iterator's paths all start with checkpoint_dir (fs::relative
+    // would resolve both paths, a readlink per component, on the training thread).
+    const fs::path target = staged / it->path().lexically_relative(checkpoint_dir);
     if (it->is_directory())
       fs::create_directories(target, ec);
     else if (it->is_regular_file())
@@ -26,8 +25,7 @@ fs::path stage_checkpoint(const fs::path& checkpoint_dir, const fs::path& stagin
   if (ec) {
     log(LogLevel::debug, "cannot hard-link " + checkpoint_dir.string() + " for upload (" + ec.message() +
                              "); uploading from the folder itself");
-    std::error_code ignored;
-    fs::remove_all(staged, ignored);
+    if (!staged.empty()) staging.give_back(staged);
     return checkpoint_dir;
   }
   return staged;

@@ -27,7 +27,7 @@ std::chrono::milliseconds remaining(std::chrono::steady_clock::time_point deadli
 FlyteCallback::FlyteCallback(trainhook::Setup& setup)
     : IntegrationCallback(setup.host()), options_(FlyteOptions::parse(setup.config_json())) {
   log_ = support::host_logger(host_);
-  staging_root_ = fs::path(host_.output_dir()) / ".trainhook-upload-staging";
+  staging_ = std::make_shared<StagingFolders>(fs::path(host_.output_dir()) / ".trainhook-upload-staging");
   // Both stores are made now so a bad location or missing credentials fail
   // the run at start, not after the first save.
   if (options_.previous()) prev_ = make_store(*options_.previous(), options_, nullptr);
@@ -53,12 +53,12 @@ FlyteCallback::~FlyteCallback() {
       // Nothing may leave a destructor; the report said what it could.
     }
   }
-  std::error_code ec;
-  fs::remove(staging_root_, ec);  // only when empty
+  staging_->clear();
 }
 
 std::unique_ptr<support::Delivery<Upload>> FlyteCallback::open_run(trainhook::Event&) {
   if (!dest_) return nullptr;
+  staging_->prepare();  // so that saves only link (see StagingFolders)
   return std::make_unique<UploadDelivery>(
       log_, outcomes_, cancel_, [this](const support::DeliveryResult<Upload>& r) { report_uploads(r); });
 }
@@ -113,9 +113,9 @@ void FlyteCallback::on_init_end(trainhook::Event& e) {
 
 size_t FlyteCallback::enqueue_checkpoint(trainhook::Event& e, const fs::path& dir) {
   const std::string name = dir.filename().string();
-  const fs::path staged = stage_checkpoint(dir, staging_root_, log_);
+  const fs::path staged = stage_checkpoint(dir, *staging_, log_);
   const bool owns_staged = staged != dir;
-  const fs::path scratch = staging_root_ / (staged.filename().string() + ".manifest.json");
+  const fs::path scratch = staging_->root() / (staged.filename().string() + ".manifest.json");
   Store* store = dest_.get();
   const FlyteOptions* opts = &options_;
   support::Logger log = log_;
@@ -131,10 +131,10 @@ size_t FlyteCallback::enqueue_checkpoint(trainhook::Event& e, const fs::path& di
     log(LogLevel::info,
         "uploaded " + name + " to " + store->describe() + " in " + std::to_string(ms) + " ms");
   };
-  u.cleanup = [staged, owns_staged, scratch] {
+  u.cleanup = [staging = staging_, staged, owns_staged, scratch] {
     std::error_code ec;
-    if (owns_staged) fs::remove_all(staged, ec);
     fs::remove(scratch, ec);
+    if (owns_staged) staging->give_back(staged);
   };
   return enqueue_upload(e, std::move(u));
 }
@@ -253,8 +253,7 @@ void FlyteCallback::report_uploads(const support::DeliveryResult<Upload>& result
     log_(LogLevel::warn, result.interrupted
                              ? "a signal ended the wait for uploads; stopped them"
                              : "uploads did not finish within flyte.wait_timeout; stopped them");
-  std::error_code ec;
-  fs::remove(staging_root_, ec);  // only when empty
+  staging_->clear();
   std::string ok, missing;
   support::EndOfRunSummary s;
   s.integration = "flyte";

@@ -36,7 +36,7 @@ Manifest Manifest::build(const fs::path& dir, const std::string& checkpoint_name
   for (; it != end; it.increment(ec)) {
     if (ec) throw std::runtime_error("cannot read checkpoint folder '" + dir.string() + "': " + ec.message());
     if (!it->is_regular_file()) continue;
-    const std::string rel = fs::relative(it->path(), dir).generic_string();
+    const std::string rel = it->path().lexically_relative(dir).generic_string();
     if (rel == kManifestName) continue;
     m.files.push_back({rel, static_cast<uint64_t>(it->file_size()), support::sha256_file_hex(it->path())});
   }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <trainhook/flyte/cancellation.hpp>
+#include <trainhook/flyte/staging_folders.hpp>
 #include <trainhook/flyte/store.hpp>
 #include <trainhook/support/log.hpp>
 
@@ -12,12 +13,12 @@
 namespace trainhook::flyte {
 
 // Freezes a checkpoint for a background upload by hard-linking its files into
-// a fresh folder under staging_root (milliseconds; no data copied), so the
-// trainer may delete the original (save_total_limit) while it uploads.
-// Returns the staged folder, or the original folder when links are not
-// possible (another file system); never throws.
-std::filesystem::path stage_checkpoint(const std::filesystem::path& checkpoint_dir,
-                                       const std::filesystem::path& staging_root, const support::Logger& log);
+// an empty folder taken from `staging` (no data copied), so the trainer may
+// delete the original (save_total_limit) while it uploads. Returns the staged
+// folder (give it back to `staging` after the upload), or the original folder
+// when links are not possible (another file system); never throws.
+std::filesystem::path stage_checkpoint(const std::filesystem::path& checkpoint_dir, StagingFolders& staging,
+                                       const support::Logger& log);
 
 // Uploads dir's files under "<name>/...", then "<name>/trainhook_manifest.json".
 // The manifest is written to manifest_scratch (a file path outside dir).

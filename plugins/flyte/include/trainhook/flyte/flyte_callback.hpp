@@ -24,6 +24,7 @@
 
 #include <trainhook/flyte/cancellation.hpp>
 #include <trainhook/flyte/flyte_options.hpp>
+#include <trainhook/flyte/staging_folders.hpp>
 #include <trainhook/flyte/store.hpp>
 #include <trainhook/flyte/upload_delivery.hpp>
 #include <trainhook/support/integration.hpp>
@@ -73,7 +74,8 @@ class FlyteCallback final : public support::IntegrationCallback<Upload> {
 
   FlyteOptions options_;
   support::Logger log_;
-  std::filesystem::path staging_root_;
+  // Shared with the uploads' cleanups, which give their folders back.
+  std::shared_ptr<StagingFolders> staging_;
   support::RecordOutcomes outcomes_;  // every upload of this callback, for the reports
   Cancellation cancel_;               // set by the run's stop flag; watched by dest_
   std::unique_ptr<Store> prev_;       // the previous attempt; used (and released) in on_init_end
