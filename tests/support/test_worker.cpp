@@ -79,6 +79,59 @@ TEST_CASE("a full queue refuses items without blocking and counts them as droppe
   CHECK(w.stats().delivered == 11);
 }
 
+TEST_CASE("enqueue_all queues in order under one lock and drops what does not fit") {
+  std::atomic<bool> release{false};
+  std::mutex mu;
+  std::vector<int> seen;
+  WorkerOptions opts;
+  opts.capacity = 5;
+  Worker<int> w(
+      [&](std::vector<int>& batch, WorkerContext& ctx) {
+        while (!release && !ctx.stopping()) ctx.sleep_for(1ms);
+        std::lock_guard<std::mutex> lock(mu);
+        seen.insert(seen.end(), batch.begin(), batch.end());
+        return BatchResult{batch.size(), 0};
+      },
+      opts);
+  w.enqueue(-1);
+  while (w.stats().queued != 0) std::this_thread::yield();  // held by the handler from here
+  std::vector<int> first{0, 1, 2};
+  CHECK(w.enqueue_all(first) == 3);
+  std::vector<int> second{3, 4, 5, 6};
+  CHECK(w.enqueue_all(second) == 2);  // two places left
+  CHECK(w.stats().dropped == 2);
+  CHECK(w.stats().enqueued == 6);
+  release = true;
+  REQUIRE(w.flush(60s));
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    CHECK(seen == std::vector<int>{-1, 0, 1, 2, 3, 4});
+  }
+  w.stop();
+  std::vector<int> late{7, 8};
+  CHECK(w.enqueue_all(late) == 0);  // stopped: all dropped
+  CHECK(w.stats().dropped == 4);
+}
+
+TEST_CASE("wake_at: enqueue_all wakes the thread when its records cross the mark") {
+  std::atomic<size_t> delivered{0};
+  WorkerOptions opts;
+  opts.wake_at = 5;
+  opts.wake_interval = 600s;  // the timer never fires during this test
+  Worker<int> w(
+      [&](std::vector<int>& batch, WorkerContext&) {
+        delivered += batch.size();
+        return BatchResult{batch.size(), 0};
+      },
+      opts);
+  std::vector<int> below{0, 1, 2};
+  w.enqueue_all(below);
+  CHECK(testkit::stays_false_for([&] { return w.stats().queued != 3; }, 200ms));
+  std::vector<int> across{3, 4, 5};  // the queue goes 4, 5 (the mark), 6
+  w.enqueue_all(across);
+  CHECK(testkit::wait_until([&] { return delivered.load() == 6; }));
+}
+
 TEST_CASE("a backlog makes the worker call again without new items and flush waits for it") {
   int calls = 0;
   std::vector<int> held;

@@ -172,16 +172,30 @@ void MlflowCallback::on_log(trainhook::Event& e) {
   const int64_t ts = std::max(support::unix_millis(), last_log_ms_ + 1);
   last_log_ms_ = ts;
   const int64_t step = e.state().global_step;
+  log_records_.clear();
   support::for_each_value(
       e.values(),
       [&](std::string_view key, double value) {
-        enqueue(Record::metric(sanitize_metric_name(std::string(key)), value, ts, step));
+        log_records_.push_back(Record::metric(metric_name(key), value, ts, step));
       },
       [&](std::string_view key, std::string_view) {
         if (warned_string_keys_.insert(std::string(key)).second)
           host_.warn("'" + std::string(key) +
                      "' has a text value; MLflow metrics are numbers only, so it is not logged");
       });
+  enqueue_all(log_records_);
+}
+
+const std::string& MlflowCallback::metric_name(std::string_view key) {
+  constexpr size_t kMaxCachedNames = 256;
+  for (const auto& [logged, name] : metric_names_)
+    if (logged == key) return name;
+  if (metric_names_.size() >= kMaxCachedNames) {
+    uncached_name_ = sanitize_metric_name(std::string(key));
+    return uncached_name_;
+  }
+  metric_names_.emplace_back(std::string(key), sanitize_metric_name(std::string(key)));
+  return metric_names_.back().second;
 }
 
 void MlflowCallback::on_save(trainhook::Event& e) {

@@ -155,6 +155,9 @@ class DeliveryQueue {
     if (replaced) delivery_->superseded(std::move(*replaced));
     return queued;
   }
+  // Queues the records in order under one lock (see Worker::enqueue_all; no
+  // superseding). Returns how many were queued.
+  size_t enqueue_all(std::vector<Record>& records) { return worker_ ? worker_->enqueue_all(records) : 0; }
   bool flush(std::chrono::milliseconds timeout) { return worker_ && worker_->flush(timeout); }
   // Worker thread only (inside deliver()): takes up to max queued records early.
   std::vector<Record> take_queued(size_t max) {
@@ -286,6 +289,9 @@ class IntegrationCallback : public trainhook::Callback {
   }
 
   bool enqueue(Record r) { return queue_ && queue_->enqueue(std::move(r)); }
+  // The records of one event, in order, under one lock; moves from those it
+  // queues. Returns how many were queued (the rest are counted as dropped).
+  size_t enqueue_all(std::vector<Record>& records) { return queue_ ? queue_->enqueue_all(records) : 0; }
   bool flush(std::chrono::milliseconds timeout) { return queue_ && queue_->flush(timeout); }
   // Ends the run now (a later start() opens a new one). `finished` becomes
   // killed when a first signal stopped the run (Host::stop_signal).

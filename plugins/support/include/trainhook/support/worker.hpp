@@ -180,6 +180,30 @@ class Worker {
     return true;
   }
 
+  // Queues `items` in order under one lock, with at most one wake-up: the
+  // records of one event (a log's metrics) cost the caller one lock, not one
+  // each. No superseding. Moves from the items it queues; the rest (queue
+  // full, or stopped) are counted as dropped. Returns how many were queued.
+  size_t enqueue_all(std::vector<T>& items) {
+    size_t queued = 0;
+    bool wake = false;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (!stopped_) {
+        for (T& item : items) {
+          if (queue_.size() >= options_.capacity) break;
+          queue_.push_back(std::move(item));
+          ++queued;
+          wake = wake || wakes_thread_locked();  // a threshold crossed by any of them
+        }
+      }
+      stats_.enqueued += queued;
+      stats_.dropped += items.size() - queued;
+    }
+    if (wake) wake_.notify_one();
+    return queued;
+  }
+
   // Waits until everything enqueued so far was handled and the handler holds
   // no backlog, or the timeout passed. True when drained.
   bool flush(std::chrono::milliseconds timeout) {
