@@ -50,6 +50,7 @@
 #include <spdlog/spdlog.h>
 #include <torch/torch.h>
 
+#include <sys/resource.h>
 #include <unistd.h>
 #include <algorithm>
 #include <chrono>
@@ -113,27 +114,58 @@ double cpu_s(clockid_t clock) {
 struct RunTime {
   double loop_s = 0, end_s = 0;
   double thread_cpu_s = 0, process_cpu_s = 0;
+  // The training thread's minor page faults and preemptions (involuntary
+  // context switches) per step: where a slower step went besides CPU.
+  double minor_faults = 0, preemptions = 0, migrations = 0;
 };
+
+// se.nr_migrations of this thread (moves between cores, each a cold cache),
+// or -1 where the kernel does not show it.
+long thread_migrations() {
+  std::ifstream in("/proc/thread-self/sched");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind("se.nr_migrations", 0) == 0) return std::stol(line.substr(line.find(':') + 1));
+  return -1;
+}
+
+struct ThreadCounts {
+  long minor_faults = 0, preemptions = 0;
+};
+
+ThreadCounts thread_counts() {
+  rusage u{};
+  getrusage(RUSAGE_THREAD, &u);
+  return {u.ru_minflt, u.ru_nivcsw};
+}
 
 class LoopTimer final : public trainhook::Callback {
  public:
   explicit LoopTimer(RunTime* out) : out_(out) {}
-  void on_train_begin(trainhook::Event& e) override { tick(e.id()); }
-  void on_step_end(trainhook::Event& e) override { tick(e.id()); }
-  void on_train_end(trainhook::Event& e) override { tick(e.id()); }
+  void on_train_begin(trainhook::Event& e) override { tick(e); }
+  void on_step_end(trainhook::Event& e) override { tick(e); }
+  void on_train_end(trainhook::Event& e) override { tick(e); }
 
  private:
-  void tick(int32_t event) {
+  void tick(trainhook::Event& e) {
+    const int32_t event = e.id();
     const auto now = Clock::now();
     const double thread = cpu_s(CLOCK_THREAD_CPUTIME_ID), process = cpu_s(CLOCK_PROCESS_CPUTIME_ID);
     if (event == TH_EVENT_TRAIN_BEGIN) {
       start_ = last_step_ = now;
       thread0_ = thread;
       process0_ = process;
+      counts0_ = thread_counts();
+      migrations0_ = thread_migrations();
     } else if (event == TH_EVENT_STEP_END) {
       last_step_ = now;
       out_->thread_cpu_s = thread - thread0_;
       out_->process_cpu_s = process - process0_;
+      const ThreadCounts c = thread_counts();
+      out_->minor_faults = static_cast<double>(c.minor_faults - counts0_.minor_faults);
+      out_->preemptions = static_cast<double>(c.preemptions - counts0_.preemptions);
+      if (e.state().global_step == e.state().max_steps)
+        out_->migrations = static_cast<double>(thread_migrations() - migrations0_);
     } else {
       out_->loop_s = std::chrono::duration<double>(last_step_ - start_).count();
       out_->end_s = std::chrono::duration<double>(now - last_step_).count();
@@ -144,6 +176,8 @@ class LoopTimer final : public trainhook::Callback {
   RunTime* out_;
   Clock::time_point start_, last_step_;
   double thread0_ = 0, process0_ = 0;
+  ThreadCounts counts0_;
+  long migrations0_ = 0;
 };
 
 std::vector<double> scaled(std::vector<double> v, double factor) {
@@ -200,6 +234,9 @@ RunTime run(const Options& o, const std::shared_ptr<trainhook::TensorDataset>& d
   t.loop_s /= n;
   t.thread_cpu_s /= n;
   t.process_cpu_s /= n;
+  t.minor_faults /= n;
+  t.preemptions /= n;
+  t.migrations /= n;
   return t;
 }
 
@@ -247,7 +284,8 @@ int bench(Options o) {
   auto base_run = [&](const fs::path& dir) { return run(o, data, compare_isolation, dir); };
   auto test_run = [&](const fs::path& dir) { return run(o, data, true, dir, compare_isolation); };
   std::vector<double> none, all, none_end, all_end, paired, none_thread, all_thread, none_proc, all_proc,
-      paired_thread;
+      paired_thread, none_faults, all_faults, none_preempt, all_preempt,
+      none_migr, all_migr;
   int n = 0;
   auto next_dir = [&] { return work / ("run-" + std::to_string(n++)); };
   try {
@@ -273,6 +311,12 @@ int bench(Options o) {
       all_thread.push_back(ta.thread_cpu_s);
       none_proc.push_back(tn.process_cpu_s);
       all_proc.push_back(ta.process_cpu_s);
+      none_faults.push_back(tn.minor_faults);
+      all_faults.push_back(ta.minor_faults);
+      none_preempt.push_back(tn.preemptions);
+      all_preempt.push_back(ta.preemptions);
+      none_migr.push_back(tn.migrations);
+      all_migr.push_back(ta.migrations);
     }
   } catch (...) {
     std::error_code ec;
@@ -307,6 +351,11 @@ int bench(Options o) {
       "  CPU per step, training thread: %.1f vs %.1f us (ratio %.3f); whole process: %.1f vs %.1f us\n",
       median(all_thread) * 1e6, median(none_thread) * 1e6, thread_ratio, median(all_proc) * 1e6,
       median(none_proc) * 1e6);
+  std::printf(
+      "  training thread per step: minor page faults %.2f vs %.2f, preemptions %.3f vs %.3f, moves to another "
+      "core %.3f vs %.3f\n",
+      median(all_faults), median(none_faults), median(all_preempt), median(none_preempt), median(all_migr),
+      median(none_migr));
   if (!o.json_file.empty()) {
     const nlohmann::json j = {{"model", o.model},
                               {"steps", o.steps},
@@ -323,6 +372,12 @@ int bench(Options o) {
                               {"none_process_cpu_us", median(none_proc) * 1e6},
                               {"all_process_cpu_us", median(all_proc) * 1e6},
                               {"ratio_of_medians", ratio_of_medians},
+                              {"none_minor_faults_per_step", median(none_faults)},
+                              {"all_minor_faults_per_step", median(all_faults)},
+                              {"none_preemptions_per_step", median(none_preempt)},
+                              {"all_preemptions_per_step", median(all_preempt)},
+                              {"none_migrations_per_step", median(none_migr)},
+                              {"all_migrations_per_step", median(all_migr)},
                               // Every repeat, in run order, to see the machine's drift.
                               {"none_step_us_runs", scaled(none, 1e6)},
                               {"all_step_us_runs", scaled(all, 1e6)},
