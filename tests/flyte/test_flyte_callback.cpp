@@ -11,6 +11,7 @@
 #include <wait_until.hpp>
 
 #include <cstdlib>
+#include <set>
 #include <thread>
 
 using testkit::FakeHost;
@@ -122,6 +123,40 @@ TEST_CASE("flyte callback: a destination that fails for a while mid-upload loses
   CHECK(host.logged("uploaded to " + dest.string() + ": checkpoint-1, checkpoint-2"));
   expect_same_tree(c1, dest / "checkpoint-1");
   expect_same_tree(c2, dest / "checkpoint-2");
+}
+
+TEST_CASE("flyte callback: the run opens at train begin so a save only links into a spare folder") {
+  flyte_test::TempDir tmp("th_flyte_spares");
+  const fs::path dest = tmp.path / "dest";
+  const fs::path staging = tmp.path / "out" / ".trainhook-upload-staging";
+  FakeHost host;
+  host.output_dir = (tmp.path / "out").string();
+  Instance cb(info(), host, "{\"checkpoint_path\": \"" + dest.string() + "\", \"deck\": false}");
+  Run run;
+  CHECK_NOTHROW(cb.fire(TH_EVENT_TRAIN_BEGIN, run));
+  auto folders = [&] {
+    std::set<fs::path> out;
+    for (const auto& e : fs::directory_iterator(staging))
+      if (e.is_directory()) out.insert(e.path());
+    return out;
+  };
+  REQUIRE(fs::is_directory(staging));
+  const std::set<fs::path> spares = folders();
+  CHECK(spares.size() == 2);  // made before the loop, not in the first save
+  for (int step : {1, 2, 3}) {
+    run.state.global_step = step;
+    CHECK_NOTHROW(cb.save(run, flyte_test::make_checkpoint(host.output_dir, step)));
+    REQUIRE(testkit::wait_until([&] { return host.logged("uploaded checkpoint-" + std::to_string(step)); }));
+  }
+  // Every save used a spare; each came back emptied after its upload.
+  CHECK(testkit::wait_until([&] { return folders() == spares; }));
+  CHECK_NOTHROW(cb.fire(TH_EVENT_TRAIN_END, run));
+  INFO(host.all_logs());
+  CHECK(host.logged("uploaded to " + dest.string() + ": checkpoint-1, checkpoint-2, checkpoint-3"));
+  for (int step : {1, 2, 3})
+    expect_same_tree(fs::path(host.output_dir) / ("checkpoint-" + std::to_string(step)),
+                     dest / ("checkpoint-" + std::to_string(step)));
+  CHECK_FALSE(fs::exists(staging));
 }
 
 namespace {

@@ -155,6 +155,12 @@ size_t FlyteCallback::enqueue_upload(trainhook::Event& e, Upload u) {
   return row;
 }
 
+void FlyteCallback::on_train_begin(trainhook::Event& e) {
+  // The run opens here, before the training loop: its worker thread and its
+  // spare staging folders would otherwise be made inside the first save.
+  if (dest_ && !ended_) start(e);
+}
+
 void FlyteCallback::on_save(trainhook::Event& e) {
   if (!dest_) return;
   fs::path dir(std::string(e.checkpoint_dir()));

@@ -47,6 +47,7 @@ class FlyteCallback final : public support::IntegrationCallback<Upload> {
   ~FlyteCallback() override;
 
   void on_init_end(trainhook::Event& e) override;
+  void on_train_begin(trainhook::Event& e) override;
   void on_save(trainhook::Event& e) override;
   void on_train_end(trainhook::Event& e) override;
   void on_exception(trainhook::Event& e) override;
