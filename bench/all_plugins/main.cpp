@@ -284,8 +284,7 @@ int bench(Options o) {
   auto base_run = [&](const fs::path& dir) { return run(o, data, compare_isolation, dir); };
   auto test_run = [&](const fs::path& dir) { return run(o, data, true, dir, compare_isolation); };
   std::vector<double> none, all, none_end, all_end, paired, none_thread, all_thread, none_proc, all_proc,
-      paired_thread, none_faults, all_faults, none_preempt, all_preempt,
-      none_migr, all_migr;
+      paired_thread, none_faults, all_faults, none_preempt, all_preempt, none_migr, all_migr;
   int n = 0;
   auto next_dir = [&] { return work / ("run-" + std::to_string(n++)); };
   try {
@@ -352,8 +351,8 @@ int bench(Options o) {
       median(all_thread) * 1e6, median(none_thread) * 1e6, thread_ratio, median(all_proc) * 1e6,
       median(none_proc) * 1e6);
   std::printf(
-      "  training thread per step: minor page faults %.2f vs %.2f, preemptions %.3f vs %.3f, moves to another "
-      "core %.3f vs %.3f\n",
+      "  training thread per step: minor page faults %.2f vs %.2f, preemptions %.3f vs %.3f, "
+      "moves to another core %.3f vs %.3f\n",
       median(all_faults), median(none_faults), median(all_preempt), median(none_preempt), median(all_migr),
       median(none_migr));
   if (!o.json_file.empty()) {

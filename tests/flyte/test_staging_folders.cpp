@@ -37,7 +37,7 @@ TEST_CASE("staging folders: spares are made at prepare and reused after their up
     REQUIRE_FALSE(ec);
     const fs::path b = staging.take(ec);
     REQUIRE_FALSE(ec);
-    CHECK(entries(root) == 2);  // both came from the spares: no folder made
+    CHECK(entries(root) == 2);            // both came from the spares: no folder made
     const fs::path c = staging.take(ec);  // no spare left: a new one
     REQUIRE_FALSE(ec);
     CHECK(entries(root) == 3);

@@ -7,7 +7,8 @@
 namespace trainhook::flyte {
 namespace fs = std::filesystem;
 
-fs::path stage_checkpoint(const fs::path& checkpoint_dir, StagingFolders& staging, const support::Logger& log) {
+fs::path stage_checkpoint(const fs::path& checkpoint_dir, StagingFolders& staging,
+                          const support::Logger& log) {
   std::error_code ec;
   const fs::path staged = staging.take(ec);
   fs::recursive_directory_iterator it;
