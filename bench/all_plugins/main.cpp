@@ -161,11 +161,13 @@ class LoopTimer final : public trainhook::Callback {
       last_step_ = now;
       out_->thread_cpu_s = thread - thread0_;
       out_->process_cpu_s = process - process0_;
-      const ThreadCounts c = thread_counts();
-      out_->minor_faults = static_cast<double>(c.minor_faults - counts0_.minor_faults);
-      out_->preemptions = static_cast<double>(c.preemptions - counts0_.preemptions);
-      if (e.state().global_step == e.state().max_steps)
+      // The counters cost a system call or a file read: at the last step only.
+      if (e.state().global_step == e.state().max_steps) {
+        const ThreadCounts c = thread_counts();
+        out_->minor_faults = static_cast<double>(c.minor_faults - counts0_.minor_faults);
+        out_->preemptions = static_cast<double>(c.preemptions - counts0_.preemptions);
         out_->migrations = static_cast<double>(thread_migrations() - migrations0_);
+      }
     } else {
       out_->loop_s = std::chrono::duration<double>(last_step_ - start_).count();
       out_->end_s = std::chrono::duration<double>(now - last_step_).count();

@@ -186,16 +186,13 @@ void MlflowCallback::on_log(trainhook::Event& e) {
   enqueue_all(log_records_);
 }
 
-const std::string& MlflowCallback::metric_name(std::string_view key) {
+std::string MlflowCallback::metric_name(std::string_view key) {
   constexpr size_t kMaxCachedNames = 256;
   for (const auto& [logged, name] : metric_names_)
     if (logged == key) return name;
-  if (metric_names_.size() >= kMaxCachedNames) {
-    uncached_name_ = sanitize_metric_name(std::string(key));
-    return uncached_name_;
-  }
-  metric_names_.emplace_back(std::string(key), sanitize_metric_name(std::string(key)));
-  return metric_names_.back().second;
+  std::string name = sanitize_metric_name(std::string(key));
+  if (metric_names_.size() < kMaxCachedNames) metric_names_.emplace_back(std::string(key), name);
+  return name;
 }
 
 void MlflowCallback::on_save(trainhook::Event& e) {

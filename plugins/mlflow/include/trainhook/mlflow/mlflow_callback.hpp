@@ -37,11 +37,10 @@ class MlflowCallback final : public support::IntegrationCallback<Record> {
   std::unique_ptr<support::Delivery<Record>> open_run(trainhook::Event& e) override;
   // The MLflow name of a logged key, sanitised once per key: a run logs the
   // same few keys every step (up to kMaxCachedNames of them are kept).
-  const std::string& metric_name(std::string_view key);
+  std::string metric_name(std::string_view key);
 
   MlflowOptions options_;
   std::vector<std::pair<std::string, std::string>> metric_names_;  // logged key -> MLflow name
-  std::string uncached_name_;
   std::vector<Record> log_records_;  // one log's metrics, queued together (reused)
   std::set<std::string> warned_string_keys_;
   int64_t last_log_ms_ = 0;  // timestamp of the previous on_log's metrics

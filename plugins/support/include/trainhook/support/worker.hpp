@@ -152,7 +152,7 @@ class Worker {
   // or the worker is stopped. With a Supersede and `replaced` given, a waiting
   // item that `item` supersedes is moved into *replaced for the caller to report.
   bool enqueue(T item, std::optional<T>* replaced = nullptr) {
-    bool wake = true;
+    bool wake = false;
     {
       std::lock_guard<std::mutex> lock(mu_);
       if (stopped_) {
@@ -168,13 +168,7 @@ class Worker {
           break;
         }
       }
-      if (queue_.size() >= options_.capacity) {
-        ++stats_.dropped;
-        return false;
-      }
-      queue_.push_back(std::move(item));
-      ++stats_.enqueued;
-      wake = wakes_thread_locked();
+      if (!push_locked(item, wake)) return false;
     }
     if (wake) wake_.notify_one();
     return true;
@@ -189,16 +183,11 @@ class Worker {
     bool wake = false;
     {
       std::lock_guard<std::mutex> lock(mu_);
-      if (!stopped_) {
-        for (T& item : items) {
-          if (queue_.size() >= options_.capacity) break;
-          queue_.push_back(std::move(item));
-          ++queued;
-          wake = wake || wakes_thread_locked();  // a threshold crossed by any of them
-        }
+      if (stopped_) {
+        stats_.dropped += items.size();
+        return 0;
       }
-      stats_.enqueued += queued;
-      stats_.dropped += items.size() - queued;
+      for (T& item : items) queued += push_locked(item, wake) ? 1 : 0;
     }
     if (wake) wake_.notify_one();
     return queued;
@@ -257,6 +246,19 @@ class Worker {
 
  private:
   bool drained_locked() const { return queue_.empty() && !busy_ && !backlog_; }
+
+  // Appends one item, or counts it as dropped when the queue is full. `wake`
+  // becomes true when this item lets the thread act (a mark it crosses).
+  bool push_locked(T& item, bool& wake) {
+    if (queue_.size() >= options_.capacity) {
+      ++stats_.dropped;
+      return false;
+    }
+    queue_.push_back(std::move(item));
+    ++stats_.enqueued;
+    wake = wakes_thread_locked() || wake;
+    return true;
+  }
 
   // Whether the item just queued can end the thread's wait, so that an
   // enqueue wakes the thread only then: a wake-up it would sleep through
