@@ -113,6 +113,10 @@ double cpu_s(clockid_t clock) {
 // for a core.
 struct RunTime {
   double loop_s = 0, end_s = 0;
+  // The loop's second half alone (steps N/2+1..N), per step: the steady state,
+  // without the plugins' start of run (creating the run on its server, the
+  // first request, opening files) that falls in the first steps.
+  double second_half_s = 0;
   double thread_cpu_s = 0, process_cpu_s = 0;
   // The training thread's minor page faults and preemptions (involuntary
   // context switches) per step: where a slower step went besides CPU.
@@ -159,6 +163,7 @@ class LoopTimer final : public trainhook::Callback {
       migrations0_ = thread_migrations();
     } else if (event == TH_EVENT_STEP_END) {
       last_step_ = now;
+      if (e.state().global_step == e.state().max_steps / 2) mid_step_ = now;
       out_->thread_cpu_s = thread - thread0_;
       out_->process_cpu_s = process - process0_;
       // The counters cost a system call or a file read: at the last step only.
@@ -171,12 +176,13 @@ class LoopTimer final : public trainhook::Callback {
     } else {
       out_->loop_s = std::chrono::duration<double>(last_step_ - start_).count();
       out_->end_s = std::chrono::duration<double>(now - last_step_).count();
+      out_->second_half_s = std::chrono::duration<double>(last_step_ - mid_step_).count();
     }
   }
 
  private:
   RunTime* out_;
-  Clock::time_point start_, last_step_;
+  Clock::time_point start_, last_step_, mid_step_;
   double thread0_ = 0, process0_ = 0;
   ThreadCounts counts0_;
   long migrations0_ = 0;
@@ -234,6 +240,7 @@ RunTime run(const Options& o, const std::shared_ptr<trainhook::TensorDataset>& d
   // Per step: the window holds all N steps after train begin.
   const double n = static_cast<double>(o.steps);
   t.loop_s /= n;
+  t.second_half_s /= static_cast<double>(o.steps - o.steps / 2);
   t.thread_cpu_s /= n;
   t.process_cpu_s /= n;
   t.minor_faults /= n;
@@ -286,7 +293,8 @@ int bench(Options o) {
   auto base_run = [&](const fs::path& dir) { return run(o, data, compare_isolation, dir); };
   auto test_run = [&](const fs::path& dir) { return run(o, data, true, dir, compare_isolation); };
   std::vector<double> none, all, none_end, all_end, paired, none_thread, all_thread, none_proc, all_proc,
-      paired_thread, none_faults, all_faults, none_preempt, all_preempt, none_migr, all_migr;
+      paired_thread, paired_second_half, none_second_half, all_second_half, none_faults, all_faults,
+      none_preempt, all_preempt, none_migr, all_migr;
   int n = 0;
   auto next_dir = [&] { return work / ("run-" + std::to_string(n++)); };
   try {
@@ -308,6 +316,9 @@ int bench(Options o) {
       all_end.push_back(ta.end_s);
       paired.push_back(ta.loop_s / tn.loop_s);
       paired_thread.push_back(ta.thread_cpu_s / tn.thread_cpu_s);
+      paired_second_half.push_back(ta.second_half_s / tn.second_half_s);
+      none_second_half.push_back(tn.second_half_s);
+      all_second_half.push_back(ta.second_half_s);
       none_thread.push_back(tn.thread_cpu_s);
       all_thread.push_back(ta.thread_cpu_s);
       none_proc.push_back(tn.process_cpu_s);
@@ -347,6 +358,10 @@ int bench(Options o) {
   std::printf("  ratio %s / %s: %.3f (median of paired ratios; ratio of medians %.3f), target <= %.2f: %s\n",
               test_label, base_label, ratio, ratio_of_medians, target,
               ratio <= target ? "ok" : "ABOVE TARGET");
+  const double second_half_ratio = median(paired_second_half);
+  std::printf("  second half of the loop only (steps %lld-%lld): %.1f vs %.1f us/step, ratio %.3f\n",
+              static_cast<long long>(o.steps / 2 + 1), static_cast<long long>(o.steps),
+              median(all_second_half) * 1e6, median(none_second_half) * 1e6, second_half_ratio);
   const double thread_ratio = median(paired_thread);
   std::printf(
       "  CPU per step, training thread: %.1f vs %.1f us (ratio %.3f); whole process: %.1f vs %.1f us\n",
@@ -373,6 +388,7 @@ int bench(Options o) {
                               {"none_process_cpu_us", median(none_proc) * 1e6},
                               {"all_process_cpu_us", median(all_proc) * 1e6},
                               {"ratio_of_medians", ratio_of_medians},
+                              {"second_half_ratio", second_half_ratio},
                               {"none_minor_faults_per_step", median(none_faults)},
                               {"all_minor_faults_per_step", median(all_faults)},
                               {"none_preemptions_per_step", median(none_preempt)},
@@ -382,6 +398,8 @@ int bench(Options o) {
                               // Every repeat, in run order, to see the machine's drift.
                               {"none_step_us_runs", scaled(none, 1e6)},
                               {"all_step_us_runs", scaled(all, 1e6)},
+                              {"none_second_half_step_us_runs", scaled(none_second_half, 1e6)},
+                              {"all_second_half_step_us_runs", scaled(all_second_half, 1e6)},
                               {"none_thread_cpu_us_runs", scaled(none_thread, 1e6)},
                               {"all_thread_cpu_us_runs", scaled(all_thread, 1e6)},
                               {"integrations", o.integrations},
