@@ -25,6 +25,11 @@ using namespace trainhook::progress;
 
 namespace {
 
+// The i-th of a run of numbered log lines: a logs dict with one text value,
+// and the line the display prints for it.
+LogValues line_logs(int i) { return LogValues{{}, {{"line", std::to_string(i)}}}; }
+std::string line_text(int i) { return "{'line': '" + std::to_string(i) + "'}"; }
+
 std::vector<std::string> lines_of(const std::string& text) {
   std::vector<std::string> out;
   std::istringstream in(text);
@@ -93,7 +98,7 @@ TEST_CASE("not a TTY: plain progress lines every 10%, log lines, no control char
     d.flush();
     for (int step = 1; step <= 50; ++step) {
       d.train_step(step);
-      if (step == 25) d.print("{'loss': 0.5, 'epoch': 0.5}");
+      if (step == 25) d.print_logs(LogValues{{{"loss", 0.5}, {"epoch", 0.5}}, {}}, LogFormatOptions{});
       d.flush();
     }
     d.end_training(50);
@@ -174,7 +179,7 @@ TEST_CASE("a pseudo-terminal: the bar is rewritten in place, sized to the termin
       d.train_step(step);
       if (step == 10) {
         d.set_postfix(0.5, std::nullopt);
-        d.print("{'loss': 0.5}");
+        d.print_logs(LogValues{{{"loss", 0.5}}, {}}, LogFormatOptions{});
       }
       d.flush();
     }
@@ -238,12 +243,12 @@ TEST_CASE("the printer's display: lines only, in order, even on a terminal") {
     d.begin_training(0, 10);  // ignored without bars
     d.train_step(5);
     d.prediction_step(0, 3, false);
-    for (int i = 0; i < 100; ++i) d.print("line " + std::to_string(i));
+    for (int i = 0; i < 100; ++i) d.print_logs(line_logs(i), LogFormatOptions{});
     d.flush();
   }
   const std::string out = pty.finish();
   std::string expected;
-  for (int i = 0; i < 100; ++i) expected += "line " + std::to_string(i) + "\n";
+  for (int i = 0; i < 100; ++i) expected += line_text(i) + "\n";
   CHECK(out == expected);
 }
 
@@ -254,11 +259,11 @@ TEST_CASE("log lines do not wake the display thread: they wait for its interval 
     o.bars = false;
     o.min_interval = 3600;  // the thread's timer never fires in this test
     Display d(o);
-    d.print("line 0");  // starts the thread
+    d.print_logs(line_logs(0), LogFormatOptions{});  // starts the thread
     REQUIRE(testkit::wait_until([] { return testkit::thread_wakeups("th-printer") >= 0; }));
     const int64_t before = testkit::thread_wakeups("th-printer");
     for (int i = 1; i < 100; ++i) {
-      d.print("line " + std::to_string(i));
+      d.print_logs(line_logs(i), LogFormatOptions{});
       // Paced like a training loop that logs every step, so that a line that
       // woke the thread would find it asleep each time.
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
@@ -268,6 +273,6 @@ TEST_CASE("log lines do not wake the display thread: they wait for its interval 
     d.flush();
   }
   std::string expected;
-  for (int i = 0; i < 100; ++i) expected += "line " + std::to_string(i) + "\n";
+  for (int i = 0; i < 100; ++i) expected += line_text(i) + "\n";
   CHECK(out.finish() == expected);
 }

@@ -117,17 +117,8 @@ void Display::set_postfix(std::optional<double> loss, std::optional<double> lear
   postfix_learning_rate_ = learning_rate;
 }
 
-void Display::print(std::string line) {
-  Line l;
-  l.text = std::move(line);
-  if (queue_line(std::move(l))) wake_.notify_one();
-}
-
 void Display::print_logs(LogValues logs, const LogFormatOptions& options) {
-  Line l;
-  l.logs = std::move(logs);
-  l.options = options;
-  if (queue_line(std::move(l))) wake_.notify_one();
+  if (queue_line(Line{std::move(logs), options})) wake_.notify_one();
 }
 
 bool Display::queue_line(Line line) {

@@ -96,11 +96,12 @@ void RunUploader::absorb(Record& r) {
     return;
   }
   if (r.kind == Record::Kind::upload) {
+    if (!r.artifact) return;
     if (phase_ == Phase::offline)
-      log(LogLevel::warn, "wandb: offline, so '" + r.artifact.name + "' (" + r.artifact.dir.string() +
+      log(LogLevel::warn, "wandb: offline, so '" + r.artifact->name + "' (" + r.artifact->dir.string() +
                               ") is not uploaded (WANDB_LOG_MODEL); the files stay on disk");
     else
-      uploads_.add(std::move(r.artifact));
+      uploads_.add(std::move(*r.artifact));
     return;
   }
   if (phase_ == Phase::connecting)

@@ -63,7 +63,6 @@ class Display {
   void begin_training(int64_t initial_step, int64_t total);
   // The bar's "loss=..., lr=..." (formatted by the display thread).
   void set_postfix(std::optional<double> loss, std::optional<double> learning_rate);
-  void print(std::string line);  // one log line (no newline)
   // One logs dict, formatted as a line by the display thread.
   void print_logs(LogValues logs, const LogFormatOptions& options);
   void end_prediction();
@@ -77,12 +76,11 @@ class Display {
  private:
   using Clock = std::chrono::steady_clock;
   struct Snapshot;
-  // A queued log line: text, or a logs dict the display thread formats.
+  // A queued log line: a logs dict the display thread formats.
   struct Line {
-    std::string text;
-    std::optional<LogValues> logs;
+    LogValues logs;
     LogFormatOptions options;
-    std::string render() const { return logs ? format_logs(*logs, options) : text; }
+    std::string render() const { return format_logs(logs, options); }
   };
   bool queue_line(Line line);  // true: the display thread should be woken
   void ensure_started();

@@ -29,8 +29,5 @@ inline LogValues copy_logs(const th_values* logs) { return support::copy_values(
 // The logs as Python prints the dict, without "total_flos" (both HF callbacks
 // drop it). Numbers first, then strings, each in the order the host gave.
 std::string format_logs(const LogValues& logs, const LogFormatOptions& options);
-inline std::string format_logs(const th_values* logs, const LogFormatOptions& options) {
-  return format_logs(copy_logs(logs), options);
-}
 
 }  // namespace trainhook::progress

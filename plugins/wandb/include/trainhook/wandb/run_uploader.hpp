@@ -53,7 +53,9 @@ struct Record {
   LoggedValues log;     // Kind::log (made into a LogRecord on the worker)
   int exitcode = 0;     // Kind::finish
   std::string failure;  // Kind::finish: why the run failed, or ""; kept in the summary as trainhook/failure
-  ArtifactUpload artifact;  // Kind::upload: a folder to upload (WANDB_LOG_MODEL)
+  // Kind::upload: a folder to upload (WANDB_LOG_MODEL). Optional so that a log
+  // record, made and moved on the training thread every step, carries no path.
+  std::optional<ArtifactUpload> artifact;
 };
 
 // How the uploader talks back (to the host's logger, the trainer's stop).
