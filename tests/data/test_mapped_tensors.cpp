@@ -100,6 +100,19 @@ TEST_CASE("uint32 token files and llm.c headers") {
   CHECK(error_of([&] {
           token_dataset({lying}, block(2));
         }).find(lying + ": its llm.c header says 9 uint16 tokens") == 0);
+  // Another header version, or a .npy renamed .bin: refused, never read as ids.
+  header[1] = 7;
+  header[2] = 5;
+  const auto v7 = write_bytes(scratch("v7.bin"), bytes_of(header) + bytes_of(ids(5))).string();
+  CHECK(error_of([&] {
+          token_dataset({v7}, block(2));
+        }).find(v7 + ": an llm.c token file of header version 7") == 0);
+  const auto npy = write_npy("renamed/tokens.npy", "<u2", {64}, ids(64));
+  const auto renamed = (npy.parent_path() / "tokens.bin").string();
+  std::filesystem::rename(npy, renamed);
+  CHECK(error_of([&] {
+          token_dataset({renamed}, block(2));
+        }).find(renamed + ": a NumPy .npy array with a .bin name") == 0);
 }
 
 TEST_CASE("bad token files are named with what is wrong") {

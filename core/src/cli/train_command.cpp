@@ -4,18 +4,20 @@
 // the metrics. Torch-free translation unit: it sees the trainer through
 // trainer.hpp only.
 #include <trainhook/args/argument_parser.hpp>
+#include <trainhook/checkpoint/checkpoint_dirs.hpp>
+#include <trainhook/checkpoint/checkpoint_io.hpp>
+#include <trainhook/checkpoint/reproducibility.hpp>
+#include <trainhook/checkpoint/resume_compatibility.hpp>
+#include <trainhook/checkpoint/safetensors_io.hpp>
 #include <trainhook/cli/commands.hpp>
 #include <trainhook/data/data_files.hpp>
 #include <trainhook/distributed/launch_env.hpp>
 #include <trainhook/models/model_factory.hpp>
 #include <trainhook/plugin_host/plugin_exit_guard.hpp>
-#include <trainhook/checkpoint/checkpoint_dirs.hpp>
 #include <trainhook/trainer/device_placement.hpp>
 #include <trainhook/trainer/evaluate_only_model.hpp>
 #include <trainhook/trainer/label_metrics.hpp>
 #include <trainhook/trainer/output_dir_lock.hpp>
-#include <trainhook/checkpoint/reproducibility.hpp>
-#include <trainhook/checkpoint/resume_compatibility.hpp>
 #include <trainhook/trainer/signal_guard.hpp>
 #include <trainhook/trainer/trainer.hpp>
 
@@ -36,11 +38,20 @@ namespace {
 
 // The lock file (output_dir_lock.hpp) does not count: this run made it, or
 // an earlier run left it.
+// What a start writes into output_dir before its first checkpoint: the lock,
+// the arguments (train begin) and a checkpoint folder being written. A folder
+// holding only these is a run killed before it saved anything, which the same
+// command (a scheduler's retry) starts over rather than refuses.
+bool start_file(const fs::path& name) {
+  const std::string n = name.string();
+  return n == kOutputDirLockFile || n == kTrainingArgsFile || n.rfind("tmp-checkpoint-", 0) == 0;
+}
+
 bool non_empty_dir(const fs::path& dir) {
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) return false;
   for (auto it = fs::directory_iterator(dir, ec); !ec && it != fs::directory_iterator(); it.increment(ec))
-    if (it->path().filename() != kOutputDirLockFile) return true;
+    if (!start_file(it->path().filename())) return true;
   return false;
 }
 
@@ -76,18 +87,35 @@ std::string check_tasks(const ParsedArguments& p) {
   std::_Exit(128 + sig);
 }
 
+// The final model, the train results and trainer_state.json in output_dir.
+// A run that resumed at its end (already_complete) trained nothing: what an
+// earlier start of the same run saved there is its result and stays byte for
+// byte; only a file that start did not get to write is written.
+void save_final(Trainer& trainer, const TrainingArguments& targs, const TrainOutput& result,
+                const Metrics* train_metrics) {
+  const fs::path dir(targs.output_dir);
+  const bool keep = result.already_complete;
+  const bool model_there =
+      fs::exists(dir / kModelFile) && (!targs.save_safetensors || fs::exists(dir / kSafetensorsFile));
+  if (!keep || !model_there) trainer.save_model();
+  if (train_metrics && (!keep || !fs::exists(dir / "train_results.json"))) {
+    trainer.log_metrics("train", *train_metrics);
+    trainer.save_metrics("train", *train_metrics);
+  }
+  if (!keep || !fs::exists(dir / kTrainerStateFile)) trainer.save_state();
+}
+
 // Train, evaluate and predict as the arguments ask; 128 + signal after a
 // first signal stopped training.
 int run_phases(Trainer& trainer, const TrainingArguments& targs, const LoadedData& data) {
   if (targs.do_train) {
-    trainer.train();
+    const TrainOutput result = trainer.train();
     if (const int sig = SignalGuard::second_received()) end_now(sig);  // during on_train_end
     // Again, now that on_train_end is over: a callback may write the weights
     // there (abi.h: what it writes is what the final save holds; ema's
     // final_weights) and may have logged. The save before on_train_end stays
     // in place if this one never happens (temp + rename).
-    trainer.save_model();
-    trainer.save_state();
+    save_final(trainer, targs, result, nullptr);
     if (const int sig = SignalGuard::received()) {
       const auto last = latest_checkpoint(targs.output_dir);
       std::fprintf(stderr,
@@ -207,14 +235,10 @@ int train_command(const std::vector<std::string>& args, const std::string& progr
   // (HF's scripts: after train() returns), so a plugin that hangs or exits
   // there cannot lose them.
   Trainer* trainer_ptr = nullptr;
-  options.before_train_end = [&trainer_ptr, &data](const TrainOutput& result) {
-    Trainer& t = *trainer_ptr;
-    t.save_model();
+  options.before_train_end = [&trainer_ptr, &data, &targs](const TrainOutput& result) {
     Metrics metrics = result.metrics;
     metrics["train_samples"] = static_cast<double>(data.train_samples);
-    t.log_metrics("train", metrics);
-    t.save_metrics("train", metrics);
-    t.save_state();
+    save_final(*trainer_ptr, targs, result, &metrics);
   };
   Trainer trainer(model, targs, data.train, data.validation, std::move(options));
   trainer_ptr = &trainer;

@@ -118,7 +118,7 @@ void describe(const std::string& file, const char* data, uint64_t size, const st
     return;
   }
   int32_t head[3] = {0, 0, 0};
-  if (size >= 1024) std::memcpy(head, data, sizeof head);
+  if (size >= sizeof head) std::memcpy(head, data, sizeof head);
   if (head[0] == kLlmcMagic && (head[1] == 1 || head[1] == 2)) {
     s.type = head[1] == 1 ? NpyType::uint16 : NpyType::uint32;
     const uint64_t item = head[1] == 1 ? 2 : 4;
@@ -133,6 +133,17 @@ void describe(const std::string& file, const char* data, uint64_t size, const st
     s.count = head[2];
     s.type_origin = "its llm.c header (version " + std::to_string(head[1]) + ")";
     return;
+  }
+  // Header bytes read as token ids would train on silently (and inflate the
+  // vocabulary): a file that announces another format is refused.
+  if (size >= sizeof head && head[0] == kLlmcMagic) {
+    throw std::runtime_error(file + ": an llm.c token file of header version " + std::to_string(head[1]) +
+                             "; this trainer reads versions 1 (uint16) and 2 (uint32)");
+  }
+  if (size >= 6 && std::memcmp(data, "\x93NUMPY", 6) == 0) {
+    throw std::runtime_error(file +
+                             ": a NumPy .npy array with a .bin name; rename it to .npy (its header "
+                             "gives the token type) or write the raw ids without a header");
   }
   s.type = flag_type(token_dtype);
   const uint64_t item = s.type == NpyType::uint16 ? 2 : 4;

@@ -94,8 +94,11 @@ struct Trainer::Impl {
   // One micro-step on a batch the prefetcher built (data/batch_prefetcher.hpp).
   void training_step(const Batch& host_batch, int64_t epoch, int64_t step, int64_t steps_in_epoch);
   void optimizer_step(double epoch);
+  // `already_complete`: the run resumed at or past its end and trained nothing.
   TrainOutput finish_training(const TrainingPlan& plan, int64_t start_step,
-                              std::chrono::steady_clock::time_point start);
+                              std::chrono::steady_clock::time_point start, bool already_complete);
+  // The restored checkpoint is at or past max_steps (agreed over the ranks); says so once.
+  bool already_complete(const std::filesystem::path& checkpoint, const TrainingPlan& plan);
   void maybe_log_save_evaluate();
 
   // resume_epoch_end.cpp

@@ -44,6 +44,11 @@ TrainOutput Trainer::Impl::run_training(std::optional<std::string> resume_arg) {
   set_learning_rate(*optimizer, access.lr());
   state = TrainerState{};
   const StartPoint start = resume ? restore(*resume, plan) : StartPoint{};
+  // A checkpoint at or past the end (a job restarted after its final save):
+  // no step is trained and no checkpoint written, so a scheduler's retry
+  // returns the weights the run ended with. Every rank restored the same
+  // checkpoint; they agree before anything collective depends on it.
+  const bool complete = resume && already_complete(*resume, plan);
   begin_training(plan);
   const int64_t start_step = state.global_step;
   const auto start_time = std::chrono::steady_clock::now();
@@ -51,17 +56,38 @@ TrainOutput Trainer::Impl::run_training(std::optional<std::string> resume_arg) {
   fire(TH_EVENT_TRAIN_BEGIN);
   // HF's eval_on_start: a sanity-check evaluation before the first step; the
   // dataset is passed so a metric-driven schedule does not step on it.
-  if (args.eval_on_start) {
+  if (args.eval_on_start && !complete) {
     if (!eval_dataset) throw std::invalid_argument("--eval_on_start: the Trainer has no evaluation dataset");
     evaluate(eval_dataset, "eval");
   }
   if (start.epoch_end_pending) run_pending_epoch_end();  // its evaluation is not lost
-  for (int64_t epoch = start.epoch; epoch < plan.num_epochs; ++epoch) {
+  for (int64_t epoch = start.epoch; epoch < plan.num_epochs && !complete; ++epoch) {
     // Only the first epoch run skips batches and restores the RNG.
     run_epoch(plan, epoch, epoch == start.epoch ? start : StartPoint{epoch, 0, std::nullopt});
     if (control.should_training_stop) break;
   }
-  return finish_training(plan, start_step, start_time);
+  return finish_training(plan, start_step, start_time, complete);
+}
+
+bool Trainer::Impl::already_complete(const fs::path& checkpoint, const TrainingPlan& plan) {
+  const bool here = state.global_step >= plan.max_steps;
+  const double ranks_complete = data_parallel->world_size() > 1
+                                    ? data_parallel->sum_over_ranks(here ? 1.0 : 0.0, "resume: run complete")
+                                    : (here ? 1.0 : 0.0);
+  if (ranks_complete != 0 && ranks_complete != static_cast<double>(data_parallel->world_size())) {
+    throw std::runtime_error(
+        "resume: the ranks disagree on whether the run is complete (" +
+        std::to_string(static_cast<int64_t>(ranks_complete)) + " of " +
+        std::to_string(data_parallel->world_size()) + " restored a checkpoint at or past " + "max_steps " +
+        std::to_string(plan.max_steps) + "; this rank restored " + checkpoint.string() + " at step " +
+        std::to_string(state.global_step) + "): give every rank the same --resume_from_checkpoint");
+  }
+  if (!here) return false;
+  spdlog::info(
+      "the run was already complete: {} is at step {} of {} (max_steps); no step is trained, no checkpoint "
+      "written, and the final model in {} is kept as it is (written only if it is missing)",
+      checkpoint.string(), state.global_step, plan.max_steps, args.output_dir);
+  return true;
 }
 
 TrainingPlan Trainer::Impl::plan_steps() const {
@@ -267,7 +293,8 @@ void Trainer::Impl::optimizer_step(double epoch) {
 }
 
 TrainOutput Trainer::Impl::finish_training(const TrainingPlan& plan, int64_t start_step,
-                                           std::chrono::steady_clock::time_point start) {
+                                           std::chrono::steady_clock::time_point start,
+                                           bool already_complete) {
   if (args.load_best_model_at_end && state.best_model_checkpoint) {
     spdlog::info("loading the best model from {} (score {})", *state.best_model_checkpoint,
                  state.best_metric.value_or(0.0));
@@ -294,7 +321,7 @@ TrainOutput Trainer::Impl::finish_training(const TrainingPlan& plan, int64_t sta
       if (!fs::equivalent(dir, *state.best_model_checkpoint, ec)) fs::remove_all(dir, ec);
     }
   }
-  TrainOutput output{state.global_step, train_loss, metrics};
+  TrainOutput output{state.global_step, train_loss, metrics, already_complete};
   end_training(output);  // the final save first, then a bounded on_train_end
   return output;
 }

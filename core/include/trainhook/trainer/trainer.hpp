@@ -88,6 +88,10 @@ struct TrainOutput {
   int64_t global_step = 0;
   double training_loss = 0;
   Metrics metrics;
+  // The run resumed from a checkpoint at or past its end (max_steps, or its
+  // last epoch): it trained no step. The final model and results already in
+  // output_dir are the run's; the CLI keeps them and writes only what is missing.
+  bool already_complete = false;
 };
 
 class Trainer {
