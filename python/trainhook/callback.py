@@ -75,6 +75,8 @@ class TrainhookCallback(TrainerCallback, ExportableState):
         self._policy = plugin_error_policy
         self._core = _core.core()
         resolved = self._core.resolve(dirs, callbacks, report_to, allow_unsafe_plugin_paths)
+        for warning in resolved.get("warnings", []):  # the trainer's resolver: a name given twice runs once
+            logger.warning("trainhook: %s", warning)
         self._specs = []
         for entry in resolved["callbacks"]:
             info = self._core.load_callback(entry["file"], entry["name"])  # PluginError names the file

@@ -36,6 +36,16 @@ same_weights "$WORK/one/model.pt" "$WORK/two/model.pt" 1e-6 "1 process x32 vs to
 if [[ ${TRAINHOOK_TORCH_VERSION%%.*} -ge 2 ]]; then want="rendezvous in torchrun's store"
 else want="rendezvous in trainhook's store on MASTER_PORT + 1"; fi
 grep -qF "$want" "$WORK/two.log" || fail "LibTorch $TRAINHOOK_TORCH_VERSION: no '$want' in the torchrun log"
+# torchrun restarting the finished job (the same command again): no step, no
+# new checkpoint, the final weights kept byte for byte.
+before=$(cd "$WORK/two" && ls -d checkpoint-* && sha256sum model.pt model.safetensors trainer_state.json)
+timeout 240 "$VENV/bin/torchrun" --standalone --no-python --nproc_per_node 2 "$CLI" train "${DATA[@]}" "${RUN[@]}" \
+  --output_dir "$WORK/two" --per_device_train_batch_size 16 >"$WORK/again.log" 2>&1 ||
+  fail "torchrun restart of the finished job failed: $(grep -v '^\[' "$WORK/again.log" | tail -20)"
+grep -q "the run was already complete" "$WORK/again.log" || fail "the restart did not say the run was complete"
+after=$(cd "$WORK/two" && ls -d checkpoint-* && sha256sum model.pt model.safetensors trainer_state.json)
+[[ $before == "$after" ]] || fail "the restart changed the finished job's files: $(diff <(echo "$before") <(echo "$after"))"
+echo "torchrun restart of the finished job: complete, nothing trained, files unchanged"
 a1=$(json_get "$WORK/one/eval_results.json" 'j["eval_accuracy"]')
 a2=$(json_get "$WORK/two/eval_results.json" 'j["eval_accuracy"]')
 [[ $a1 == "$a2" ]] || fail "eval_accuracy differs: $a1 vs $a2"

@@ -332,7 +332,7 @@ TEST_CASE("report_to and callbacks resolve names, unknown names list what exists
       PluginError);
   const std::vector<std::string> none_and_more = {"none", "c_counter"};
   CHECK_THROWS_WITH_AS(r.resolve_report_to(none_and_more),
-                       "report_to: 'none' cannot be combined with other names (got none, c_counter)",
+                       "report_to: 'none' cannot be combined with other names, got 'none, c_counter'",
                        PluginError);
   CHECK_NOTHROW(r.check_callbacks({"pack_recorder", "c_counter"}));
   CHECK_THROWS_WITH_AS(r.check_callbacks({"early_stopping"}),

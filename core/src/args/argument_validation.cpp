@@ -2,6 +2,7 @@
 // apply to trainhook, plus range checks of our own. Every message names the
 // flag(s) at fault, the value given and what is expected.
 #include <trainhook/args/argument_parser.hpp>
+#include <trainhook/args/report_to_rules.hpp>
 #include <trainhook/strings.hpp>
 
 #include <cmath>
@@ -52,14 +53,8 @@ void validate_report_to(std::vector<std::string>& report_to) {
     report_to = {"none"};
     return;
   }
-  bool has_none = false, has_all = false;
-  for (const auto& r : report_to) {
-    has_none = has_none || r == "none";
-    has_all = has_all || r == "all";
-  }
-  if ((has_none || has_all) && report_to.size() > 1)
-    fail("--report_to: '" + std::string(has_none ? "none" : "all") +
-         "' cannot be combined with other names, got '" + join(report_to) + "'");
+  if (const std::string problem = report_to_list_problem(report_to); !problem.empty())
+    fail("--report_to: " + problem);
 }
 
 // Where the first byte that breaks UTF-8 is, or npos. Overlong forms,

@@ -8,6 +8,7 @@
 
 #include <trainhook/callbacks/callback_handler.hpp>
 #include <trainhook/common/errors.hpp>
+#include <trainhook/plugin_host/callback_resolver.hpp>
 #include <trainhook/plugin_host/model_access.hpp>
 #include <trainhook/plugin_host/plugin_registry.hpp>
 
@@ -108,14 +109,19 @@ th_status trainhook_bridge_resolve(const char* request_json, char* out, size_t o
     options.default_dir = default_dir_of_this_library();
     options.allow_unsafe_plugin_paths = request.value("allow_unsafe_plugin_paths", false);
     const trainhook::PluginRegistry registry(options);
-    // The trainer's order (callback_assembly.cpp, as HF's): the report_to
-    // integrations, then the callbacks; a name in both is one instance.
-    std::vector<std::string> names = registry.resolve_report_to(string_list(request, "report_to"));
-    const std::vector<std::string> callbacks = string_list(request, "callbacks");
-    registry.check_callbacks(callbacks);
-    for (const auto& n : callbacks)
-      if (std::find(names.begin(), names.end(), n) == names.end()) names.push_back(n);
-    nlohmann::json answer = {{"callbacks", nlohmann::json::array()}, {"searched", registry.searched_dirs()}};
+    // The trainer's resolver, so Python refuses and accepts what the CLI does;
+    // HF's Trainer adds its own progress callback, so ours is not listed.
+    nlohmann::json warnings = nlohmann::json::array();
+    const trainhook::CallbackSelection selection =
+        trainhook::resolve_callbacks(registry,
+                                     trainhook::CallbackRequest{string_list(request, "report_to"),
+                                                                string_list(request, "callbacks"), false},
+                                     [&warnings](const std::string& w) { warnings.push_back(w); });
+    std::vector<std::string> names = selection.integrations;
+    names.insert(names.end(), selection.callbacks.begin(), selection.callbacks.end());
+    nlohmann::json answer = {{"callbacks", nlohmann::json::array()},
+                             {"searched", registry.searched_dirs()},
+                             {"warnings", warnings}};
     for (const auto& name : names) {
       const trainhook::CallbackDescriptor* d = descriptor(registry, name);
       if (d == nullptr) throw PluginError("callback '" + name + "' has no library that provides it");

@@ -2,6 +2,8 @@
 // the file; only problems the user must resolve before a run (duplicate names,
 // a missing --plugin_dir, an unknown name) throw.
 #include <trainhook/plugin_host/plugin_registry.hpp>
+
+#include <trainhook/args/report_to_rules.hpp>
 #include <trainhook/strings.hpp>
 
 #include "helper_executable.hpp"
@@ -323,9 +325,8 @@ std::vector<std::string> PluginRegistry::resolve_report_to(const std::vector<std
   auto add = [&](const std::string& n) {
     if (std::find(out.begin(), out.end(), n) == out.end()) out.push_back(n);
   };
-  const bool has_none = std::find(report_to.begin(), report_to.end(), "none") != report_to.end();
-  if (has_none && report_to.size() > 1)
-    throw PluginError("report_to: 'none' cannot be combined with other names (got " + join(report_to) + ")");
+  if (const std::string problem = report_to_list_problem(report_to); !problem.empty())
+    throw PluginError("report_to: " + problem);
   for (const auto& name : report_to) {
     if (name == "none") continue;
     if (name == "all") {

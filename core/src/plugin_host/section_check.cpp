@@ -8,11 +8,9 @@
 
 namespace trainhook {
 
-void check_plugin_config_sections(const TrainingArguments& args, const PluginRegistry& registry) {
+void check_plugin_config_sections(const TrainingArguments& args, const PluginRegistry& registry,
+                                  const std::vector<std::string>& enabled) {
   if (!args.plugin_config.is_object() || args.plugin_config.empty()) return;
-  std::vector<std::string> enabled = registry.resolve_report_to(args.report_to);
-  enabled.insert(enabled.end(), args.callbacks.begin(), args.callbacks.end());
-  enabled.push_back(args.disable_tqdm ? "printer" : "progress");
   std::vector<std::string> installed = registry.available(TH_KIND_CALLBACK);
   const std::vector<std::string> integrations = registry.available(TH_KIND_INTEGRATION);
   installed.insert(installed.end(), integrations.begin(), integrations.end());

@@ -9,6 +9,7 @@
 // is_world_process_zero itself where it should act once.
 #include "trainer_impl.hpp"
 
+#include <trainhook/plugin_host/callback_resolver.hpp>
 #include <trainhook/plugin_host/section_check.hpp>
 
 #include <trainhook/callbacks/default_flow_callback.hpp>
@@ -42,9 +43,7 @@ std::unique_ptr<detail::InternalCallback> create_plugin_callback(const PluginReg
 
 // Every --plugin_isolation name is a callback this run enables (a typo would
 // otherwise leave the untrusted plugin in process without a word).
-void check_isolation_names(const TrainingArguments& args, std::vector<std::string> enabled) {
-  enabled.insert(enabled.end(), args.callbacks.begin(), args.callbacks.end());
-  enabled.push_back(args.disable_tqdm ? "printer" : "progress");
+void check_isolation_names(const TrainingArguments& args, const std::vector<std::string>& enabled) {
   for (const auto& name : args.plugin_isolation)
     if (std::find(enabled.begin(), enabled.end(), name) == enabled.end())
       throw ArgumentError("--plugin_isolation: '" + name + "' is not a callback of this run (callbacks of " +
@@ -84,22 +83,26 @@ void Trainer::Impl::add_plugin_callbacks(const PluginSearchOptions& given) {
   search.allow_unsafe_plugin_paths = search.allow_unsafe_plugin_paths || args.allow_unsafe_plugin_paths;
   search.allow_duplicate_plugins = search.allow_duplicate_plugins || args.allow_duplicate_plugins;
   registry.emplace(search);
-  check_plugin_config_sections(args, *registry);  // no plugin_config section goes unread
-  // Integrations report from world process zero only, as HF's do (the names
-  // are still checked on every rank, so a typo fails everywhere).
-  const auto integrations = registry->resolve_report_to(args.report_to);
-  registry->check_callbacks(args.callbacks);
-  check_isolation_names(args, integrations);
+  // The names are resolved and checked on every rank, so a typo fails
+  // everywhere, and every rank warns alike.
+  selection = resolve_callbacks(*registry, CallbackRequest{args.report_to, args.callbacks, args.disable_tqdm},
+                                [this](const std::string& w) {
+                                  if (world_zero()) spdlog::warn("{}", w);
+                                });
+  check_plugin_config_sections(args, *registry, selection.enabled());  // no section goes unread
+  check_isolation_names(args, selection.enabled());
+  // Integrations report from world process zero only, as HF's do.
   if (world_zero()) {
-    for (const auto& name : integrations)
+    for (const auto& name : selection.integrations)
       handler.add(create_plugin_callback(*registry, *services, args, name));
   }
-  for (const auto& name : args.callbacks)
+  for (const auto& name : selection.callbacks)
     handler.add(create_plugin_callback(*registry, *services, args, name));
 }
 
 void Trainer::Impl::add_progress_callback() {
-  const std::string progress = args.disable_tqdm ? "printer" : "progress";
+  const std::string progress =
+      selection.progress.empty() ? (args.disable_tqdm ? "printer" : "progress") : selection.progress;
   if (registry->has(progress)) {
     handler.add(create_plugin_callback(*registry, *services, args, progress));
   } else if (world_zero()) {  // said once, not by every rank

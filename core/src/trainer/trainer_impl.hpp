@@ -14,11 +14,12 @@
 #include <trainhook/data/tensor_dataset.hpp>
 #include <trainhook/distributed/data_parallel.hpp>
 #include <trainhook/models/model.hpp>
+#include <trainhook/optim/grad_scaler.hpp>
+#include <trainhook/optim/lr_schedule.hpp>
+#include <trainhook/plugin_host/callback_resolver.hpp>
 #include <trainhook/plugin_host/plugin_registry.hpp>
 #include <trainhook/trainer/device_placement.hpp>
 #include <trainhook/trainer/eval_prediction.hpp>
-#include <trainhook/optim/grad_scaler.hpp>
-#include <trainhook/optim/lr_schedule.hpp>
 #include <trainhook/trainer/memory_metrics.hpp>
 #include <trainhook/trainer/output_dir_lock.hpp>
 #include <trainhook/trainer/trainer.hpp>
@@ -152,6 +153,7 @@ struct Trainer::Impl {
   // Destruction order matters: handler (callbacks) first, then the services
   // they call, then the registry (libraries stay loaded while a callback lives).
   std::optional<PluginRegistry> registry;
+  CallbackSelection selection;       // what report_to/callbacks enable (callback_resolver.hpp)
   TrainerModelAccess access{*this};  // ABI 1.1 model services (model_access.hpp)
   std::unique_ptr<TrainerServices> services;
   CallbackHandler handler;

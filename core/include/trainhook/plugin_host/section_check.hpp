@@ -4,14 +4,18 @@
 // logged as warnings.
 #pragma once
 
+#include <string>
+#include <vector>
+
 namespace trainhook {
 
 struct TrainingArguments;
 class PluginRegistry;
 
-// enabled = the integrations report_to resolves to, the callbacks, and the
-// progress display (progress, or printer with disable_tqdm); installed =
-// every callback and integration the registry loaded.
-void check_plugin_config_sections(const TrainingArguments& args, const PluginRegistry& registry);
+// enabled = what this run enables (CallbackSelection::enabled(), from
+// callback_resolver.hpp); installed = every callback and integration the
+// registry found.
+void check_plugin_config_sections(const TrainingArguments& args, const PluginRegistry& registry,
+                                  const std::vector<std::string>& enabled);
 
 }  // namespace trainhook
