@@ -243,8 +243,9 @@ TEST_CASE(
   LogHost host;
   const std::string refused =
       "plugin file " + file.string() + " changed since it was scanned and is refused now: killed by SIGSEGV";
-  CHECK_THROWS_WITH_AS(r.create("replaceable_cb", host, "{}"), doctest::Contains(refused), PluginError);
-  CHECK_THROWS_WITH_AS(r.library_of("replaceable_cb"), doctest::Contains(refused), PluginError);
+  CHECK_THROWS_WITH_AS(r.create("replaceable_cb", host, "{}"), doctest::Contains(refused.c_str()),
+                       PluginError);
+  CHECK_THROWS_WITH_AS(r.library_of("replaceable_cb"), doctest::Contains(refused.c_str()), PluginError);
   CHECK(r.scanned_count() == 2);  // scanned each time; this process is still here, so nothing loaded it
 }
 

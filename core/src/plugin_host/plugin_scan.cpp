@@ -75,7 +75,11 @@ bool drain(int fd, std::string& out, size_t keep, bool keep_tail) {
     if (n < 0) return errno == EINTR || errno == EAGAIN;
     if (n == 0) return false;
     out.append(buf, static_cast<size_t>(n));
-    if (out.size() > keep) keep_tail ? out.erase(0, out.size() - keep) : out.resize(keep);
+    if (out.size() <= keep) continue;
+    if (keep_tail)
+      out.erase(0, out.size() - keep);
+    else
+      out.resize(keep);
   }
 }
 
