@@ -219,7 +219,7 @@ set -e
 [[ $rc -eq 1 ]] || { echo "$OUT"; fail "the timeout verdict was not remembered under the same limit"; }
 OUT="$(TRAINHOOK_PLUGIN_SCAN_TIMEOUT=5 "$TH" plugins --plugin_dir "$ROOT/scan_gated" 2>&1)" ||
   { echo "$OUT"; fail "a raised scan limit was not honoured"; }
-expect "$OUT" "callback scan_gated 0.1.0"
+expect "$OUT" "callback scan_gated 1.0.0"
 refuse "$OUT" "REFUSED"
 unset TRAINHOOK_TEST_SCAN_GATE
 
@@ -229,7 +229,7 @@ export TRAINHOOK_TEST_DAEMON_PID_FILE="$WORK/daemon.pid"
 OUT="$(TRAINHOOK_PLUGIN_SCAN_TIMEOUT=60 "$TH" plugins --plugin_dir "$ROOT/scan_daemon" 2>&1)" ||
   { echo "$OUT"; fail "a library whose constructor forks a daemon was refused"; }
 unset TRAINHOOK_TEST_DAEMON_PID_FILE
-expect "$OUT" "callback scan_daemon 0.1.0"
+expect "$OUT" "callback scan_daemon 1.0.0"
 daemon="$(cat "$WORK/daemon.pid")"
 [[ $daemon -gt 1 ]] || fail "no daemon pid"
 daemon_gone() { ! kill -0 "$daemon" 2>/dev/null || [[ "$(awk '{print $3}' "/proc/$daemon/stat" 2>/dev/null)" == Z ]]; }

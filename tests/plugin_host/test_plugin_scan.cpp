@@ -1,7 +1,8 @@
 // The plugin scanner as the registry runs it (plugin_scan.hpp), against the
-// libraries of slow_to_scan_plugins.c: an answer counts as soon as it arrives,
-// whatever a library's constructor left running with the scanner's pipes, and
-// everything in the scanner's process group ends with the scan.
+// libraries of registry_cache_plugins.c (DAEMON_CTOR, GATED_CTOR): an answer
+// counts as soon as it arrives, whatever a library's constructor left running
+// with the scanner's pipes, and everything in the scanner's process group ends
+// with the scan.
 #include "helper_executable.hpp"
 #include "plugin_scan.hpp"
 

@@ -4,8 +4,8 @@
 // stat key cannot tell apart is caught by its SHA-256 before it is loaded; a
 // timeout verdict is judged again under a higher limit; a cache path that is
 // a FIFO or a device is ignored with a warning; entries of the previous
-// version are stale, not damage. The libraries: replaceable_plugin.c (three
-// variants of one file), slow_to_scan_plugins.c, misbehaving_plugins.cpp.
+// version are stale, not damage. The libraries: registry_cache_plugins.c
+// (three variants of one file, and GATED_CTOR), misbehaving_plugins.cpp.
 #include "registry_cache.hpp"
 
 #include <trainhook/common/errors.hpp>
