@@ -168,18 +168,25 @@ struct LogHost final : HostServices {
   std::vector<std::string> lines;
 };
 
+// A registry cache in a folder of its own, with variant 1 of "replaceable"
+// installed there and scanned into the cache once.
+struct ScannedVariant1 {
+  TempDir dir{"th_cache"};
+  fs::path cache = dir.path / "registry.json";
+  ScopedEnv env{"TRAINHOOK_REGISTRY_CACHE", cache.string()};
+  fs::path file = install_variant_1(dir);
+  ScannedVariant1() {
+    PluginRegistry first(only({file.parent_path()}));
+    REQUIRE(first.scanned_count() == 1);
+    REQUIRE(first.libraries()[0].plugin_version == "1.0.0");
+  }
+};
+
 }  // namespace
 
 TEST_CASE("a library copied over in place with its size, inode and mtime kept is scanned again") {
-  TempDir dir("th_cache");
-  ScopedEnv cache("TRAINHOOK_REGISTRY_CACHE", (dir.path / "registry.json").string());
-  const fs::path file = install_variant_1(dir);
-  {
-    PluginRegistry r(only({file.parent_path()}));
-    CHECK(r.scanned_count() == 1);
-    REQUIRE(r.libraries().size() == 1);
-    CHECK(r.libraries()[0].plugin_version == "1.0.0");
-  }
+  const ScannedVariant1 scanned;
+  const fs::path& file = scanned.file;
   copy_in_place(variant(2), file);
   // Its ctime moved (no user-space tool sets it back): the stat key misses.
   PluginRegistry r(only({file.parent_path()}));
@@ -197,11 +204,9 @@ TEST_CASE("a library copied over in place with its size, inode and mtime kept is
 
 TEST_CASE(
     "bytes the stat key cannot tell apart are caught by their SHA-256 and scanned before they are loaded") {
-  TempDir dir("th_cache");
-  const fs::path cache = dir.path / "registry.json";
-  ScopedEnv env("TRAINHOOK_REGISTRY_CACHE", cache.string());
-  const fs::path file = install_variant_1(dir);
-  { PluginRegistry first(only({file.parent_path()})); }
+  const ScannedVariant1 scanned;
+  const fs::path& cache = scanned.cache;
+  const fs::path& file = scanned.file;
   const std::string scanned_digest = cached_sha256(cache, file);
   CHECK(scanned_digest == sha256_of_file(file));
   copy_in_place(variant(3), file);  // same version and names: only the code differs
@@ -228,11 +233,9 @@ TEST_CASE(
 
 TEST_CASE(
     "a changed library that is refused now is never loaded: create and library_of name the file and why") {
-  TempDir dir("th_cache");
-  const fs::path cache = dir.path / "registry.json";
-  ScopedEnv env("TRAINHOOK_REGISTRY_CACHE", cache.string());
-  const fs::path file = install_variant_1(dir);
-  { PluginRegistry first(only({file.parent_path()})); }
+  const ScannedVariant1 scanned;
+  const fs::path& cache = scanned.cache;
+  const fs::path& file = scanned.file;
   // A library whose constructor raises SIGSEGV, under the same name and key.
   write_file(file, read_file(kRoot / "misbehaving" / plugin_file_name("ctor_segv")));
   forge_current_key(cache, file);
