@@ -165,14 +165,16 @@ in_place() {  # in_place VARIANT: its bytes into $REPL, same inode and size, tim
 RUN=(--train_file "$WORK/train.csv" --feature_scale 0.0625 --model mlp --do_train --disable_tqdm true
   --max_steps 2 --per_device_train_batch_size 32 --save_strategy no --report_to none --plugin_dir "$WORK/replaced"
   --callbacks replaceable_cb)
+run_replaceable() {  # run_replaceable NAME WHAT: a short run that loads it; its log in $LOG
+  "$TH" train "${RUN[@]}" --output_dir "$WORK/$1" > "$WORK/$1.log" 2>&1 || { cat "$WORK/$1.log"; fail "$2"; }
+  LOG="$(cat "$WORK/$1.log")"
+}
 OUT="$("$TH" plugins --plugin_dir "$WORK/replaced" 2>&1)" || { echo "$OUT"; fail "replaceable: first scan"; }
 expect "$OUT" "callback replaceable_cb 1.0.0"
 before="$(stat -c '%s %i %y' "$REPL")"
 in_place 2
 [[ "$(stat -c '%s %i %y' "$REPL")" == "$before" ]] || fail "the in-place copy changed size, inode or mtime"
-"$TH" train "${RUN[@]}" --output_dir "$WORK/run_replaced" > "$WORK/run_replaced.log" 2>&1 ||
-  { cat "$WORK/run_replaced.log"; fail "a run with a library replaced in place failed"; }
-LOG="$(cat "$WORK/run_replaced.log")"
+run_replaceable run_replaced "a run with a library replaced in place failed"
 expect "$LOG" "scanned plugin 'replaceable' 2.0.0"
 expect "$LOG" "loaded plugin 'replaceable' 2.0.0"
 expect "$LOG" "[replaceable_cb] variant=2"
@@ -197,9 +199,7 @@ json.dump(doc, open(cache, "w"))
 PY
 OUT="$("$TH" plugins --plugin_dir "$WORK/replaced" 2>&1)" || { echo "$OUT"; fail "replaceable: listing"; }
 refuse "$OUT" "scanned plugin"
-"$TH" train "${RUN[@]}" --output_dir "$WORK/run_code_changed" > "$WORK/run_code_changed.log" 2>&1 ||
-  { cat "$WORK/run_code_changed.log"; fail "a run with a library changed in code only failed"; }
-LOG="$(cat "$WORK/run_code_changed.log")"
+run_replaceable run_code_changed "a run with a library changed in code only failed"
 expect "$LOG" "plugin file $WORK/replaced/libtrainhook_replaceable.$SO changed since it was scanned (SHA-256"
 expect "$LOG" "[replaceable_cb] variant=3"
 refuse "$LOG" "variant=1"
