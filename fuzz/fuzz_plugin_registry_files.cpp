@@ -27,7 +27,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
   } else {
     const trainhook::detail::RegistryCache cache{std::filesystem::path(path)};
-    (void)cache.lookup({"/nonexistent/libtrainhook_x.so", 1, 2, 3});
+    (void)cache.lookup({"/nonexistent/libtrainhook_x.so", 1, 2, 3, 4});
   }
   return 0;
 }

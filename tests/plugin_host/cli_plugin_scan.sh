@@ -7,6 +7,11 @@
 #  3. a run that asks for one gets an error naming the file and the reason, at once
 #  4. the cache: re-scan only a changed file; damaged, off, concurrent writers
 #  5. plugins.lock: a listed file loads, a changed byte is refused naming both digests
+#  6. the cache trusts only scanned bytes: a library copied over in place (size,
+#     inode, mtime kept) is scanned again; bytes the stat key cannot tell apart
+#     are caught by their SHA-256 before a run loads them; a timeout verdict is
+#     judged again under a higher limit; a constructor's daemon ends with its
+#     scan, which is no timeout; a FIFO as cache path is ignored with a warning
 # usage: cli_plugin_scan.sh <trainhook> <test plugin root> <digits.csv> <work dir>
 set -euo pipefail
 TH="$1" ROOT="$2" DIGITS="$3" WORK="$4"
@@ -139,4 +144,101 @@ OUT="$("$TH" plugins --plugin_dir "$WORK/pinned" 2>&1)"; rc=$?
 set -e
 [[ $rc -eq 1 ]] || fail "an unlisted file was accepted"
 expect "$OUT" "REFUSED: not listed in the plugin lock file $WORK/plugins.lock (TRAINHOOK_PLUGIN_LOCK)"
+unset TRAINHOOK_PLUGIN_LOCK
+
+# 6a. A library copied over in place, size, inode and mtime kept (its ctime
+#     moves): scanned again; the run loads and reports the new one.
+REPL="$WORK/replaced/libtrainhook_replaceable.$SO"
+mkdir -p "$WORK/replaced"
+cp "$ROOT/replaceable_1/libtrainhook_replaceable.$SO" "$REPL"
+size=0
+for v in 1 2 3; do
+  s="$(stat -c %s "$ROOT/replaceable_$v/libtrainhook_replaceable.$SO")"
+  ((s > size)) && size=$s
+done
+truncate -s "$size" "$REPL"  # the variants are built to one size; padding keeps it so if not
+in_place() {  # in_place VARIANT: its bytes into $REPL, same inode and size, times set back
+  touch -r "$REPL" "$WORK/stamp"
+  dd if="$ROOT/replaceable_$1/libtrainhook_replaceable.$SO" of="$REPL" conv=notrunc status=none
+  touch -r "$WORK/stamp" "$REPL"
+}
+RUN=(--train_file "$WORK/train.csv" --feature_scale 0.0625 --model mlp --do_train --disable_tqdm true
+  --max_steps 2 --per_device_train_batch_size 32 --save_strategy no --report_to none --plugin_dir "$WORK/replaced"
+  --callbacks replaceable_cb)
+run_replaceable() {  # run_replaceable NAME WHAT: a short run that loads it; its log in $LOG
+  "$TH" train "${RUN[@]}" --output_dir "$WORK/$1" > "$WORK/$1.log" 2>&1 || { cat "$WORK/$1.log"; fail "$2"; }
+  LOG="$(cat "$WORK/$1.log")"
+}
+OUT="$("$TH" plugins --plugin_dir "$WORK/replaced" 2>&1)" || { echo "$OUT"; fail "replaceable: first scan"; }
+expect "$OUT" "callback replaceable_cb 1.0.0"
+before="$(stat -c '%s %i %y' "$REPL")"
+in_place 2
+[[ "$(stat -c '%s %i %y' "$REPL")" == "$before" ]] || fail "the in-place copy changed size, inode or mtime"
+run_replaceable run_replaced "a run with a library replaced in place failed"
+expect "$LOG" "scanned plugin 'replaceable' 2.0.0"
+expect "$LOG" "loaded plugin 'replaceable' 2.0.0"
+expect "$LOG" "[replaceable_cb] variant=2"
+
+# 6b. Bytes the stat key cannot tell apart (variant 3 differs from 1 only in
+#     code; the cache entry is given the file's current key, as when its ctime
+#     did not move): a listing trusts the key, a run that loads it checks the
+#     SHA-256, scans it again and loads what it scanned.
+in_place 1
+"$TH" plugins --plugin_dir "$WORK/replaced" > /dev/null 2>&1 || fail "replaceable: scan of variant 1"
+in_place 3
+/usr/bin/python3 - "$TRAINHOOK_REGISTRY_CACHE" "$REPL" <<'PY' || fail "could not rewrite the cache entry"
+import json, os, sys
+cache, lib = sys.argv[1], os.path.realpath(sys.argv[2])
+doc = json.load(open(cache))
+st = os.stat(lib)
+hits = [e for e in doc["libraries"] if e["path"] == lib]
+assert hits, "no entry for " + lib
+for e in hits:
+    e.update(size=st.st_size, mtime_ns=st.st_mtime_ns, ctime_ns=st.st_ctime_ns, inode=st.st_ino)
+json.dump(doc, open(cache, "w"))
+PY
+OUT="$("$TH" plugins --plugin_dir "$WORK/replaced" 2>&1)" || { echo "$OUT"; fail "replaceable: listing"; }
+refuse "$OUT" "scanned plugin"
+run_replaceable run_code_changed "a run with a library changed in code only failed"
+expect "$LOG" "plugin file $WORK/replaced/libtrainhook_replaceable.$SO changed since it was scanned (SHA-256"
+expect "$LOG" "[replaceable_cb] variant=3"
+refuse "$LOG" "variant=1"
+
+# 6c. A timeout verdict under TRAINHOOK_PLUGIN_SCAN_TIMEOUT=1 holds under 1 s,
+#     and is judged again when the limit is raised, as the refusal advises.
+export TRAINHOOK_TEST_SCAN_GATE="$WORK/gate"
+set +e
+OUT="$(TRAINHOOK_PLUGIN_SCAN_TIMEOUT=1 "$TH" plugins --plugin_dir "$ROOT/scan_gated" 2>&1)"; rc=$?
+set -e
+[[ $rc -eq 1 ]] || { echo "$OUT"; fail "a library that does not answer was accepted"; }
+expect "$OUT" "REFUSED: did not answer within 1 s while loading"
+touch "$WORK/gate"
+set +e
+OUT="$(TRAINHOOK_PLUGIN_SCAN_TIMEOUT=1 "$TH" plugins --plugin_dir "$ROOT/scan_gated" 2>&1)"; rc=$?
+set -e
+[[ $rc -eq 1 ]] || { echo "$OUT"; fail "the timeout verdict was not remembered under the same limit"; }
+OUT="$(TRAINHOOK_PLUGIN_SCAN_TIMEOUT=5 "$TH" plugins --plugin_dir "$ROOT/scan_gated" 2>&1)" ||
+  { echo "$OUT"; fail "a raised scan limit was not honoured"; }
+expect "$OUT" "callback scan_gated 1.0.0"
+refuse "$OUT" "REFUSED"
+unset TRAINHOOK_TEST_SCAN_GATE
+
+# 6d. A constructor forks a daemon that keeps the scanner's pipes: the scan
+#     answers (no timeout) and the daemon ends with it.
+export TRAINHOOK_TEST_DAEMON_PID_FILE="$WORK/daemon.pid"
+OUT="$(TRAINHOOK_PLUGIN_SCAN_TIMEOUT=60 "$TH" plugins --plugin_dir "$ROOT/scan_daemon" 2>&1)" ||
+  { echo "$OUT"; fail "a library whose constructor forks a daemon was refused"; }
+unset TRAINHOOK_TEST_DAEMON_PID_FILE
+expect "$OUT" "callback scan_daemon 1.0.0"
+daemon="$(cat "$WORK/daemon.pid")"
+[[ $daemon -gt 1 ]] || fail "no daemon pid"
+daemon_gone() { ! kill -0 "$daemon" 2>/dev/null || [[ "$(awk '{print $3}' "/proc/$daemon/stat" 2>/dev/null)" == Z ]]; }
+wait_for 10 "the daemon $daemon to end with its scan" daemon_gone
+
+# 6e. A FIFO as the cache path: a warning naming it, the run goes on, the FIFO stays.
+mkfifo "$WORK/cache.fifo"
+OUT="$(TRAINHOOK_REGISTRY_CACHE="$WORK/cache.fifo" timeout 120 "$TH" train "${ARGS[@]}" --report_to none \
+  --output_dir "$WORK/run_fifo" 2>&1)" || { echo "$OUT"; fail "a run with a FIFO as registry cache failed"; }
+expect "$OUT" "registry cache $WORK/cache.fifo is a FIFO, not a regular file; ignoring it"
+[[ -p "$WORK/cache.fifo" ]] || fail "the FIFO was replaced"
 echo "cli plugin scan: ok"

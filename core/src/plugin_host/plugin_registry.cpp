@@ -16,6 +16,7 @@
 #include "plugin_scan.hpp"
 #include "registry_cache.hpp"
 
+#include <trainhook/common/sha256sum.hpp>
 #include <trainhook/plugin_host/plugin_file_name.hpp>
 
 #include <spdlog/spdlog.h>
@@ -24,6 +25,7 @@
 
 #include <dlfcn.h>  // dlerror(): the loader's reason for a failed Boost.DLL load
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <map>
 #include <mutex>
@@ -69,6 +71,15 @@ struct PluginRegistry::Impl {
   std::vector<std::pair<fs::path, std::string>> dirs;  // searched folder, where it came from
   std::vector<LibraryRecord> records;
   std::vector<fs::path> open_paths;  // per record: the canonical file that is opened
+  // Per record: the SHA-256 of the bytes its scan judged ("" when refused
+  // before scanning), and whether the file was found to still hold them before
+  // a load in this run. Guarded by load_mu once the constructor has returned.
+  mutable std::vector<std::string> scanned_sha256;
+  mutable std::vector<char> verified;
+  // What scanning needs again when a library changed before it is loaded.
+  mutable detail::RegistryCache cache{fs::path()};
+  std::optional<detail::PluginLockFile> lock;
+  mutable fs::path scanner;  // located when the first library needs scanning
   // A name's provider: records[record], its callbacks[index] (or commands[index]).
   struct Entry {
     size_t record;
@@ -81,12 +92,15 @@ struct PluginRegistry::Impl {
   // Libraries loaded into this process, on first use (create, run_command).
   mutable std::mutex load_mu;
   mutable std::map<size_t, std::shared_ptr<const PluginLibrary>> loaded;
-  size_t scanned = 0;  // libraries read by the scanner this time (not from the cache)
+  // Libraries read by the scanner (not from the cache), at construction or
+  // because one changed before it was loaded.
+  mutable std::atomic<size_t> scanned{0};
 
   void scan();
   void scan_file(const fs::path& file, size_t folder, const std::string& folder_problem,
-                 std::set<fs::path>& seen, detail::RegistryCache& cache,
-                 const std::optional<detail::PluginLockFile>& lock, fs::path& scanner);
+                 std::set<fs::path>& seen);
+  std::string scan_with_helper(const fs::path& opened, LibraryRecord& rec) const;
+  void check_unchanged(size_t record) const;
   void resolve_duplicates();
   const Entry* find(const std::string& name) const;
   const CallbackDescriptor& descriptor(const Entry& e) const { return records[e.record].callbacks[e.index]; }
@@ -113,9 +127,8 @@ std::vector<std::pair<fs::path, std::string>> plugin_search_dirs(const PluginSea
 void PluginRegistry::Impl::scan() {
   dirs = plugin_search_dirs(options);
 
-  auto cache = detail::RegistryCache::from_environment();
-  const auto lock = detail::PluginLockFile::from_environment();
-  fs::path scanner;         // located when the first library needs scanning
+  cache = detail::RegistryCache::from_environment();
+  lock = detail::PluginLockFile::from_environment();
   std::set<fs::path> seen;  // canonical paths: a library found twice is listed once
   for (size_t folder = 0; folder < dirs.size(); ++folder) {
     const auto& [dir, origin] = dirs[folder];
@@ -137,15 +150,40 @@ void PluginRegistry::Impl::scan() {
       if (!options.allow_unsafe_plugin_paths)
         folder_problem = detail::unsafe_path_reason(dir.parent_path().empty() ? "." : dir.parent_path());
     }
-    for (const auto& file : files) scan_file(file, folder, folder_problem, seen, cache, lock, scanner);
+    for (const auto& file : files) scan_file(file, folder, folder_problem, seen);
   }
   cache.save();
   resolve_duplicates();
 }
 
+namespace {
+
+// The scan's verdict on one library, as the log shows it.
+void log_verdict(const LibraryRecord& rec, bool from_cache) {
+  if (rec.loaded) {
+    std::vector<std::string> names;
+    for (const auto& cb : rec.callbacks) names.push_back(cb.name);
+    for (const auto& c : rec.commands) names.push_back(c.name + " (command)");
+    const auto level = from_cache ? spdlog::level::debug : spdlog::level::info;
+    spdlog::log(level, "{} plugin '{}' {} (ABI {}.{}) in {}: {}", from_cache ? "registry cache:" : "scanned",
+                rec.plugin_name, rec.plugin_version, rec.abi_major, rec.abi_minor, rec.path.string(),
+                names.empty() ? "(nothing exported)" : join(names));
+  } else {
+    spdlog::warn("refused plugin file {}: {}{}", rec.path.string(), rec.refused_reason,
+                 from_cache ? " (remembered in the registry cache until the file changes)" : "");
+  }
+}
+
+std::string seconds_text(std::chrono::milliseconds t) {
+  std::string s = fmt::format("{:.1f}", static_cast<double>(t.count()) / 1000.0);
+  if (s.size() > 2 && s.compare(s.size() - 2, 2, ".0") == 0) s.resize(s.size() - 2);
+  return s;
+}
+
+}  // namespace
+
 void PluginRegistry::Impl::scan_file(const fs::path& file, size_t folder, const std::string& folder_problem,
-                                     std::set<fs::path>& seen, detail::RegistryCache& cache,
-                                     const std::optional<detail::PluginLockFile>& lock, fs::path& scanner) {
+                                     std::set<fs::path>& seen) {
   std::error_code ec;
   const fs::path canonical = fs::weakly_canonical(file, ec);
   const fs::path opened = ec ? file : canonical;
@@ -166,44 +204,107 @@ void PluginRegistry::Impl::scan_file(const fs::path& file, size_t folder, const 
   }
   if (rec.refused_reason.empty() && lock) rec.refused_reason = lock->refusal(opened);
   bool from_cache = false;
+  std::string sha256;
   if (rec.refused_reason.empty()) {
     // Read by the scanner process, or remembered from an earlier scan of the
-    // same unchanged file: no code of the library runs in this process.
+    // same unchanged file (the stat key; the bytes are checked before a load):
+    // no code of the library runs in this process.
     const auto key = detail::library_file_key(opened);
-    std::optional<LibraryRecord> cached = key ? cache.lookup(*key) : std::nullopt;
+    std::optional<detail::CachedScan> cached = key ? cache.lookup(*key) : std::nullopt;
+    // A "did not answer in time" verdict holds only up to the limit it was reached under.
+    if (cached && cached->timed_out_under.count() > 0) {
+      const auto limit = detail::scan_time_limit();
+      if (limit > cached->timed_out_under) {
+        spdlog::info(
+            "plugin file {} did not answer within {} s when last scanned; scanning it again under the "
+            "limit of {} s (TRAINHOOK_PLUGIN_SCAN_TIMEOUT)",
+            file.string(), seconds_text(cached->timed_out_under), seconds_text(limit));
+        cached.reset();
+      }
+    }
     if (cached) {
       from_cache = true;
-      cached->path = rec.path;
-      cached->folder = rec.folder;
-      rec = std::move(*cached);
+      sha256 = std::move(cached->sha256);
+      cached->record.path = rec.path;
+      cached->record.folder = rec.folder;
+      rec = std::move(cached->record);
     } else {
-      if (scanner.empty()) scanner = detail::helper_executable("trainhook-plugin-scanner");
-      detail::scan_in_helper(scanner, opened, detail::scan_time_limit(), rec);
-      ++scanned;
-      // A loader failure (a missing dependency) depends on this process's
-      // environment, not only on the file: it is not remembered.
-      if (key && rec.refused_reason.rfind("cannot be loaded: ", 0) != 0) cache.store(*key, rec);
+      sha256 = scan_with_helper(opened, rec);
     }
   }
-  if (rec.loaded) {
-    std::vector<std::string> names;
-    for (const auto& cb : rec.callbacks) names.push_back(cb.name);
-    for (const auto& c : rec.commands) names.push_back(c.name + " (command)");
-    const auto level = from_cache ? spdlog::level::debug : spdlog::level::info;
-    spdlog::log(level, "{} plugin '{}' {} (ABI {}.{}) in {}: {}", from_cache ? "registry cache:" : "scanned",
-                rec.plugin_name, rec.plugin_version, rec.abi_major, rec.abi_minor, file.string(),
-                names.empty() ? "(nothing exported)" : join(names));
-  } else {
-    spdlog::warn("refused plugin file {}: {}{}", file.string(), rec.refused_reason,
-                 from_cache ? " (remembered in the registry cache until the file changes)" : "");
-  }
+  log_verdict(rec, from_cache);
   records.push_back(std::move(rec));
   open_paths.push_back(opened);
+  scanned_sha256.push_back(std::move(sha256));
+  verified.push_back(0);
+}
+
+// Reads `opened` with the scanner into rec (its path and folder stay) and
+// remembers the verdict under the file's stat key and SHA-256, both taken
+// before the scanner reads it: bytes changed after that differ from the
+// recorded digest, so they are scanned again before anything loads them.
+// Returns that SHA-256 ("" when the file cannot be read; rec is refused then).
+std::string PluginRegistry::Impl::scan_with_helper(const fs::path& opened, LibraryRecord& rec) const {
+  const auto key = detail::library_file_key(opened);
+  std::string sha256;
+  try {
+    sha256 = sha256_of_file(opened);
+  } catch (const std::runtime_error& e) {
+    rec.loaded = false;
+    rec.refused_reason = std::string("its SHA-256 cannot be taken: ") + e.what();
+    return "";
+  }
+  if (scanner.empty()) scanner = detail::helper_executable("trainhook-plugin-scanner");
+  const auto limit = detail::scan_time_limit();
+  const bool timed_out = detail::scan_in_helper(scanner, opened, limit, rec);
+  ++scanned;
+  // A loader failure (a missing dependency) depends on this process's
+  // environment, not only on the file: it is not remembered.
+  if (key && rec.refused_reason.rfind("cannot be loaded: ", 0) != 0)
+    cache.store(*key, {rec, sha256, timed_out ? limit : std::chrono::milliseconds(0)});
+  return sha256;
+}
+
+// Before library `record` is loaded (here, by an isolated runner or by a
+// foreign host): its file must still hold the bytes its scan judged. The stat
+// key misses a replacement that kept size, mtime, inode and ctime; the digest
+// does not. A changed file is scanned again first, and a refusal now stops the
+// load. (What changes the file between this check and the load is not seen.)
+void PluginRegistry::Impl::check_unchanged(size_t record) const {
+  if (verified[record] != 0) return;
+  const LibraryRecord& rec = records[record];
+  const fs::path& file = open_paths[record];
+  std::string now;
+  try {
+    now = sha256_of_file(file);
+  } catch (const std::runtime_error& e) {
+    throw PluginError("plugin file " + rec.path.string() +
+                      " cannot be checked before it is loaded: " + e.what());
+  }
+  if (now != scanned_sha256[record]) {
+    spdlog::warn(
+        "plugin file {} changed since it was scanned (SHA-256 {} when scanned, {} now); scanning it "
+        "again before loading it",
+        rec.path.string(), scanned_sha256[record].empty() ? "unknown" : scanned_sha256[record], now);
+    LibraryRecord fresh;
+    fresh.path = rec.path;
+    fresh.folder = rec.folder;
+    if (lock) fresh.refused_reason = lock->refusal(file);
+    std::string sha256 = fresh.refused_reason.empty() ? scan_with_helper(file, fresh) : now;
+    cache.save();
+    log_verdict(fresh, false);
+    if (!fresh.loaded)
+      throw PluginError("plugin file " + rec.path.string() +
+                        " changed since it was scanned and is refused now: " + fresh.refused_reason);
+    scanned_sha256[record] = std::move(sha256);
+  }
+  verified[record] = 1;
 }
 
 std::shared_ptr<const PluginLibrary> PluginRegistry::Impl::library(size_t record) const {
   std::lock_guard<std::mutex> lock(load_mu);
   if (auto it = loaded.find(record); it != loaded.end()) return it->second;
+  check_unchanged(record);
   const LibraryRecord& scanned_rec = records[record];
   LibraryRecord now;
   now.path = scanned_rec.path;
@@ -376,6 +477,8 @@ fs::path PluginRegistry::library_of(const std::string& callback_name) const {
     for (const auto& [n, entry] : impl_->callbacks) all.push_back(n);
     throw PluginError(impl_->unknown_name_message("callback", callback_name, all));
   }
+  std::lock_guard<std::mutex> lock(impl_->load_mu);
+  impl_->check_unchanged(e->record);
   return impl_->open_paths[e->record];
 }
 

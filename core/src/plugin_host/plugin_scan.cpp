@@ -8,8 +8,10 @@
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -26,13 +28,18 @@ namespace {
 
 constexpr int kResultFd = 3;  // scanner_main.cpp writes its JSON there
 constexpr size_t kOutputTail = 2000;
+// More than any record the scanner writes; a result pipe that a library's
+// process fills with more is cut there (the answer's end is then missing).
+constexpr size_t kMaxAnswer = size_t{16} << 20;
 
 std::string signal_text(int sig) {
   const char* abbrev = ::sigabbrev_np(sig);
   return abbrev != nullptr ? "SIG" + std::string(abbrev) : "signal " + std::to_string(sig);
 }
 
-// Both ends close-on-exec; the child's ends are dup2'ed to fixed numbers.
+// Both ends close-on-exec; the child's ends are dup2'ed to fixed numbers. Our
+// read end does not block: a process the library started may hold the write
+// end open after the scanner is gone.
 struct Pipe {
   int read = -1;
   int write = -1;
@@ -42,6 +49,7 @@ struct Pipe {
       throw PluginError(std::string("cannot create a pipe for the plugin scanner: ") + std::strerror(errno));
     read = fds[0];
     write = fds[1];
+    ::fcntl(read, F_SETFL, ::fcntl(read, F_GETFL) | O_NONBLOCK);
   }
   ~Pipe() {
     close_read();
@@ -57,14 +65,42 @@ struct Pipe {
   }
 };
 
-// Reads what is available on fd into out; false at end of file.
-bool drain(int fd, std::string& out) {
+// Reads what is available on fd into out, keeping at most `keep` bytes: the
+// first ones (an answer) or, with keep_tail, the last ones (printed output).
+// False at end of file or on an error.
+bool drain(int fd, std::string& out, size_t keep, bool keep_tail) {
   char buf[4096];
-  const ssize_t n = ::read(fd, buf, sizeof buf);
-  if (n < 0) return errno == EINTR || errno == EAGAIN;
-  if (n == 0) return false;
-  out.append(buf, static_cast<size_t>(n));
-  return true;
+  for (;;) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0) return errno == EINTR || errno == EAGAIN;
+    if (n == 0) return false;
+    out.append(buf, static_cast<size_t>(n));
+    if (out.size() <= keep) continue;
+    if (keep_tail)
+      out.erase(0, out.size() - keep);
+    else
+      out.resize(keep);
+  }
+}
+
+// A descriptor that becomes readable when `pid` exits (Linux 5.3+), or -1:
+// then the wait checks with waitid every kExitCheck instead.
+int open_pidfd(pid_t pid) {
+#ifdef SYS_pidfd_open
+  return static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
+#else
+  (void)pid;
+  return -1;
+#endif
+}
+constexpr int64_t kExitCheckMs = 20;
+
+// Whether `pid` has exited, without reaping it: its process group id stays
+// taken until waitpid, so kill(-pid) cannot reach a stranger.
+bool has_exited(pid_t pid) {
+  siginfo_t info{};
+  return ::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+         info.si_pid == pid;
 }
 
 std::string tail_of(const std::string& output) {
@@ -87,7 +123,7 @@ std::chrono::milliseconds scan_time_limit() {
   return std::chrono::seconds(10);
 }
 
-void scan_in_helper(const fs::path& scanner, const fs::path& file, std::chrono::milliseconds limit,
+bool scan_in_helper(const fs::path& scanner, const fs::path& file, std::chrono::milliseconds limit,
                     LibraryRecord& rec) {
   Pipe result;
   Pipe output;
@@ -108,10 +144,16 @@ void scan_in_helper(const fs::path& scanner, const fs::path& file, std::chrono::
   sigemptyset(&none);
   posix_spawnattr_setsigdefault(&attr, &defaults);
   posix_spawnattr_setsigmask(&attr, &none);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
+  // A process group of its own (pgid = its pid): whatever the library's
+  // constructors fork joins it, and kill(-pid) below ends them all. (A Ctrl-C
+  // then reaches only the caller; the scanner dies with it, see scanner_main.cpp.)
+  posix_spawnattr_setpgroup(&attr, 0);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
   const std::string scanner_s = scanner.string();
   const std::string file_s = file.string();
-  char* const argv[] = {const_cast<char*>(scanner_s.c_str()), const_cast<char*>(file_s.c_str()), nullptr};
+  const std::string parent_s = std::to_string(::getpid());
+  char* const argv[] = {const_cast<char*>(scanner_s.c_str()), const_cast<char*>(file_s.c_str()),
+                        const_cast<char*>(parent_s.c_str()), nullptr};
   pid_t pid = -1;
   const int rc = ::posix_spawn(&pid, scanner_s.c_str(), &actions, &attr, argv, environ);
   posix_spawn_file_actions_destroy(&actions);
@@ -120,61 +162,85 @@ void scan_in_helper(const fs::path& scanner, const fs::path& file, std::chrono::
   result.close_write();
   output.close_write();
 
+  // Until the scanner's answer (one line) has arrived or the scanner itself
+  // exited: its pipes may stay open in a process the library forked, so their
+  // end of file says nothing.
+  const int pidfd = open_pidfd(pid);
   std::string json;
   std::string printed;
   bool result_open = true;
   bool output_open = true;
   bool timed_out = false;
+  bool exited = false;
+  int wait_error = 0;
+  auto answered = [&] { return json.find('\n') != std::string::npos; };
   const auto deadline = Clock::now() + limit;
-  while (result_open || output_open) {
+  while (!exited && !answered()) {
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
     if (left <= 0) {
       timed_out = true;
       break;
     }
-    pollfd fds[2] = {{result_open ? result.read : -1, POLLIN, 0},
-                     {output_open ? output.read : -1, POLLIN, 0}};
-    const int n = ::poll(fds, 2, static_cast<int>(left));
-    if (n < 0 && errno != EINTR)
-      throw PluginError(std::string("waiting for the plugin scanner: ") + std::strerror(errno));
-    if (n <= 0) continue;
+    pollfd fds[3] = {{result_open ? result.read : -1, POLLIN, 0},
+                     {output_open ? output.read : -1, POLLIN, 0},
+                     {pidfd, POLLIN, 0}};
+    const int n = ::poll(fds, 3, static_cast<int>(pidfd >= 0 ? left : std::min<int64_t>(left, kExitCheckMs)));
+    if (n < 0 && errno != EINTR) {
+      wait_error = errno;
+      break;
+    }
     if (result_open && (fds[0].revents & (POLLIN | POLLHUP | POLLERR)) != 0)
-      result_open = drain(result.read, json);
+      result_open = drain(result.read, json, kMaxAnswer, false);
     if (output_open && (fds[1].revents & (POLLIN | POLLHUP | POLLERR)) != 0)
-      output_open = drain(output.read, printed);
+      output_open = drain(output.read, printed, kOutputTail, true);
+    exited = pidfd >= 0 ? (fds[2].revents & POLLIN) != 0 : has_exited(pid);
   }
-  // Both pipes closed: the scanner (and anything the library forked that kept
-  // them) is done. Reap it; a hang is killed first.
-  if (timed_out) ::kill(pid, SIGKILL);
+  // The whole group, while the scanner is not yet reaped (so its pid, the
+  // group's id, cannot have been reused): the scanner if it hangs or has not
+  // quite exited after answering, and every process the library started.
+  ::kill(-pid, SIGKILL);
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
+  if (pidfd >= 0) ::close(pidfd);
+  // What the scanner wrote before it exited is in the pipes now.
+  if (result_open) drain(result.read, json, kMaxAnswer, false);
+  if (output_open) drain(output.read, printed, kOutputTail, true);
+  if (wait_error != 0)
+    throw PluginError(std::string("waiting for the plugin scanner: ") + std::strerror(wait_error));
+
   rec.loaded = false;
   const std::string seconds =
       std::to_string(limit.count() / 1000) +
       (limit.count() % 1000 != 0 ? "." + std::to_string(limit.count() % 1000 / 100) : "");
-  if (timed_out) {
-    rec.refused_reason =
-        "did not answer within " + seconds +
-        " s while loading (the scanner was killed; TRAINHOOK_PLUGIN_SCAN_TIMEOUT sets the limit)" +
-        tail_of(printed);
-    return;
-  }
-  if (WIFSIGNALED(status)) {
-    rec.refused_reason = "killed by " + signal_text(WTERMSIG(status)) + " while loading" + tail_of(printed);
-    return;
-  }
-  const int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  if (code != 0 || json.empty()) {
+  // A whole answer counts, however the scanner ended after writing it (it
+  // exits at once; it may have been killed above before it got there).
+  const size_t end = json.find('\n');
+  if (end == std::string::npos) {
+    if (timed_out) {
+      rec.refused_reason =
+          "did not answer within " + seconds +
+          " s while loading (the scanner was killed; TRAINHOOK_PLUGIN_SCAN_TIMEOUT sets the limit)" +
+          tail_of(printed);
+      return true;
+    }
+    if (WIFSIGNALED(status)) {
+      rec.refused_reason = "killed by " + signal_text(WTERMSIG(status)) + " while loading" + tail_of(printed);
+      return false;
+    }
+    const int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
     rec.refused_reason = "exited with status " + std::to_string(code) + " while loading" + tail_of(printed);
-    return;
+    if (code == 0 && !json.empty())
+      rec.refused_reason += " (its answer was cut short after " + std::to_string(json.size()) + " bytes)";
+    return false;
   }
   try {
-    record_from_json(nlohmann::json::parse(json), rec);
+    record_from_json(nlohmann::json::parse(json.substr(0, end)), rec);
   } catch (const std::exception& e) {
     rec.loaded = false;
     rec.refused_reason = std::string("the scanner's answer could not be read: ") + e.what();
   }
+  return false;
 }
 
 }  // namespace trainhook::detail

@@ -45,7 +45,8 @@ std::filesystem::path default_plugin_dir();
 
 // The folders searched, in order, each with where it came from ("--plugin_dir",
 // "TRAINHOOK_PLUGIN_PATH" or "default"); folders that do not exist included.
-std::vector<std::pair<std::filesystem::path, std::string>> plugin_search_dirs(const PluginSearchOptions& options);
+std::vector<std::pair<std::filesystem::path, std::string>> plugin_search_dirs(
+    const PluginSearchOptions& options);
 
 struct CallbackDescriptor {
   std::string name;
@@ -105,15 +106,19 @@ class PluginRegistry {
   void check_callbacks(const std::vector<std::string>& names) const;
 
   // The library file (canonical path) that provides `callback_name`, for a
-  // host that runs it in another process. Throws PluginError for an unknown name.
+  // host that loads it in another process. Throws PluginError for an unknown
+  // name. Like create(), it first checks that the file still holds the bytes
+  // the scan judged (SHA-256): a changed file is scanned again, and one that is
+  // refused now throws PluginError naming the file and the reason.
   std::filesystem::path library_of(const std::string& callback_name) const;
-  // How many libraries this scan read with the scanner (the rest came from
-  // the registry cache).
+  // How many libraries this registry read with the scanner (the rest came
+  // from the registry cache), including any scanned again before a load.
   size_t scanned_count() const noexcept;
 
   // Loads the callback's library into this process on first use (only enabled
   // callbacks' libraries are ever loaded) and creates an instance; `host` must outlive it. config_json is its
-  // section of plugin_config ("{}" when none). Throws PluginError with the plugin's message.
+  // section of plugin_config ("{}" when none). Throws PluginError with the plugin's message. Before
+  // loading, the file's SHA-256 is compared with the scanned bytes' (see library_of).
   std::unique_ptr<detail::InternalCallback> create(const std::string& callback_name, HostServices& host,
                                                    const std::string& config_json) const;
 
