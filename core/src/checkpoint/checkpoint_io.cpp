@@ -184,7 +184,8 @@ void write_checkpoint_files(const fs::path& dir, const CheckpointContents& c) {
   // torch.optim's layout (HF's Trainer loads it; it carries all LibTorch's
   // four optimizers keep); an optimizer without that layout keeps LibTorch's archive.
   if (has_hf_optimizer_layout(*c.optimizer)) {
-    save_hf_optimizer(*c.optimizer, c.scheduler->base_lr(), dir / kOptimizerFile);
+    save_hf_optimizer(*c.optimizer, c.scheduler->base_lr(), c.next_lr.value_or(c.scheduler->lr()),
+                      dir / kOptimizerFile);
   } else {
     torch::serialize::OutputArchive archive;
     c.optimizer->save(archive);

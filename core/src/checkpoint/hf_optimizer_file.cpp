@@ -310,13 +310,14 @@ bool has_hf_optimizer_layout(const Optimizer& optimizer) {
   }
 }
 
-void save_hf_optimizer(const Optimizer& optimizer, double initial_lr, const fs::path& file) {
+void save_hf_optimizer(const Optimizer& optimizer, double initial_lr, double next_lr, const fs::path& file) {
   const Algo algo = algorithm_of(optimizer);
   auto state = pv::dict_of_ints();
   auto groups = pv::list();
   int64_t index = 0;
   for (const auto& group : optimizer.param_groups()) {
     auto g = group_options(algo, group.options());
+    g.insert_or_assign("lr", next_lr);
     g.insert("initial_lr", initial_lr);
     auto params = pv::list();
     for (const auto& p : group.params()) {

@@ -63,8 +63,10 @@ std::vector<std::string> resume_argument_differences(const fs::path& checkpoint,
   if (!fs::exists(file, ec)) return {};
   nlohmann::json saved = read_json_object(file, "training arguments");
   // Trainhook's own arguments sit beside HF's (older checkpoints have one file).
-  if (const fs::path ours = checkpoint / kTrainhookArgsFile; fs::exists(ours, ec))
-    for (const auto& [key, value] : read_json_object(ours, "training arguments").items()) saved[key] = value;
+  if (const fs::path ours = checkpoint / kTrainhookArgsFile; fs::exists(ours, ec)) {
+    const nlohmann::json more = read_json_object(ours, "training arguments");
+    for (auto it = more.begin(); it != more.end(); ++it) saved[it.key()] = it.value();
+  }
   const nlohmann::json now = to_json(args);
   std::vector<std::string> differences;
   for (const char* key : kRunKeys) {

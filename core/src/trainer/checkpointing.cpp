@@ -81,6 +81,7 @@ void Trainer::Impl::save_checkpoint() {
     contents.on_file = on_checkpoint_file;
     contents.rank_rng_states = rank_rng;
     contents.seed = args.seed;
+    contents.next_lr = access.lr();
     write_checkpoint_atomically(out, state.global_step,
                                 [&](const fs::path& tmp) { write_checkpoint_files(tmp, contents); });
     if (args.save_total_limit) rotate_checkpoints(out, *args.save_total_limit, state.best_model_checkpoint);

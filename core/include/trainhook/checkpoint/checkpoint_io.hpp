@@ -31,6 +31,7 @@
 
 #include <filesystem>
 #include <functional>
+#include <optional>
 #include <string>
 
 namespace trainhook {
@@ -76,6 +77,8 @@ struct CheckpointContents {
   std::vector<torch::Tensor> rank_rng_states;
   // HF's set_seed: the Python and NumPy generator states of the rng files.
   int64_t seed = 42;
+  // The next step's learning rate (optimizer.pt's "lr"); unset: the schedule's.
+  std::optional<double> next_lr;
   // Called after each file is written (fault injection in tests).
   std::function<void(const std::filesystem::path&)> on_file;
 };

@@ -19,9 +19,11 @@ namespace trainhook {
 // Whether the optimizer is one of the four with torch.optim's layout.
 bool has_hf_optimizer_layout(const torch::optim::Optimizer& optimizer);
 
-// `initial_lr` is LambdaLR's base rate (learning_rate). Throws
+// `initial_lr` is LambdaLR's base rate (learning_rate); every group's "lr" is
+// `next_lr`, the rate of the next step, which HF's optimizer holds after the
+// scheduler's step (ours sets it just before each step). Throws
 // std::runtime_error naming the optimizer when it is not one of the four.
-void save_hf_optimizer(const torch::optim::Optimizer& optimizer, double initial_lr,
+void save_hf_optimizer(const torch::optim::Optimizer& optimizer, double initial_lr, double next_lr,
                        const std::filesystem::path& file);
 
 // Replaces the optimizer's state and its groups' options with the file's (as
