@@ -1,7 +1,7 @@
 #include <trainhook/checkpoint/checkpoint_manifest.hpp>
 
-#include <trainhook/checkpoint/atomic_file.hpp>
 #include <trainhook/common/sha256sum.hpp>
+#include <trainhook/checkpoint/atomic_file.hpp>
 
 #include <algorithm>
 #include <cstdio>

@@ -82,7 +82,8 @@ bool is_torchscript_archive(const fs::path& file) {
   const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   if (!looks_like_zip(bytes)) return false;
   try {
-    for (const auto& [name, data] : read_torch_zip(bytes, file.string()).records) {
+    const TorchZip zip = read_torch_zip(bytes, file.string());
+    for (const auto& [name, data] : zip.records) {
       const size_t slash = name.find('/');
       if (slash != std::string::npos && name.compare(slash, std::string::npos, "/constants.pkl") == 0)
         return true;

@@ -27,6 +27,9 @@ TorchSaveFile::TorchSaveFile(std::string bytes, const std::string& name)
       pickle = data;
     }
   }
+  for (const auto& record : zip_.compressed)
+    if (record.size() > 9 && record.compare(record.size() - 9, 9, "/data.pkl") == 0)
+      throw std::runtime_error(name_ + ": its data.pkl is compressed (torch.save stores it plain)");
   if (prefix_.empty())
     throw std::runtime_error(name_ + ": has no <archive>/data.pkl record (not a torch.save file)");
   graph_ = read_pickle(pickle, name_);
@@ -64,7 +67,9 @@ std::string_view TorchSaveFile::storage(const PickleTensor& t) const {
   const std::string record = prefix_ + "data/" + t.storage_key;
   const auto it = zip_.records.find(record);
   if (it == zip_.records.end())
-    throw std::runtime_error(name_ + ": storage record '" + record + "' is missing");
+    throw std::runtime_error(name_ + ": storage record '" + record + "' is " +
+                             (zip_.compressed.count(record) != 0 ? "compressed (torch.save stores it plain)"
+                                                                 : "missing"));
   const size_t element = torch_storage_element_size(t.dtype);
   if (element == 0 || t.storage_numel < 0 ||
       static_cast<uint64_t>(t.storage_numel) != it->second.size() / element ||

@@ -111,9 +111,11 @@ TorchZip read_torch_zip(std::string_view bytes, const std::string& file) {
     uint64_t local = z.le(at + 42, 4, "a directory entry");
     const std::string name(z.view(at + 46, name_len, "a record name"));
     read_zip64_extra(z, at + 46 + name_len, extra_len, size, compressed, local);
-    if (method != 0)
-      z.fail("record '" + name + "' is compressed (method " + std::to_string(method) +
-             "); torch.save stores records uncompressed");
+    if (method != 0) {  // a TorchScript archive's code/: named, never read
+      if (!out.compressed.insert(name).second) z.fail("record '" + name + "' appears twice");
+      at += 46 + name_len + extra_len + comment_len;
+      continue;
+    }
     if (compressed != size) z.fail("record '" + name + "' has different stored and unpacked sizes");
     if (z.le(local, 4, "a local header") != kLocalHeader) z.fail("record '" + name + "' has no local header");
     const uint64_t data =

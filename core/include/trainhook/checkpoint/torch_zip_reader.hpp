@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <string_view>
 
@@ -16,10 +17,12 @@ namespace trainhook {
 struct TorchZip {
   // Record name (as stored, "archive/data.pkl") -> its bytes inside the input.
   std::map<std::string, std::string_view> records;
+  // Compressed records (a TorchScript archive's code/): named, never read.
+  std::set<std::string> compressed;
 };
 
 // Throws std::runtime_error starting with `file` and saying what is wrong: not
-// a zip, truncated, a compressed record, a record or the directory past the end
+// a zip, truncated, a record or the directory past the end
 // of the file, a duplicate name. `bytes` must outlive the result.
 TorchZip read_torch_zip(std::string_view bytes, const std::string& file);
 
