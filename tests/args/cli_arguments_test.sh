@@ -92,8 +92,11 @@ EOF
 ARGS_JSON="$WORK/out/checkpoint-2/training_args.json"
 [[ -f $ARGS_JSON ]] || fail "no $ARGS_JSON; output_dir has: $(ls -R "$WORK/out")"
 python3 - "$ARGS_JSON" <<'EOF'
-import json, sys
+import json, os, sys
 a = json.load(open(sys.argv[1]))
+ours = json.load(open(os.path.join(os.path.dirname(sys.argv[1]), "trainhook_args.json")))
+assert not set(a) & set(ours), set(a) & set(ours)  # HF's fields in one file, ours in the other
+a.update(ours)
 def check(cond, what):
     if not cond:
         sys.exit(f"FAIL: training_args.json: {what}: {json.dumps(a, indent=1)}")

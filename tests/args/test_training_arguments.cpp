@@ -1,6 +1,7 @@
 // to_json (training_args.json's HF names), its round trip through the parser,
 // and the *_steps ratio resolution.
 #include <trainhook/args/argument_parser.hpp>
+#include <trainhook/args/hf_training_args.hpp>
 #include <trainhook/args/training_arguments.hpp>
 
 #include <doctest/doctest.h>
@@ -165,10 +166,11 @@ TEST_CASE("to_json output is byte-identical to the hand-written form it replaced
   trainhook::DataArguments d;
   d.train_file = "t.csv";
   d.image_size = 8;
-  CHECK(trainhook::to_json(d).dump() ==
-        R"({"block_size":64,"csv_header":false,"feature_scale":1.0,"image_size":8,"label_column":"last",)"
-        R"("label_column_name":null,"test_file":null,"token_dtype":"uint16","train_file":"t.csv","validation_file":null,)"
-        R"("validation_split_percentage":0.0})");
+  CHECK(
+      trainhook::to_json(d).dump() ==
+      R"({"block_size":64,"csv_header":false,"feature_scale":1.0,"image_size":8,"label_column":"last",)"
+      R"("label_column_name":null,"test_file":null,"token_dtype":"uint16","train_file":"t.csv","validation_file":null,)"
+      R"("validation_split_percentage":0.0})");
 }
 
 TEST_CASE("to_json writes every field with the HF names, unset optionals are null") {
@@ -279,6 +281,22 @@ TEST_CASE("to_json round trip: training_args.json read back as a --config file a
   CHECK(parsed.warnings.empty());
 
   CHECK(trainhook::to_json(trainhook::training_arguments_from_json(j, "training_args.json")) == j);
+
+  // A checkpoint's two files: HF's fields and ours, together the whole.
+  const trainhook::SplitTrainingArgs split = trainhook::split_training_args(j);
+  CHECK(split.hf.contains("learning_rate"));
+  CHECK(split.trainhook.contains("plugin_config"));
+  CHECK_FALSE(split.hf.contains("callbacks"));
+  CHECK(split.hf.size() + split.trainhook.size() == j.size());
+  // HF's part alone is a --config (ours alone may not be: early_stopping needs HF's
+  // metric_for_best_model); both merged are the whole, read back above.
+  std::ofstream(file) << split.hf.dump(2);
+  const nlohmann::json from_hf =
+      trainhook::to_json(trainhook::parse_train_arguments({"--config", file.string()}).training);
+  for (const auto& [k, v] : split.hf.items()) CHECK_MESSAGE(from_hf[k] == v, k);
+  nlohmann::json merged = split.hf;
+  merged.update(split.trainhook);
+  CHECK(merged == j);
   fs::remove_all(dir);
 }
 

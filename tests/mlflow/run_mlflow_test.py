@@ -230,6 +230,8 @@ def cli(opts, work, server, isolated=False):
         log_history = json.load(f)["log_history"]
     with open(os.path.join(out, "training_args.json")) as f:
         training_args = json.load(f)
+    with open(os.path.join(out, "trainhook_args.json")) as f:  # the arguments HF's TrainingArguments lacks
+        training_args.update(json.load(f))
 
     runs = server.runs(experiment)
     check(len(runs) == 1, f"one run in the experiment ({len(runs)})")
@@ -496,9 +498,9 @@ def secrets(opts, work, server):
         check(n > 0 and not found, f"no file in {what} holds the secret ({n} files; {found[:5]})")
     events = [f for _, _, fs in os.walk(os.path.join(out, "runs")) for f in fs if f.startswith("events.out")]
     check(bool(events), f"TensorBoard event files were written and checked ({len(events)})")
-    ckpt_args = [os.path.join(out, d, "training_args.json") for d in sorted(os.listdir(out)) if d.startswith("checkpoint-")]
-    check(len(ckpt_args) == 2, f"checkpoints hold training_args.json ({len(ckpt_args)})")
-    for path in [os.path.join(out, "training_args.json")] + ckpt_args:
+    ckpt_args = [os.path.join(out, d, "trainhook_args.json") for d in sorted(os.listdir(out)) if d.startswith("checkpoint-")]
+    check(len(ckpt_args) == 2, f"checkpoints hold trainhook_args.json ({len(ckpt_args)})")
+    for path in [os.path.join(out, "trainhook_args.json")] + ckpt_args:  # plugin_config is ours
         with open(path) as f:
             got = json.load(f)["plugin_config"]["wandb"]
         check(got.get("api_key") == "<API_KEY>" and got.get("run_id") == "secrets1",

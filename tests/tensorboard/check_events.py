@@ -51,6 +51,8 @@ def expected_from_trainer_output(output_dir):
         state = json.load(f)
     with open(os.path.join(output_dir, "training_args.json")) as f:
         args = json.load(f)
+    with open(os.path.join(output_dir, "trainhook_args.json")) as f:  # the arguments HF's lacks
+        args.update(json.load(f))
     scalars, texts = [], []
     for entry in state["log_history"]:
         step = entry["step"]

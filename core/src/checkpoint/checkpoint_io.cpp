@@ -3,12 +3,17 @@
 #include <trainhook/checkpoint/atomic_file.hpp>
 #include <trainhook/checkpoint/checkpoint_manifest.hpp>
 
+#include <trainhook/args/hf_training_args.hpp>
 #include <trainhook/callbacks/trainer_state_io.hpp>
-#include <trainhook/common/checked_json.hpp>
-#include <trainhook/models/torchscript_model.hpp>
 #include <trainhook/checkpoint/checkpoint_dirs.hpp>
+#include <trainhook/checkpoint/hf_optimizer_file.hpp>
+#include <trainhook/checkpoint/hf_rng_state_file.hpp>
+#include <trainhook/checkpoint/hf_scheduler_file.hpp>
 #include <trainhook/checkpoint/reproducibility.hpp>
 #include <trainhook/checkpoint/safetensors_io.hpp>
+#include <trainhook/checkpoint/torch_pickle_io.hpp>
+#include <trainhook/common/checked_json.hpp>
+#include <trainhook/models/torchscript_model.hpp>
 
 #include <ATen/CPUGeneratorImpl.h>
 #include <spdlog/spdlog.h>
@@ -18,6 +23,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <iterator>
 #include <mutex>
 #include <stdexcept>
 #include <vector>
@@ -175,7 +181,12 @@ void write_checkpoint_files(const fs::path& dir, const CheckpointContents& c) {
     save_safetensors(*c.module, dir / kSafetensorsFile);
     done(dir / kSafetensorsFile);
   }
-  {
+  // torch.optim's layout (HF's Trainer loads it; it carries all LibTorch's
+  // four optimizers keep); an optimizer without that layout keeps LibTorch's archive.
+  if (has_hf_optimizer_layout(*c.optimizer)) {
+    save_hf_optimizer(*c.optimizer, c.scheduler->base_lr(), c.next_lr.value_or(c.scheduler->lr()),
+                      dir / kOptimizerFile);
+  } else {
     torch::serialize::OutputArchive archive;
     c.optimizer->save(archive);
     save_archive_atomically(archive, dir / kOptimizerFile);
@@ -183,6 +194,10 @@ void write_checkpoint_files(const fs::path& dir, const CheckpointContents& c) {
   done(dir / kOptimizerFile);
   write_text(dir / kSchedulerFile, c.scheduler->state().dump(2));
   done(dir / kSchedulerFile);
+  if (!c.scheduler->metric_driven()) {
+    save_hf_scheduler(*c.scheduler, c.optimizer->param_groups().size(), dir / kHfSchedulerFile);
+    done(dir / kHfSchedulerFile);
+  }
   if (c.scaler && c.scaler->enabled()) {
     write_text(dir / kScalerFile, c.scaler->state().dump(2));
     done(dir / kScalerFile);
@@ -190,50 +205,88 @@ void write_checkpoint_files(const fs::path& dir, const CheckpointContents& c) {
   if (c.rank_rng_states.empty()) {
     save_rng_state(dir / kRngStateFile);
     done(dir / kRngStateFile);
+    save_hf_rng_state(cpu_rng_state(), c.seed, dir / kHfRngStateFile);
+    done(dir / kHfRngStateFile);
   } else {
     for (size_t r = 0; r < c.rank_rng_states.size(); ++r) {
       const fs::path f = dir / rank_rng_state_file(static_cast<int>(r));
-      torch::serialize::OutputArchive archive;
-      archive.write("cpu_rng_state", c.rank_rng_states[r]);  // load_rng_state's layout
-      save_archive_atomically(archive, f);
+      save_hf_rng_state(c.rank_rng_states[r], c.seed, f);  // load_rng_state reads both layouts
       done(f);
     }
   }
-  write_text(dir / kTrainingArgsFile, c.training_args_json);
+  write_training_args_files(dir, c.training_args_json);
   done(dir / kTrainingArgsFile);
   if (!c.model_config_json.empty()) {
     write_text(dir / kModelConfigFile, c.model_config_json + "\n");
     done(dir / kModelConfigFile);
   }
   // Last: its presence marks a complete checkpoint for resume and rotation.
-  save_trainer_state(*c.state, dir / kTrainerStateFile);
+  {
+    // transformers 4.47 builds TrainerState(**json) and refuses keys it lacks:
+    // best_global_step, a later field, is left out while it is unset (null).
+    nlohmann::json state = to_json(*c.state);
+    if (state.contains("best_global_step") && state["best_global_step"].is_null())
+      state.erase("best_global_step");
+    write_text(dir / kTrainerStateFile, state.dump(2, ' ', /*ensure_ascii=*/true));
+  }
   done(dir / kTrainerStateFile);
   write_checkpoint_manifest(dir);  // checked on load
+}
+
+void write_training_args_files(const fs::path& dir, const std::string& training_args_json) {
+  // A file that already holds the text is left alone (the train-begin write
+  // repeats the last run's, and a failure there must not touch a good file).
+  auto write_if_changed = [&](const fs::path& file, const std::string& text) {
+    const std::string wanted = !text.empty() && text.back() != '\n' ? text + "\n" : text;
+    std::ifstream in(file, std::ios::binary);
+    const std::string old((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (!in.is_open() || old != wanted) write_text_atomically(file, wanted);
+  };
+  const nlohmann::json all = nlohmann::json::parse(training_args_json, nullptr, /*allow_exceptions=*/false);
+  if (!all.is_object()) {  // not to_json's object (an embedding test's text): kept as given
+    write_if_changed(dir / kTrainingArgsFile, training_args_json);
+    return;
+  }
+  const SplitTrainingArgs split = split_training_args(all);
+  write_if_changed(dir / kTrainingArgsFile, split.hf.dump(2));
+  write_if_changed(dir / kTrainhookArgsFile, split.trainhook.dump(2));
 }
 
 void load_checkpoint_weights(const fs::path& dir, torch::nn::Module& module,
                              torch::optim::Optimizer& optimizer, LrScheduler& scheduler, GradScaler* scaler) {
   verify_checkpoint_manifest(dir);  // every file, before any is used
-  load_model_weights(module, dir / kModelFile);
+  if (fs::exists(dir / kModelFile) || !fs::exists(dir / kSafetensorsFile)) {
+    load_model_weights(module, dir / kModelFile);
+  } else {
+    load_safetensors(module, dir / kSafetensorsFile);  // HF's Trainer saves only these
+  }
   const fs::path opt = dir / kOptimizerFile;
   require(opt);
-  try {
-    torch::serialize::InputArchive archive;
-    archive.load_from(opt.string());
-    optimizer.load(archive);
-  } catch (const c10::Error& e) {
-    throw std::runtime_error(opt.string() + ": cannot load the optimizer state (" +
-                             e.what_without_backtrace() + ")");
+  if (is_torchscript_archive(opt)) {  // written before optimizer.pt took torch.optim's layout
+    try {
+      torch::serialize::InputArchive archive;
+      archive.load_from(opt.string());
+      optimizer.load(archive);
+    } catch (const c10::Error& e) {
+      throw std::runtime_error(opt.string() + ": cannot load the optimizer state (" +
+                               e.what_without_backtrace() + ")");
+    }
+  } else {
+    load_hf_optimizer(optimizer, opt);
   }
   // scheduler.json and scaler.json go through the checked parser (depth limit,
   // duplicate keys; fuzzed as fuzz_json_config), which names the file.
   const fs::path sched = dir / kSchedulerFile;
-  require(sched);
-  const nlohmann::json schedule = read_checked_json_file(sched.string());
-  try {
-    scheduler.load_state(schedule);
-  } catch (const std::exception& e) {
-    throw std::runtime_error(sched.string() + ": " + e.what());
+  if (!fs::exists(sched) && fs::exists(dir / kHfSchedulerFile)) {
+    load_hf_scheduler(scheduler, dir / kHfSchedulerFile);  // an HF checkpoint
+  } else {
+    require(sched);
+    const nlohmann::json schedule = read_checked_json_file(sched.string());
+    try {
+      scheduler.load_state(schedule);
+    } catch (const std::exception& e) {
+      throw std::runtime_error(sched.string() + ": " + e.what());
+    }
   }
   const fs::path scaler_file = dir / kScalerFile;
   if (!scaler || !scaler->enabled() || !fs::exists(scaler_file)) return;

@@ -1,6 +1,8 @@
 #include <trainhook/checkpoint/reproducibility.hpp>
 
 #include <trainhook/checkpoint/checkpoint_io.hpp>
+#include <trainhook/checkpoint/hf_rng_state_file.hpp>
+#include <trainhook/checkpoint/torch_pickle_io.hpp>
 
 #include <ATen/CPUGeneratorImpl.h>
 #include <ATen/Context.h>
@@ -30,18 +32,33 @@ void save_rng_state(const std::filesystem::path& file) {
 }
 
 void load_rng_state(const std::filesystem::path& file) {
-  if (!std::filesystem::exists(file)) throw std::runtime_error(file.string() + ": RNG state file is missing");
-  torch::serialize::InputArchive archive;
+  namespace fs = std::filesystem;
   torch::Tensor state;
-  try {
-    archive.load_from(file.string());
-    archive.read("cpu_rng_state", state);
-  } catch (const c10::Error& e) {
-    throw std::runtime_error(file.string() + ": not an RNG state file (" + e.what_without_backtrace() + ")");
+  const fs::path hf = file.parent_path() / kHfRngStateFile;
+  if (!fs::exists(file) && file.filename() == kRngStateFile && fs::exists(hf)) {
+    state = load_hf_rng_state(hf);  // a checkpoint HF's Trainer wrote (one process)
+  } else if (!fs::exists(file)) {
+    throw std::runtime_error(file.string() + ": RNG state file is missing");
+  } else if (file.extension() == ".pth" && !is_torchscript_archive(file)) {
+    state = load_hf_rng_state(file);  // rng_state_<rank>.pth in HF's layout
+  } else {
+    torch::serialize::InputArchive archive;
+    try {
+      archive.load_from(file.string());
+      archive.read("cpu_rng_state", state);
+    } catch (const c10::Error& e) {
+      throw std::runtime_error(file.string() + ": not an RNG state file (" + e.what_without_backtrace() +
+                               ")");
+    }
   }
   auto gen = at::detail::getDefaultCPUGenerator();
   std::lock_guard<std::mutex> lock(gen.mutex());
-  gen.set_state(state);
+  try {
+    gen.set_state(state);
+  } catch (const c10::Error& e) {
+    throw std::runtime_error(file.string() + ": not a CPU generator state (" + e.what_without_backtrace() +
+                             ")");
+  }
 }
 
 }  // namespace trainhook

@@ -1,8 +1,9 @@
 #include <trainhook/checkpoint/resume_compatibility.hpp>
 
+#include <trainhook/args/hf_training_args.hpp>
+#include <trainhook/checkpoint/checkpoint_dirs.hpp>
 #include <trainhook/common/checked_json.hpp>
 #include <trainhook/strings.hpp>
-#include <trainhook/checkpoint/checkpoint_dirs.hpp>
 
 #include <stdexcept>
 #include <system_error>
@@ -60,7 +61,12 @@ std::vector<std::string> resume_argument_differences(const fs::path& checkpoint,
   const fs::path file = checkpoint / kTrainingArgsFile;
   std::error_code ec;
   if (!fs::exists(file, ec)) return {};
-  const nlohmann::json saved = read_json_object(file, "training arguments");
+  nlohmann::json saved = read_json_object(file, "training arguments");
+  // Trainhook's own arguments sit beside HF's (older checkpoints have one file).
+  if (const fs::path ours = checkpoint / kTrainhookArgsFile; fs::exists(ours, ec)) {
+    const nlohmann::json more = read_json_object(ours, "training arguments");
+    for (auto it = more.begin(); it != more.end(); ++it) saved[it.key()] = it.value();
+  }
   const nlohmann::json now = to_json(args);
   std::vector<std::string> differences;
   for (const char* key : kRunKeys) {

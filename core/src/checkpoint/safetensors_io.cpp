@@ -2,7 +2,10 @@
 
 #include <trainhook/common/safetensors.hpp>
 
+#include <cstring>
 #include <fstream>
+#include <iterator>
+#include <map>
 #include <stdexcept>
 
 namespace fs = std::filesystem;
@@ -41,6 +44,37 @@ void save_safetensors(const torch::nn::Module& module, const fs::path& file) {
   safetensors::write(out, views, {{"format", "pt"}});
   out.close();
   if (!out) throw std::runtime_error("cannot write " + file.string());
+}
+
+void load_safetensors(torch::nn::Module& module, const fs::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw std::runtime_error(file.string() + ": cannot be opened");
+  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto* data = reinterpret_cast<const uint8_t*>(bytes.data());
+  const safetensors::Header header = safetensors::parse(data, bytes.size(), file.string());
+  std::map<std::string, const safetensors::TensorEntry*> saved;
+  for (const auto& t : header.tensors) saved[t.name] = &t;
+  torch::NoGradGuard no_grad;
+  auto take = [&](const std::string& name, torch::Tensor target) {
+    const auto it = saved.find(name);
+    if (it == saved.end())
+      throw std::runtime_error(file.string() + ": has no tensor '" + name + "' for the model");
+    const safetensors::TensorEntry& e = *it->second;
+    const std::vector<int64_t> shape(target.sizes().begin(), target.sizes().end());
+    if (e.dtype != dtype_name(target.scalar_type(), name) || e.shape != shape)
+      throw std::runtime_error(file.string() + ": tensor '" + name + "' is " + e.dtype +
+                               " of another shape or " + "dtype than the model's (" +
+                               dtype_name(target.scalar_type(), name) + ")");
+    auto cpu = torch::empty(shape, torch::TensorOptions().dtype(target.scalar_type()));
+    if (e.end > e.begin) std::memcpy(cpu.data_ptr(), data + header.data_start + e.begin, e.end - e.begin);
+    target.copy_(cpu);
+    saved.erase(it);
+  };
+  for (const auto& p : module.named_parameters()) take(p.key(), p.value());
+  for (const auto& b : module.named_buffers()) take(b.key(), b.value());
+  if (!saved.empty())
+    throw std::runtime_error(file.string() + ": holds '" + saved.begin()->first +
+                             "', which the model does not have (another model's weights)");
 }
 
 }  // namespace trainhook

@@ -5,12 +5,12 @@
 #include "trainer_impl.hpp"
 
 #include <trainhook/callbacks/trainer_state_io.hpp>
-#include <trainhook/distributed/main_process_first.hpp>
 #include <trainhook/checkpoint/atomic_file.hpp>
 #include <trainhook/checkpoint/checkpoint_dirs.hpp>
 #include <trainhook/checkpoint/checkpoint_io.hpp>
 #include <trainhook/checkpoint/resume_compatibility.hpp>
 #include <trainhook/checkpoint/safetensors_io.hpp>
+#include <trainhook/distributed/main_process_first.hpp>
 
 #include <spdlog/spdlog.h>
 
@@ -80,6 +80,8 @@ void Trainer::Impl::save_checkpoint() {
     contents.save_safetensors = args.save_safetensors;
     contents.on_file = on_checkpoint_file;
     contents.rank_rng_states = rank_rng;
+    contents.seed = args.seed;
+    contents.next_lr = access.lr();
     write_checkpoint_atomically(out, state.global_step,
                                 [&](const fs::path& tmp) { write_checkpoint_files(tmp, contents); });
     if (args.save_total_limit) rotate_checkpoints(out, *args.save_total_limit, state.best_model_checkpoint);
@@ -142,14 +144,8 @@ void Trainer::Impl::write_training_args() const {
   if (!world_zero()) return;
   fs::create_directories(args.output_dir);
   const fs::path file = fs::path(args.output_dir) / kTrainingArgsFile;
-  const std::string text = args_json + "\n";
-  {
-    std::ifstream in(file, std::ios::binary);
-    const std::string old((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    if (old == text) return;  // an absent file reads as ""
-  }
   try {
-    write_text_atomically(file, text);
+    write_training_args_files(args.output_dir, args_json);
   } catch (const std::exception& e) {
     spdlog::warn(
         "could not update {} at train begin ({}); the earlier file is unchanged and the final save "
@@ -164,7 +160,7 @@ void Trainer::save_model(const std::optional<fs::path>& dir) {
   fs::create_directories(target);
   save_model_weights(impl_->model->module(), target / kModelFile);  // atomic
   if (impl_->args.save_safetensors) save_safetensors(impl_->model->module(), target / kSafetensorsFile);
-  write_text_atomically(target / kTrainingArgsFile, impl_->args_json + "\n");
+  write_training_args_files(target, impl_->args_json);
   if (!impl_->model_config_json.empty())
     write_text_atomically(target / kModelConfigFile, impl_->model_config_json + "\n");
 }

@@ -2,13 +2,23 @@
 //   model.pt            model weights (torch::serialize archive; a TorchScript
 //                       model's own archive, torch.jit.load-able)
 //   model.safetensors   the weights by state-dict name (save_safetensors)
-//   optimizer.pt        optimizer state
-//   scheduler.json      LR scheduler step
-//   rng_state.pt        default CPU generator state (one process)
-//   rng_state_<r>.pth   rank r's generator state (several processes, HF's names)
+//   optimizer.pt        optimizer state as torch.optim's state_dict() through
+//                       torch.save (hf_optimizer_file.hpp), which HF's Trainer
+//                       loads; before, a torch::serialize archive (still read)
+//   scheduler.json      LR scheduler step (ours; with the plateau's state)
+//   scheduler.pt        the same step as HF's LambdaLR state (hf_scheduler_file.hpp)
+//   rng_state.pt        default CPU generator state (one process; ours)
+//   rng_state.pth       the same as HF writes it (hf_rng_state_file.hpp)
+//   rng_state_<r>.pth   rank r's generator state (several processes, HF's names
+//                       and layout; before, torch::serialize archives, still read)
 //   trainer_state.json  TrainerState (HF layout)
-//   training_args.json  the arguments
+//   training_args.json  the arguments HF's TrainingArguments has (hf_training_args.hpp)
+//   trainhook_args.json the rest of the arguments
 // The folder is created atomically by write_checkpoint_atomically().
+//
+// load_checkpoint_weights also resumes a checkpoint HF's Trainer wrote
+// (model.safetensors, optimizer.pt, scheduler.pt, rng_state*.pth): see
+// docs/hf_compatibility.md.
 #pragma once
 
 #include <trainhook/callbacks/state.hpp>
@@ -21,6 +31,7 @@
 
 #include <filesystem>
 #include <functional>
+#include <optional>
 #include <string>
 
 namespace trainhook {
@@ -64,6 +75,10 @@ struct CheckpointContents {
   // Several processes: every rank's RNG state, written as rng_state_<r>.pth
   // instead of rng_state.pt.
   std::vector<torch::Tensor> rank_rng_states;
+  // HF's set_seed: the Python and NumPy generator states of the rng files.
+  int64_t seed = 42;
+  // The next step's learning rate (optimizer.pt's "lr"); unset: the schedule's.
+  std::optional<double> next_lr;
   // Called after each file is written (fault injection in tests).
   std::function<void(const std::filesystem::path&)> on_file;
 };
@@ -71,8 +86,14 @@ struct CheckpointContents {
 // Writes every part into `dir` (an existing, empty folder).
 void write_checkpoint_files(const std::filesystem::path& dir, const CheckpointContents& contents);
 
-// Restores model, optimizer and scheduler from `dir` (RNG and trainer state are
-// restored by the trainer at the points HF restores them). Throws
+// training_args.json (HF's fields) and trainhook_args.json (the rest) from
+// to_json(TrainingArguments) text, each written atomically into `dir`.
+void write_training_args_files(const std::filesystem::path& dir, const std::string& training_args_json);
+
+// Restores model, optimizer and scheduler from `dir`, ours or HF's Trainer's
+// (model.safetensors when there is no model.pt, scheduler.pt when there is no
+// scheduler.json); RNG and trainer state are restored by the trainer at the
+// points HF restores them. Throws
 // std::runtime_error naming the missing or bad file.
 // An enabled `scaler` takes scaler.json's state; a checkpoint without one (saved
 // without --fp16) leaves it at its initial scale.

@@ -15,7 +15,10 @@ void set_seed(int64_t seed, bool full_determinism = false);
 
 // The default CPU generator's state, saved to / restored from a file.
 void save_rng_state(const std::filesystem::path& file);
-// Throws std::runtime_error naming the file when it is missing or not an RNG state.
+// Reads ours (rng_state.pt) and HF's (rng_state.pth, rng_state_<rank>.pth);
+// rng_state.pt that is missing beside an rng_state.pth reads that (an HF
+// checkpoint). Throws std::runtime_error naming the file when it is missing
+// or not an RNG state.
 void load_rng_state(const std::filesystem::path& file);
 
 }  // namespace trainhook

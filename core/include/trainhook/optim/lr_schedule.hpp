@@ -41,7 +41,6 @@ struct LrScheduleOptions {
   // reduce_lr_on_plateau: torch's ReduceLROnPlateau arguments (mode max =
   // greater_is_better, threshold_mode abs = relative_threshold false).
   PlateauOptions plateau = PlateauOptions().torch_semantics(true);
-
 };
 
 // The options of `type` from lr_scheduler_kwargs (a JSON object, or a string
@@ -80,6 +79,7 @@ class LrScheduler {
   void step() noexcept { ++step_; }
   double lr() const noexcept;
   int64_t last_step() const noexcept { return step_; }
+  double base_lr() const noexcept { return base_lr_; }
   // True for reduce_lr_on_plateau: the rate moves with step_metrics, not step().
   bool metric_driven() const noexcept { return plateau_.has_value(); }
   // After an evaluation during training (HF's Trainer._evaluate): feeds
