@@ -14,7 +14,8 @@ TEST_CASE("absolute_path_against joins a relative path to the folder, dropping '
   CHECK(absolute_path_against("./out/", "/work") == "/work/out");
   CHECK(absolute_path_against("a//b/./c", "/work/") == "/work/a/b/c");
   CHECK(absolute_path_against(".", "/work") == "/work");
-  CHECK(absolute_path_against("../data/*.bin", "/work/run") == "/work/run/../data/*.bin");  // '..' is the FS's
+  CHECK(absolute_path_against("../data/*.bin", "/work/run") ==
+        "/work/run/../data/*.bin");  // '..' is the FS's
   CHECK(absolute_path_against("x", "/") == "/x");
 }
 

@@ -54,7 +54,9 @@ Ended run_child(const std::function<int()>& body) {
   return out;
 }
 
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
 
 void on_term(int) {}
 
@@ -68,17 +70,19 @@ TEST_CASE("a child forked inside a plugin call ends when the call returns, named
       PluginCallGuard call("/plugins/libtrainhook_x.so", "forker", "on_step_end");
       child = ::fork();
       if (child < 0) return 90;
-    }  // the child ends here
+    }                           // the child ends here
     if (child == 0) return 91;  // the child came back: the guard did not end it
     int st = 0;
     if (::waitpid(child, &st, 0) != child || !WIFEXITED(st)) return 92;
     return WEXITSTATUS(st);  // the child's status, from the parent that went on
   });
   CHECK(e.status == kForkedChildStatus);
-  CHECK(contains(e.err, "trainhook: fatal: callback 'forker' from /plugins/libtrainhook_x.so forked a child "
-                        "process (PID "));
-  CHECK(contains(e.err, ") during on_step_end that returned into the trainer; the child ends here with status 71 "
-                        "and the run goes on in PID "));
+  CHECK(contains(e.err,
+                 "trainhook: fatal: callback 'forker' from /plugins/libtrainhook_x.so forked a child "
+                 "process (PID "));
+  CHECK(contains(e.err,
+                 ") during on_step_end that returned into the trainer; the child ends here with status 71 "
+                 "and the run goes on in PID "));
 }
 
 TEST_CASE("a fork outside any plugin call (the host's own, or a Python host's) is left alone") {
@@ -109,12 +113,14 @@ TEST_CASE("ProcessStateCheck puts back SIGTERM and SIGINT a call ignored or took
     ::signal(SIGTERM, SIG_IGN);  // what the plugin does
     ::signal(SIGINT, SIG_DFL);
     const auto changes = check.restore();
-    struct sigaction term {}, intr {};
+    struct sigaction term {
+    }, intr{};
     ::sigaction(SIGTERM, nullptr, &term);
     ::sigaction(SIGINT, nullptr, &intr);
     if (term.sa_handler != on_term || intr.sa_handler != on_term) return 1;
     if (changes.size() != 2) return 2;
-    if (!contains(changes[0], "set the handling of SIGTERM to SIG_IGN; the host put its own back (a handler in "))
+    if (!contains(changes[0],
+                  "set the handling of SIGTERM to SIG_IGN; the host put its own back (a handler in "))
       return 3;
     if (!contains(changes[1], "set the handling of SIGINT to SIG_DFL")) return 4;
     return 0;
@@ -132,7 +138,7 @@ TEST_CASE("ProcessStateCheck puts back a closed stdout and a stderr replaced by 
     ProcessStateCheck check;
     ::close(STDOUT_FILENO);
     const int data = ::open(file.c_str(), O_WRONLY | O_CREAT, 0644);  // takes descriptor 1
-    ::dup2(data, STDERR_FILENO);                                     // and 2 points there too
+    ::dup2(data, STDERR_FILENO);                                      // and 2 points there too
     const auto changes = check.restore();
     struct stat after {};
     ::fstat(STDERR_FILENO, &after);
@@ -145,15 +151,18 @@ TEST_CASE("ProcessStateCheck puts back a closed stdout and a stderr replaced by 
     if (after.st_ino != before.st_ino || after.st_dev != before.st_dev) return 2;
     if (written.st_size != 0) return 3;  // the console line did not go into the data file
     if (changes.size() != 2) return 4;
-    if (!contains(changes[0], "pointed descriptor 1 (stdout) at " + file + "; it was put back as it was")) return 5;
-    if (!contains(changes[1], "pointed descriptor 2 (stderr) at " + file + "; it was put back as it was")) return 6;
+    if (!contains(changes[0], "pointed descriptor 1 (stdout) at " + file + "; it was put back as it was"))
+      return 5;
+    if (!contains(changes[1], "pointed descriptor 2 (stderr) at " + file + "; it was put back as it was"))
+      return 6;
     return 0;
   });
   CHECK(e.status == 0);
   CHECK(contains(e.err, "console\n"));
 }
 
-TEST_CASE("ProcessStateCheck says that a closed descriptor was put back, and reports a chdir without undoing it") {
+TEST_CASE(
+    "ProcessStateCheck says that a closed descriptor was put back, and reports a chdir without undoing it") {
   const Ended e = run_child([] {
     char cwd[PATH_MAX];
     if (::getcwd(cwd, sizeof cwd) == nullptr) return 90;
@@ -182,7 +191,8 @@ TEST_CASE("reopen_closed_standard_descriptors fills closed 0-2 with /dev/null an
     ::close(STDIN_FILENO);
     const auto filled = trainhook::reopen_closed_standard_descriptors();
     if (filled != std::vector<int>{0}) return 1;
-    struct stat in {}, null {};
+    struct stat in {
+    }, null{};
     if (::fstat(STDIN_FILENO, &in) != 0 || ::stat("/dev/null", &null) != 0) return 2;
     if (in.st_rdev != null.st_rdev) return 3;
     if (::fcntl(STDIN_FILENO, F_GETFD) & FD_CLOEXEC) return 4;  // a standard descriptor survives exec

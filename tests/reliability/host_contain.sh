@@ -193,7 +193,8 @@ name=close_stdio
 timeout 120 "$CLI" "${BASE[@]}" --max_steps 6 --save_steps 3 --report_to jsonl --output_dir "$WORK/$name" \
   --callbacks close_stdio >"$WORK/$name.out" 2>"$WORK/$name.err"
 rc=$?
-stray=$(grep -rlI -e '\[info\]' -e '\[warning\]' -e 'trainhook' -e 'close_stdio' "$WORK/$name" 2>/dev/null)
+# spdlog's console lines ("[<time>] [info] ...") and the trainer's own stderr lines.
+stray=$(grep -rlI -e '\] \[info\] ' -e '\] \[warning\] ' -e '^trainhook' -e 'close_stdio: step' "$WORK/$name" 2>/dev/null)
 if ((rc != 0)); then
   fail "$name: exit $rc, expected 0: $(tail -3 "$WORK/$name.err")"
 elif ! grep -qF "callback 'close_stdio' from $LIB in create: closed descriptor 1 (stdout); it was put back as it was" \

@@ -174,7 +174,8 @@ static void set_both(void (*handler)(int)) {
   sigaction(SIGINT, &sa, NULL);
 }
 
-static th_status term_begin_ignore_on_event(void* self, const th_event_args* args, char* err, size_t err_size) {
+static th_status term_begin_ignore_on_event(void* self, const th_event_args* args, char* err,
+                                            size_t err_size) {
   (void)self;
   (void)err;
   (void)err_size;
@@ -183,7 +184,8 @@ static th_status term_begin_ignore_on_event(void* self, const th_event_args* arg
   return TH_OK;
 }
 
-static th_status term_begin_handler_on_event(void* self, const th_event_args* args, char* err, size_t err_size) {
+static th_status term_begin_handler_on_event(void* self, const th_event_args* args, char* err,
+                                             size_t err_size) {
   (void)self;
   (void)err;
   (void)err_size;
@@ -192,7 +194,8 @@ static th_status term_begin_handler_on_event(void* self, const th_event_args* ar
   return TH_OK;
 }
 
-static th_status term_create_ignore_on_event(void* self, const th_event_args* args, char* err, size_t err_size) {
+static th_status term_create_ignore_on_event(void* self, const th_event_args* args, char* err,
+                                             size_t err_size) {
   (void)self;
   (void)err;
   (void)err_size;
@@ -316,8 +319,8 @@ static void plain_destroy(void* self) { (void)self; }
 #define CONTAIN_CALLBACK(var, name, help, mask, create, on_event)                                       \
   static const th_callback_vtable var##_vtable = {TH_CALLBACK_VTABLE_STRUCT_SIZE, on_event, NULL, NULL, \
                                                   plain_destroy};                                       \
-  static const th_callback_info var = {TH_CALLBACK_INFO_STRUCT_SIZE, name, "1.0.0", TH_KIND_CALLBACK,   \
-                                       help, mask, create, &var##_vtable};
+  static const th_callback_info var = {                                                                 \
+      TH_CALLBACK_INFO_STRUCT_SIZE, name, "1.0.0", TH_KIND_CALLBACK, help, mask, create, &var##_vtable};
 
 CONTAIN_CALLBACK(fork_daemon, "fork_daemon", "forks a daemon that outlives the run", BEGIN_AND_STEPS,
                  plain_create, fork_daemon_on_event)
@@ -341,7 +344,7 @@ CONTAIN_CALLBACK(chdir_away, "chdir_away", "chdir($HOST_CONTAIN_DIR) in create",
                  chdir_on_event)
 
 static const th_callback_info* const contain_callback_ptrs[] = {
-    &fork_daemon,       &raw_fork_daemon,   &fork_return,        &term_ignore_create, &term_handler_create,
+    &fork_daemon,       &raw_fork_daemon,    &fork_return,        &term_ignore_create, &term_handler_create,
     &term_ignore_begin, &term_handler_begin, &term_ignore_thread, &close_stdio,        &chdir_away};
 static const th_plugin_info contain_info = {TH_PLUGIN_INFO_STRUCT_SIZE,
                                             TRAINHOOK_ABI_VERSION_MAJOR,

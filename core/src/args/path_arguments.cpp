@@ -44,7 +44,8 @@ bool make_path_arguments_absolute(ParsedArguments& parsed) {
   if (cwd.empty() || cwd.front() != '/') return false;  // "(unreachable)/..." outside the root
   TrainingArguments& t = parsed.training;
   make_absolute(t.output_dir, cwd);
-  if (t.resume_from_checkpoint && *t.resume_from_checkpoint != "true") make_absolute(t.resume_from_checkpoint, cwd);
+  if (t.resume_from_checkpoint && *t.resume_from_checkpoint != "true")
+    make_absolute(t.resume_from_checkpoint, cwd);
   for (auto& dir : t.plugin_dir) make_absolute(dir, cwd);
   make_absolute(parsed.model.model_name_or_path, cwd);
   make_absolute(parsed.data.train_file, cwd);

@@ -69,7 +69,8 @@ PluginCallback::PluginCallback(std::shared_ptr<const PluginLibrary> library, con
   {
     PluginCallScope scope(scope_names_.file, scope_names_.callback, "create");  // named if it crashes
     PluginCallGuard call(scope_names_.file, scope_names_.callback, "create");   // a forked child ends here
-    st = info_.create(host_.table(), config_json.empty() ? "{}" : config_json.c_str(), &self, err, sizeof err);
+    st =
+        info_.create(host_.table(), config_json.empty() ? "{}" : config_json.c_str(), &self, err, sizeof err);
   }
   err[kErrSize - 1] = '\0';
   report_changes(process.restore(), scope_names_, "create");

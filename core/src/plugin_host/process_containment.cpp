@@ -237,8 +237,7 @@ std::vector<std::string> ProcessStateCheck::restore() {
     else
       why = " (a crash in plugin code is still named)";
     changes.push_back("set the handling of " + std::string(signal_name(sig)) + " to " + changed_to +
-                      "; the host put its own back (" + describe_signal_disposition(signals_[i]) + ")" +
-                      why);
+                      "; the host put its own back (" + describe_signal_disposition(signals_[i]) + ")" + why);
   }
   if (!cwd_.empty()) {
     const std::string now = current_dir();

@@ -172,9 +172,9 @@ std::string refusal(const fs::path& output_dir, const fs::path& file, int fd) {
     who += (who.empty() ? "" : ", ") + std::string("PID ") + std::to_string(p) + " (" + command + ")";
   std::string text = head + " is still locked (" + file.string() + "), but the run that locked it (host " +
                      holder.host + ", PID " + pid + ") has exited: a process it started holds the lock";
-  if (!who.empty())
-    return text + ": " + who + "; stop that process, or give this run another --output_dir";
-  return text + " (a plugin's helper or daemon that inherited the lock's descriptor); find it with `fuser -v " +
+  if (!who.empty()) return text + ": " + who + "; stop that process, or give this run another --output_dir";
+  return text +
+         " (a plugin's helper or daemon that inherited the lock's descriptor); find it with `fuser -v " +
          file.string() + "` or `lsof " + file.string() + "`, stop it, or give this run another --output_dir";
 }
 

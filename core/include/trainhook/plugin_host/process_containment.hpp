@@ -94,10 +94,10 @@ class ProcessStateCheck {
   static constexpr int kSignalCount = 7;
   struct sigaction signals_[kSignalCount];
   bool have_signal_[kSignalCount];
-  int saved_fd_[3];        // duplicates of 0-2 (close-on-exec), -1 when closed before
-  unsigned long dev_[3];   // what 0-2 were (st_dev, st_ino)
+  int saved_fd_[3];       // duplicates of 0-2 (close-on-exec), -1 when closed before
+  unsigned long dev_[3];  // what 0-2 were (st_dev, st_ino)
   unsigned long ino_[3];
-  std::string cwd_;        // empty when unreadable
+  std::string cwd_;  // empty when unreadable
 };
 
 }  // namespace detail
