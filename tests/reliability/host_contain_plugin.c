@@ -17,7 +17,9 @@
  *   chdir_away          chdir($HOST_CONTAIN_DIR) in create
  * Every callback prints "<name>: step 3" at step 3 and waits 10 ms at each
  * step end from there on, so a test can wait for a line and signal the run
- * while it trains. No fixed sleeps in the tests: each says when it acts. */
+ * while it trains. No fixed sleeps in the tests: each says when it acts.
+ * Each callback is a row of actions (struct behaviour) run by one create and
+ * one on_event; the instance is its row. */
 #define _GNU_SOURCE
 #include <trainhook/abi.h>
 
@@ -40,19 +42,16 @@ static void nap_ms(long ms) {
   }
 }
 
-static int64_t step_of(const th_event_args* args) {
-  return args->event == TH_EVENT_STEP_END ? args->state->global_step : -1;
-}
+/* An action returns 0, or -1 with a message in err (the call then fails). */
+typedef int (*action)(char* err, size_t err_size);
 
-/* Shared by every callback: the line the test waits for, then slow steps. */
-static void pace(const char* name, const th_event_args* args) {
-  const int64_t step = step_of(args);
-  if (step == 3) {
-    fprintf(stderr, "%s: step 3\n", name);
-    fflush(stderr);
-  }
-  if (step >= 3) nap_ms(10);
-}
+typedef struct behaviour {
+  const char* name;
+  action at_create;    /* in create() */
+  action at_begin;     /* in on_train_begin */
+  action at_step3;     /* in on_step_end at global_step 3, before the line */
+  action at_train_end; /* in on_train_end */
+} behaviour;
 
 /* The daemon's life, after fork or clone: only system calls (the child of a
  * threaded process). Writes its PID, then sleeps until killed (at most 300 s). */
@@ -66,10 +65,9 @@ static void daemon_body(void) {
   setsid();
   const char* pid_file = getenv("HOST_CONTAIN_PID_FILE");
   if (pid_file != NULL) {
-    char text[32];
+    char digits[24], text[24];
     long pid = (long)syscall(SYS_getpid);
     int len = 0;
-    char digits[24];
     do {
       digits[len++] = (char)('0' + pid % 10);
       pid /= 10;
@@ -86,76 +84,57 @@ static void daemon_body(void) {
   _exit(0);
 }
 
-static th_status fork_daemon_on_event(void* self, const th_event_args* args, char* err, size_t err_size) {
-  (void)self;
-  if (args->event == TH_EVENT_TRAIN_BEGIN) {
-    const pid_t pid = fork();
-    if (pid < 0) {
-      snprintf(err, err_size, "fork_daemon: fork failed: %s", strerror(errno));
-      return TH_ERROR;
-    }
-    if (pid == 0) daemon_body();
-    fprintf(stderr, "fork_daemon: started daemon PID %ld\n", (long)pid);
-    fflush(stderr);
+static int started_daemon(long pid, const char* how, char* err, size_t err_size) {
+  if (pid < 0) {
+    snprintf(err, err_size, "%s failed: %s", how, strerror(errno));
+    return -1;
   }
-  pace("fork_daemon", args);
-  return TH_OK;
+  if (pid == 0) daemon_body();
+  fprintf(stderr, "%s: started daemon PID %ld\n", how, pid);
+  fflush(stderr);
+  return 0;
 }
 
-static th_status raw_fork_daemon_on_event(void* self, const th_event_args* args, char* err, size_t err_size) {
-  (void)self;
-  if (args->event == TH_EVENT_TRAIN_BEGIN) {
-    /* clone(SIGCHLD) with no stack: fork without glibc's atfork handlers. */
-    const long pid = syscall(SYS_clone, (long)SIGCHLD, 0L, 0L, 0L, 0L);
-    if (pid < 0) {
-      snprintf(err, err_size, "raw_fork_daemon: clone failed: %s", strerror(errno));
-      return TH_ERROR;
-    }
-    if (pid == 0) daemon_body();
-    fprintf(stderr, "raw_fork_daemon: started daemon PID %ld\n", pid);
-    fflush(stderr);
-  }
-  pace("raw_fork_daemon", args);
-  return TH_OK;
+static int fork_a_daemon(char* err, size_t err_size) {
+  return started_daemon((long)fork(), "fork", err, err_size);
+}
+
+/* clone(SIGCHLD) with no stack: a fork without glibc's atfork handlers. */
+static int clone_daemon(char* err, size_t err_size) {
+  return started_daemon(syscall(SYS_clone, (long)SIGCHLD, 0L, 0L, 0L, 0L), "clone", err, err_size);
 }
 
 static pid_t g_child = 0;
 
-static th_status fork_return_on_event(void* self, const th_event_args* args, char* err, size_t err_size) {
-  (void)self;
-  if (step_of(args) == 3) {
-    fflush(stdout);
-    fflush(stderr);
-    const pid_t pid = fork();
-    if (pid < 0) {
-      snprintf(err, err_size, "fork_return: fork failed: %s", strerror(errno));
-      return TH_ERROR;
-    }
-    if (pid == 0) return TH_OK; /* the bug: the child goes back into the trainer */
-    g_child = pid;
-    fprintf(stderr, "fork_return: forked child PID %ld\n", (long)pid);
-    fflush(stderr);
+static int fork_and_return(char* err, size_t err_size) {
+  fflush(stdout);
+  fflush(stderr);
+  const pid_t pid = fork();
+  if (pid < 0) {
+    snprintf(err, err_size, "fork_return: fork failed: %s", strerror(errno));
+    return -1;
   }
-  if (args->event == TH_EVENT_TRAIN_END) {
-    fprintf(stderr, "fork_return: on_train_end in PID %ld\n", (long)getpid());
-    fflush(stderr);
-    if (g_child > 0) {
-      int status = 0;
-      if (waitpid(g_child, &status, 0) == g_child) {
-        if (WIFEXITED(status))
-          fprintf(stderr, "fork_return: child PID %ld exited with status %d\n", (long)g_child,
-                  WEXITSTATUS(status));
-        else
-          fprintf(stderr, "fork_return: child PID %ld ended otherwise (wait status %d)\n", (long)g_child,
-                  status);
-      } else {
-        fprintf(stderr, "fork_return: waitpid failed: %s\n", strerror(errno));
-      }
-      fflush(stderr);
-      g_child = 0;
-    }
+  if (pid == 0) return 0; /* the bug: the child goes back into the trainer */
+  g_child = pid;
+  fprintf(stderr, "fork_return: forked child PID %ld\n", (long)pid);
+  fflush(stderr);
+  return 0;
+}
+
+static int reap_child(char* err, size_t err_size) {
+  (void)err;
+  (void)err_size;
+  fprintf(stderr, "fork_return: on_train_end in PID %ld\n", (long)getpid());
+  int status = 0;
+  if (g_child > 0 && waitpid(g_child, &status, 0) == g_child) {
+    if (WIFEXITED(status))
+      fprintf(stderr, "fork_return: child PID %ld exited with status %d\n", (long)g_child,
+              WEXITSTATUS(status));
+    else
+      fprintf(stderr, "fork_return: child PID %ld ended otherwise (wait status %d)\n", (long)g_child, status);
   }
-  return TH_OK;
+  fflush(stderr);
+  return 0;
 }
 
 /* The non-chaining handler a plugin installs: it notes the signal and drops it. */
@@ -174,45 +153,22 @@ static void set_both(void (*handler)(int)) {
   sigaction(SIGINT, &sa, NULL);
 }
 
-static th_status term_begin_ignore_on_event(void* self, const th_event_args* args, char* err,
-                                            size_t err_size) {
-  (void)self;
+static int ignore_both(char* err, size_t err_size) {
   (void)err;
   (void)err_size;
-  if (args->event == TH_EVENT_TRAIN_BEGIN) set_both(SIG_IGN);
-  pace("term_ignore_begin", args);
-  return TH_OK;
+  set_both(SIG_IGN);
+  return 0;
 }
 
-static th_status term_begin_handler_on_event(void* self, const th_event_args* args, char* err,
-                                             size_t err_size) {
-  (void)self;
+static int swallow_both(char* err, size_t err_size) {
   (void)err;
   (void)err_size;
-  if (args->event == TH_EVENT_TRAIN_BEGIN) set_both(swallow);
-  pace("term_handler_begin", args);
-  return TH_OK;
+  set_both(swallow);
+  return 0;
 }
 
-static th_status term_create_ignore_on_event(void* self, const th_event_args* args, char* err,
-                                             size_t err_size) {
-  (void)self;
-  (void)err;
-  (void)err_size;
-  pace("term_ignore_create", args);
-  return TH_OK;
-}
-
-static th_status term_create_handler_on_event(void* self, const th_event_args* args, char* err,
-                                              size_t err_size) {
-  (void)self;
-  (void)err;
-  (void)err_size;
-  pace("term_handler_create", args);
-  return TH_OK;
-}
-
-/* term_ignore_thread's worker: woken at step 3, sets SIG_IGN from its own thread. */
+/* term_ignore_thread's worker: started in create, woken at step 3, sets
+ * SIG_IGN from its own thread. */
 static pthread_mutex_t g_mutex = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t g_wake = PTHREAD_COND_INITIALIZER;
 static int g_woken = 0;
@@ -228,120 +184,106 @@ static void* ignore_worker(void* arg) {
   return NULL;
 }
 
-static th_status term_thread_on_event(void* self, const th_event_args* args, char* err, size_t err_size) {
-  (void)self;
-  (void)err;
-  (void)err_size;
-  if (step_of(args) == 3) {
-    pthread_mutex_lock(&g_mutex);
-    g_woken = 1;
-    pthread_cond_signal(&g_wake);
-    pthread_mutex_unlock(&g_mutex);
-  }
-  pace("term_ignore_thread", args);
-  return TH_OK;
-}
-
-static th_status close_stdio_on_event(void* self, const th_event_args* args, char* err, size_t err_size) {
-  (void)self;
-  (void)err;
-  (void)err_size;
-  pace("close_stdio", args);
-  return TH_OK;
-}
-
-static th_status chdir_on_event(void* self, const th_event_args* args, char* err, size_t err_size) {
-  (void)self;
-  (void)err;
-  (void)err_size;
-  pace("chdir_away", args);
-  return TH_OK;
-}
-
-static int instance;
-
-static th_status plain_create(const th_host* host, const char* config_json, void** out_self, char* err,
-                              size_t err_size) {
-  (void)host;
-  (void)config_json;
-  (void)err;
-  (void)err_size;
-  *out_self = &instance;
-  return TH_OK;
-}
-
-static th_status ignore_create(const th_host* host, const char* config_json, void** out_self, char* err,
-                               size_t err_size) {
-  set_both(SIG_IGN);
-  return plain_create(host, config_json, out_self, err, err_size);
-}
-
-static th_status handler_create(const th_host* host, const char* config_json, void** out_self, char* err,
-                                size_t err_size) {
-  set_both(swallow);
-  return plain_create(host, config_json, out_self, err, err_size);
-}
-
-static th_status thread_create(const th_host* host, const char* config_json, void** out_self, char* err,
-                               size_t err_size) {
+static int start_worker(char* err, size_t err_size) {
   pthread_t t;
   if (pthread_create(&t, NULL, ignore_worker, NULL) != 0) {
     snprintf(err, err_size, "term_ignore_thread: cannot start its thread");
-    return TH_ERROR;
+    return -1;
   }
   pthread_detach(t);
-  return plain_create(host, config_json, out_self, err, err_size);
+  return 0;
 }
 
-static th_status close_stdio_create(const th_host* host, const char* config_json, void** out_self, char* err,
-                                    size_t err_size) {
+static int wake_worker(char* err, size_t err_size) {
+  (void)err;
+  (void)err_size;
+  pthread_mutex_lock(&g_mutex);
+  g_woken = 1;
+  pthread_cond_signal(&g_wake);
+  pthread_mutex_unlock(&g_mutex);
+  return 0;
+}
+
+static int close_stdout_stderr(char* err, size_t err_size) {
+  (void)err;
+  (void)err_size;
   fflush(stdout);
   fflush(stderr);
   close(1);
   close(2);
-  return plain_create(host, config_json, out_self, err, err_size);
+  return 0;
 }
 
-static th_status chdir_create(const th_host* host, const char* config_json, void** out_self, char* err,
-                              size_t err_size) {
+static int change_directory(char* err, size_t err_size) {
   const char* dir = getenv("HOST_CONTAIN_DIR");
   if (dir == NULL || chdir(dir) != 0) {
     snprintf(err, err_size, "chdir_away: cannot chdir to $HOST_CONTAIN_DIR (%s)", dir ? dir : "unset");
-    return TH_ERROR;
+    return -1;
   }
-  return plain_create(host, config_json, out_self, err, err_size);
+  return 0;
 }
 
-static void plain_destroy(void* self) { (void)self; }
+static th_status run(action a, char* err, size_t err_size) {
+  return a == NULL || a(err, err_size) == 0 ? TH_OK : TH_ERROR;
+}
 
-#define STEPS (TH_EVENT_BIT(TH_EVENT_STEP_END))
-#define BEGIN_AND_STEPS (TH_EVENT_BIT(TH_EVENT_TRAIN_BEGIN) | TH_EVENT_BIT(TH_EVENT_STEP_END))
-#define CONTAIN_CALLBACK(var, name, help, mask, create, on_event)                                       \
-  static const th_callback_vtable var##_vtable = {TH_CALLBACK_VTABLE_STRUCT_SIZE, on_event, NULL, NULL, \
-                                                  plain_destroy};                                       \
-  static const th_callback_info var = {                                                                 \
-      TH_CALLBACK_INFO_STRUCT_SIZE, name, "1.0.0", TH_KIND_CALLBACK, help, mask, create, &var##_vtable};
+static th_status behaviour_on_event(void* self, const th_event_args* args, char* err, size_t err_size) {
+  const behaviour* b = (const behaviour*)self;
+  if (args->event == TH_EVENT_TRAIN_BEGIN) return run(b->at_begin, err, err_size);
+  if (args->event == TH_EVENT_TRAIN_END) return run(b->at_train_end, err, err_size);
+  if (args->event != TH_EVENT_STEP_END) return TH_OK;
+  const int64_t step = args->state->global_step;
+  if (step == 3) {
+    if (run(b->at_step3, err, err_size) != TH_OK) return TH_ERROR;
+    fprintf(stderr, "%s: step 3\n", b->name);
+    fflush(stderr);
+  }
+  if (step >= 3) nap_ms(10);
+  return TH_OK;
+}
 
-CONTAIN_CALLBACK(fork_daemon, "fork_daemon", "forks a daemon that outlives the run", BEGIN_AND_STEPS,
-                 plain_create, fork_daemon_on_event)
-CONTAIN_CALLBACK(raw_fork_daemon, "raw_fork_daemon", "clones a daemon past the atfork handlers",
-                 BEGIN_AND_STEPS, plain_create, raw_fork_daemon_on_event)
-CONTAIN_CALLBACK(fork_return, "fork_return", "forks at step 3 and returns in the child too",
-                 STEPS | TH_EVENT_BIT(TH_EVENT_TRAIN_END), plain_create, fork_return_on_event)
-CONTAIN_CALLBACK(term_ignore_create, "term_ignore_create", "SIGTERM/SIGINT ignored in create", STEPS,
-                 ignore_create, term_create_ignore_on_event)
-CONTAIN_CALLBACK(term_handler_create, "term_handler_create", "own SIGTERM/SIGINT handler in create", STEPS,
-                 handler_create, term_create_handler_on_event)
-CONTAIN_CALLBACK(term_ignore_begin, "term_ignore_begin", "SIGTERM/SIGINT ignored in on_train_begin",
-                 BEGIN_AND_STEPS, plain_create, term_begin_ignore_on_event)
-CONTAIN_CALLBACK(term_handler_begin, "term_handler_begin", "own SIGTERM/SIGINT handler in on_train_begin",
-                 BEGIN_AND_STEPS, plain_create, term_begin_handler_on_event)
-CONTAIN_CALLBACK(term_ignore_thread, "term_ignore_thread", "SIGTERM/SIGINT ignored from its own thread",
-                 STEPS, thread_create, term_thread_on_event)
-CONTAIN_CALLBACK(close_stdio, "close_stdio", "closes descriptors 1 and 2 in create", STEPS,
-                 close_stdio_create, close_stdio_on_event)
-CONTAIN_CALLBACK(chdir_away, "chdir_away", "chdir($HOST_CONTAIN_DIR) in create", STEPS, chdir_create,
-                 chdir_on_event)
+static th_status behaviour_create(const behaviour* b, void** out_self, char* err, size_t err_size) {
+  if (run(b->at_create, err, err_size) != TH_OK) return TH_ERROR;
+  *out_self = (void*)b;
+  return TH_OK;
+}
+
+static void behaviour_destroy(void* self) { (void)self; }
+
+#define EVENTS \
+  (TH_EVENT_BIT(TH_EVENT_TRAIN_BEGIN) | TH_EVENT_BIT(TH_EVENT_STEP_END) | TH_EVENT_BIT(TH_EVENT_TRAIN_END))
+#define CONTAIN_CALLBACK(var, help, at_create, at_begin, at_step3, at_train_end)                            \
+  static const behaviour var##_behaviour = {#var, at_create, at_begin, at_step3, at_train_end};             \
+  static th_status var##_create(const th_host* host, const char* config_json, void** out_self, char* err,   \
+                                size_t err_size) {                                                          \
+    (void)host;                                                                                             \
+    (void)config_json;                                                                                      \
+    return behaviour_create(&var##_behaviour, out_self, err, err_size);                                     \
+  }                                                                                                         \
+  static const th_callback_vtable var##_vtable = {TH_CALLBACK_VTABLE_STRUCT_SIZE, behaviour_on_event, NULL, \
+                                                  NULL, behaviour_destroy};                                 \
+  static const th_callback_info var = {TH_CALLBACK_INFO_STRUCT_SIZE,                                        \
+                                       #var,                                                                \
+                                       "1.0.0",                                                             \
+                                       TH_KIND_CALLBACK,                                                    \
+                                       help,                                                                \
+                                       EVENTS,                                                              \
+                                       var##_create,                                                        \
+                                       &var##_vtable};
+
+CONTAIN_CALLBACK(fork_daemon, "forks a daemon that outlives the run", NULL, fork_a_daemon, NULL, NULL)
+CONTAIN_CALLBACK(raw_fork_daemon, "clones a daemon past the atfork handlers", NULL, clone_daemon, NULL, NULL)
+CONTAIN_CALLBACK(fork_return, "forks at step 3 and returns in the child too", NULL, NULL, fork_and_return,
+                 reap_child)
+CONTAIN_CALLBACK(term_ignore_create, "SIGTERM/SIGINT ignored in create", ignore_both, NULL, NULL, NULL)
+CONTAIN_CALLBACK(term_handler_create, "own SIGTERM/SIGINT handler in create", swallow_both, NULL, NULL, NULL)
+CONTAIN_CALLBACK(term_ignore_begin, "SIGTERM/SIGINT ignored in on_train_begin", NULL, ignore_both, NULL, NULL)
+CONTAIN_CALLBACK(term_handler_begin, "own SIGTERM/SIGINT handler in on_train_begin", NULL, swallow_both, NULL,
+                 NULL)
+CONTAIN_CALLBACK(term_ignore_thread, "SIGTERM/SIGINT ignored from its own thread", start_worker, NULL,
+                 wake_worker, NULL)
+CONTAIN_CALLBACK(close_stdio, "closes descriptors 1 and 2 in create", close_stdout_stderr, NULL, NULL, NULL)
+CONTAIN_CALLBACK(chdir_away, "chdir($HOST_CONTAIN_DIR) in create", change_directory, NULL, NULL, NULL)
 
 static const th_callback_info* const contain_callback_ptrs[] = {
     &fork_daemon,       &raw_fork_daemon,    &fork_return,        &term_ignore_create, &term_handler_create,
