@@ -7,6 +7,7 @@
 #include <doctest/doctest.h>
 
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -209,4 +210,21 @@ TEST_CASE("describe_signal_disposition names SIG_IGN, SIG_DFL and the file holdi
   CHECK(trainhook::describe_signal_disposition(sa) == "SIG_DFL");
   sa.sa_handler = on_term;
   CHECK(contains(trainhook::describe_signal_disposition(sa), "a handler in "));
+}
+
+TEST_CASE("ProcessStateCheck unblocks SIGTERM a call blocked on the calling thread") {
+  const Ended e = run_child([] {
+    ProcessStateCheck check;
+    sigset_t term;
+    sigemptyset(&term);
+    sigaddset(&term, SIGTERM);
+    ::pthread_sigmask(SIG_BLOCK, &term, nullptr);
+    const auto changes = check.restore();
+    sigset_t now;
+    ::pthread_sigmask(SIG_BLOCK, nullptr, &now);
+    if (sigismember(&now, SIGTERM)) return 1;
+    if (changes.size() != 1 || !contains(changes[0], "blocked SIGTERM on the calling thread")) return 2;
+    return 0;
+  });
+  CHECK(e.status == 0);
 }

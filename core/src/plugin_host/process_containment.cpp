@@ -168,6 +168,8 @@ PluginCallGuard::~PluginCallGuard() {
 ProcessStateCheck::ProcessStateCheck() noexcept {
   for (int i = 0; i < kSignalCount; ++i)
     have_signal_[i] = ::sigaction(kWatchedSignals[i], nullptr, &signals_[i]) == 0;
+  sigemptyset(&blocked_);
+  have_blocked_ = ::pthread_sigmask(SIG_BLOCK, nullptr, &blocked_) == 0;
   for (int fd = 0; fd <= 2; ++fd) {
     saved_fd_[fd] = ::fcntl(fd, F_DUPFD_CLOEXEC, 3);
     struct stat st {};
@@ -238,6 +240,22 @@ std::vector<std::string> ProcessStateCheck::restore() {
       why = " (a crash in plugin code is still named)";
     changes.push_back("set the handling of " + std::string(signal_name(sig)) + " to " + changed_to +
                       "; the host put its own back (" + describe_signal_disposition(signals_[i]) + ")" + why);
+  }
+  // A blocked SIGTERM stays pending in this thread and in every thread it
+  // starts later (the mask is inherited): the stop would never come.
+  sigset_t blocked_now;
+  sigemptyset(&blocked_now);
+  if (have_blocked_ && ::pthread_sigmask(SIG_BLOCK, nullptr, &blocked_now) == 0) {
+    for (const int sig : {SIGTERM, SIGINT}) {
+      if (!sigismember(&blocked_now, sig) || sigismember(&blocked_, sig)) continue;
+      sigset_t one;
+      sigemptyset(&one);
+      sigaddset(&one, sig);
+      ::pthread_sigmask(SIG_UNBLOCK, &one, nullptr);
+      changes.push_back(
+          "blocked " + std::string(signal_name(sig)) +
+          " on the calling thread (and so on every thread started after it); the host unblocked it");
+    }
   }
   if (!cwd_.empty()) {
     const std::string now = current_dir();

@@ -73,7 +73,8 @@ class PluginCallGuard {
 };
 
 // The parts of the process state a plugin call may change behind the host's
-// back: the dispositions of SIGTERM, SIGINT and the fault signals, descriptors
+// back: the dispositions of SIGTERM, SIGINT and the fault signals, whether the
+// calling thread blocks SIGTERM/SIGINT, descriptors
 // 0-2 (kept open as duplicates while the check lives, so a closed one can be
 // put back as it was) and the working directory. Taken just before a call;
 // restore() just after it.
@@ -94,6 +95,8 @@ class ProcessStateCheck {
   static constexpr int kSignalCount = 7;
   struct sigaction signals_[kSignalCount];
   bool have_signal_[kSignalCount];
+  sigset_t blocked_;  // the calling thread's signal mask (threads started later inherit it)
+  bool have_blocked_;
   int saved_fd_[3];       // duplicates of 0-2 (close-on-exec), -1 when closed before
   unsigned long dev_[3];  // what 0-2 were (st_dev, st_ino)
   unsigned long ino_[3];
