@@ -16,6 +16,9 @@
 # Every wait is for a line or a process, bounded; `timeout` catches a hang.
 # usage: host_contain.sh <trainhook binary> <work dir> <folder of host_contain_plugin>
 source "$(dirname "${BASH_SOURCE[0]}")/cli_case_setup.sh"
+# Absolute, as the run shows them (it makes its path arguments absolute at start).
+CLI="$(cd "$(dirname "$CLI")" && pwd)/$(basename "$CLI")"
+PLUGINS="$(cd "$PLUGINS" && pwd)"
 BASE=(train --train_file "$WORK/train.csv" --per_device_train_batch_size 8 --hidden_size 8 --disable_tqdm true
   --do_train --logging_steps 1 --plugin_dir "$PLUGINS")
 LIB="$PLUGINS/libtrainhook_host_contain.so"
@@ -193,8 +196,9 @@ name=close_stdio
 timeout 120 "$CLI" "${BASE[@]}" --max_steps 6 --save_steps 3 --report_to jsonl --output_dir "$WORK/$name" \
   --callbacks close_stdio >"$WORK/$name.out" 2>"$WORK/$name.err"
 rc=$?
-# spdlog's console lines ("[<time>] [info] ...") and the trainer's own stderr lines.
-stray=$(grep -rlI -e '\] \[info\] ' -e '\] \[warning\] ' -e '^trainhook' -e 'close_stdio: step' "$WORK/$name" 2>/dev/null)
+# spdlog's console lines ("[<time>] [info] ..."), the printer's and the trainer's stderr lines.
+stray=$(grep -rlI -e '\] \[info\] ' -e '\] \[warning\] ' -e '^trainhook' -e 'close_stdio: step' \
+  -e "^{'epoch'" -e '^\*\*\*\*\* train metrics' "$WORK/$name" 2>/dev/null)
 if ((rc != 0)); then
   fail "$name: exit $rc, expected 0: $(tail -3 "$WORK/$name.err")"
 elif ! grep -qF "callback 'close_stdio' from $LIB in create: closed descriptor 1 (stdout); it was put back as it was" \
