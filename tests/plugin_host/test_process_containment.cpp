@@ -63,7 +63,7 @@ void on_term(int) {}
 
 }  // namespace
 
-TEST_CASE("a child forked inside a plugin call ends when the call returns, named; the parent goes on") {
+TEST_CASE("a child forked inside a plugin call ends when the call returns, named, and the parent goes on") {
   const Ended e = run_child([] {
     trainhook::detail::watch_forks_in_plugin_calls();
     pid_t child = -1;

@@ -8,14 +8,15 @@
 
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <fstream>
 #include <sstream>
 
 using namespace trainhook;
 namespace fs = std::filesystem;
-using trainhook::testkit::TempDir;
 using trainhook::testkit::read_file;
+using trainhook::testkit::TempDir;
 
 namespace {
 
@@ -100,4 +101,103 @@ TEST_CASE("only runs that train take the lock") {
   CHECK_FALSE(output_dir_read_only(true, true, true));
   // An embedder that sets no task flag writes (train() is a writer).
   CHECK_FALSE(output_dir_read_only(false, false, false));
+}
+
+namespace {
+
+// A child process that holds a descriptor open until the parent closes
+// `release` (the write end of a pipe) or ends; `ready` says when it is there.
+struct Lingering {
+  pid_t pid = -1;
+  int release = -1;
+  void end() {
+    if (release >= 0) ::close(release);
+    release = -1;
+    if (pid > 0) ::waitpid(pid, nullptr, 0);
+    pid = -1;
+  }
+  ~Lingering() { end(); }
+};
+
+pid_t a_finished_pid() {
+  const pid_t pid = ::fork();
+  if (pid == 0) ::_exit(0);
+  ::waitpid(pid, nullptr, 0);
+  return pid;
+}
+
+}  // namespace
+
+TEST_CASE("a child forked while the lock is held does not keep the folder locked after the holder") {
+  TempDir tmp("th_lock");
+  auto lock = OutputDirLock::acquire(tmp.path);
+  int ready[2], release[2];
+  REQUIRE(::pipe(ready) == 0);
+  REQUIRE(::pipe(release) == 0);
+  Lingering child;
+  child.pid = ::fork();  // a plugin's daemon: it never returns to the trainer
+  REQUIRE(child.pid >= 0);
+  if (child.pid == 0) {
+    // fork() has returned here, so the atfork child handlers have run.
+    ::close(release[1]);
+    if (::write(ready[1], "x", 1) != 1) ::_exit(1);
+    char c;
+    while (::read(release[0], &c, 1) > 0) {
+    }
+    ::_exit(0);
+  }
+  ::close(ready[1]);
+  ::close(release[0]);
+  child.release = release[1];
+  char c;
+  REQUIRE(::read(ready[0], &c, 1) == 1);
+  ::close(ready[0]);
+  lock.reset();  // the run ends; its daemon lives on
+  CHECK(lockable(tmp.path / kOutputDirLockFile));
+}
+
+TEST_CASE("a lock held on after its run exited names the process that holds it") {
+  TempDir tmp("th_lock");
+  char host[256] = "?";
+  REQUIRE(::gethostname(host, sizeof host) == 0);
+  const fs::path file = tmp.path / kOutputDirLockFile;
+  const std::string gone = std::to_string(a_finished_pid());
+  int ready[2], release[2];
+  REQUIRE(::pipe(ready) == 0);
+  REQUIRE(::pipe(release) == 0);
+  Lingering child;
+  child.pid = ::fork();  // what a daemon of the exited run would be: it holds the lock
+  REQUIRE(child.pid >= 0);
+  if (child.pid == 0) {
+    ::close(release[1]);
+    const std::string text = "host " + std::string(host) + "\npid " + gone + "\n";
+    const int fd = ::open(file.c_str(), O_RDWR | O_CREAT, 0644);
+    if (fd < 0 || ::flock(fd, LOCK_EX | LOCK_NB) != 0 ||
+        ::pwrite(fd, text.data(), text.size(), 0) != static_cast<ssize_t>(text.size()))
+      ::_exit(1);
+    if (::write(ready[1], "x", 1) != 1) ::_exit(1);
+    char c;
+    while (::read(release[0], &c, 1) > 0) {
+    }
+    ::_exit(0);
+  }
+  ::close(ready[1]);
+  ::close(release[0]);
+  child.release = release[1];
+  char c;
+  REQUIRE(::read(ready[0], &c, 1) == 1);
+  ::close(ready[0]);
+  try {
+    (void)OutputDirLock::acquire(tmp.path);
+    FAIL("acquired a held lock");
+  } catch (const OutputDirBusy& e) {
+    const std::string what = e.what();
+    CHECK(what.find("output_dir " + tmp.path.string() + " is still locked (" + file.string() +
+                    "), but the run that locked it (host " + host + ", PID " + gone +
+                    ") has exited: a process it started holds the lock: PID " + std::to_string(child.pid) +
+                    " (") != std::string::npos);
+    CHECK(what.find("; stop that process, or give this run another --output_dir") != std::string::npos);
+  }
+  child.end();
+  CHECK_NOTHROW((void)OutputDirLock::acquire(tmp.path));
 }

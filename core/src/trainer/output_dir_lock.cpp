@@ -153,8 +153,10 @@ std::string refusal(const fs::path& output_dir, const fs::path& file, int fd) {
   const std::string head = "output_dir " + output_dir.string();
   const std::string way_out = "; wait for it to end, stop it, or give this run another --output_dir";
   if (holder.pid <= 0)
-    return head + " is in use by another run (host " + holder.host +
-           ", which has not written its PID yet, lock " + file.string() + ")" + way_out;
+    return head + " is in use by another run (" +
+           (holder.host == "?" ? std::string("a process that has not written its host and PID yet")
+                               : "host " + holder.host + ", PID ?") +
+           ", lock " + file.string() + ")" + way_out;
   if (holder.host != this_host())
     return head + " is in use by another run (host " + holder.host + ", PID " + pid + ", lock " +
            file.string() + ")" + way_out;
