@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include <fstream>
+#include <functional>
 #include <sstream>
 
 using namespace trainhook;
@@ -105,18 +106,48 @@ TEST_CASE("only runs that train take the lock") {
 
 namespace {
 
-// A child process that holds a descriptor open until the parent closes
-// `release` (the write end of a pipe) or ends; `ready` says when it is there.
-struct Lingering {
-  pid_t pid = -1;
-  int release = -1;
-  void end() {
-    if (release >= 0) ::close(release);
-    release = -1;
-    if (pid > 0) ::waitpid(pid, nullptr, 0);
-    pid = -1;
+// A child process (a daemon a plugin forked, say) that runs `in_child` once
+// fork() has returned in it (so after the atfork child handlers), then stays
+// until end() or the end of the test; the constructor returns once it is there.
+class Lingering {
+ public:
+  explicit Lingering(const std::function<bool()>& in_child) {
+    int ready[2];
+    REQUIRE(::pipe(ready) == 0);
+    int release[2];
+    REQUIRE(::pipe(release) == 0);
+    pid_ = ::fork();
+    REQUIRE(pid_ >= 0);
+    if (pid_ == 0) {
+      ::close(release[1]);
+      if (!in_child() || ::write(ready[1], "x", 1) != 1) ::_exit(1);
+      char c;
+      while (::read(release[0], &c, 1) > 0) {
+      }
+      ::_exit(0);
+    }
+    ::close(ready[1]);
+    ::close(release[0]);
+    release_ = release[1];
+    char c;
+    const bool there = ::read(ready[0], &c, 1) == 1;
+    ::close(ready[0]);
+    REQUIRE(there);
   }
   ~Lingering() { end(); }
+  Lingering(const Lingering&) = delete;
+  Lingering& operator=(const Lingering&) = delete;
+  pid_t pid() const { return pid_; }
+  void end() {
+    if (release_ >= 0) ::close(release_);
+    release_ = -1;
+    if (pid_ > 0) ::waitpid(pid_, nullptr, 0);
+    pid_ = -1;
+  }
+
+ private:
+  pid_t pid_ = -1;
+  int release_ = -1;
 };
 
 pid_t a_finished_pid() {
@@ -131,28 +162,8 @@ pid_t a_finished_pid() {
 TEST_CASE("a child forked while the lock is held does not keep the folder locked after the holder") {
   TempDir tmp("th_lock");
   auto lock = OutputDirLock::acquire(tmp.path);
-  int ready[2], release[2];
-  REQUIRE(::pipe(ready) == 0);
-  REQUIRE(::pipe(release) == 0);
-  Lingering child;
-  child.pid = ::fork();  // a plugin's daemon: it never returns to the trainer
-  REQUIRE(child.pid >= 0);
-  if (child.pid == 0) {
-    // fork() has returned here, so the atfork child handlers have run.
-    ::close(release[1]);
-    if (::write(ready[1], "x", 1) != 1) ::_exit(1);
-    char c;
-    while (::read(release[0], &c, 1) > 0) {
-    }
-    ::_exit(0);
-  }
-  ::close(ready[1]);
-  ::close(release[0]);
-  child.release = release[1];
-  char c;
-  REQUIRE(::read(ready[0], &c, 1) == 1);
-  ::close(ready[0]);
-  lock.reset();  // the run ends; its daemon lives on
+  Lingering daemon([] { return true; });  // a plugin's daemon: it never returns to the trainer
+  lock.reset();                           // the run ends; its daemon lives on
   CHECK(lockable(tmp.path / kOutputDirLockFile));
 }
 
@@ -162,31 +173,13 @@ TEST_CASE("a lock held on after its run exited names the process that holds it")
   REQUIRE(::gethostname(host, sizeof host) == 0);
   const fs::path file = tmp.path / kOutputDirLockFile;
   const std::string gone = std::to_string(a_finished_pid());
-  int ready[2], release[2];
-  REQUIRE(::pipe(ready) == 0);
-  REQUIRE(::pipe(release) == 0);
-  Lingering child;
-  child.pid = ::fork();  // what a daemon of the exited run would be: it holds the lock
-  REQUIRE(child.pid >= 0);
-  if (child.pid == 0) {
-    ::close(release[1]);
+  // What a daemon of the exited run would be (made past the atfork handlers): it holds the lock.
+  Lingering daemon([&] {
     const std::string text = "host " + std::string(host) + "\npid " + gone + "\n";
     const int fd = ::open(file.c_str(), O_RDWR | O_CREAT, 0644);
-    if (fd < 0 || ::flock(fd, LOCK_EX | LOCK_NB) != 0 ||
-        ::pwrite(fd, text.data(), text.size(), 0) != static_cast<ssize_t>(text.size()))
-      ::_exit(1);
-    if (::write(ready[1], "x", 1) != 1) ::_exit(1);
-    char c;
-    while (::read(release[0], &c, 1) > 0) {
-    }
-    ::_exit(0);
-  }
-  ::close(ready[1]);
-  ::close(release[0]);
-  child.release = release[1];
-  char c;
-  REQUIRE(::read(ready[0], &c, 1) == 1);
-  ::close(ready[0]);
+    return fd >= 0 && ::flock(fd, LOCK_EX | LOCK_NB) == 0 &&
+           ::pwrite(fd, text.data(), text.size(), 0) == static_cast<ssize_t>(text.size());
+  });
   try {
     (void)OutputDirLock::acquire(tmp.path);
     FAIL("acquired a held lock");
@@ -194,10 +187,10 @@ TEST_CASE("a lock held on after its run exited names the process that holds it")
     const std::string what = e.what();
     CHECK(what.find("output_dir " + tmp.path.string() + " is still locked (" + file.string() +
                     "), but the run that locked it (host " + host + ", PID " + gone +
-                    ") has exited: a process it started holds the lock: PID " + std::to_string(child.pid) +
+                    ") has exited: a process it started holds the lock: PID " + std::to_string(daemon.pid()) +
                     " (") != std::string::npos);
     CHECK(what.find("; stop that process, or give this run another --output_dir") != std::string::npos);
   }
-  child.end();
+  daemon.end();
   CHECK_NOTHROW((void)OutputDirLock::acquire(tmp.path));
 }
