@@ -4,6 +4,7 @@
 // the metrics. Torch-free translation unit: it sees the trainer through
 // trainer.hpp only.
 #include <trainhook/args/argument_parser.hpp>
+#include <trainhook/args/path_arguments.hpp>
 #include <trainhook/checkpoint/checkpoint_dirs.hpp>
 #include <trainhook/checkpoint/checkpoint_io.hpp>
 #include <trainhook/checkpoint/reproducibility.hpp>
@@ -14,6 +15,7 @@
 #include <trainhook/distributed/launch_env.hpp>
 #include <trainhook/models/model_factory.hpp>
 #include <trainhook/plugin_host/plugin_exit_guard.hpp>
+#include <trainhook/plugin_host/process_containment.hpp>
 #include <trainhook/trainer/device_placement.hpp>
 #include <trainhook/trainer/evaluate_only_model.hpp>
 #include <trainhook/trainer/label_metrics.hpp>
@@ -23,8 +25,10 @@
 
 #include <spdlog/spdlog.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -148,6 +152,10 @@ int run_phases(Trainer& trainer, const TrainingArguments& targs, const LoadedDat
 }  // namespace
 
 int train_command(const std::vector<std::string>& args, const std::string& program_path) {
+  // Before any file is opened: a closed stdin/stdout/stderr (a launcher's
+  // `>&-`) would hand its number to the first data file, and the console
+  // output would go into it.
+  const std::vector<int> filled = reopen_closed_standard_descriptors();
   ParsedArguments parsed;
   try {
     parsed = parse_train_arguments(args, program_path);
@@ -161,6 +169,14 @@ int train_command(const std::vector<std::string>& args, const std::string& progr
     return 0;
   }
   for (const auto& w : parsed.warnings) spdlog::warn("{}", w);
+  for (const int fd : filled)
+    spdlog::warn("descriptor {} ({}) was closed when trainhook started; it now points at /dev/null", fd,
+                 standard_descriptor_name(fd));
+  // Once, before any plugin is created: a plugin's chdir() cannot move the
+  // run's files (path_arguments.hpp).
+  if (!make_path_arguments_absolute(parsed))
+    spdlog::warn("cannot read the current working directory ({}); relative paths stay relative",
+                 std::strerror(errno));
   if (const std::string problem = check_tasks(parsed); !problem.empty()) {
     std::fprintf(stderr, "trainhook train: error: %s\n", problem.c_str());
     return 2;

@@ -4,8 +4,12 @@
 
 #include <trainhook/callbacks/callback_handler.hpp>
 #include <trainhook/plugin_host/plugin_registry.hpp>
+#include <trainhook/plugin_host/process_containment.hpp>
+
+#include <spdlog/spdlog.h>
 
 #include <cstring>
+#include <optional>
 #include <stdexcept>
 #include <vector>
 
@@ -35,6 +39,13 @@ const char* status_name(th_status s) {
 // PluginLibrary), reading only the fields its struct has.
 th_callback_info copy_info(const th_callback_info& in) { return abi_copy(in, TH_CALLBACK_INFO_STRUCT_SIZE); }
 
+// What a create or on_train_begin call changed of the process and the host
+// put back (process_containment.hpp), one warning each.
+void report_changes(const std::vector<std::string>& changes, const PluginCallNames& names, const char* what) {
+  for (const auto& change : changes)
+    spdlog::warn("callback '{}' from {} in {}: {}", names.callback, names.file, what, change);
+}
+
 }  // namespace
 
 PluginCallback::PluginCallback(std::shared_ptr<const PluginLibrary> library, const th_callback_info& info,
@@ -52,10 +63,17 @@ PluginCallback::PluginCallback(std::shared_ptr<const PluginLibrary> library, con
   err[0] = '\0';
   void* self = nullptr;
   install_crash_handler();  // a crash in create() is named like one in an event
-  PluginCallScope scope(scope_names_.file, scope_names_.callback, "create");  // named if it crashes
-  const th_status st =
-      info_.create(host_.table(), config_json.empty() ? "{}" : config_json.c_str(), &self, err, sizeof err);
+  watch_forks_in_plugin_calls();
+  ProcessStateCheck process;  // after the crash handler: its dispositions are the host's
+  th_status st = TH_ERROR;
+  {
+    PluginCallScope scope(scope_names_.file, scope_names_.callback, "create");  // named if it crashes
+    PluginCallGuard call(scope_names_.file, scope_names_.callback, "create");   // a forked child ends here
+    st =
+        info_.create(host_.table(), config_json.empty() ? "{}" : config_json.c_str(), &self, err, sizeof err);
+  }
   err[kErrSize - 1] = '\0';
+  report_changes(process.restore(), scope_names_, "create");
   if (st != TH_OK || self == nullptr) {
     if (st == TH_OK && self != nullptr) info_.vtable->destroy(self);
     throw PluginError(
@@ -80,7 +98,16 @@ void PluginCallback::on_event(EventId event, const th_event_args& args) {
   PluginCallScope scope(scope_names_.file, scope_names_.callback, event_name(event));
   char err[kErrSize];
   err[0] = '\0';
-  const th_status st = vtable_->on_event(self_, &args, err, sizeof err);
+  // on_train_begin is where a plugin sets up for the run (threads, signal
+  // handlers, its files): what it changes of the process is checked as after create.
+  std::optional<ProcessStateCheck> process;
+  if (event == TH_EVENT_TRAIN_BEGIN) process.emplace();
+  th_status st = TH_ERROR;
+  {
+    PluginCallGuard call(scope_names_.file, scope_names_.callback, event_name(event));
+    st = vtable_->on_event(self_, &args, err, sizeof err);
+  }
+  if (process) report_changes(process->restore(), scope_names_, event_name(event));
   if (st == TH_OK) return;
   err[kErrSize - 1] = '\0';
   throw std::runtime_error(describe_failure(st, err));
@@ -89,6 +116,7 @@ void PluginCallback::on_event(EventId event, const th_event_args& args) {
 std::optional<nlohmann::json> PluginCallback::save_state() {
   if (!has_save_state_) return std::nullopt;
   PluginCallScope scope(scope_names_.file, scope_names_.callback, "save_state");
+  PluginCallGuard call(scope_names_.file, scope_names_.callback, "save_state");
   std::vector<char> buf(4096);
   char err[kErrSize];
   // The two-call protocol of abi.h; a few retries cover state that grows in between.
@@ -121,6 +149,7 @@ std::optional<nlohmann::json> PluginCallback::save_state() {
 void PluginCallback::load_state(const nlohmann::json& state) {
   if (!has_load_state_) return;
   PluginCallScope scope(scope_names_.file, scope_names_.callback, "load_state");
+  PluginCallGuard call(scope_names_.file, scope_names_.callback, "load_state");
   const std::string text = state.dump();
   char err[kErrSize];
   err[0] = '\0';

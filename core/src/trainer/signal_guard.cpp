@@ -2,6 +2,9 @@
 
 #include <trainhook/common/signal_safe_write.hpp>
 #include <trainhook/plugin_host/end_request.hpp>
+#include <trainhook/plugin_host/process_containment.hpp>
+
+#include <spdlog/spdlog.h>
 
 #include <semaphore.h>
 #include <signal.h>
@@ -23,6 +26,9 @@ sem_t g_wake;
 std::thread g_watchdog;
 struct sigaction g_old_int {};
 struct sigaction g_old_term {};
+// While a guard is alive: its handlers are checked during training (keep_own_handlers).
+std::atomic<bool> g_active{false};
+time_t g_next_check = 0;  // the training thread's; CLOCK_MONOTONIC_COARSE seconds
 
 void on_signal(int sig) {
   const int saved_errno = errno;
@@ -64,6 +70,37 @@ void watchdog() {
   ::_exit(128 + sig);
 }
 
+void install(int sig, struct sigaction* old) {
+  struct sigaction sa {};
+  sa.sa_handler = on_signal;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = SA_RESTART;
+  ::sigaction(sig, &sa, old);
+}
+
+// At most once a second, at a step end: puts the guard's handlers back when
+// something replaced them while training (a plugin's own thread, or an event
+// other than create and on_train_begin, which plugin_callback checks itself).
+// Two sigaction reads a second: nothing a step notices. A signal that arrives
+// between the change and the check still meets the plugin's disposition.
+void keep_own_handlers() {
+  timespec now{};
+  ::clock_gettime(CLOCK_MONOTONIC_COARSE, &now);
+  if (now.tv_sec < g_next_check) return;
+  g_next_check = now.tv_sec + 1;
+  for (const int sig : {SIGTERM, SIGINT}) {
+    struct sigaction current {};
+    if (::sigaction(sig, nullptr, &current) != 0) continue;
+    if (!(current.sa_flags & SA_SIGINFO) && current.sa_handler == on_signal) continue;
+    install(sig, nullptr);
+    spdlog::warn(
+        "the handling of {} was changed during training, to {} (from a plugin's own thread, or a callback "
+        "outside create and on_train_begin); the host put its own back, so a first SIGTERM/SIGINT still "
+        "finishes the step, saves a checkpoint and exits 128+signal",
+        SignalGuard::name(sig), describe_signal_disposition(current));
+  }
+}
+
 }  // namespace
 
 StoppedBySignal::StoppedBySignal(int sig)
@@ -77,15 +114,14 @@ SignalGuard::SignalGuard() {
   record_stop_signal(0);
   ::sem_init(&g_wake, 0, 0);
   g_watchdog = std::thread(watchdog);
-  struct sigaction sa {};
-  sa.sa_handler = on_signal;
-  sigemptyset(&sa.sa_mask);
-  sa.sa_flags = SA_RESTART;
-  ::sigaction(SIGINT, &sa, &g_old_int);
-  ::sigaction(SIGTERM, &sa, &g_old_term);
+  install(SIGINT, &g_old_int);
+  install(SIGTERM, &g_old_term);
+  g_next_check = 0;
+  g_active.store(true);
 }
 
 SignalGuard::~SignalGuard() {
+  g_active.store(false);
   ::sigaction(SIGINT, &g_old_int, nullptr);
   ::sigaction(SIGTERM, &g_old_term, nullptr);
   if (g_second.load() != 0) {
@@ -113,6 +149,13 @@ const char* SignalGuard::name(int sig) noexcept {
 }
 
 void apply_stop_signal(TrainerControl& control) noexcept {
+  if (g_active.load(std::memory_order_relaxed)) {
+    try {
+      keep_own_handlers();
+    } catch (...) {
+      // a warning that could not be written; the handlers are back all the same
+    }
+  }
   if (g_received.load() == 0) return;
   control.should_save = true;
   control.should_training_stop = true;

@@ -8,6 +8,14 @@
 // and PID, for the refusal message. Not for runs that only read (evaluation
 // or prediction without training). No LibTorch here.
 //
+// Forked children: the descriptor is close-on-exec, and a pthread_atfork child
+// handler closes it in a child forked without exec (a plugin's helper or
+// telemetry daemon), since an flock lock belongs to the open file description
+// and the child's copy would otherwise keep the folder locked after the run
+// ends. A refusal checks whether the recorded PID is still alive and, when it
+// is gone, names the processes of this machine that still hold the lock file
+// (or says how to find them: `fuser -v`, `lsof`).
+//
 // Who takes it: `trainhook train` before it looks into output_dir (the resume
 // detection), and the Trainer in its constructor (so embedders get it). A
 // process takes one lock per folder: a second acquire() of the same folder in
@@ -25,7 +33,8 @@ namespace trainhook {
 
 inline constexpr const char* kOutputDirLockFile = ".trainhook.lock";
 
-// Another process holds the lock; what() names the folder, host and PID.
+// Another process holds the lock; what() names the folder, host and PID, or
+// the leftover process that holds it after the run that locked it exited.
 class OutputDirBusy : public std::runtime_error {
  public:
   explicit OutputDirBusy(const std::string& message) : std::runtime_error(message) {}

@@ -9,6 +9,10 @@
 // signal) and the CLI exits 128 + signal; a watchdog thread exits the process
 // with that status if this has not happened within kSecondSignalSeconds (the
 // training thread is stuck in a kernel or a callback). No LibTorch here.
+// The handlers are the host's whatever an in-process plugin does: plugin_host
+// puts back a disposition a plugin's create or on_train_begin changed
+// (process_containment.hpp), and apply_stop_signal re-checks them at most once
+// a second while training, putting them back with a warning.
 #pragma once
 
 #include <trainhook/callbacks/state.hpp>
@@ -48,7 +52,8 @@ class SignalGuard {
 };
 
 // At a step end: when a signal was received, ask for a checkpoint and the end
-// of training (no-op otherwise, and outside a SignalGuard).
+// of training (no-op otherwise, and outside a SignalGuard). Inside a guard it
+// also puts its handlers back if something replaced them (at most once a second).
 void apply_stop_signal(TrainerControl& control) noexcept;
 
 // At an event boundary: throws StoppedBySignal after a second signal.
