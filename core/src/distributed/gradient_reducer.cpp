@@ -82,7 +82,11 @@ GradientReducer::GradientReducer(std::shared_ptr<ProcessGroup> group, std::vecto
     b.flat = torch::zeros({n}, params_[b.params.front()].options().requires_grad(false));
     int64_t offset = 0;
     for (size_t k : b.params) {
-      where_[k].slot = b.flat.narrow(0, offset, params_[k].numel()).view(params_[k].sizes());
+      // A tensor on the bucket's storage, not an autograd view of the bucket:
+      // LibTorch's Optimizer::zero_grad() detach_()es every .grad, which a view refuses.
+      auto slot = torch::empty({0}, b.flat.options());
+      slot.set_(b.flat.storage(), offset, params_[k].sizes());
+      where_[k].slot = slot;
       offset += params_[k].numel();
     }
     b.got.assign(b.params.size(), false);
