@@ -11,6 +11,8 @@
 //
 // usage: bench_ddp_breakdown [--steps N] [--repeats R]
 // Prints medians in microseconds or milliseconds, rank 0's view.
+#include "two_ranks.hpp"  // free_local_port
+
 #include <trainhook/distributed/gradient_reducer.hpp>
 #include <trainhook/distributed/launch_env.hpp>
 #include <trainhook/distributed/process_group.hpp>
@@ -19,9 +21,6 @@
 #include <torch/csrc/autograd/utils/lambda_post_hook.h>
 #include <torch/torch.h>
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -39,21 +38,6 @@ namespace td = trainhook::distributed;
 using Clock = std::chrono::steady_clock;
 
 namespace {
-
-uint16_t free_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof(a);
-  if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0 ||
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) != 0) {
-    std::fprintf(stderr, "bench_ddp_breakdown: no free port on 127.0.0.1\n");
-    std::exit(1);
-  }
-  ::close(fd);
-  return ntohs(a.sin_port);
-}
 
 double us_since(Clock::time_point t) {
   return std::chrono::duration<double, std::micro>(Clock::now() - t).count();
@@ -246,7 +230,7 @@ int main(int argc, char** argv) {
     }
   }
   std::vector<uint16_t> ports;
-  for (int i = 0; i < 2 * repeats; ++i) ports.push_back(free_port());
+  for (int i = 0; i < 2 * repeats; ++i) ports.push_back(trainhook::test::free_local_port());
   std::fflush(stdout);
   const pid_t child = ::fork();
   if (child < 0) return 1;

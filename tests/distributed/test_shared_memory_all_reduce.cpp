@@ -32,25 +32,38 @@ std::string segment_name() {
   return "/trainhook-test-" + std::to_string(::getpid()) + "-" + std::to_string(n++);
 }
 
+struct Segment {
+  std::unique_ptr<SharedMemoryAllReduce> zero, one;
+};
+
 // Rank 0 creates (slots of 1 MB, so 2.5 MB takes three chunks), rank 1
-// attaches; `body` runs on both at once; the name is removed at the end.
-void on_segment(const std::function<void(int, SharedMemoryAllReduce&)>& body) {
+// attaches; the name is removed once both have it.
+Segment make_segment() {
   const auto name = segment_name();
   std::string why;
-  auto zero = SharedMemoryAllReduce::create(name, 2, 1 << 20, why);
-  REQUIRE_MESSAGE(zero, why);
-  auto one = SharedMemoryAllReduce::attach(name, 1, 2, why);
-  zero->unlink();
-  REQUIRE_MESSAGE(one, why);
+  Segment s;
+  s.zero = SharedMemoryAllReduce::create(name, 2, 1 << 20, why);
+  REQUIRE_MESSAGE(s.zero, why);
+  s.one = SharedMemoryAllReduce::attach(name, 1, 2, why);
+  s.zero->unlink();
+  REQUIRE_MESSAGE(s.one, why);
+  return s;
+}
+
+// `body` runs on both ranks at once.
+void on_segment(const std::function<void(int, SharedMemoryAllReduce&)>& body) {
+  Segment seg = make_segment();
+  SharedMemoryAllReduce& zero = *seg.zero;
+  SharedMemoryAllReduce& one = *seg.one;
   std::exception_ptr failed;
   std::thread t([&] {
     try {
-      body(1, *one);
+      body(1, one);
     } catch (...) {
       failed = std::current_exception();
     }
   });
-  body(0, *zero);
+  body(0, zero);
   t.join();
   if (failed) std::rethrow_exception(failed);
 }
@@ -108,13 +121,8 @@ TEST_CASE("a segment that does not exist is refused with the reason") {
 }
 
 TEST_CASE("a peer that never comes ends the wait after the timeout, naming the rank") {
-  const auto name = segment_name();
-  std::string why;
-  auto zero = SharedMemoryAllReduce::create(name, 2, 1 << 20, why);
-  REQUIRE(zero);
-  auto one = SharedMemoryAllReduce::attach(name, 1, 2, why);  // attached, silent
-  zero->unlink();
-  REQUIRE(one);
+  Segment seg = make_segment();  // rank 1 attached, silent
+  auto& zero = seg.zero;
   auto t = torch::ones({4});
   const auto start = std::chrono::steady_clock::now();
   std::string message;
@@ -130,14 +138,9 @@ TEST_CASE("a peer that never comes ends the wait after the timeout, naming the r
 }
 
 TEST_CASE("a peer that leaves fails the wait at once, long before the timeout") {
-  const auto name = segment_name();
-  std::string why;
-  auto zero = SharedMemoryAllReduce::create(name, 2, 1 << 20, why);
-  REQUIRE(zero);
-  auto one = SharedMemoryAllReduce::attach(name, 1, 2, why);
-  zero->unlink();
-  REQUIRE(one);
-  one.reset();  // rank 1 leaves
+  Segment seg = make_segment();
+  auto& zero = seg.zero;
+  seg.one.reset();  // rank 1 leaves
   auto t = torch::ones({300000});
   const auto start = std::chrono::steady_clock::now();
   std::string message;
