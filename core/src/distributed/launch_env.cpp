@@ -1,5 +1,5 @@
-#include <trainhook/args/training_arguments.hpp>
 #include <trainhook/distributed/launch_env.hpp>
+#include <trainhook/args/training_arguments.hpp>
 
 #include <cerrno>
 #include <cstdlib>
