@@ -18,8 +18,11 @@ MultiProcess::MultiProcess(std::shared_ptr<ProcessGroup> group, torch::nn::Modul
   std::vector<torch::Tensor> tensors = params_;
   for (const auto& b : module.buffers()) tensors.push_back(b);
   broadcast_from_rank0(*group_, tensors);
-  if (!reduce_gradients_ && reduction == GradientReduction::overlap_with_backward)
-    reducer_ = std::make_unique<GradientReducer>(group_, params_);
+  // after_backward: the same buckets, all started once backward has ended.
+  if (!reduce_gradients_) {
+    reducer_ = std::make_unique<GradientReducer>(group_, params_, 25LL * 1024 * 1024,
+                                                 reduction == GradientReduction::overlap_with_backward);
+  }
 }
 
 void MultiProcess::before_backward(bool accumulation_boundary) {
@@ -29,10 +32,8 @@ void MultiProcess::before_backward(bool accumulation_boundary) {
 void MultiProcess::reduce_gradients() {
   if (reduce_gradients_) {
     reduce_gradients_();
-  } else if (reducer_) {
-    reducer_->finish();
   } else {
-    average_gradients(*group_, params_);
+    reducer_->finish();
   }
 }
 

@@ -15,6 +15,8 @@
 
 #include <trainhook/distributed/process_group.hpp>
 
+#include <trainhook/distributed/shared_memory_all_reduce.hpp>
+
 #include <spdlog/spdlog.h>
 #include <torch/version.h>
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
@@ -31,10 +33,77 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <condition_variable>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
+#include <fstream>
+#include <functional>
+#include <future>
+#include <mutex>
+#include <random>
+#include <thread>
 
 namespace trainhook::distributed {
+
+namespace {
+
+// One thread that runs shared-memory all-reduces in the order they were
+// started, so backward goes on while a gradient bucket is reduced (DDP's
+// reducer runs its buckets on Gloo's threads the same way). Collectives are
+// started from one thread at a time (the training loop's), as c10d requires.
+class CommThread {
+ public:
+  using Job = std::function<void()>;
+  ~CommThread() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      stop_ = true;
+    }
+    wake_.notify_all();
+    if (thread_.joinable()) thread_.join();
+  }
+  std::shared_future<void> submit(Job job) {
+    std::packaged_task<void()> task(std::move(job));
+    auto done = task.get_future().share();
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (!thread_.joinable()) thread_ = std::thread([this] { loop(); });
+      jobs_.push_back(std::move(task));
+      ++unfinished_;
+    }
+    wake_.notify_one();
+    return done;
+  }
+  // Whether every job submitted has finished (then the caller may run one itself).
+  bool idle() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return unfinished_ == 0;
+  }
+
+ private:
+  void loop() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    for (;;) {
+      wake_.wait(lock, [this] { return stop_ || !jobs_.empty(); });
+      if (jobs_.empty()) return;
+      auto task = std::move(jobs_.front());
+      jobs_.pop_front();
+      lock.unlock();
+      task();  // its exception goes to its future
+      lock.lock();
+      --unfinished_;
+    }
+  }
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::deque<std::packaged_task<void()>> jobs_;
+  size_t unfinished_ = 0;
+  bool stop_ = false;
+  std::thread thread_;
+};
+
+}  // namespace
 
 struct ProcessGroup::Impl {
   int rank = 0;
@@ -45,6 +114,29 @@ struct ProcessGroup::Impl {
 #ifdef USE_C10D_NCCL
   c10::intrusive_ptr<c10d::ProcessGroupNCCL> nccl;  // --ddp_backend nccl only
 #endif
+  // Every rank on this machine: CPU all-reduces go through shared memory
+  // (shared_memory_all_reduce.hpp), the other collectives through Gloo.
+  std::unique_ptr<SharedMemoryAllReduce> shm;
+  std::unique_ptr<CommThread> comm;  // runs the shared-memory all-reduces started without waiting
+  ~Impl() {
+    // A bucket still in flight (the loop ended by an exception) gives up
+    // rather than wait for a peer that may never come.
+    if (shm) shm->abort();
+    comm.reset();
+  }
+
+  // Whether an all-reduce of `tensors` goes through shared memory.
+  bool through_shm(const std::vector<torch::Tensor>& tensors) const {
+    if (!shm || tensors.size() != 1) return false;
+    const auto& t = tensors.front();
+    return t.device().is_cpu() && t.is_contiguous() && !t.is_complex() && t.scalar_type() != torch::kBool;
+  }
+  std::chrono::milliseconds op_timeout() const {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(timeout);
+  }
+  // A blocking shared-memory all-reduce, after those started before it (the
+  // order of collectives is the same on every rank).
+  void shm_all_reduce(const torch::Tensor& t, SharedMemoryAllReduce::Op op, const char* what);
 
   // The backend of a collective on `tensors`: NCCL for CUDA tensors when there is one.
   template <typename Call>
@@ -112,6 +204,74 @@ std::string local_address_towards(const std::string& host, uint16_t port) {
   freeaddrinfo(res);
   if (out.empty()) throw CollectiveError("no network route from this machine to MASTER_ADDR '" + host + "'");
   return out;
+}
+
+std::string boot_id() {
+  std::ifstream f("/proc/sys/kernel/random/boot_id");
+  std::string id;
+  std::getline(f, id);
+  return id;
+}
+
+std::string to_text(const std::vector<uint8_t>& bytes) { return std::string(bytes.begin(), bytes.end()); }
+
+// Shared memory for the all-reduces when every rank runs on this machine (the
+// launcher says so: LOCAL_WORLD_SIZE == WORLD_SIZE; the kernel's boot id
+// confirms it) and TRAINHOOK_DDP_SHM is not 0. Rank 0 makes the segment and
+// publishes its name in the store; every rank attaches; one Gloo all-reduce
+// tells whether all did (else all keep Gloo); then the name is removed, so
+// nothing is left in /dev/shm whatever happens to the processes later.
+std::unique_ptr<SharedMemoryAllReduce> join_shared_memory(ProcessGroup::Impl& g, const LaunchEnv& env,
+                                                          DdpBackend backend, std::string& why) {
+  const char* opt = std::getenv("TRAINHOOK_DDP_SHM");
+  bool wanted = backend == DdpBackend::gloo && env.local_world_size == env.world_size;
+  if (!wanted) why = "the ranks are on more than one machine (LOCAL_WORLD_SIZE < WORLD_SIZE)";
+  if (opt && std::string(opt) == "0") {
+    wanted = false;
+    why = "TRAINHOOK_DDP_SHM=0";
+  }
+  if (backend != DdpBackend::gloo) why = "--ddp_backend is not gloo";
+  // About 32 MB in all, at most 8 MB a slot (DDP's gradient buckets go in one or a few chunks).
+  const size_t slot =
+      std::clamp<size_t>((32u << 20) / static_cast<size_t>(env.world_size + 1), 1u << 20, 8u << 20);
+  std::unique_ptr<SharedMemoryAllReduce> shm;
+  const std::string key = "shared_memory_all_reduce";
+  if (env.rank == 0) {
+    std::string name;
+    if (wanted) {
+      std::random_device rd;
+      name = "/trainhook-" + std::to_string(::getpid()) + "-" + std::to_string(rd()) + std::to_string(rd());
+      shm = SharedMemoryAllReduce::create(name, env.world_size, slot, why);
+      if (!shm) name.clear();
+    }
+    const std::string text = name + "\n" + boot_id();
+    g.store->set(key, std::vector<uint8_t>(text.begin(), text.end()));
+  } else {
+    const std::string text = to_text(g.store->get(key));
+    const auto nl = text.find('\n');
+    const std::string name = text.substr(0, nl);
+    const std::string boot = nl == std::string::npos ? "" : text.substr(nl + 1);
+    if (wanted && name.empty()) {
+      why = "rank 0 could not make the shared-memory segment";
+    } else if (wanted && boot != boot_id()) {
+      why = "rank 0 runs on another machine (another kernel boot id)";
+    } else if (wanted) {
+      shm = SharedMemoryAllReduce::attach(name, env.rank, env.world_size, why);
+    }
+  }
+  auto failed = torch::tensor({shm ? 0 : 1}, torch::kInt);
+  std::vector<torch::Tensor> t{failed};
+  g.run("all_reduce", "shared-memory setup", [&] {
+    c10d::AllreduceOptions o;
+    o.reduceOp = c10d::ReduceOp::MAX;
+    return g.gloo->allreduce(t, o);
+  });
+  if (shm) shm->unlink();
+  if (failed.item<int>() != 0) {
+    if (shm && why.empty()) why = "another rank could not attach to the shared-memory segment";
+    shm.reset();
+  }
+  return shm;
 }
 
 }  // namespace
@@ -217,9 +377,14 @@ std::shared_ptr<ProcessGroup> ProcessGroup::create(const LaunchEnv& env, DdpBack
   auto group = std::shared_ptr<ProcessGroup>(new ProcessGroup(std::move(impl)));
   // Every rank is connected once a first collective completes.
   group->barrier("rendezvous");
+  std::string no_shm;
+  group->impl_->shm = join_shared_memory(*group->impl_, env, backend, no_shm);
+  if (group->impl_->shm) group->impl_->comm = std::make_unique<CommThread>();
   if (env.rank == 0) {
-    spdlog::info("data parallel: {} ranks over {}{} at {}", env.world_size,
+    spdlog::info("data parallel: {} ranks over {}{}{} at {}", env.world_size,
                  backend == DdpBackend::nccl ? "NCCL (CUDA tensors) and Gloo" : "Gloo",
+                 group->impl_->shm ? ", all-reduces through shared memory"
+                                   : ", all-reduces through Gloo (" + no_shm + ")",
                  join_agent        ? ", rendezvous in torchrun's store"
                  : env.agent_store ? ", rendezvous in trainhook's store on MASTER_PORT + 1"
                                    : ", rendezvous in trainhook's store",
@@ -230,8 +395,24 @@ std::shared_ptr<ProcessGroup> ProcessGroup::create(const LaunchEnv& env, DdpBack
 
 int ProcessGroup::rank() const noexcept { return impl_->rank; }
 int ProcessGroup::size() const noexcept { return impl_->size; }
+bool ProcessGroup::all_reduces_in_shared_memory() const noexcept { return impl_->shm != nullptr; }
+
+void ProcessGroup::Impl::shm_all_reduce(const torch::Tensor& t, SharedMemoryAllReduce::Op op,
+                                        const char* what) {
+  try {
+    if (comm->idle()) {
+      shm->all_reduce(t, op, op_timeout());
+    } else {
+      comm->submit([this, t, op] { shm->all_reduce(t, op, op_timeout()); }).get();
+    }
+  } catch (const std::exception& e) {
+    fail("all_reduce", what, e.what());
+  }
+}
 
 void ProcessGroup::all_reduce_sum(std::vector<torch::Tensor>& tensors, const char* what) {
+  if (impl_->through_shm(tensors))
+    return impl_->shm_all_reduce(tensors[0], SharedMemoryAllReduce::Op::sum, what);
   impl_->run("all_reduce", what, [&] {
     c10d::AllreduceOptions o;
     o.reduceOp = c10d::ReduceOp::SUM;
@@ -241,7 +422,8 @@ void ProcessGroup::all_reduce_sum(std::vector<torch::Tensor>& tensors, const cha
 
 struct ProcessGroup::Pending::Impl {
   ProcessGroup::Impl* group = nullptr;
-  c10::intrusive_ptr<c10d::Work> work;
+  c10::intrusive_ptr<c10d::Work> work;  // through Gloo (or NCCL)
+  std::shared_future<void> done;        // or through shared memory, on the group's CommThread
   const char* what = "";
 };
 
@@ -251,6 +433,15 @@ ProcessGroup::Pending::Pending(Pending&&) noexcept = default;
 ProcessGroup::Pending& ProcessGroup::Pending::operator=(Pending&&) noexcept = default;
 
 void ProcessGroup::Pending::wait() {
+  if (impl_ && impl_->done.valid()) {
+    auto done = std::move(impl_->done);
+    try {
+      done.get();
+    } catch (const std::exception& e) {
+      impl_->group->fail("all_reduce", impl_->what, e.what());
+    }
+    return;
+  }
   if (!impl_ || !impl_->work) return;
   auto work = std::move(impl_->work);
   impl_->group->run("all_reduce", impl_->what, [&] { return work; });
@@ -261,6 +452,12 @@ ProcessGroup::Pending ProcessGroup::start_all_reduce_sum(torch::Tensor flat, con
   p.impl_ = std::make_unique<Pending::Impl>();
   p.impl_->group = impl_.get();
   p.impl_->what = what;
+  if (impl_->through_shm({flat})) {
+    auto* g = impl_.get();
+    p.impl_->done = g->comm->submit(
+        [g, flat] { g->shm->all_reduce(flat, SharedMemoryAllReduce::Op::sum, g->op_timeout()); });
+    return p;
+  }
   try {
     std::vector<torch::Tensor> one{std::move(flat)};
     c10d::AllreduceOptions o;
@@ -275,6 +472,8 @@ ProcessGroup::Pending ProcessGroup::start_all_reduce_sum(torch::Tensor flat, con
 }
 
 void ProcessGroup::all_reduce_max(std::vector<torch::Tensor>& tensors, const char* what) {
+  if (impl_->through_shm(tensors))
+    return impl_->shm_all_reduce(tensors[0], SharedMemoryAllReduce::Op::max, what);
   impl_->run("all_reduce", what, [&] {
     c10d::AllreduceOptions o;
     o.reduceOp = c10d::ReduceOp::MAX;

@@ -38,7 +38,7 @@ class MultiProcess final : public DataParallel {
  private:
   std::shared_ptr<ProcessGroup> group_;
   std::vector<torch::Tensor> params_;
-  // Set for GradientReduction::overlap_with_backward (and no caller's hook).
+  // Set unless the caller's hook replaces the averaging.
   std::unique_ptr<GradientReducer> reducer_;
   std::function<void()> reduce_gradients_;
 };

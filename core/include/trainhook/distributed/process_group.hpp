@@ -4,7 +4,8 @@
 // so the API differences between LibTorch 1.13 (ProcessGroupGloo derives from
 // ProcessGroup) and 2.x (from Backend) stay in one file.
 //
-// Every collective must be called by every rank in the same order. A failure
+// Every collective must be called by every rank in the same order, from one
+// thread at a time (the training loop's). A failure
 // (a peer that died, a timeout after ddp_timeout) throws CollectiveError with
 // this rank, the operation and the cause; the process group is unusable after.
 #pragma once
@@ -38,6 +39,10 @@ class ProcessGroup {
 
   int rank() const noexcept;
   int size() const noexcept;
+  // Whether all-reduces of CPU tensors go through shared memory (every rank on
+  // this machine, shared_memory_all_reduce.hpp) rather than Gloo; the other
+  // collectives always go through Gloo. TRAINHOOK_DDP_SHM=0 keeps Gloo.
+  bool all_reduces_in_shared_memory() const noexcept;
 
   // In place, element-wise over all ranks.
   void all_reduce_sum(std::vector<torch::Tensor>& tensors, const char* what);
