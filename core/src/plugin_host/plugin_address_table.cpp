@@ -73,7 +73,8 @@ bool enter_plugin_library(const void* address_in_library, const std::string& fil
   std::lock_guard<std::mutex> lock(g_write_mu);
   const auto address = reinterpret_cast<std::uintptr_t>(address_in_library);
   if (library_holding(address) != nullptr) return true;
-  Search search{address};
+  Search search{};
+  search.address = address;
   if (::dl_iterate_phdr(find_object, &search) == 0 || search.range_count == 0) return false;
   const int n = g_count.load(std::memory_order_relaxed);
   if (n >= kMaxLibraries) return false;
