@@ -1,11 +1,10 @@
 #include "plugin_address_table.hpp"
 
-#include "crash_handler.hpp"
-
 #include <link.h>
 
 #include <atomic>
 #include <mutex>
+#include <set>
 
 namespace trainhook::detail {
 namespace {
@@ -30,6 +29,12 @@ struct Library {
 Library g_libraries[kMaxLibraries];
 std::atomic<int> g_count{0};
 std::mutex g_write_mu;  // trivially destructible in libstdc++: usable until exit
+
+// The entries' strings: never freed (nor destroyed at exit), guarded by g_write_mu.
+const char* kept_copy(const std::string& text) {
+  static auto* kept = new std::set<std::string>;
+  return kept->insert(text).first->c_str();
+}
 
 struct Search {
   std::uintptr_t address;
@@ -79,7 +84,7 @@ bool enter_plugin_library(const void* address_in_library, const std::string& fil
   const int n = g_count.load(std::memory_order_relaxed);
   if (n >= kMaxLibraries) return false;
   Library& lib = g_libraries[n];
-  lib.file = lasting_copy(file);
+  lib.file = kept_copy(file);
   lib.name.store(nullptr, std::memory_order_relaxed);
   lib.range_count = search.range_count;
   for (int i = 0; i < search.range_count; ++i) lib.ranges[i] = search.ranges[i];
@@ -90,7 +95,7 @@ bool enter_plugin_library(const void* address_in_library, const std::string& fil
 void name_plugin_library(const void* address_in_library, const std::string& name) {
   std::lock_guard<std::mutex> lock(g_write_mu);
   if (Library* lib = library_holding(reinterpret_cast<std::uintptr_t>(address_in_library)))
-    lib->name.store(lasting_copy(name), std::memory_order_release);
+    lib->name.store(kept_copy(name), std::memory_order_release);
 }
 
 PluginAddressEntry plugin_library_at(std::uintptr_t address) noexcept {
