@@ -14,10 +14,10 @@
 #include <trainhook/plugin_host/process_end.hpp>
 
 #include <doctest/doctest.h>
+#include <child_process.hpp>
 
 #include <signal.h>
 #include <sys/resource.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -37,40 +37,17 @@ const fs::path kPluginFolder = fs::path(TRAINHOOK_TEST_PLUGIN_ROOT) / "crash_att
 
 fs::path plugin_file() { return kPluginFolder / plugin_file_name("process_end"); }
 
-struct Ended {
-  int status = -1;  // the exit status, or -1 when killed by a signal
-  int signal = 0;   // the signal that killed it, or 0
-  std::string err;  // what the child wrote to stderr
-};
+using Ended = testkit::ChildEnd;
 
-// Runs `body` in a child with stderr on a pipe; `body` must end the process.
+// A crash case in a child: no core file, and the test runner's own crash
+// handlers (not the ones under test) out of the way.
 Ended run_child(const std::function<void()>& body) {
-  int fds[2];
-  REQUIRE(::pipe(fds) == 0);
-  std::fflush(nullptr);
-  const pid_t pid = ::fork();
-  REQUIRE(pid >= 0);
-  if (pid == 0) {
-    ::close(fds[0]);
-    ::dup2(fds[1], STDERR_FILENO);
+  return testkit::run_in_child([&body] {
     const struct rlimit no_core = {0, 0};
-    ::setrlimit(RLIMIT_CORE, &no_core);  // no core file from the expected crashes
-    // The test runner's own crash handlers are not the ones under test.
+    ::setrlimit(RLIMIT_CORE, &no_core);
     for (int sig : {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT}) ::signal(sig, SIG_DFL);
     body();
-    ::_exit(99);  // body did not end the process
-  }
-  ::close(fds[1]);
-  Ended out;
-  char buf[4096];
-  ssize_t n;
-  while ((n = ::read(fds[0], buf, sizeof buf)) > 0) out.err.append(buf, static_cast<size_t>(n));
-  ::close(fds[0]);
-  int st = 0;
-  REQUIRE(::waitpid(pid, &st, 0) == pid);
-  if (WIFEXITED(st)) out.status = WEXITSTATUS(st);
-  if (WIFSIGNALED(st)) out.signal = WTERMSIG(st);
-  return out;
+  });
 }
 
 // The library loaded as the trainer loads it, and one of its callbacks created.

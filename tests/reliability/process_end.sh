@@ -13,22 +13,6 @@ BASE=(train --train_file "$WORK/train.csv" --per_device_train_batch_size 8 --hid
   --do_train --logging_steps 1 --plugin_dir "$PLUGINS")
 LIB="$PLUGINS/libtrainhook_process_end.so"
 
-# The final files of a run are there and complete.
-final_files() {
-  local name="$1" out="$2"
-  local f
-  for f in model.pt model.safetensors train_results.json all_results.json trainer_state.json; do
-    [[ -s $out/$f ]] || {
-      fail "$name: $out/$f missing"
-      return 1
-    }
-  done
-  grep -q '"train_loss"' "$out/train_results.json" || {
-    fail "$name: train_results.json has no train_loss"
-    return 1
-  }
-}
-
 # has NAME FILE TEXT: FILE holds TEXT, or the case fails showing the file's end.
 has() {
   grep -qF -- "$3" "$2" && return 0
