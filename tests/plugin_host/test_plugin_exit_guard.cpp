@@ -4,6 +4,7 @@
 #include <trainhook/plugin_host/plugin_exit_guard.hpp>
 
 #include <doctest/doctest.h>
+#include <child_process.hpp>
 
 #include <sys/wait.h>
 #include <unistd.h>
@@ -17,35 +18,9 @@ using trainhook::PluginExitGuard;
 
 namespace {
 
-struct Ended {
-  int status = -1;  // the exit status, or -1 when killed by a signal
-  std::string err;  // what the child wrote to stderr
-};
-
+using Ended = trainhook::testkit::ChildEnd;
 // Runs `body` in a child with stderr on a pipe; `body` must end the process.
-Ended run_child(const std::function<void()>& body) {
-  int fds[2];
-  REQUIRE(::pipe(fds) == 0);
-  std::fflush(nullptr);  // the child's exit() must not write the parent's buffers again
-  const pid_t pid = ::fork();
-  REQUIRE(pid >= 0);
-  if (pid == 0) {
-    ::close(fds[0]);
-    ::dup2(fds[1], STDERR_FILENO);
-    body();
-    ::_exit(99);  // body did not end the process
-  }
-  ::close(fds[1]);
-  Ended out;
-  char buf[4096];
-  ssize_t n;
-  while ((n = ::read(fds[0], buf, sizeof buf)) > 0) out.err.append(buf, static_cast<size_t>(n));
-  ::close(fds[0]);
-  int st = 0;
-  REQUIRE(::waitpid(pid, &st, 0) == pid);
-  if (WIFEXITED(st)) out.status = WEXITSTATUS(st);
-  return out;
-}
+Ended run_child(const std::function<void()>& body) { return trainhook::testkit::run_in_child(body); }
 
 }  // namespace
 

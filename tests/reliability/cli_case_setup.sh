@@ -2,7 +2,7 @@
 # plugin folder (end_of_run.sh, plugin_exit.sh, output_dir_lock.sh): their
 # arguments <trainhook binary> <work dir> <plugin folder>, a clean work dir,
 # fail() counting failed cases (the caller reports $failures at its end), and
-# $WORK/train.csv, 32 rows of two features and a class (seed 5).
+# $WORK/train.csv, 32 rows of two features and a class (seed 5); final_files.
 set -uo pipefail
 CLI="$1"
 WORK="$2"
@@ -20,3 +20,20 @@ with open(f"{sys.argv[1]}/train.csv", "w") as f:
         a, b = r.uniform(-1, 1), r.uniform(-1, 1)
         f.write(f"{a:.4f},{b:.4f},{int(a + b > 0)}\n")
 PY
+
+# final_files NAME OUTPUT_DIR: the final files of a run are there and complete
+# (the model, the train results with train_loss, the trainer state).
+final_files() {
+  local name="$1" out="$2"
+  local f
+  for f in model.pt model.safetensors train_results.json all_results.json trainer_state.json; do
+    [[ -s $out/$f ]] || {
+      fail "$name: $out/$f missing"
+      return 1
+    }
+  done
+  grep -q '"train_loss"' "$out/train_results.json" || {
+    fail "$name: train_results.json has no train_loss"
+    return 1
+  }
+}

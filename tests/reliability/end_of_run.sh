@@ -12,22 +12,6 @@ source "$(dirname "${BASH_SOURCE[0]}")/cli_case_setup.sh"
 BASE=(train --train_file "$WORK/train.csv" --per_device_train_batch_size 8 --hidden_size 8 --disable_tqdm true
   --do_train --max_steps 3 --logging_steps 1 --plugin_dir "$PLUGINS")
 
-# The final files of a run are there and complete.
-final_files() {
-  local name="$1" out="$2"
-  local f
-  for f in model.pt model.safetensors train_results.json all_results.json trainer_state.json; do
-    [[ -s $out/$f ]] || {
-      fail "$name: $out/$f missing"
-      return 1
-    }
-  done
-  grep -q '"train_loss"' "$out/train_results.json" || {
-    fail "$name: train_results.json has no train_loss"
-    return 1
-  }
-}
-
 no_raw_output() {
   local name="$1" file="$2"
   if grep -qE "terminate called|Exception raised from|frame #[0-9]|c10::Error" "$file"; then

@@ -17,6 +17,16 @@ std::unique_ptr<detail::InternalCallback> CallbackHandler::take_at(size_t index)
   return cb;
 }
 
+std::vector<std::unique_ptr<detail::InternalCallback>> CallbackHandler::take_all() {
+  std::vector<std::unique_ptr<detail::InternalCallback>> all = std::move(callbacks_);
+  callbacks_.clear();
+  enabled_.clear();
+  masks_.clear();
+  critical_.clear();
+  internal_.clear();
+  return all;
+}
+
 std::unique_ptr<detail::InternalCallback> CallbackHandler::pop(const std::string& name) {
   for (size_t i = 0; i < callbacks_.size(); ++i)
     if (internal_[i] == 0 && callbacks_[i]->name() == name) return take_at(i);

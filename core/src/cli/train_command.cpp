@@ -16,6 +16,7 @@
 #include <trainhook/models/model_factory.hpp>
 #include <trainhook/plugin_host/plugin_exit_guard.hpp>
 #include <trainhook/plugin_host/process_containment.hpp>
+#include <trainhook/plugin_host/process_end.hpp>
 #include <trainhook/trainer/device_placement.hpp>
 #include <trainhook/trainer/evaluate_only_model.hpp>
 #include <trainhook/trainer/label_metrics.hpp>
@@ -149,6 +150,25 @@ int run_phases(Trainer& trainer, const TrainingArguments& targs, const LoadedDat
   return 0;
 }
 
+// The end of a run that got as far as its Trainer: what was printed is
+// flushed (a crash from here on ends the process with _exit), the callbacks
+// are destroyed within --callback_end_timeout each (Trainer::end_callbacks),
+// and what is left of the process (the plugin libraries' destructors run in
+// exit()) gets the same bound. `complete`: every file the run writes is on
+// disk, so a crash from here on (a plugin's destroy(), one of its threads, its
+// library's destructors) is named with "the run's results are complete" and
+// ends the process with `status`, never 128 + signal (docs/reliability.md).
+int end_run(Trainer& trainer, const TrainingArguments& targs, int status, bool complete) {
+  spdlog::default_logger()->flush();
+  std::cout.flush();
+  std::fflush(stdout);
+  std::fflush(stderr);
+  if (complete) mark_run_results_complete(targs.output_dir, status);
+  trainer.end_callbacks(status);
+  bound_process_end(targs.callback_end_timeout, "--callback_end_timeout", status);
+  return status;
+}
+
 }  // namespace
 
 int train_command(const std::vector<std::string>& args, const std::string& program_path) {
@@ -262,11 +282,17 @@ int train_command(const std::vector<std::string>& args, const std::string& progr
   // the first SIGINT/SIGTERM finishes the step, saves a checkpoint and stops;
   // a second one ends the run at the next event (after on_exception).
   SignalGuard signals;
+  int status = 0;
   try {
-    return run_phases(trainer, targs, data);
+    status = run_phases(trainer, targs, data);
   } catch (const StoppedBySignal& e) {
     end_now(e.signal());
+  } catch (const std::exception& e) {
+    // Said here, as main() would, before the callbacks are ended (bounded).
+    std::fprintf(stderr, "trainhook train: error: %s\n", e.what());
+    return end_run(trainer, targs, 1, /*complete=*/false);
   }
+  return end_run(trainer, targs, status, /*complete=*/true);
 }
 
 }  // namespace trainhook::cli

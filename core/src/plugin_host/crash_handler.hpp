@@ -1,9 +1,15 @@
-// A crash inside plugin code (SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT) names
-// the plugin file, the callback and the event being run before the process
-// dies of the signal as before (GStreamer's registry does the same
-// around plugin code). The same scopes name a plugin that calls exit() or
-// quick_exit() while a PluginExitGuard is armed (plugin_exit_guard.hpp).
-// Private to plugin_host; owned by the reliability work.
+// A crash (SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT) on any thread is
+// attributed to the plugin library that holds its addresses: the callback and
+// event when a PluginCallScope is active on the crashing thread, otherwise the
+// library holding the faulting instruction, the faulting address or a return
+// address on the crashing thread's stack (plugin_address_table.hpp), such as a
+// thread the plugin started or its library's destructor at exit. The line is
+// written with write(2) only. Then the process dies of the signal as before
+// (GStreamer's registry does the same around plugin code), unless the run's
+// results were marked complete (process_end.hpp): then the line says so and
+// the process ends with the run's own status. The same scopes name a plugin
+// that calls exit() or quick_exit() while a PluginExitGuard is armed
+// (plugin_exit_guard.hpp). Private to plugin_host; owned by the reliability work.
 #pragma once
 
 #include <string>
@@ -20,8 +26,14 @@ struct PluginCallNames {
 };
 PluginCallNames plugin_call_names(const std::string& file, const std::string& callback);
 
-// What the handler prints for `sig` (nothing outside plugin code).
-void crash_handler_report(int sig) noexcept;
+// A copy of `text` that lives until the process ends (never freed, not even
+// at exit), for what signal and exit handlers read.
+const char* lasting_copy(const std::string& text);
+
+// What the handler prints for `sig` on the calling thread; `info` and
+// `context` are the handler's (may be null). Prints nothing when neither a
+// scope nor an address names a plugin and the results are not complete.
+void crash_handler_report(int sig, const void* info, const void* context) noexcept;
 
 // What the exit handler prints when a PluginExitGuard is armed, before it
 // ends the process with kPluginExitStatus; returns when none is armed. `how`
@@ -29,10 +41,29 @@ void crash_handler_report(int sig) noexcept;
 void plugin_exit_report(const char* how) noexcept;
 
 // Installs the handlers once per process (later calls do nothing). The
-// handler writes one line to stderr when a PluginCallScope is active on the
-// crashing thread, then restores the previous handler (ASan's, or the
-// default) and re-raises, so exit status and core dumps are unchanged.
+// handler writes one line to stderr (crash_handler_report), then restores the
+// previous handler (ASan's, or the default) and re-raises, so exit status and
+// core dumps are unchanged; once the results are complete it ends the process
+// with the run's status instead. Calls backtrace() once, so that the handler's
+// own call does not load libgcc (which allocates).
 void install_crash_handler() noexcept;
+
+// The in-process plugin call that runs now or ran last on any thread (all
+// null before the first), for a thread watching another (plugin teardown).
+struct PluginCallNow {
+  const char* file;
+  const char* callback;
+  const char* what;
+};
+PluginCallNow last_plugin_call() noexcept;
+
+// The results-complete mark (process_end.hpp keeps the public face): the
+// output folder and the status the process ends with; status -1: not marked.
+void set_results_complete(const char* output_dir, int exit_status) noexcept;
+int results_complete_status() noexcept;
+const char* results_complete_dir() noexcept;
+// Set once exit() runs the exit handlers (library destructors are next).
+void set_process_exiting() noexcept;
 
 // Marks the calling thread as running plugin code for its lifetime, and
 // records the call as the process's last plugin call (any thread). `file` and
@@ -50,7 +81,7 @@ class PluginCallScope {
   const char* callback_;
   const char* what_;
   PluginCallScope* outer_;
-  friend void crash_handler_report(int) noexcept;
+  friend void crash_handler_report(int, const void*, const void*) noexcept;
   friend void plugin_exit_report(const char*) noexcept;
 };
 

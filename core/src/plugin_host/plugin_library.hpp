@@ -1,6 +1,7 @@
 // A loaded plugin library, private to the registry. Shared by the registry and
-// every callback instance created from it: the library is unloaded (dlclose)
-// only when the last of them lets go.
+// every callback instance created from it: dlclose is called when the last of
+// them lets go, but the library was loaded with RTLD_NODELETE and stays mapped
+// until the process ends (its destructors run in exit(); plugin_loader.cpp).
 #pragma once
 
 #include <trainhook/abi.h>

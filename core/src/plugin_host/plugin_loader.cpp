@@ -1,5 +1,6 @@
 #include "plugin_loader.hpp"
 
+#include "plugin_address_table.hpp"
 #include "plugin_file_checks.hpp"
 
 #include <trainhook/strings.hpp>
@@ -124,7 +125,14 @@ std::shared_ptr<const PluginLibrary> load_plugin_library(const fs::path& file, L
   lib->path = rec.path;
   std::error_code ec;
   (void)::dlerror();  // clear a stale message, so the one read below is this load's
-  lib->library.load(file, boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local, ec);
+  // RTLD_NODELETE: dlclose (the last PluginLibrary let go) leaves the library
+  // mapped, so its destructors run only in exit() after everything is saved,
+  // a thread it left running never executes unmapped code, and the crash
+  // handler's address table stays true (plugin_address_table.hpp).
+  lib->library.load(file,
+                    boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local |
+                        static_cast<boost::dll::load_mode::type>(RTLD_NODELETE),
+                    ec);
   if (ec || !lib->library.is_loaded()) {
     // Boost.DLL (1.74) reports every dlopen failure as "Bad file descriptor" and
     // leaves the loader's own message (the missing symbol or library, the wrong
@@ -139,6 +147,9 @@ std::shared_ptr<const PluginLibrary> load_plugin_library(const fs::path& file, L
     return nullptr;
   }
   auto entry = lib->library.get<std::remove_pointer_t<th_plugin_entry_fn>>(TRAINHOOK_ENTRY_SYMBOL);
+  // Before any more of its code runs: a crash from here on is named by address.
+  const void* entry_address = reinterpret_cast<const void*>(entry);
+  (void)enter_plugin_library(entry_address, rec.path.string());
   const th_host_info host{TH_HOST_INFO_STRUCT_SIZE, TRAINHOOK_ABI_VERSION_MAJOR, TRAINHOOK_ABI_VERSION_MINOR,
                           TRAINHOOK_VERSION};
   char err[kErrSize];
@@ -165,6 +176,7 @@ std::shared_ptr<const PluginLibrary> load_plugin_library(const fs::path& file, L
     return nullptr;
   }
   info = lib->info;
+  name_plugin_library(entry_address, info->name);
   rec.loaded = true;
   rec.plugin_name = info->name;
   rec.plugin_version = info->version;

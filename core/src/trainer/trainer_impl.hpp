@@ -5,6 +5,7 @@
 //   train_failure.cpp      train() ending by an error: on_exception
 //   evaluation_loop.cpp    evaluate(), predict() and their shared prediction loop
 //   checkpointing.cpp      checkpoints, the best metric, resume, model and state files
+//   callback_teardown.cpp  the bounded end of the callbacks (destroy, library release)
 // What differs with one process or many is behind `data_parallel`
 // (distributed/data_parallel.hpp); no file here asks how many processes there are.
 #pragma once
@@ -108,6 +109,9 @@ struct Trainer::Impl {
 
   // train_end.cpp: before_train_end, then on_train_end bounded by callback_end_timeout.
   void end_training(const TrainOutput& output);
+  // callback_teardown.cpp: every callback destroyed and the registry released,
+  // each bounded by callback_end_timeout (past it: named, std::_Exit(exit_status)).
+  void end_callbacks(int exit_status);
 
   // evaluation_loop.cpp
   Metrics evaluate(const std::shared_ptr<TensorDataset>& dataset, const std::string& prefix);

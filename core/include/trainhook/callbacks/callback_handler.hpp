@@ -52,6 +52,10 @@ class CallbackHandler {
   // `instance`, keeping the order of the others; nullptr when there is none.
   std::unique_ptr<detail::InternalCallback> pop(const std::string& name);
   std::unique_ptr<detail::InternalCallback> pop_instance(const void* instance);
+  // Takes every callback out, listed and internal, in calling order (the list
+  // is empty after), for a caller that destroys them itself: the Trainer's
+  // bounded end of its callbacks (trainer/callback_teardown.cpp).
+  std::vector<std::unique_ptr<detail::InternalCallback>> take_all();
 
   // Fire one event. Resets the flags HF resets for that event, calls every
   // enabled callback whose mask has the event, and writes the merged flags back

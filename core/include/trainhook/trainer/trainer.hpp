@@ -153,6 +153,18 @@ class Trainer {
   void remove_callback(const Callback& instance);
   // The names in calling order.
   std::vector<std::string> callback_names() const;
+  // Ends every callback (each plugin's destroy(), an isolated one's helper
+  // process), last added first, and lets go of the plugin libraries (loaded
+  // with RTLD_NODELETE: their destructors run in exit()). Each callback gets
+  // --callback_end_timeout seconds (0: no bound); one still in its destroy()
+  // past the bound (or when a SIGINT/SIGTERM arrives meanwhile) is named
+  // ("plugin 'x' (file) did not finish destroy within --callback_end_timeout
+  // N s; ...") and the process ends there with `exit_status` (std::_Exit: no
+  // destructors run; the output_dir lock goes with the process), since the
+  // plugin still runs on the helper thread. The Trainer has no callbacks
+  // afterwards. `trainhook train` calls it at the end of every run it
+  // started; without it the destructor destroys them, unbounded.
+  void end_callbacks(int exit_status);
   // The host table plugins receive (also usable by C++ callbacks).
   HostServices& host() noexcept;
 

@@ -1,0 +1,144 @@
+/* Plugins that run in process and misbehave outside any callback call, for
+ * process_end.sh:
+ *   thread_crash   starts its own thread in on_train_begin; at step 2 (after
+ *                  on_train_begin returned long ago) it wakes the thread,
+ *                  which writes through a null pointer while training goes on
+ *   unload_crash   its create() arms the library's destructor
+ *                  (__attribute__((destructor)), run when the library is
+ *                  unloaded: at exit), which then writes through a null pointer
+ *   destroy_crash  writes through a null pointer in its destroy()
+ *   destroy_hang   its destroy() never returns (as one joining a worker stuck
+ *                  on a dead server)
+ * The library destructor does nothing unless unload_crash was created: the
+ * scanner process loads this library too. Each case says on stderr when it
+ * acts, so the test checks that the plugin got there. */
+#define _POSIX_C_SOURCE 200809L
+#include <trainhook/abi.h>
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <time.h>
+#include <unistd.h>
+
+static int* volatile g_nowhere = NULL;
+
+static void crash_now(const char* who, const char* where) {
+  fprintf(stderr, "%s: writing through a null pointer %s\n", who, where);
+  fflush(stderr);
+  *g_nowhere = 42;
+}
+
+/* thread_crash's thread: waits for step 2, then crashes. */
+static pthread_mutex_t g_mutex = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t g_wake = PTHREAD_COND_INITIALIZER;
+static int g_woken = 0;
+
+static void* crashing_thread(void* arg) {
+  (void)arg;
+  pthread_mutex_lock(&g_mutex);
+  while (!g_woken) pthread_cond_wait(&g_wake, &g_mutex);
+  pthread_mutex_unlock(&g_mutex);
+  crash_now("thread_crash", "from its own thread");
+  return NULL;
+}
+
+static th_status thread_crash_on_event(void* self, const th_event_args* args, char* err, size_t err_size) {
+  (void)self;
+  if (args->event == TH_EVENT_TRAIN_BEGIN) {
+    pthread_t t;
+    if (pthread_create(&t, NULL, crashing_thread, NULL) != 0) {
+      snprintf(err, err_size, "thread_crash: cannot start its thread");
+      return TH_ERROR;
+    }
+    pthread_detach(t);
+    return TH_OK;
+  }
+  if (args->event == TH_EVENT_STEP_END && args->state->global_step == 2) {
+    pthread_mutex_lock(&g_mutex);
+    g_woken = 1;
+    pthread_cond_signal(&g_wake);
+    pthread_mutex_unlock(&g_mutex);
+  }
+  return TH_OK;
+}
+
+/* unload_crash: set by create(), read by the library destructor. */
+static volatile int g_crash_at_unload = 0;
+
+__attribute__((destructor)) static void on_unload(void) {
+  if (g_crash_at_unload) crash_now("unload_crash", "in the library destructor");
+}
+
+static th_status quiet_on_event(void* self, const th_event_args* args, char* err, size_t err_size) {
+  (void)self;
+  (void)args;
+  (void)err;
+  (void)err_size;
+  return TH_OK;
+}
+
+static int instance;
+static th_status plain_create(const th_host* host, const char* config_json, void** out_self, char* err,
+                              size_t err_size) {
+  (void)host;
+  (void)config_json;
+  (void)err;
+  (void)err_size;
+  *out_self = &instance;
+  return TH_OK;
+}
+static th_status unload_crash_create(const th_host* host, const char* config_json, void** out_self, char* err,
+                                     size_t err_size) {
+  g_crash_at_unload = 1;
+  return plain_create(host, config_json, out_self, err, err_size);
+}
+
+static void plain_destroy(void* self) { (void)self; }
+static void crash_destroy(void* self) {
+  (void)self;
+  crash_now("destroy_crash", "in destroy()");
+}
+static void hang_destroy(void* self) {
+  (void)self;
+  fprintf(stderr, "destroy_hang: in destroy(), never returning\n");
+  fflush(stderr);
+  for (;;) pause();
+}
+
+#define END_CALLBACK(var, name, help, mask, create, on_event, destroy)                                  \
+  static const th_callback_vtable var##_vtable = {TH_CALLBACK_VTABLE_STRUCT_SIZE, on_event, NULL, NULL, \
+                                                  destroy};                                             \
+  static const th_callback_info var = {                                                                 \
+      TH_CALLBACK_INFO_STRUCT_SIZE, name, "1.0.0", TH_KIND_CALLBACK, help, mask, create, &var##_vtable};
+
+END_CALLBACK(thread_crash, "thread_crash", "its own thread crashes at step 2",
+             TH_EVENT_BIT(TH_EVENT_TRAIN_BEGIN) | TH_EVENT_BIT(TH_EVENT_STEP_END), plain_create,
+             thread_crash_on_event, plain_destroy)
+END_CALLBACK(unload_crash, "unload_crash", "its library destructor crashes", TH_EVENT_BIT(TH_EVENT_TRAIN_END),
+             unload_crash_create, quiet_on_event, plain_destroy)
+END_CALLBACK(destroy_crash, "destroy_crash", "crashes in destroy()", TH_EVENT_BIT(TH_EVENT_TRAIN_END),
+             plain_create, quiet_on_event, crash_destroy)
+END_CALLBACK(destroy_hang, "destroy_hang", "never returns from destroy()", TH_EVENT_BIT(TH_EVENT_TRAIN_END),
+             plain_create, quiet_on_event, hang_destroy)
+
+static const th_callback_info* const end_callback_ptrs[] = {&thread_crash, &unload_crash, &destroy_crash,
+                                                            &destroy_hang};
+static const th_plugin_info end_info = {TH_PLUGIN_INFO_STRUCT_SIZE,
+                                        TRAINHOOK_ABI_VERSION_MAJOR,
+                                        TRAINHOOK_ABI_VERSION_MINOR,
+                                        "process_end",
+                                        "1.0.0",
+                                        4,
+                                        end_callback_ptrs,
+                                        0,
+                                        NULL};
+
+TRAINHOOK_EXPORT th_status TRAINHOOK_ENTRY_NAME(const th_host_info* host, const th_plugin_info** out,
+                                                char* err, size_t err_size) {
+  (void)host;
+  (void)err;
+  (void)err_size;
+  *out = &end_info;
+  return TH_OK;
+}
