@@ -136,7 +136,7 @@ TEST_CASE("an optimizer.pt of an older checkpoint (a LibTorch archive) still res
   CHECK_FALSE(is_torchscript_archive(dir.path / "hf.pt"));
 }
 
-TEST_CASE("scheduler.pt carries the schedule's step; another base rate is refused") {
+TEST_CASE("scheduler.pt carries the schedule's step, and another base rate is refused") {
   TempDir dir("th_hf_sched");
   LrScheduler s(SchedulerType::linear, 1e-3, 10, 100);
   for (int i = 0; i < 37; ++i) s.step();
