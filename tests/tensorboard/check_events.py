@@ -51,8 +51,12 @@ def expected_from_trainer_output(output_dir):
         state = json.load(f)
     with open(os.path.join(output_dir, "training_args.json")) as f:
         args = json.load(f)
-    with open(os.path.join(output_dir, "trainhook_args.json")) as f:  # the arguments HF's lacks
-        args.update(json.load(f))
+    # The arguments HF's TrainingArguments lacks: written by the trainhook
+    # program, absent from a run of HF's own Trainer (the Python bridge).
+    ours = os.path.join(output_dir, "trainhook_args.json")
+    if os.path.exists(ours):
+        with open(ours) as f:
+            args.update(json.load(f))
     scalars, texts = [], []
     for entry in state["log_history"]:
         step = entry["step"]
