@@ -10,18 +10,18 @@
 using trainhook::absolute_path_against;
 
 TEST_CASE("absolute_path_against joins a relative path to the folder, dropping '.' and trailing slashes") {
-  CHECK(absolute_path_against("out", "/work") == "/work/out");
-  CHECK(absolute_path_against("./out/", "/work") == "/work/out");
-  CHECK(absolute_path_against("a//b/./c", "/work/") == "/work/a/b/c");
-  CHECK(absolute_path_against(".", "/work") == "/work");
-  CHECK(absolute_path_against("../data/*.bin", "/work/run") ==
-        "/work/run/../data/*.bin");  // '..' is the FS's
+  CHECK(absolute_path_against("out", "/base") == "/base/out");
+  CHECK(absolute_path_against("./out/", "/base") == "/base/out");
+  CHECK(absolute_path_against("a//b/./c", "/base/") == "/base/a/b/c");
+  CHECK(absolute_path_against(".", "/base") == "/base");
+  CHECK(absolute_path_against("../data/*.bin", "/base/run") ==
+        "/base/run/../data/*.bin");  // '..' is the FS's
   CHECK(absolute_path_against("x", "/") == "/x");
 }
 
 TEST_CASE("absolute_path_against leaves absolute and empty paths as they are") {
-  CHECK(absolute_path_against("/data/train.csv", "/work") == "/data/train.csv");
-  CHECK(absolute_path_against("", "/work") == "");
+  CHECK(absolute_path_against("/data/train.csv", "/base") == "/data/train.csv");
+  CHECK(absolute_path_against("", "/base") == "");
 }
 
 TEST_CASE("make_path_arguments_absolute resolves every path argument against the working directory") {
