@@ -73,37 +73,11 @@ Loaded load(const std::string& callback) {
   return out;
 }
 
-void fire(const Loaded& l, int32_t event, int64_t step) {
-  th_state state{};
-  state.struct_size = TH_STATE_STRUCT_SIZE;
-  state.global_step = step;
-  th_control control{};
-  control.struct_size = TH_CONTROL_STRUCT_SIZE;
-  th_event_args args{};
-  args.struct_size = TH_EVENT_ARGS_STRUCT_SIZE;
-  args.event = event;
-  args.state = &state;
-  args.control = &control;
-  char err[256] = "";
-  if (l.callback->vtable->on_event(l.self, &args, err, sizeof err) != TH_OK) ::_exit(96);
-}
-
-// Waits (bounded) for the plugin's thread to end the process.
-void wait_for_the_crash() {
-  for (int i = 0; i < 600; ++i) {
-    struct timespec t = {0, 100 * 1000 * 1000};
-    ::nanosleep(&t, nullptr);
-  }
-}
-
 bool has(const std::string& text, const std::string& part) {
   if (text.find(part) != std::string::npos) return true;
   MESSAGE("stderr was: " << text);
   return false;
 }
-
-int* volatile g_nowhere = nullptr;
-void host_null_write() { *g_nowhere = 1; }
 
 }  // namespace
 
@@ -138,6 +112,37 @@ TEST_CASE("the process-end bound: a process that does not end is ended with the 
 // the cases below need ours.
 TEST_CASE("crash attribution: not under AddressSanitizer" * doctest::skip()) {}
 #else
+namespace {
+
+void fire(const Loaded& l, int32_t event, int64_t step) {
+  th_state state{};
+  state.struct_size = TH_STATE_STRUCT_SIZE;
+  state.global_step = step;
+  th_control control{};
+  control.struct_size = TH_CONTROL_STRUCT_SIZE;
+  th_event_args args{};
+  args.struct_size = TH_EVENT_ARGS_STRUCT_SIZE;
+  args.event = event;
+  args.state = &state;
+  args.control = &control;
+  char err[256] = "";
+  if (l.callback->vtable->on_event(l.self, &args, err, sizeof err) != TH_OK) ::_exit(96);
+}
+
+// Waits (bounded) for the plugin's thread to end the process.
+void wait_for_the_crash() {
+  for (int i = 0; i < 600; ++i) {
+    struct timespec t = {0, 100 * 1000 * 1000};
+    ::nanosleep(&t, nullptr);
+  }
+}
+
+int* volatile g_nowhere = nullptr;
+void host_null_write() { *g_nowhere = 1; }
+
+
+}  // namespace
+
 
 TEST_CASE("a thread the plugin started crashes: named by address, dies of SIGSEGV") {
   const Ended e = run_child([] {
