@@ -112,7 +112,8 @@ void PluginRegistry::Impl::scan() {
   dirs = plugin_search_dirs(options);
 
   auto cache = detail::RegistryCache::from_environment();
-  const auto lock = detail::PluginLockFile::from_environment();
+  // The default folder is the trainer's own: its plugins are covered by their installed digests.
+  const auto lock = detail::PluginLockFile::from_environment(dirs.back().first);
   fs::path scanner;         // located when the first library needs scanning
   std::set<fs::path> seen;  // canonical paths: a library found twice is listed once
   for (size_t folder = 0; folder < dirs.size(); ++folder) {
