@@ -36,6 +36,27 @@ void plugins_usage(std::FILE* out) {
       "searched folder: a pack ships these lines, a site appends them to its lock file.\n");
 }
 
+// --plugin_dir DIR or --plugin_dir=DIR at args[i] (i then moves past a
+// separate value): added to `options`; false for any other argument.
+bool take_plugin_dir(const std::vector<std::string>& args, size_t& i, PluginSearchOptions& options) {
+  const std::string& a = args[i];
+  if (a == "--plugin_dir") {
+    if (i + 1 >= args.size()) throw std::invalid_argument("--plugin_dir needs a folder");
+    options.plugin_dirs.emplace_back(args[++i]);
+    return true;
+  }
+  if (a.rfind("--plugin_dir=", 0) != 0) return false;
+  options.plugin_dirs.emplace_back(a.substr(std::string("--plugin_dir=").size()));
+  return true;
+}
+
+[[noreturn]] void unknown_argument(const std::string& a, const std::vector<std::string>& known) {
+  std::string msg = "unknown argument '" + a + "'";
+  const std::string close = closest_name(a, known);
+  if (!close.empty()) msg += " (did you mean '" + close + "'?)";
+  throw std::invalid_argument(msg + "; see trainhook plugins --help");
+}
+
 // trainhook plugins lock ...
 int lock_command(const std::vector<std::string>& args) {
   PluginSearchOptions options;
@@ -46,19 +67,9 @@ int lock_command(const std::vector<std::string>& args) {
       plugins_usage(stdout);
       return 0;
     }
-    if (a == "--plugin_dir") {
-      if (i + 1 >= args.size()) throw std::invalid_argument("--plugin_dir needs a folder");
-      options.plugin_dirs.emplace_back(args[++i]);
-    } else if (a.rfind("--plugin_dir=", 0) == 0) {
-      options.plugin_dirs.emplace_back(a.substr(std::string("--plugin_dir=").size()));
-    } else if (a.rfind("--", 0) == 0) {
-      std::string msg = "unknown argument '" + a + "'";
-      const std::string close = closest_name(a, {"--plugin_dir", "--help"});
-      if (!close.empty()) msg += " (did you mean '" + close + "'?)";
-      throw std::invalid_argument(msg + "; see trainhook plugins --help");
-    } else {
-      paths.emplace_back(a);
-    }
+    if (take_plugin_dir(args, i, options)) continue;
+    if (a.rfind("--", 0) == 0) unknown_argument(a, {"--plugin_dir", "--help"});
+    paths.emplace_back(a);
   }
   const std::vector<PluginLockEntry> entries = plugin_lock_entries(paths, options);
   size_t own = 0;
@@ -94,19 +105,10 @@ int plugins_command(const std::vector<std::string>& args, const std::string& /*p
       plugins_usage(stdout);
       return 0;
     }
-    if (a == "--plugin_dir") {
-      if (i + 1 >= args.size()) throw std::invalid_argument("--plugin_dir needs a folder");
-      options.plugin_dirs.emplace_back(args[++i]);
-    } else if (a.rfind("--plugin_dir=", 0) == 0) {
-      options.plugin_dirs.emplace_back(a.substr(std::string("--plugin_dir=").size()));
-    } else if (a == "--allow_unsafe_plugin_paths") {
-      options.allow_unsafe_plugin_paths = true;
-    } else {
-      std::string msg = "unknown argument '" + a + "'";
-      const std::string close = closest_name(a, {"--plugin_dir", "--allow_unsafe_plugin_paths", "--help"});
-      if (!close.empty()) msg += " (did you mean '" + close + "'?)";
-      throw std::invalid_argument(msg + "; see trainhook plugins --help");
-    }
+    if (take_plugin_dir(args, i, options)) continue;
+    if (a != "--allow_unsafe_plugin_paths")
+      unknown_argument(a, {"--plugin_dir", "--allow_unsafe_plugin_paths", "--help"});
+    options.allow_unsafe_plugin_paths = true;
   }
   // The listing already says what was loaded or refused; keep the log quiet.
   const auto level = spdlog::get_level();
