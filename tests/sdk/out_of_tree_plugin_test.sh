@@ -66,8 +66,8 @@ cmake_minimum_required(VERSION 3.18)
 project(headers LANGUAGES CXX)
 set(CMAKE_CXX_STANDARD 17)
 find_package(Trainhook 0.5 REQUIRED COMPONENTS sdk support)
-add_executable(all all.cpp)
-target_link_libraries(all PRIVATE Trainhook::support)
+add_executable(support_headers all.cpp)
+target_link_libraries(support_headers PRIVATE Trainhook::support)
 CMAKE
 "$CMAKE" -S "$TMP/headers" -B "$TMP/headers/build" -DCMAKE_PREFIX_PATH="$TMP/prefix" >"$TMP/headers.log" 2>&1 &&
   "$CMAKE" --build "$TMP/headers/build" >>"$TMP/headers.log" 2>&1 || { cat "$TMP/headers.log"; fail "installed support headers"; }
