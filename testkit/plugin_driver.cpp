@@ -1,21 +1,14 @@
-#include "plugin_driver.hpp"
-
-#include <trainhook/plugin_host/plugin_file_name.hpp>
+// The fake host and plugin driver (trainhook/testkit/plugin_driver.hpp):
+// C ABI and the C++ standard library only, so it installs with the SDK.
+#include <trainhook/testkit/plugin_driver.hpp>
 
 #include <dlfcn.h>
 
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 
 namespace testkit {
-
-std::string plugin_path(const std::string& name) {
-  const char* build = std::getenv("TRAINHOOK_BUILD_DIR");
-  if (build == nullptr)
-    throw std::runtime_error("TRAINHOOK_BUILD_DIR is not set (run the test through ctest)");
-  return std::string(build) + "/lib/trainhook/plugins/" + trainhook::plugin_file_name(name);
-}
-
 namespace {
 
 const char* level_name(int32_t level) {
@@ -42,17 +35,131 @@ FakeHost::FakeHost() {
   table_.model_description = [](void* c) { return static_cast<FakeHost*>(c)->model_description.c_str(); };
   table_.set_resume_checkpoint = &FakeHost::resume_fn;
   table_.run_name = [](void* c) { return static_cast<FakeHost*>(c)->run_name.c_str(); };
+  table_.tensors = &FakeHost::tensors_fn;
+  table_.learning_rates = &FakeHost::learning_rates_fn;
+  table_.set_lr_factor = &FakeHost::set_lr_factor_fn;
+  table_.lr_factor = [](void* c) {
+    auto* h = static_cast<FakeHost*>(c);
+    std::lock_guard<std::mutex> lock(h->mu_);
+    return h->lr_factor;
+  };
+  table_.add_metric = &FakeHost::add_metric_fn;
+  table_.skip_optimizer_step = &FakeHost::skip_fn;
   table_.set_critical = [](void* c) { static_cast<FakeHost*>(c)->critical = true; };
   table_.end_requested = &FakeHost::end_requested_fn;
   table_.stop_signal = [](void* c) { return static_cast<FakeHost*>(c)->stop_sig; };
+  table_.isolated = [](void* c) { return static_cast<FakeHost*>(c)->isolated ? 1 : 0; };
 }
 
 void FakeHost::play_abi_minor(uint32_t minor) {
+  if (minor > TRAINHOOK_ABI_VERSION_MINOR)
+    throw std::invalid_argument("play_abi_minor(" + std::to_string(minor) + "): this testkit speaks ABI 1." +
+                                std::to_string(TRAINHOOK_ABI_VERSION_MINOR) + " at most");
+  // The last th_host field of each minor (abi.h): a table of that size is what
+  // a host built against that minor's header fills.
+  static const uint32_t sizes[] = {
+      static_cast<uint32_t>(TH_STRUCT_SIZE(th_host, run_name)),       // 1.0
+      static_cast<uint32_t>(TH_STRUCT_SIZE(th_host, set_critical)),   // 1.1
+      static_cast<uint32_t>(TH_STRUCT_SIZE(th_host, end_requested)),  // 1.2
+      static_cast<uint32_t>(TH_STRUCT_SIZE(th_host, stop_signal)),    // 1.3
+      static_cast<uint32_t>(TH_STRUCT_SIZE(th_host, isolated)),       // 1.4
+  };
+  static_assert(sizeof sizes / sizeof sizes[0] == TRAINHOOK_ABI_VERSION_MINOR + 1,
+                "a new ABI minor adds its last th_host field here");
   table_.abi_minor = minor;
-  table_.struct_size = minor == 0   ? static_cast<uint32_t>(TH_STRUCT_SIZE(th_host, run_name))
-                       : minor == 1 ? static_cast<uint32_t>(TH_STRUCT_SIZE(th_host, set_critical))
-                       : minor == 2 ? static_cast<uint32_t>(TH_STRUCT_SIZE(th_host, end_requested))
-                                    : TH_HOST_STRUCT_SIZE;
+  table_.struct_size = sizes[minor];
+}
+
+std::optional<double> FakeHost::last_metric(const std::string& name) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (auto it = metrics.rbegin(); it != metrics.rend(); ++it)
+    if (it->first == name) return it->second;
+  return std::nullopt;
+}
+
+th_status FakeHost::tensors_fn(void* ctx, int32_t kind, int32_t access, th_tensor_list* out, char* err,
+                               size_t err_size) {
+  auto* h = static_cast<FakeHost*>(ctx);
+  std::lock_guard<std::mutex> lock(h->mu_);
+  std::string why = h->model_error;
+  if (why.empty() && h->isolated)
+    why =
+        "runs in its own process (plugin_isolation): the model's tensors are not shared with it; run it "
+        "in process to read or write them";
+  if (why.empty() && (out == nullptr || !TH_HAS_FIELD(out, th_tensor_list, tensors)))
+    why = "tensors: `out` is NULL or its struct_size is not set to TH_TENSOR_LIST_STRUCT_SIZE";
+  if (why.empty() && access != TH_ACCESS_READ && access != TH_ACCESS_WRITE)
+    why = "tensors: unknown access " + std::to_string(access);
+  const std::vector<std::pair<std::string, DLTensor>>* list = kind == TH_TENSORS_PARAMETERS  ? &h->parameters
+                                                              : kind == TH_TENSORS_GRADIENTS ? &h->gradients
+                                                              : kind == TH_TENSORS_BUFFERS   ? &h->buffers
+                                                                                             : nullptr;
+  if (why.empty() && list == nullptr) why = "tensors: unknown kind " + std::to_string(kind);
+  if (!why.empty()) {
+    write_err(err, err_size, why);
+    return TH_INVALID_ARGUMENT;
+  }
+  h->tensor_names_.clear();
+  h->tensor_views_.clear();
+  for (const auto& [name, view] : *list) {
+    h->tensor_names_.push_back(name.c_str());
+    h->tensor_views_.push_back(view);
+  }
+  out->count = static_cast<uint32_t>(list->size());
+  out->names = h->tensor_names_.data();
+  out->tensors = h->tensor_views_.data();
+  return TH_OK;
+}
+
+th_status FakeHost::learning_rates_fn(void* ctx, double* out, uint32_t capacity, uint32_t* count, char* err,
+                                      size_t err_size) {
+  auto* h = static_cast<FakeHost*>(ctx);
+  std::lock_guard<std::mutex> lock(h->mu_);
+  if (!h->model_error.empty() || count == nullptr) {
+    write_err(err, err_size, h->model_error.empty() ? "learning_rates: `count` is NULL" : h->model_error);
+    return TH_INVALID_ARGUMENT;
+  }
+  *count = static_cast<uint32_t>(h->learning_rates.size());
+  for (uint32_t i = 0; out != nullptr && i < capacity && i < *count; ++i) out[i] = h->learning_rates[i];
+  return TH_OK;
+}
+
+th_status FakeHost::set_lr_factor_fn(void* ctx, double factor, char* err, size_t err_size) {
+  auto* h = static_cast<FakeHost*>(ctx);
+  std::lock_guard<std::mutex> lock(h->mu_);
+  if (!h->model_error.empty() || !(factor > 0) || !std::isfinite(factor)) {
+    write_err(err, err_size,
+              h->model_error.empty() ? "set_lr_factor: the factor must be finite and > 0" : h->model_error);
+    return TH_INVALID_ARGUMENT;
+  }
+  h->lr_factor = factor;
+  return TH_OK;
+}
+
+th_status FakeHost::add_metric_fn(void* ctx, const char* name, double value, char* err, size_t err_size) {
+  auto* h = static_cast<FakeHost*>(ctx);
+  std::lock_guard<std::mutex> lock(h->mu_);
+  std::string why = h->model_error;
+  if (why.empty() && (name == nullptr || *name == '\0')) why = "add_metric: the metric name is empty";
+  if (why.empty() && !std::isfinite(value))
+    why = std::string("add_metric: ") + name + " is not finite (only finite values reach the logs)";
+  if (!why.empty()) {
+    write_err(err, err_size, why);
+    return TH_INVALID_ARGUMENT;
+  }
+  h->metrics.emplace_back(name, value);
+  return TH_OK;
+}
+
+th_status FakeHost::skip_fn(void* ctx, char* err, size_t err_size) {
+  auto* h = static_cast<FakeHost*>(ctx);
+  std::lock_guard<std::mutex> lock(h->mu_);
+  if (!h->model_error.empty()) {
+    write_err(err, err_size, h->model_error);
+    return TH_INVALID_ARGUMENT;
+  }
+  ++h->skipped_steps;
+  return TH_OK;
 }
 
 int32_t FakeHost::end_requested_fn(void* ctx) {
@@ -187,6 +294,8 @@ Run::Run() {
   state.is_world_process_zero = 1;
   state.world_size = 1;
   control.struct_size = TH_CONTROL_STRUCT_SIZE;
+  step.struct_size = TH_STEP_VALUES_STRUCT_SIZE;
+  step.grad_norm = std::nan("");
 }
 
 Instance::Instance(const th_callback_info& info, FakeHost& host, const std::string& config_json)
@@ -213,6 +322,9 @@ void Instance::fire(int32_t event, Run& run, const th_values* values, int64_t ba
   a.batch_index = batch_index;
   a.batch_count = batch_count;
   a.prediction_kind = prediction_kind;
+  if (run.has_step_values && (event == TH_EVENT_PRE_OPTIMIZER_STEP || event == TH_EVENT_OPTIMIZER_STEP ||
+                              event == TH_EVENT_STEP_END))
+    a.step = &run.step;
   char err[1024] = {0};
   const th_status st = info_.vtable->on_event(self_, &a, err, sizeof err);
   if (st != TH_OK) throw CallError(st, err);

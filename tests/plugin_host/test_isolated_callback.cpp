@@ -256,6 +256,24 @@ TEST_CASE(
   cb.load_state(*state);
 }
 
+TEST_CASE("a callback told at creation that it runs isolated (th_host.isolated) refuses there") {
+  // tensor_reader (tests/sdk/tensor_reader_plugin.cpp) needs tensor views.
+  FakeHost host;
+  const std::string library =
+      std::string(TRAINHOOK_TEST_PLUGIN_ROOT) + "/tensor_reader/libtrainhook_tensor_reader.so";
+  try {
+    detail::IsolatedCallback cb(library, "tensor_reader", host, "{}", 10);
+    FAIL("tensor_reader was created in its helper process");
+  } catch (const PluginError& e) {
+    const std::string what = e.what();
+    CHECK_MESSAGE(
+        what.find("tensor_reader reads the model's tensors, which an isolated callback is not given") !=
+            std::string::npos,
+        what);
+    CHECK(what.find("(in its isolated helper process)") != std::string::npos);
+  }
+}
+
 TEST_CASE(
     "an isolated callback hears on_exception with its failure and th_host.stop_signal from the trainer") {
   FakeHost host;

@@ -63,8 +63,20 @@ if configure "$TMP/plain" "$TMP/plain-build" >"$TMP/plain.log" 2>&1; then
 fi
 grep -q "TRIPWIRE" "$TMP/plain.log" || { cat "$TMP/plain.log"; fail "the plain configure failed for another reason"; }
 
+# The real package in a project with no languages (no CMAKE_SIZEOF_VOID_P).
+mkdir -p "$TMP/nolang"
+cat >"$TMP/nolang/CMakeLists.txt" <<'CMAKE'
+cmake_minimum_required(VERSION 3.18)
+project(nolang LANGUAGES NONE)
+find_package(Trainhook 0.5 REQUIRED COMPONENTS sdk)
+message(STATUS "TRAINHOOK ${Trainhook_VERSION} ABI ${TRAINHOOK_ABI_VERSION}")
+CMAKE
+configure "$TMP/nolang" "$TMP/nolang-build" >"$TMP/nolang.log" 2>&1 || { cat "$TMP/nolang.log"; fail "LANGUAGES NONE"; }
+grep -q "TRAINHOOK 0\.[0-9]*\.[0-9]* ABI 1\.[0-9]*" "$TMP/nolang.log" || { cat "$TMP/nolang.log"; fail "LANGUAGES NONE: not found"; }
+
+# examples/third_party_plugin without acme_logger (the plugin on Trainhook::support).
 for ex in c_plugin third_party_plugin; do
-  configure "$SRC/examples/$ex" "$TMP/$ex" >"$TMP/$ex.configure.log" 2>&1 ||
+  configure "$SRC/examples/$ex" "$TMP/$ex" -DACME_WITH_LOGGER=OFF >"$TMP/$ex.configure.log" 2>&1 ||
     { cat "$TMP/$ex.configure.log"; fail "configure examples/$ex with COMPONENTS sdk"; }
   for var in Torch_DIR spdlog_DIR nlohmann_json_DIR; do
     if grep -q "^$var:" "$TMP/$ex/CMakeCache.txt"; then fail "examples/$ex: $var is in the cache"; fi

@@ -2,8 +2,15 @@
 // Lists every plugin library found in search order, what each exports, and why
 // any file was refused. Duplicates are shown (not fatal) so they can be fixed.
 // Exits 1 when a file on the path was refused, so CI can catch a broken pack.
+//
+// trainhook plugins lock [--plugin_dir D]... [PATH]...
+// Prints the TRAINHOOK_PLUGIN_LOCK lines ("<sha256>  <file name>") of the
+// plugin libraries given (files or folders), or of every one on the search
+// path but the trainer's own (covered by their installed digests): what a pack
+// ships and a site appends to its lock (trainhook/plugin_host/plugin_lock.hpp).
 #include <trainhook/cli/commands.hpp>
 #include <trainhook/common/closest_name.hpp>
+#include <trainhook/plugin_host/plugin_lock.hpp>
 #include <trainhook/plugin_host/plugin_registry.hpp>
 
 #include <spdlog/spdlog.h>
@@ -20,12 +27,76 @@ void plugins_usage(std::FILE* out) {
       "usage: trainhook plugins [--plugin_dir DIR]... [--allow_unsafe_plugin_paths]\n"
       "Lists the plugin libraries found (--plugin_dir folders, then TRAINHOOK_PLUGIN_PATH, then the\n"
       "default folder), their callbacks and commands, and the reason for every refused file.\n"
-      "Exits 1 when a file on the search path was refused.\n");
+      "Exits 1 when a file on the search path was refused.\n"
+      "\n"
+      "usage: trainhook plugins lock [--plugin_dir DIR]... [PATH]...\n"
+      "Prints a TRAINHOOK_PLUGIN_LOCK line (\"<sha256>  <file name>\") for each plugin library in PATH\n"
+      "(files or folders), or for every one on the search path but the trainer's own plugins, which\n"
+      "are checked against the digests installed with them. A name matches the library in any\n"
+      "searched folder: a pack ships these lines, a site appends them to its lock file.\n");
+}
+
+// --plugin_dir DIR or --plugin_dir=DIR at args[i] (i then moves past a
+// separate value): added to `options`; false for any other argument.
+bool take_plugin_dir(const std::vector<std::string>& args, size_t& i, PluginSearchOptions& options) {
+  const std::string& a = args[i];
+  if (a == "--plugin_dir") {
+    if (i + 1 >= args.size()) throw std::invalid_argument("--plugin_dir needs a folder");
+    options.plugin_dirs.emplace_back(args[++i]);
+    return true;
+  }
+  if (a.rfind("--plugin_dir=", 0) != 0) return false;
+  options.plugin_dirs.emplace_back(a.substr(std::string("--plugin_dir=").size()));
+  return true;
+}
+
+[[noreturn]] void unknown_argument(const std::string& a, const std::vector<std::string>& known) {
+  std::string msg = "unknown argument '" + a + "'";
+  const std::string close = closest_name(a, known);
+  if (!close.empty()) msg += " (did you mean '" + close + "'?)";
+  throw std::invalid_argument(msg + "; see trainhook plugins --help");
+}
+
+// trainhook plugins lock ...
+int lock_command(const std::vector<std::string>& args) {
+  PluginSearchOptions options;
+  std::vector<std::filesystem::path> paths;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (a == "--help" || a == "-h") {
+      plugins_usage(stdout);
+      return 0;
+    }
+    if (take_plugin_dir(args, i, options)) continue;
+    if (a.rfind("--", 0) == 0) unknown_argument(a, {"--plugin_dir", "--help"});
+    paths.emplace_back(a);
+  }
+  const std::vector<PluginLockEntry> entries = plugin_lock_entries(paths, options);
+  size_t own = 0;
+  std::string lines;
+  for (const auto& e : entries) {
+    if (paths.empty() && e.trainers_own) {
+      ++own;
+      continue;
+    }
+    lines += e.line + "\n";
+  }
+  std::fputs(lines.c_str(), stdout);
+  if (own > 0)
+    std::fprintf(
+        stderr,
+        "trainhook plugins lock: %zu of the trainer's own plugin(s) left out: their installed digests "
+        "(%s in the default folder) cover them\n",
+        own, kTrainerPluginDigests);
+  if (entries.empty()) std::fprintf(stderr, "trainhook plugins lock: no plugin library found\n");
+  return entries.empty() ? 1 : 0;
 }
 
 }  // namespace
 
 int plugins_command(const std::vector<std::string>& args, const std::string& /*program_path*/) {
+  if (!args.empty() && args.front() == "lock")
+    return lock_command(std::vector<std::string>(args.begin() + 1, args.end()));
   PluginSearchOptions options;
   options.allow_duplicate_plugins = true;  // listed with a DUPLICATE mark instead of failing
   for (size_t i = 0; i < args.size(); ++i) {
@@ -34,19 +105,10 @@ int plugins_command(const std::vector<std::string>& args, const std::string& /*p
       plugins_usage(stdout);
       return 0;
     }
-    if (a == "--plugin_dir") {
-      if (i + 1 >= args.size()) throw std::invalid_argument("--plugin_dir needs a folder");
-      options.plugin_dirs.emplace_back(args[++i]);
-    } else if (a.rfind("--plugin_dir=", 0) == 0) {
-      options.plugin_dirs.emplace_back(a.substr(std::string("--plugin_dir=").size()));
-    } else if (a == "--allow_unsafe_plugin_paths") {
-      options.allow_unsafe_plugin_paths = true;
-    } else {
-      std::string msg = "unknown argument '" + a + "'";
-      const std::string close = closest_name(a, {"--plugin_dir", "--allow_unsafe_plugin_paths", "--help"});
-      if (!close.empty()) msg += " (did you mean '" + close + "'?)";
-      throw std::invalid_argument(msg + "; see trainhook plugins --help");
-    }
+    if (take_plugin_dir(args, i, options)) continue;
+    if (a != "--allow_unsafe_plugin_paths")
+      unknown_argument(a, {"--plugin_dir", "--allow_unsafe_plugin_paths", "--help"});
+    options.allow_unsafe_plugin_paths = true;
   }
   // The listing already says what was loaded or refused; keep the log quiet.
   const auto level = spdlog::get_level();

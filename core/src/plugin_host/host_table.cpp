@@ -27,6 +27,7 @@ HostTable::HostTable(HostServices& host, std::string who) : host_(host), who_(st
   add_model_services(table_);                        // ABI 1.1 (host_table_model.cpp)
   table_.end_requested = &HostTable::end_requested;  // ABI 1.2
   table_.stop_signal = &HostTable::stop_signal;      // ABI 1.3
+  table_.isolated = &HostTable::isolated;            // ABI 1.4
 }
 
 const char* HostTable::keep(std::string value) {
@@ -118,5 +119,12 @@ const char* HostTable::run_name(void* ctx) noexcept {
 
 int32_t HostTable::end_requested(void*) noexcept { return end_now_requested() ? 1 : 0; }
 int32_t HostTable::stop_signal(void*) noexcept { return stop_signal_received(); }
+int32_t HostTable::isolated(void* ctx) noexcept {
+  try {
+    return self_of(ctx)->host_.isolated() ? 1 : 0;
+  } catch (...) {
+    return 0;
+  }
+}
 
 }  // namespace trainhook::detail

@@ -42,6 +42,7 @@ class HostTable {
   static const char* run_name(void* ctx) noexcept;
   static int32_t end_requested(void* ctx) noexcept;  // ABI 1.2
   static int32_t stop_signal(void* ctx) noexcept;    // ABI 1.3
+  static int32_t isolated(void* ctx) noexcept;       // ABI 1.4
   const char* keep(std::string value);
 
   HostServices& host_;

@@ -163,6 +163,9 @@ class RunnerServices final : public HostServices, public ModelAccess {
     }));
   }
   ModelAccess* model_access() override { return this; }
+  // th_host.isolated (ABI 1.4): known in create(), so a callback that needs
+  // tensor views refuses there rather than at its first step.
+  bool isolated() const override { return true; }
 
   // ModelAccess: everything but the tensors crosses; tensors are refused.
   std::string tensors(int32_t, int32_t, th_tensor_list&) override {

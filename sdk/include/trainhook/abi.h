@@ -1,5 +1,5 @@
 /*
- * Trainhook plugin ABI, version 1.3 (what each minor added: sdk/CHANGELOG.md).
+ * Trainhook plugin ABI, version 1.4 (what each minor added: sdk/CHANGELOG.md).
  *
  * Pure C (C11 and C++17). This header is the only contract between the trainer
  * (the host) and a plugin library. It depends on nothing but the C standard
@@ -45,7 +45,7 @@ extern "C" {
 #endif
 
 #define TRAINHOOK_ABI_VERSION_MAJOR 1
-#define TRAINHOOK_ABI_VERSION_MINOR 3
+#define TRAINHOOK_ABI_VERSION_MINOR 4
 
 /* The oldest host minor a plugin needs (1.<TRAINHOOK_ABI_MIN_MINOR>), which is
  * what it answers in th_plugin_info.abi_minor: a host of that minor or newer
@@ -129,7 +129,7 @@ typedef int32_t th_status;
   X(PREDICTION_STEP, 12, on_prediction_step)      \
   X(LOG, 13, on_log)                              \
   X(SAVE, 14, on_save)                            \
-  X(EVALUATE_BEGIN, 15, on_evaluate_begin)       \
+  X(EVALUATE_BEGIN, 15, on_evaluate_begin)        \
   X(EXCEPTION, 16, on_exception)
 
 #define TH_EVENT_ID_(name, value, method) TH_EVENT_##name = value,
@@ -372,8 +372,18 @@ typedef struct th_host {
    * first signal, so that on_train_end closes it as stopped (MLflow's KILLED)
    * rather than finished; 0 otherwise. Any thread. */
   int32_t (*stop_signal)(void* ctx);
+
+  /* ---- 1.4 (check with TH_HAS_FIELD(host, th_host, isolated)) -------------- */
+  /* Nonzero when this callback runs isolated (plugin_isolation): in a helper
+   * process of its own, not in the trainer's. There tensors() refuses (the
+   * model's memory is not shared across processes); every other service works,
+   * forwarded to the trainer. Fixed for the callback's life and answered from
+   * create() on, so a callback that needs tensor views refuses in create() with
+   * its own message instead of failing at its first step. A host older than
+   * 1.4 does not say (read it as "not known"). Any thread. */
+  int32_t (*isolated)(void* ctx);
 } th_host;
-#define TH_HOST_STRUCT_SIZE ((uint32_t)TH_STRUCT_SIZE(th_host, stop_signal))
+#define TH_HOST_STRUCT_SIZE ((uint32_t)TH_STRUCT_SIZE(th_host, isolated))
 
 /* ---- a callback: created per run, called per event ------------------------ */
 typedef struct th_callback_vtable {

@@ -258,8 +258,20 @@ class Host {
   // The signal (SIGINT, SIGTERM) that asked the run to stop and save, ABI 1.3;
   // 0 when none, or on older hosts.
   int stop_signal() const noexcept {
-    return TH_HAS_FIELD(h_, th_host, stop_signal) && h_->stop_signal != nullptr ? h_->stop_signal(h_->ctx) : 0;
+    return TH_HAS_FIELD(h_, th_host, stop_signal) && h_->stop_signal != nullptr ? h_->stop_signal(h_->ctx)
+                                                                                : 0;
   }
+  // True when this callback runs isolated, in a helper process of its own (ABI
+  // 1.4): tensors() refuses there. Known from the constructor on, so a callback
+  // that needs tensor views throws its own message there:
+  //   if (host_.isolated()) throw trainhook::ConfigError("needs tensor views: run in process");
+  // False in process, and on hosts older than 1.4 (which do not say; see
+  // knows_isolation()).
+  bool isolated() const noexcept {
+    return knows_isolation() && h_->isolated != nullptr && h_->isolated(h_->ctx) != 0;
+  }
+  // True when the host says whether the callback runs isolated (a 1.4 host).
+  bool knows_isolation() const noexcept { return TH_HAS_FIELD(h_, th_host, isolated); }
 
   const th_host* raw() const noexcept { return h_; }
 
@@ -347,11 +359,16 @@ class Event {
 // an unknown kind from a newer host reads as "error".
 inline const char* failure_kind_name(int32_t kind) noexcept {
   switch (kind) {
-    case TH_FAILURE_OUT_OF_MEMORY: return "out_of_memory";
-    case TH_FAILURE_PLUGIN: return "plugin";
-    case TH_FAILURE_SIGNAL: return "signal";
-    case TH_FAILURE_NON_FINITE: return "non_finite";
-    default: return "error";
+    case TH_FAILURE_OUT_OF_MEMORY:
+      return "out_of_memory";
+    case TH_FAILURE_PLUGIN:
+      return "plugin";
+    case TH_FAILURE_SIGNAL:
+      return "signal";
+    case TH_FAILURE_NON_FINITE:
+      return "non_finite";
+    default:
+      return "error";
   }
 }
 

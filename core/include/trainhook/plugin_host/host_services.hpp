@@ -27,6 +27,9 @@ class HostServices {
   // ABI 1.1: the model, learning rate and plugin metrics; nullptr = not offered
   // (the th_host 1.1 functions then refuse with a message).
   virtual ModelAccess* model_access() { return nullptr; }
+  // ABI 1.4: true in the helper process that runs an isolated callback
+  // (plugin_runner.cpp), where tensor views are refused; th_host.isolated.
+  virtual bool isolated() const { return false; }
 };
 
 }  // namespace trainhook
