@@ -4,6 +4,8 @@
 // child process, so a failure cannot take the test runner's stdout or signals.
 #include <trainhook/plugin_host/process_containment.hpp>
 
+#include "crash_handler.hpp"
+
 #include <doctest/doctest.h>
 
 #include <fcntl.h>
@@ -20,6 +22,7 @@
 
 using trainhook::kForkedChildStatus;
 using trainhook::detail::PluginCallGuard;
+using trainhook::detail::PluginCallScope;
 using trainhook::detail::ProcessStateCheck;
 
 namespace {
@@ -68,6 +71,7 @@ TEST_CASE("a child forked inside a plugin call ends when the call returns, named
     trainhook::detail::watch_forks_in_plugin_calls();
     pid_t child = -1;
     {
+      PluginCallScope scope("/plugins/libtrainhook_x.so", "forker", "on_step_end");  // as the host calls
       PluginCallGuard call("/plugins/libtrainhook_x.so", "forker", "on_step_end");
       child = ::fork();
       if (child < 0) return 90;
@@ -92,7 +96,10 @@ TEST_CASE("a fork outside any plugin call (the host's own, or a Python host's) i
     const pid_t child = ::fork();
     if (child < 0) return 90;
     if (child == 0) {
-      { PluginCallGuard call("/plugins/libtrainhook_x.so", "cb", "on_log"); }
+      {
+        PluginCallScope scope("/plugins/libtrainhook_x.so", "cb", "on_log");
+        PluginCallGuard call("/plugins/libtrainhook_x.so", "cb", "on_log");
+      }
       ::_exit(7);  // plugin calls in the child do not end it
     }
     int st = 0;

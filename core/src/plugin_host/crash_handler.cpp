@@ -332,6 +332,8 @@ PluginCallScope::PluginCallScope(const char* file, const char* callback, const c
 
 PluginCallScope::~PluginCallScope() { t_current = outer_; }
 
+bool plugin_call_active() noexcept { return t_current != nullptr; }
+
 }  // namespace trainhook::detail
 
 namespace trainhook {

@@ -69,6 +69,10 @@ void set_process_exiting() noexcept;
 // records the call as the process's last plugin call (any thread). `file` and
 // `callback` must live until the process ends (plugin_call_names), `what` too
 // (event_name's or a literal): the signal and exit handlers read them.
+// Whether a PluginCallScope is active on the calling thread (async-signal-safe:
+// the fork watch of process_containment.cpp asks it in a forked child).
+bool plugin_call_active() noexcept;
+
 class PluginCallScope {
  public:
   PluginCallScope(const char* file, const char* callback, const char* what) noexcept;

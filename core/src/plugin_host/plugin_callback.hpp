@@ -39,6 +39,9 @@ class PluginCallback final : public InternalCallback {
 
  private:
   std::string describe_failure(th_status status, const char* err) const;
+  void on_train_begin(const th_event_args& args);
+  // err is the call's kErrSize buffer; terminated here before it is read.
+  [[noreturn]] void throw_failure(th_status status, char* err) const;
 
   std::shared_ptr<const PluginLibrary> library_;
   th_callback_info info_;  // copied: fields beyond the plugin's struct_size stay zero

@@ -1,5 +1,7 @@
 #include <trainhook/plugin_host/process_containment.hpp>
 
+#include "crash_handler.hpp"
+
 #include <trainhook/common/signal_safe_write.hpp>
 
 #include <dlfcn.h>
@@ -42,16 +44,16 @@ const char* signal_name(int sig) noexcept {
   }
 }
 
-// The fork watch. t_call_depth > 0 while this thread runs plugin code; the
-// atfork child handler runs on the forking thread's copy in the child, so it
-// knows whether the fork happened inside a plugin call on that thread.
-thread_local int t_call_depth = 0;
+// The fork watch. The atfork child handler runs on the forking thread in the
+// child, so the crash handler's per-thread call scope (every PluginCallGuard
+// sits inside a PluginCallScope) tells whether the fork happened inside a
+// plugin call on that thread: one thread-local for both, read per event.
 std::atomic<bool> g_forked_in_call{false};
 std::atomic<bool> g_watching{false};
 std::atomic<pid_t> g_host_pid{0};
 
 void on_fork_child() {
-  if (t_call_depth > 0) g_forked_in_call.store(true, std::memory_order_relaxed);
+  if (detail::plugin_call_active()) g_forked_in_call.store(true, std::memory_order_relaxed);
 }
 
 void write_number(long long v) noexcept {
@@ -156,12 +158,9 @@ void watch_forks_in_plugin_calls() noexcept {
 }
 
 PluginCallGuard::PluginCallGuard(const char* file, const char* callback, const char* what) noexcept
-    : file_(file), callback_(callback), what_(what) {
-  ++t_call_depth;
-}
+    : file_(file), callback_(callback), what_(what) {}
 
 PluginCallGuard::~PluginCallGuard() {
-  --t_call_depth;
   if (g_forked_in_call.load(std::memory_order_relaxed)) end_forked_child(file_, callback_, what_);
 }
 

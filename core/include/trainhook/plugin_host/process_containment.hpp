@@ -56,8 +56,10 @@ void watch_forks_in_plugin_calls() noexcept;
 // process turns out to be a child forked inside the call (on this thread), the
 // destructor writes a message naming the callback, the file and the call to
 // stderr (write(2) only: the child of a threaded process) and ends the child
-// with _exit(kForkedChildStatus). Cheap: a thread-local count and one relaxed
-// load of a flag that only the atfork child handler sets. The strings must
+// with _exit(kForkedChildStatus). It must sit inside a PluginCallScope of the
+// same thread (crash_handler.hpp), whose thread-local marks the call for the
+// fork watch; the guard itself costs one relaxed load of a flag that only the
+// atfork child handler sets. The strings must
 // outlive the guard (PluginCallNames and event names live until exit).
 class PluginCallGuard {
  public:
