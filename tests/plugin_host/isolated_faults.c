@@ -11,6 +11,7 @@
  * refuses them as unknown keys, as a plugin's own config reader would. */
 #define _POSIX_C_SOURCE 200809L
 #include <trainhook/abi.h>
+#include "test_plugin_entry.h"
 
 #include <signal.h>
 #include <stdio.h>
@@ -164,21 +165,4 @@ static const th_callback_info callback = {TH_CALLBACK_INFO_STRUCT_SIZE,
                                           create,
                                           &vtable};
 static const th_callback_info* const callback_ptrs[] = {&callback};
-static const th_plugin_info info = {TH_PLUGIN_INFO_STRUCT_SIZE,
-                                    TRAINHOOK_ABI_VERSION_MAJOR,
-                                    TRAINHOOK_ABI_VERSION_MINOR,
-                                    "isolated_faults",
-                                    "1.0.0",
-                                    1,
-                                    callback_ptrs,
-                                    0,
-                                    NULL};
-
-TRAINHOOK_EXPORT th_status TRAINHOOK_ENTRY_NAME(const th_host_info* host, const th_plugin_info** out,
-                                                char* err, size_t err_size) {
-  (void)host;
-  (void)err;
-  (void)err_size;
-  *out = &info;
-  return TH_OK;
-}
+TH_TEST_PLUGIN_ENTRY("isolated_faults", "1.0.0", callback_ptrs)

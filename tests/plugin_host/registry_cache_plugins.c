@@ -18,6 +18,7 @@
  *                  decides whether a scan answers or times out */
 #define _POSIX_C_SOURCE 200809L
 #include <trainhook/abi.h>
+#include "test_plugin_entry.h"
 
 #include <fcntl.h>
 #include <stdio.h>
@@ -101,21 +102,4 @@ static const th_callback_info callbacks[] = {
      "a library for the registry cache tests", TH_EVENT_MASK_ALL, create, &vtable},
 };
 static const th_callback_info* const callback_ptrs[] = {&callbacks[0]};
-static const th_plugin_info info = {TH_PLUGIN_INFO_STRUCT_SIZE,
-                                    TRAINHOOK_ABI_VERSION_MAJOR,
-                                    TRAINHOOK_ABI_VERSION_MINOR,
-                                    PLUGIN_NAME,
-                                    PLUGIN_VERSION,
-                                    1,
-                                    callback_ptrs,
-                                    0,
-                                    NULL};
-
-TRAINHOOK_EXPORT th_status TRAINHOOK_ENTRY_NAME(const th_host_info* host, const th_plugin_info** out,
-                                                char* err, size_t err_size) {
-  (void)host;
-  (void)err;
-  (void)err_size;
-  *out = &info;
-  return TH_OK;
-}
+TH_TEST_PLUGIN_ENTRY(PLUGIN_NAME, PLUGIN_VERSION, callback_ptrs)

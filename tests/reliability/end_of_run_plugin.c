@@ -5,6 +5,7 @@
  * can send a signal at that moment without guessing a delay. */
 #define _POSIX_C_SOURCE 200809L
 #include <trainhook/abi.h>
+#include "test_plugin_entry.h"
 
 #include <stddef.h>
 #include <stdio.h>
@@ -64,21 +65,4 @@ static const th_callback_info exit_callback = {TH_CALLBACK_INFO_STRUCT_SIZE,
                                                end_create,
                                                &exit_vtable};
 static const th_callback_info* const end_callback_ptrs[] = {&hang_callback, &exit_callback};
-static const th_plugin_info end_info = {TH_PLUGIN_INFO_STRUCT_SIZE,
-                                        TRAINHOOK_ABI_VERSION_MAJOR,
-                                        TRAINHOOK_ABI_VERSION_MINOR,
-                                        "end_of_run",
-                                        "1.0.0",
-                                        2,
-                                        end_callback_ptrs,
-                                        0,
-                                        NULL};
-
-TRAINHOOK_EXPORT th_status TRAINHOOK_ENTRY_NAME(const th_host_info* host, const th_plugin_info** out,
-                                                char* err, size_t err_size) {
-  (void)host;
-  (void)err;
-  (void)err_size;
-  *out = &end_info;
-  return TH_OK;
-}
+TH_TEST_PLUGIN_ENTRY("end_of_run", "1.0.0", end_callback_ptrs)

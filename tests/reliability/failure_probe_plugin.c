@@ -14,6 +14,7 @@
  * The lines go to stderr, which an isolated callback's runner shares. */
 #define _POSIX_C_SOURCE 200809L
 #include <trainhook/abi.h>
+#include "test_plugin_entry.h"
 
 #include <stddef.h>
 #include <stdio.h>
@@ -147,21 +148,4 @@ static const th_callback_info hang_callback = {TH_CALLBACK_INFO_STRUCT_SIZE,
                                                &hang_vtable};
 static const th_callback_info* const probe_callback_ptrs[] = {&probe_callback, &fail_callback,
                                                               &hang_callback};
-static const th_plugin_info probe_info = {TH_PLUGIN_INFO_STRUCT_SIZE,
-                                          TRAINHOOK_ABI_VERSION_MAJOR,
-                                          TRAINHOOK_ABI_VERSION_MINOR,
-                                          "failure_probe",
-                                          "1.0.0",
-                                          3,
-                                          probe_callback_ptrs,
-                                          0,
-                                          NULL};
-
-TRAINHOOK_EXPORT th_status TRAINHOOK_ENTRY_NAME(const th_host_info* host, const th_plugin_info** out,
-                                                char* err, size_t err_size) {
-  (void)host;
-  (void)err;
-  (void)err_size;
-  *out = &probe_info;
-  return TH_OK;
-}
+TH_TEST_PLUGIN_ENTRY("failure_probe", "1.0.0", probe_callback_ptrs)

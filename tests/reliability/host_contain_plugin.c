@@ -22,6 +22,7 @@
  * one on_event; the instance is its row. */
 #define _GNU_SOURCE
 #include <trainhook/abi.h>
+#include "test_plugin_entry.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -288,21 +289,4 @@ CONTAIN_CALLBACK(chdir_away, "chdir($HOST_CONTAIN_DIR) in create", change_direct
 static const th_callback_info* const contain_callback_ptrs[] = {
     &fork_daemon,       &raw_fork_daemon,    &fork_return,        &term_ignore_create, &term_handler_create,
     &term_ignore_begin, &term_handler_begin, &term_ignore_thread, &close_stdio,        &chdir_away};
-static const th_plugin_info contain_info = {TH_PLUGIN_INFO_STRUCT_SIZE,
-                                            TRAINHOOK_ABI_VERSION_MAJOR,
-                                            TRAINHOOK_ABI_VERSION_MINOR,
-                                            "host_contain",
-                                            "1.0.0",
-                                            sizeof contain_callback_ptrs / sizeof contain_callback_ptrs[0],
-                                            contain_callback_ptrs,
-                                            0,
-                                            NULL};
-
-TRAINHOOK_EXPORT th_status TRAINHOOK_ENTRY_NAME(const th_host_info* host, const th_plugin_info** out,
-                                                char* err, size_t err_size) {
-  (void)host;
-  (void)err;
-  (void)err_size;
-  *out = &contain_info;
-  return TH_OK;
-}
+TH_TEST_PLUGIN_ENTRY("host_contain", "1.0.0", contain_callback_ptrs)

@@ -14,6 +14,7 @@
  * acts, so the test checks that the plugin got there. */
 #define _POSIX_C_SOURCE 200809L
 #include <trainhook/abi.h>
+#include "test_plugin_entry.h"
 
 #include <pthread.h>
 #include <stddef.h>
@@ -124,21 +125,4 @@ END_CALLBACK(destroy_hang, "destroy_hang", "never returns from destroy()", TH_EV
 
 static const th_callback_info* const end_callback_ptrs[] = {&thread_crash, &unload_crash, &destroy_crash,
                                                             &destroy_hang};
-static const th_plugin_info end_info = {TH_PLUGIN_INFO_STRUCT_SIZE,
-                                        TRAINHOOK_ABI_VERSION_MAJOR,
-                                        TRAINHOOK_ABI_VERSION_MINOR,
-                                        "process_end",
-                                        "1.0.0",
-                                        4,
-                                        end_callback_ptrs,
-                                        0,
-                                        NULL};
-
-TRAINHOOK_EXPORT th_status TRAINHOOK_ENTRY_NAME(const th_host_info* host, const th_plugin_info** out,
-                                                char* err, size_t err_size) {
-  (void)host;
-  (void)err;
-  (void)err_size;
-  *out = &end_info;
-  return TH_OK;
-}
+TH_TEST_PLUGIN_ENTRY("process_end", "1.0.0", end_callback_ptrs)

@@ -10,6 +10,7 @@
  * Each says on stderr when it acts, so the tests wait for a line, never a delay. */
 #define _POSIX_C_SOURCE 200809L
 #include <trainhook/abi.h>
+#include "test_plugin_entry.h"
 
 #include <pthread.h>
 #include <stddef.h>
@@ -125,21 +126,4 @@ FAULT_CALLBACK(hold_run, "hold_run", "waits in on_step_end at step 3", plain_cre
 
 static const th_callback_info* const fault_callback_ptrs[] = {&step_exit, &step_quick_exit, &thread_exit,
                                                               &hold_run};
-static const th_plugin_info fault_info = {TH_PLUGIN_INFO_STRUCT_SIZE,
-                                          TRAINHOOK_ABI_VERSION_MAJOR,
-                                          TRAINHOOK_ABI_VERSION_MINOR,
-                                          "run_faults",
-                                          "1.0.0",
-                                          4,
-                                          fault_callback_ptrs,
-                                          0,
-                                          NULL};
-
-TRAINHOOK_EXPORT th_status TRAINHOOK_ENTRY_NAME(const th_host_info* host, const th_plugin_info** out,
-                                                char* err, size_t err_size) {
-  (void)host;
-  (void)err;
-  (void)err_size;
-  *out = &fault_info;
-  return TH_OK;
-}
+TH_TEST_PLUGIN_ENTRY("run_faults", "1.0.0", fault_callback_ptrs)

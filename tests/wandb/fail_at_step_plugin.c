@@ -4,6 +4,7 @@
  * plugin_error_policy=fail the trainer ends the run by EXCEPTION and the
  * wandb and tensorboard integrations must close their runs as failed. */
 #include <trainhook/abi.h>
+#include "test_plugin_entry.h"
 
 #include <stddef.h>
 #include <stdio.h>
@@ -37,21 +38,4 @@ static const th_callback_info fail_callback = {TH_CALLBACK_INFO_STRUCT_SIZE,
                                                fail_create,
                                                &fail_vtable};
 static const th_callback_info* const fail_callback_ptrs[] = {&fail_callback};
-static const th_plugin_info fail_info = {TH_PLUGIN_INFO_STRUCT_SIZE,
-                                         TRAINHOOK_ABI_VERSION_MAJOR,
-                                         TRAINHOOK_ABI_VERSION_MINOR,
-                                         "fail_at_step",
-                                         "1.0.0",
-                                         1,
-                                         fail_callback_ptrs,
-                                         0,
-                                         NULL};
-
-TRAINHOOK_EXPORT th_status TRAINHOOK_ENTRY_NAME(const th_host_info* host, const th_plugin_info** out,
-                                                char* err, size_t err_size) {
-  (void)host;
-  (void)err;
-  (void)err_size;
-  *out = &fail_info;
-  return TH_OK;
-}
+TH_TEST_PLUGIN_ENTRY("fail_at_step", "1.0.0", fail_callback_ptrs)

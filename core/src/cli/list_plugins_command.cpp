@@ -50,6 +50,17 @@ bool take_plugin_dir(const std::vector<std::string>& args, size_t& i, PluginSear
   return true;
 }
 
+// The arguments both forms take at args[i]: --plugin_dir (added to `options`)
+// and --help (the usage printed; the caller returns 0).
+enum class CommonArgument { kOther, kPluginDir, kHelp };
+CommonArgument take_common_argument(const std::vector<std::string>& args, size_t& i, PluginSearchOptions& options) {
+  if (args[i] == "--help" || args[i] == "-h") {
+    plugins_usage(stdout);
+    return CommonArgument::kHelp;
+  }
+  return take_plugin_dir(args, i, options) ? CommonArgument::kPluginDir : CommonArgument::kOther;
+}
+
 [[noreturn]] void unknown_argument(const std::string& a, const std::vector<std::string>& known) {
   std::string msg = "unknown argument '" + a + "'";
   const std::string close = closest_name(a, known);
@@ -62,12 +73,10 @@ int lock_command(const std::vector<std::string>& args) {
   PluginSearchOptions options;
   std::vector<std::filesystem::path> paths;
   for (size_t i = 0; i < args.size(); ++i) {
+    const CommonArgument common = take_common_argument(args, i, options);
+    if (common == CommonArgument::kHelp) return 0;
+    if (common == CommonArgument::kPluginDir) continue;
     const std::string& a = args[i];
-    if (a == "--help" || a == "-h") {
-      plugins_usage(stdout);
-      return 0;
-    }
-    if (take_plugin_dir(args, i, options)) continue;
     if (a.rfind("--", 0) == 0) unknown_argument(a, {"--plugin_dir", "--help"});
     paths.emplace_back(a);
   }
@@ -100,12 +109,10 @@ int plugins_command(const std::vector<std::string>& args, const std::string& /*p
   PluginSearchOptions options;
   options.allow_duplicate_plugins = true;  // listed with a DUPLICATE mark instead of failing
   for (size_t i = 0; i < args.size(); ++i) {
+    const CommonArgument common = take_common_argument(args, i, options);
+    if (common == CommonArgument::kHelp) return 0;
+    if (common == CommonArgument::kPluginDir) continue;
     const std::string& a = args[i];
-    if (a == "--help" || a == "-h") {
-      plugins_usage(stdout);
-      return 0;
-    }
-    if (take_plugin_dir(args, i, options)) continue;
     if (a != "--allow_unsafe_plugin_paths")
       unknown_argument(a, {"--plugin_dir", "--allow_unsafe_plugin_paths", "--help"});
     options.allow_unsafe_plugin_paths = true;
