@@ -5,6 +5,7 @@
 #include <trainhook/plugin_host/plugin_registry.hpp>
 
 #include <doctest/doctest.h>
+#include <recording_host.hpp>
 #include <temp_dir.hpp>
 
 #include <elf.h>
@@ -18,6 +19,7 @@
 
 using namespace trainhook;
 namespace fs = std::filesystem;
+using trainhook::testkit::RecordingHost;
 using trainhook::testkit::TempDir;
 
 namespace {
@@ -37,29 +39,6 @@ const std::string kNewerMinor = std::to_string(TRAINHOOK_ABI_VERSION_MINOR + 1);
 const fs::path kGood = kRoot / TRAINHOOK_TEST_GOOD_FOLDER;
 
 // Records everything plugins ask of the host.
-struct RecordingHost final : HostServices {
-  void log(int32_t level, const std::string& callback, const std::string& message) override {
-    std::lock_guard<std::mutex> lock(mu);
-    lines.push_back(callback + "|" + std::to_string(level) + "|" + message);
-  }
-  std::string output_dir() const override { return "/runs/out"; }
-  std::string training_args_json() const override { return R"({"output_dir": "/runs/out"})"; }
-  void request_stop(const std::string& callback, const std::string& reason) override {
-    if (handler != nullptr) handler->request_stop(callback + ": " + reason);
-  }
-  std::string trainer_state_json() const override { return "{}"; }
-  std::string model_description() const override { return "mlp"; }
-  std::string run_name() const override { return "run-7"; }
-  std::string set_resume_checkpoint(const std::string&) override { return "too late"; }
-  bool logged(const std::string& line) const {
-    std::lock_guard<std::mutex> lock(mu);
-    return std::find(lines.begin(), lines.end(), line) != lines.end();
-  }
-  mutable std::mutex mu;
-  std::vector<std::string> lines;
-  CallbackHandler* handler = nullptr;
-};
-
 PluginSearchOptions only(const std::vector<fs::path>& dirs) {
   PluginSearchOptions o;
   o.plugin_dirs = dirs;

@@ -16,6 +16,7 @@
 #include <doctest/doctest.h>
 #include <spdlog/sinks/ostream_sink.h>
 #include <spdlog/spdlog.h>
+#include <recording_host.hpp>
 #include <temp_dir.hpp>
 #include <wait_until.hpp>
 
@@ -147,27 +148,6 @@ struct LogCapture {
   std::shared_ptr<spdlog::logger> previous;
 };
 
-// Keeps what plugins log.
-struct LogHost final : HostServices {
-  void log(int32_t, const std::string& callback, const std::string& message) override {
-    std::lock_guard<std::mutex> lock(mu);
-    lines.push_back(callback + ": " + message);
-  }
-  std::string output_dir() const override { return "/runs/out"; }
-  std::string training_args_json() const override { return "{}"; }
-  void request_stop(const std::string&, const std::string&) override {}
-  std::string trainer_state_json() const override { return "{}"; }
-  std::string model_description() const override { return "mlp"; }
-  std::string run_name() const override { return "run"; }
-  std::string set_resume_checkpoint(const std::string&) override { return "too late"; }
-  bool logged(const std::string& line) const {
-    std::lock_guard<std::mutex> lock(mu);
-    return std::find(lines.begin(), lines.end(), line) != lines.end();
-  }
-  mutable std::mutex mu;
-  std::vector<std::string> lines;
-};
-
 // A registry cache in a folder of its own, with variant 1 of "replaceable"
 // installed there and scanned into the cache once.
 struct ScannedVariant1 {
@@ -196,9 +176,9 @@ TEST_CASE("a library copied over in place with its size, inode and mtime kept is
   CHECK(r.libraries()[0].plugin_version == "2.0.0");
   REQUIRE(r.libraries()[0].callbacks.size() == 1);
   CHECK(r.libraries()[0].callbacks[0].version == "2.0.0");
-  LogHost host;
+  testkit::RecordingHost host;
   auto cb = r.create("replaceable_cb", host, "{}");
-  CHECK(host.logged("replaceable_cb: variant=2"));
+  CHECK(host.logged("replaceable_cb|2|variant=2"));
   CHECK(r.scanned_count() == 1);  // the bytes were the scanned ones: no second scan
 }
 
@@ -216,9 +196,9 @@ TEST_CASE(
   CHECK(r.scanned_count() == 0);  // a listing relies on the stat key
   CHECK(r.libraries()[0].plugin_version == "1.0.0");
   LogCapture log;
-  LogHost host;
+  testkit::RecordingHost host;
   auto cb = r.create("replaceable_cb", host, "{}");
-  CHECK(host.logged("replaceable_cb: variant=3"));
+  CHECK(host.logged("replaceable_cb|2|variant=3"));
   CHECK(r.scanned_count() == 1);
   CHECK(log.text().find("warning plugin file " + file.string() + " changed since it was scanned (SHA-256 " +
                         scanned_digest + " when scanned, " + sha256_of_file(file) +
@@ -243,7 +223,7 @@ TEST_CASE(
   PluginRegistry r(only({file.parent_path()}));
   CHECK(r.scanned_count() == 0);
   REQUIRE(r.has("replaceable_cb"));
-  LogHost host;
+  testkit::RecordingHost host;
   const std::string refused =
       "plugin file " + file.string() + " changed since it was scanned and is refused now: killed by SIGSEGV";
   CHECK_THROWS_WITH_AS(r.create("replaceable_cb", host, "{}"), doctest::Contains(refused.c_str()),

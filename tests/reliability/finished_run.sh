@@ -8,22 +8,7 @@
 # last accumulation window, --save_strategy epoch with --max_steps, and the
 # log entries of the resumed step (none twice).
 # usage: finished_run.sh <trainhook binary> <work dir>
-set -uo pipefail
-CLI="$1"
-WORK="$2"
-rm -rf "$WORK"
-mkdir -p "$WORK"
-KEEP_GOING=1
-source "$(dirname "${BASH_SOURCE[0]}")/../lib/test_lib.sh"
-
-python3 - "$WORK" <<'PY'
-import random, sys
-r = random.Random(11)
-with open(f"{sys.argv[1]}/train.csv", "w") as f:
-    for _ in range(64):
-        a, b = r.uniform(-1, 1), r.uniform(-1, 1)
-        f.write(f"{a:.4f},{b:.4f},{int(a + b > 0)}\n")
-PY
+CASE_ROWS=64 CASE_SEED=11 source "$(dirname "${BASH_SOURCE[0]}")/cli_case_setup.sh"
 # 64 rows, batch 16: 4 micro-batches an epoch.
 BASE=(train --train_file "$WORK/train.csv" --per_device_train_batch_size 16 --hidden_size 8
   --disable_tqdm true --do_train --report_to none --logging_steps 1 --seed 3)
