@@ -1,13 +1,20 @@
 // The launch contract read from the environment (torchrun's variables, Slurm's
-// as the fallback) and its errors, through an injected getenv.
+// as the fallback) and its errors, through an injected getenv; GLOO_SOCKET_IFNAME's
+// list, and the Slurm requeue through a fake scontrol on PATH.
 #include <trainhook/distributed/launch_env.hpp>
 #include <trainhook/args/training_arguments.hpp>
 
 #include <doctest/doctest.h>
 
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 using trainhook::distributed::LaunchEnv;
 using trainhook::distributed::read_launch_env;
@@ -105,4 +112,111 @@ TEST_CASE("inconsistent environments name the variable at fault") {
                                    {"LOCAL_RANK", "2"},
                                    {"LOCAL_WORLD_SIZE", "2"}}}),
                  "LOCAL_RANK=2 is not below LOCAL_WORLD_SIZE=2"));
+}
+
+TEST_CASE("torchrun's run id and restart count are read") {
+  FakeEnv env;
+  env.vars = {{"RANK", "0"},
+              {"WORLD_SIZE", "1"},
+              {"TORCHELASTIC_RUN_ID", "job-7"},
+              {"TORCHELASTIC_RESTART_COUNT", "2"},
+              {"TORCHELASTIC_MAX_RESTARTS", "3"},
+              {"SLURM_JOB_ID", "4242"}};
+  const LaunchEnv e = read_launch_env(env.getter());
+  CHECK(e.run_id == "job-7");
+  CHECK(e.restart_count == 2);
+  CHECK(e.max_restarts == 3);
+  CHECK(e.slurm_job_id == "4242");
+  env.vars["TORCHELASTIC_RESTART_COUNT"] = "x";
+  CHECK(contains(error_of(env), "TORCHELASTIC_RESTART_COUNT='x'"));
+}
+
+TEST_CASE("GLOO_SOCKET_IFNAME takes a comma-separated list and names a bad interface") {
+  using trainhook::distributed::gloo_socket_interfaces;
+  FakeEnv env;
+  CHECK(gloo_socket_interfaces(env.getter()).empty());
+  env.vars["GLOO_SOCKET_IFNAME"] = "lo";
+  CHECK(gloo_socket_interfaces(env.getter()) == std::vector<std::string>{"lo"});
+  env.vars["GLOO_SOCKET_IFNAME"] = "lo, lo";
+  CHECK(gloo_socket_interfaces(env.getter()) == std::vector<std::string>{"lo", "lo"});
+  auto error = [&] {
+    try {
+      gloo_socket_interfaces(env.getter());
+    } catch (const std::runtime_error& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  env.vars["GLOO_SOCKET_IFNAME"] = "lo,nosuchif0";
+  const std::string bad = error();
+  CHECK(contains(bad, "GLOO_SOCKET_IFNAME='lo,nosuchif0'"));
+  CHECK(contains(bad, "interface 'nosuchif0' does not exist"));
+  CHECK(contains(bad, "lo"));
+  env.vars["GLOO_SOCKET_IFNAME"] = "lo,,lo";
+  CHECK(contains(error(), "an empty interface name"));
+}
+
+namespace {
+
+// A fake scontrol on PATH that records its arguments and exits with `status`.
+struct FakeScontrol {
+  std::filesystem::path dir;
+  std::string old_path;
+  explicit FakeScontrol(int status) {
+    dir = std::filesystem::temp_directory_path() / ("trainhook_scontrol_" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir);
+    std::ofstream(dir / "scontrol") << "#!/bin/sh\necho \"$@\" > \"" << (dir / "args").string()
+                                    << "\"\necho 'scontrol: fake' >&2\nexit " << status << "\n";
+    std::filesystem::permissions(dir / "scontrol", std::filesystem::perms::owner_all);
+    std::filesystem::remove(dir / "args");
+    const char* p = std::getenv("PATH");
+    old_path = p ? p : "";
+    ::setenv("PATH", (dir.string() + ":" + old_path).c_str(), 1);
+  }
+  ~FakeScontrol() {
+    ::setenv("PATH", old_path.c_str(), 1);
+    std::filesystem::remove_all(dir);
+  }
+  std::string args() const {
+    std::ifstream in(dir / "args");
+    std::string line;
+    std::getline(in, line);
+    return line;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("the requeue runs scontrol requeue on rank 0 under Slurm and reports a failure") {
+  using trainhook::distributed::requeue_slurm_job;
+  LaunchEnv env;
+  CHECK_FALSE(requeue_slurm_job(env, 0).requeued);  // no SLURM_JOB_ID
+  CHECK(contains(requeue_slurm_job(env, 0).message, "SLURM_JOB_ID is not set"));
+  env.slurm_job_id = "4242";
+  {
+    FakeScontrol ok(0);
+    const auto out = requeue_slurm_job(env, 0);
+    CHECK(out.requeued);
+    CHECK(ok.args() == "requeue 4242");
+    CHECK(contains(out.message, "requeued Slurm job 4242"));
+  }
+  {
+    FakeScontrol other(0);
+    const auto out = requeue_slurm_job(env, 1);  // rank 1 leaves it to rank 0
+    CHECK(out.requeued);
+    CHECK(other.args().empty());
+  }
+  {
+    FakeScontrol refused(1);
+    const auto out = requeue_slurm_job(env, 0);
+    CHECK_FALSE(out.requeued);
+    CHECK(contains(out.message, "`scontrol requeue 4242` failed (exit status 1"));
+  }
+  const char* p = std::getenv("PATH");
+  const std::string saved = p ? p : "";
+  ::setenv("PATH", "/nonexistent", 1);
+  const auto missing = requeue_slurm_job(env, 0);
+  ::setenv("PATH", saved.c_str(), 1);
+  CHECK_FALSE(missing.requeued);
+  CHECK(contains(missing.message, "scontrol is not on PATH"));
 }

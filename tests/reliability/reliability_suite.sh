@@ -253,6 +253,79 @@ else
   fail "sigint2: the run did not reach its first checkpoint"
 fi
 
+# ---- the requeue signal (Slurm's --signal=USR1@90): checkpoint, scontrol requeue, exit 75 ----
+FAKE_BIN="$WORK/fake_bin"
+mkdir -p "$FAKE_BIN"
+printf '#!/bin/sh\necho "$@" > "%s/scontrol.args"\n' "$WORK" >"$FAKE_BIN/scontrol"
+chmod +x "$FAKE_BIN/scontrol"
+requeue_run() {  # requeue_run <name> <signal> <extra env...> -- cli args...
+  local name="$1" sig="$2"
+  shift 2
+  local envs=()
+  while [[ $1 != -- ]]; do envs+=("$1"); shift; done
+  shift
+  rm -f "$WORK/scontrol.args"
+  env PATH="$FAKE_BIN:$PATH" SLURM_JOB_ID=4242 "${envs[@]}" "$CLI" train "${BASE[@]}" --do_train \
+    --max_steps 10000000 --save_steps 50 --output_dir "$WORK/$name" "$@" >"$WORK/$name.err" 2>&1 &
+  pid=$!
+  if wait_for_training "$WORK/$name" $pid; then
+    kill -"$sig" $pid
+    wait $pid
+    rc=$?
+  else
+    kill -KILL $pid 2>/dev/null
+    rc=-1
+  fi
+}
+requeue_run requeue USR1 --
+step="$(sed -n 's/.*stopped by SIGUSR1 at step \([0-9]*\).*/\1/p' "$WORK/requeue.err")"
+if ((rc != 75)); then
+  fail "requeue: exit $rc, expected 75: $(tail -3 "$WORK/requeue.err")"
+elif [[ "$(cat "$WORK/scontrol.args" 2>/dev/null)" != "requeue 4242" ]]; then
+  fail "requeue: scontrol was not run as 'scontrol requeue 4242'"
+elif [[ -z $step || ! -f "$WORK/requeue/checkpoint-$step/checkpoint.sha256" ]]; then
+  fail "requeue: no checkpoint-$step after SIGUSR1: $(tail -3 "$WORK/requeue.err")"
+elif ! grep -qF "requeued Slurm job 4242" "$WORK/requeue.err"; then
+  fail "requeue: the output does not say the job was requeued: $(tail -3 "$WORK/requeue.err")"
+else
+  echo "ok requeue (checkpoint-$step, scontrol requeue 4242, exit 75)"
+fi
+printf '#!/bin/sh\necho "slurm_load_jobs error: Access denied" >&2\nexit 1\n' >"$FAKE_BIN/scontrol"
+requeue_run requeue_fails USR2 TRAINHOOK_REQUEUE_SIGNAL=USR2 --
+if ((rc != 128 + 12)); then
+  fail "requeue_fails: exit $rc, expected 140 (128 + SIGUSR2: not requeued): $(tail -3 "$WORK/requeue_fails.err")"
+elif ! grep -qF '`scontrol requeue 4242` failed (exit status 1' "$WORK/requeue_fails.err"; then
+  fail "requeue_fails: the failure is not reported: $(tail -3 "$WORK/requeue_fails.err")"
+else
+  echo "ok requeue failure reported (exit 140)"
+fi
+expect requeue_signal_bad 2 "--requeue_signal: 'KILL' is not a signal it accepts; expected USR1, USR2" -- \
+  "${BASE[@]}" --do_train --max_steps 1 --output_dir "$WORK/rq_bad" --requeue_signal KILL
+TRAINHOOK_REQUEUE_SIGNAL=BOGUS expect requeue_env_bad 2 "TRAINHOOK_REQUEUE_SIGNAL: 'BOGUS' is not a signal" -- \
+  "${BASE[@]}" --do_train --max_steps 1 --output_dir "$WORK/rq_bad2"
+
+# ---- torchrun's error file, read back by torch's own reader (Debian's python3-torch) ----
+printf '0.1,0.2,1\n0.3,zero,0\n' >"$WORK/bad_value.csv"
+TORCHELASTIC_ERROR_FILE="$WORK/error.json" expect error_file error "bad_value.csv" -- \
+  --train_file "$WORK/bad_value.csv" --do_train --max_steps 1 --output_dir "$WORK/ef" --disable_tqdm true
+if [[ ! -s "$WORK/error.json" ]]; then
+  fail "error_file: TORCHELASTIC_ERROR_FILE was not written"
+elif /usr/bin/python3 -c 'import torch.distributed.elastic.multiprocessing.errors' 2>/dev/null; then
+  if /usr/bin/python3 - "$WORK/error.json" <<'PY'
+import sys
+from torch.distributed.elastic.multiprocessing.errors import ProcessFailure
+f = ProcessFailure(local_rank=0, pid=1, exitcode=1, error_file=sys.argv[1])
+assert isinstance(f.message, dict), f.message
+assert "bad_value.csv" in f.message["message"], f.message
+assert "bad_value.csv" in f.message["extraInfo"]["py_callstack"], f.message
+assert f.timestamp > 1600000000, f.timestamp
+PY
+  then echo "ok error_file (read by torch's ProcessFailure)"; else fail "error_file: torch's reader refused $(cat "$WORK/error.json")"; fi
+else
+  python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert "bad_value.csv" in d["message"]["message"]; int(d["message"]["extraInfo"]["timestamp"])' "$WORK/error.json" &&
+    echo "ok error_file (JSON; torch not installed: its reader not run)" || fail "error_file: $(cat "$WORK/error.json")"
+fi
+
 # ---- a full disk (root only: a 3 MB tmpfs) ----
 if [[ $(id -u) -eq 0 ]] && mkdir -p "$WORK/tmpfs" && mount -t tmpfs -o size=3m tmpfs "$WORK/tmpfs" 2>/dev/null; then
   trap 'umount "$WORK/tmpfs" 2>/dev/null' EXIT

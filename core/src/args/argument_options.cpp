@@ -533,6 +533,11 @@ std::vector<OptionSpec> build_table() {
   t.push_back(field("callback_end_timeout", G::Integrations, &TA::callback_end_timeout,
                     "Seconds each callback's on_train_end may take (integrations flushing) before the "
                     "run names it and exits with the final model saved; 0 = wait forever"));
+  t.push_back(derived(field("requeue_signal", G::MultiProcess, &TA::requeue_signal,
+                            "Signal that saves a checkpoint at the end of the step, then requeues the Slurm "
+                            "job (scontrol requeue, under SLURM_JOB_ID) and exits 75: USR1, USR2, HUP, "
+                            "ALRM, URG, XCPU, XFSZ, VTALRM, PROF, or none"),
+                      "TRAINHOOK_REQUEUE_SIGNAL, else USR1"));
   t.push_back(field("allow_unsafe_plugin_paths", G::Integrations, &TA::allow_unsafe_plugin_paths,
                     "Load plugins from world-writable or foreign-owned folders"));
   t.push_back(field("allow_duplicate_plugins", G::Integrations, &TA::allow_duplicate_plugins,

@@ -3,10 +3,12 @@
 // flag(s) at fault, the value given and what is expected.
 #include <trainhook/args/argument_parser.hpp>
 #include <trainhook/args/report_to_rules.hpp>
+#include <trainhook/common/requeue_signal.hpp>
 #include <trainhook/strings.hpp>
 
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <sstream>
 #include <string_view>
 
@@ -293,6 +295,27 @@ void validate(TrainingArguments& a) {
   if (!(a.callback_end_timeout >= 0 && a.callback_end_timeout <= 1e9))
     fail("--callback_end_timeout: expected seconds in [0, 1e9] (0 = no bound), got " +
          number(a.callback_end_timeout));
+
+  // The requeue signal: the flag, else TRAINHOOK_REQUEUE_SIGNAL (a batch
+  // script sets it once for every step), else USR1; kept as its short name.
+  {
+    std::string from = "--requeue_signal";
+    std::string name = a.requeue_signal;
+    if (name.empty()) {
+      const char* env = std::getenv("TRAINHOOK_REQUEUE_SIGNAL");
+      if (env != nullptr && *env != '\0') {
+        name = env;
+        from = "TRAINHOOK_REQUEUE_SIGNAL";
+      } else {
+        name = "USR1";
+      }
+    }
+    const int sig = requeue_signal_number(strings::trim(name));
+    if (sig < 0)
+      fail(from + ": '" + name + "' is not a signal it accepts; expected " + requeue_signal_choices() +
+           " (TERM and INT always stop the run with a checkpoint)");
+    a.requeue_signal = sig == 0 ? "none" : requeue_signal_name(sig);
+  }
 
   // -- multi-process
   check_at_least("world_size", a.world_size, 1);

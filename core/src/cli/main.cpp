@@ -1,6 +1,7 @@
 // trainhook: dispatches to a subcommand (see cli/commands.hpp).
 #include <trainhook/cli/commands.hpp>
 #include <trainhook/common/allocator_policy.hpp>
+#include <trainhook/common/fatal_error_file.hpp>
 
 #include <cstdio>
 #include <cstring>
@@ -41,6 +42,8 @@ int main(int argc, char** argv) {
     if (command == "version" || command == "--version") return trainhook::cli::version_command(args, argv[0]);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "trainhook %s: error: %s\n", command.c_str(), e.what());
+    // Under torchrun: its failure summary shows this message (fatal_error_file.hpp).
+    if (command == "train") trainhook::write_torchelastic_error_file(e.what(), "trainhook train");
     return 1;
   }
   // Anything else may be a command that a plugin library exports.

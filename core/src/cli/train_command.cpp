@@ -22,10 +22,13 @@
 #include <trainhook/trainer/label_metrics.hpp>
 #include <trainhook/trainer/output_dir_lock.hpp>
 #include <trainhook/trainer/signal_guard.hpp>
+#include <trainhook/common/fatal_error_file.hpp>
+#include <trainhook/common/requeue_signal.hpp>
 #include <trainhook/trainer/trainer.hpp>
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -90,6 +93,14 @@ std::string check_tasks(const ParsedArguments& p) {
   std::fflush(stdout);
   std::fflush(stderr);
   std::_Exit(128 + sig);
+}
+
+// A run that ends by an error: the message on stderr and, under torchrun, in
+// its error file (its failure summary shows it); returns `status`.
+int fail_run(const std::string& message, int status) {
+  std::fprintf(stderr, "trainhook train: error: %s\n", message.c_str());
+  write_torchelastic_error_file(message, "trainhook train");
+  return status;
 }
 
 // The final model, the train results and trainer_state.json in output_dir.
@@ -204,11 +215,18 @@ int train_command(const std::vector<std::string>& args, const std::string& progr
   TrainingArguments& targs = parsed.training;
   // Under torchrun / srun / trainhook launch: this process's rank and the
   // world size come from the environment (the Trainer joins the group).
+  distributed::LaunchEnv launch;
   try {
-    distributed::apply_launch_env(targs);
+    launch = distributed::apply_launch_env(targs);
+    (void)distributed::gloo_socket_interfaces();  // a bad interface name now, not at the rendezvous
   } catch (const std::runtime_error& e) {
-    std::fprintf(stderr, "trainhook train: error: launcher environment: %s\n", e.what());
-    return 2;
+    return fail_run(std::string("launcher environment: ") + e.what(), 2);
+  }
+  if (!launch.run_id.empty() || launch.restart_count >= 0) {
+    // Which attempt of an elastic job wrote these logs: a restart resumes from the last checkpoint.
+    spdlog::info("torchrun: run id {}, restart {} of at most {}", launch.run_id.empty() ? "(unset)" : launch.run_id,
+                 launch.restart_count < 0 ? 0 : launch.restart_count,
+                 launch.max_restarts < 0 ? std::string("(unset)") : std::to_string(launch.max_restarts));
   }
   // A device or precision this machine cannot serve (--fp16 without a GPU) is
   // an argument error, refused before any data is read; the Trainer asks again.
@@ -281,7 +299,8 @@ int train_command(const std::vector<std::string>& args, const std::string& progr
 
   // the first SIGINT/SIGTERM finishes the step, saves a checkpoint and stops;
   // a second one ends the run at the next event (after on_exception).
-  SignalGuard signals;
+  // and so does --requeue_signal (validated: a signal or none), which then requeues the Slurm job.
+  SignalGuard signals(std::max(0, requeue_signal_number(targs.requeue_signal)));
   int status = 0;
   try {
     status = run_phases(trainer, targs, data);
@@ -289,8 +308,15 @@ int train_command(const std::vector<std::string>& args, const std::string& progr
     end_now(e.signal());
   } catch (const std::exception& e) {
     // Said here, as main() would, before the callbacks are ended (bounded).
-    std::fprintf(stderr, "trainhook train: error: %s\n", e.what());
-    return end_run(trainer, targs, 1, /*complete=*/false);
+    return end_run(trainer, targs, fail_run(e.what(), 1), /*complete=*/false);
+  }
+  if (SignalGuard::requeue_requested()) {
+    // Slurm's `--signal=USR1@90`: the checkpoint is saved; the job goes back
+    // to the queue and resumes from it (docs/distributed.md).
+    const auto outcome = distributed::requeue_slurm_job(launch, targs.process_index);
+    std::fprintf(stderr, "trainhook train: %s%s\n", outcome.message.c_str(),
+                 outcome.requeued ? "; exit status 75" : "");
+    if (outcome.requeued) status = kRequeuedExitStatus;
   }
   return end_run(trainer, targs, status, /*complete=*/true);
 }

@@ -1,5 +1,7 @@
 #include <trainhook/data/mapped_file.hpp>
 
+#include <trainhook/common/mapped_region_faults.hpp>
+
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -35,12 +37,17 @@ MappedFile::MappedFile(const std::filesystem::path& file) : name_(file.string())
     data_ = static_cast<const char*>(p);
     // Samples are read at random places: no read-ahead beyond what is asked.
     ::madvise(p, size_, MADV_RANDOM);
+    // A file that shrinks while mapped is then named, not a bare bus error.
+    register_mapped_region(data_, size_, name_.c_str());
   }
   ::close(fd);
 }
 
 MappedFile::~MappedFile() {
-  if (data_) ::munmap(const_cast<char*>(data_), size_);
+  if (data_) {
+    unregister_mapped_region(data_);
+    ::munmap(const_cast<char*>(data_), size_);
+  }
 }
 
 void MappedFile::release_pages() const noexcept {

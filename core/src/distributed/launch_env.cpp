@@ -1,10 +1,21 @@
 #include <trainhook/distributed/launch_env.hpp>
 #include <trainhook/args/training_arguments.hpp>
 
+#include <net/if.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <limits>
 #include <stdexcept>
+
+extern char** environ;
 
 namespace trainhook::distributed {
 namespace {
@@ -39,6 +50,10 @@ std::optional<int64_t> optional_integer(const Getter& get, const char* name, int
 LaunchEnv read_launch_env(const Getter& get) {
   constexpr int64_t kMax = std::numeric_limits<int32_t>::max();
   LaunchEnv env;
+  env.slurm_job_id = value_of(get, "SLURM_JOB_ID").value_or("");
+  env.run_id = value_of(get, "TORCHELASTIC_RUN_ID").value_or("");
+  env.restart_count = optional_integer(get, "TORCHELASTIC_RESTART_COUNT", 0, kMax).value_or(-1);
+  env.max_restarts = optional_integer(get, "TORCHELASTIC_MAX_RESTARTS", 0, kMax).value_or(-1);
   const char* rank_var = "RANK";
   const char* world_var = "WORLD_SIZE";
   const char* local_var = "LOCAL_RANK";
@@ -101,6 +116,97 @@ LaunchEnv apply_launch_env(TrainingArguments& args, const Getter& get) {
   args.world_size = env.world_size;
   args.local_rank = env.local_rank;
   return env;
+}
+
+std::vector<std::string> gloo_socket_interfaces(const Getter& get) {
+  const auto value = value_of(get, "GLOO_SOCKET_IFNAME");
+  std::vector<std::string> out;
+  if (!value) return out;
+  auto existing = [] {
+    std::string names;
+    if (struct if_nameindex* all = ::if_nameindex()) {
+      for (const struct if_nameindex* i = all; i->if_index != 0 && i->if_name != nullptr; ++i) {
+        names += (names.empty() ? "" : ", ") + std::string(i->if_name);
+      }
+      ::if_freenameindex(all);
+    }
+    return names.empty() ? std::string("none found") : names;
+  };
+  size_t start = 0;
+  for (;;) {
+    const size_t comma = value->find(',', start);
+    std::string name = value->substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    while (!name.empty() && (name.back() == ' ' || name.back() == '\t')) name.pop_back();
+    while (!name.empty() && (name.front() == ' ' || name.front() == '\t')) name.erase(0, 1);
+    if (name.empty())
+      throw std::runtime_error("environment variable GLOO_SOCKET_IFNAME='" + *value +
+                               "': an empty interface name in the list (expected names separated by commas, "
+                               "e.g. eth0,eth1)");
+    if (name.size() >= IF_NAMESIZE || ::if_nametoindex(name.c_str()) == 0)
+      throw std::runtime_error("environment variable GLOO_SOCKET_IFNAME='" + *value + "': interface '" + name +
+                               "' does not exist on this machine (its interfaces: " + existing() + ")");
+    out.push_back(name);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return out;
+}
+
+RequeueOutcome requeue_slurm_job(const LaunchEnv& env, int rank, double timeout_seconds) {
+  RequeueOutcome out;
+  try {
+    if (env.slurm_job_id.empty()) {
+      out.message = "not under Slurm (SLURM_JOB_ID is not set): nothing to requeue";
+      return out;
+    }
+    if (rank != 0) {
+      out.requeued = true;
+      out.message = "rank 0 requeues Slurm job " + env.slurm_job_id;
+      return out;
+    }
+    const std::string command = "scontrol requeue " + env.slurm_job_id;
+    std::string a0 = "scontrol", a1 = "requeue", a2 = env.slurm_job_id;
+    char* argv[] = {a0.data(), a1.data(), a2.data(), nullptr};
+    pid_t pid = 0;
+    if (const int err = ::posix_spawnp(&pid, "scontrol", nullptr, nullptr, argv, environ); err != 0) {
+      out.message = "could not run `" + command + "`: " + std::strerror(err) +
+                    (err == ENOENT ? " (scontrol is not on PATH)" : "") + "; the job was not requeued";
+      return out;
+    }
+    // Bounded: a slurmctld that does not answer must not hold the exit.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_seconds);
+    int status = 0;
+    for (;;) {
+      const pid_t done = ::waitpid(pid, &status, WNOHANG);
+      if (done == pid) break;
+      if (done < 0 && errno != EINTR) {
+        out.message = "`" + command + "`: cannot wait for it (" + std::strerror(errno) + ")";
+        return out;
+      }
+      if (std::chrono::steady_clock::now() >= deadline) {
+        ::kill(pid, SIGKILL);
+        ::waitpid(pid, &status, 0);
+        out.message = "`" + command + "` did not finish within " + std::to_string(static_cast<int>(timeout_seconds)) +
+                      " s and was killed; the job may not be requeued";
+        return out;
+      }
+      timespec pause{0, 20 * 1000 * 1000};  // polls the child's end, up to the deadline
+      ::nanosleep(&pause, nullptr);
+    }
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+      out.requeued = true;
+      out.message = "requeued Slurm job " + env.slurm_job_id + " (`" + command + "`)";
+    } else {
+      out.message = "`" + command + "` failed (" +
+                    (WIFEXITED(status) ? "exit status " + std::to_string(WEXITSTATUS(status))
+                                       : "killed by signal " + std::to_string(WTERMSIG(status))) +
+                    "; its own message is above); the job was not requeued";
+    }
+  } catch (const std::exception& e) {
+    out.requeued = false;
+    out.message = std::string("requeue failed: ") + e.what();
+  }
+  return out;
 }
 
 }  // namespace trainhook::distributed

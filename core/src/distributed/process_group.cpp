@@ -323,6 +323,15 @@ std::shared_ptr<ProcessGroup> ProcessGroup::create(const LaunchEnv& env, DdpBack
                           "TRAINHOOK_STORE_PORT)");
   }
   const std::string where = env.master_addr + ":" + std::to_string(port);
+  // PyTorch's Python binding reads GLOO_SOCKET_IFNAME, not ProcessGroupGloo: as
+  // there, a list gives one device per interface (Gloo spreads pairs over them).
+  std::vector<std::string> interfaces;
+  try {
+    interfaces = gloo_socket_interfaces();
+  } catch (const std::exception& e) {
+    throw CollectiveError("rank " + std::to_string(env.rank) + " of " + std::to_string(env.world_size) + ": " +
+                          e.what());
+  }
   try {
     c10d::TCPStoreOptions so;
     so.port = static_cast<uint16_t>(port);
@@ -348,10 +357,9 @@ std::shared_ptr<ProcessGroup> ProcessGroup::create(const LaunchEnv& env, DdpBack
   try {
     auto options = c10d::ProcessGroupGloo::Options::create(
         std::chrono::duration_cast<std::chrono::milliseconds>(timeout));
-    const char* ifname = std::getenv("GLOO_SOCKET_IFNAME");
-    if (ifname && *ifname) {
-      options->devices.push_back(c10d::ProcessGroupGloo::createDeviceForInterface(ifname));
-    } else {
+    for (const auto& name : interfaces)
+      options->devices.push_back(c10d::ProcessGroupGloo::createDeviceForInterface(name));
+    if (interfaces.empty()) {
       options->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname(
           local_address_towards(env.master_addr, env.master_port)));
     }

@@ -2,6 +2,7 @@
 
 #include "plugin_address_table.hpp"
 
+#include <trainhook/common/mapped_region_faults.hpp>
 #include <trainhook/common/signal_safe_write.hpp>
 #include <trainhook/plugin_host/plugin_exit_guard.hpp>
 
@@ -157,6 +158,9 @@ void wait_for_other_report() noexcept {
 }
 
 void on_fatal_signal(int sig, siginfo_t* info, void* context) {
+  // A data file that shrank under its mapping is named as such, whichever
+  // SIGBUS handler was installed last (this one or mapped_region_faults').
+  report_mapped_region_fault(sig, info);
   if (!g_reporting.exchange(true)) {
     crash_handler_report(sig, info, context);
     g_reported.store(true);

@@ -26,6 +26,8 @@ sem_t g_wake;
 std::thread g_watchdog;
 struct sigaction g_old_int {};
 struct sigaction g_old_term {};
+struct sigaction g_old_requeue {};
+std::atomic<int> g_requeue_signal{0};  // 0: none
 // While a guard is alive: its handlers are checked during training (keep_own_handlers).
 std::atomic<bool> g_active{false};
 time_t g_next_check = 0;  // the training thread's; CLOCK_MONOTONIC_COARSE seconds
@@ -47,7 +49,10 @@ void on_signal(int sig) {
   write_stderr_signal_safe("\ntrainhook: got ");
   write_stderr_signal_safe(SignalGuard::name(sig));
   write_stderr_signal_safe(
-      ": finishing the current step, saving a checkpoint and stopping (send it again to stop at once)\n");
+      sig == g_requeue_signal.load()
+          ? ": finishing the current step, saving a checkpoint, stopping and requeueing the Slurm job (send it "
+            "again to stop at once)\n"
+          : ": finishing the current step, saving a checkpoint and stopping (send it again to stop at once)\n");
   errno = saved_errno;
 }
 
@@ -88,16 +93,17 @@ void keep_own_handlers() {
   ::clock_gettime(CLOCK_MONOTONIC_COARSE, &now);
   if (now.tv_sec < g_next_check) return;
   g_next_check = now.tv_sec + 1;
-  for (const int sig : {SIGTERM, SIGINT}) {
+  for (const int sig : {SIGTERM, SIGINT, g_requeue_signal.load()}) {
+    if (sig == 0) continue;
     struct sigaction current {};
     if (::sigaction(sig, nullptr, &current) != 0) continue;
     if (!(current.sa_flags & SA_SIGINFO) && current.sa_handler == on_signal) continue;
     install(sig, nullptr);
     spdlog::warn(
         "the handling of {} was changed during training, to {} (from a plugin's own thread, or a callback "
-        "outside create and on_train_begin); the host put its own back, so a first SIGTERM/SIGINT still "
-        "finishes the step, saves a checkpoint and exits 128+signal",
-        SignalGuard::name(sig), describe_signal_disposition(current));
+        "outside create and on_train_begin); the host put its own back, so a first {} still "
+        "finishes the step and saves a checkpoint",
+        SignalGuard::name(sig), describe_signal_disposition(current), SignalGuard::name(sig));
   }
 }
 
@@ -108,7 +114,8 @@ StoppedBySignal::StoppedBySignal(int sig)
                          ": the run was ended at once, without a checkpoint"),
       sig_(sig) {}
 
-SignalGuard::SignalGuard() {
+SignalGuard::SignalGuard(int requeue_signal) {
+  g_requeue_signal.store(requeue_signal);
   g_received.store(0);
   g_second.store(0);
   record_stop_signal(0);
@@ -116,6 +123,7 @@ SignalGuard::SignalGuard() {
   g_watchdog = std::thread(watchdog);
   install(SIGINT, &g_old_int);
   install(SIGTERM, &g_old_term);
+  if (requeue_signal != 0) install(requeue_signal, &g_old_requeue);
   g_next_check = 0;
   g_active.store(true);
 }
@@ -124,6 +132,7 @@ SignalGuard::~SignalGuard() {
   g_active.store(false);
   ::sigaction(SIGINT, &g_old_int, nullptr);
   ::sigaction(SIGTERM, &g_old_term, nullptr);
+  if (const int sig = g_requeue_signal.load(); sig != 0) ::sigaction(sig, &g_old_requeue, nullptr);
   if (g_second.load() != 0) {
     // Armed: it ends the process at its deadline if nothing else does first.
     g_watchdog.detach();
@@ -136,6 +145,10 @@ SignalGuard::~SignalGuard() {
 
 int SignalGuard::received() noexcept { return g_received.load(); }
 int SignalGuard::second_received() noexcept { return g_second.load(); }
+bool SignalGuard::requeue_requested() noexcept {
+  const int sig = g_received.load();
+  return sig != 0 && sig == g_requeue_signal.load();
+}
 
 const char* SignalGuard::name(int sig) noexcept {
   switch (sig) {
@@ -143,6 +156,24 @@ const char* SignalGuard::name(int sig) noexcept {
       return "SIGINT";
     case SIGTERM:
       return "SIGTERM";
+    case SIGUSR1:
+      return "SIGUSR1";
+    case SIGUSR2:
+      return "SIGUSR2";
+    case SIGHUP:
+      return "SIGHUP";
+    case SIGALRM:
+      return "SIGALRM";
+    case SIGURG:
+      return "SIGURG";
+    case SIGXCPU:
+      return "SIGXCPU";
+    case SIGXFSZ:
+      return "SIGXFSZ";
+    case SIGVTALRM:
+      return "SIGVTALRM";
+    case SIGPROF:
+      return "SIGPROF";
     default:
       return "a signal";
   }

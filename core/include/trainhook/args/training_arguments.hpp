@@ -122,6 +122,10 @@ struct TrainingArguments {
   double callback_end_timeout = 120;
   bool allow_unsafe_plugin_paths = false;
   bool allow_duplicate_plugins = false;
+  // The signal that saves a checkpoint at the end of the step and, under Slurm,
+  // requeues the job (Slurm's `--signal=USR1@90`): a name such as USR1, or
+  // none. Empty: TRAINHOOK_REQUEUE_SIGNAL, else USR1 (validation resolves it).
+  std::string requeue_signal;
 
   // -- multi-process (set by the launcher; single process: 0 of 1)
   int32_t process_index = 0;

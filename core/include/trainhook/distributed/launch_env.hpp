@@ -9,6 +9,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace trainhook {
 struct TrainingArguments;
@@ -28,6 +29,12 @@ struct LaunchEnv {
   // (process_group.cpp says why).
   bool agent_store = false;
   std::string source = "none";  // "torchrun" (also trainhook launch), "slurm" or "none"
+  // torchrun's elastic agent: TORCHELASTIC_RUN_ID, TORCHELASTIC_RESTART_COUNT
+  // and TORCHELASTIC_MAX_RESTARTS (empty / -1 when not set), logged at start.
+  std::string run_id;
+  int64_t restart_count = -1;
+  int64_t max_restarts = -1;
+  std::string slurm_job_id;  // SLURM_JOB_ID, whatever the launcher
 };
 
 // Reads the environment through `get` (std::getenv by default). A world of one
@@ -41,5 +48,23 @@ LaunchEnv read_launch_env(const std::function<const char*(const char*)>& get = {
 // --local_rank that disagrees with LOCAL_RANK is replaced by it). Returns the
 // environment read.
 LaunchEnv apply_launch_env(TrainingArguments& args, const std::function<const char*(const char*)>& get = {});
+
+// GLOO_SOCKET_IFNAME as PyTorch reads it: a comma-separated list of network
+// interfaces, one Gloo device each. Empty when unset. Throws
+// std::runtime_error naming the variable and the interface when one is empty
+// or does not exist on this machine (the message lists those that do).
+std::vector<std::string> gloo_socket_interfaces(const std::function<const char*(const char*)>& get = {});
+
+// After the requeue signal stopped the run (--requeue_signal): under Slurm
+// (SLURM_JOB_ID set), world rank 0 runs `scontrol requeue <job id>` (found on
+// PATH, bounded by `timeout_seconds`); the other ranks leave it to rank 0.
+// Never throws: a failure (no scontrol, a non-zero exit, no answer) is in the
+// outcome's message. `requeued` is true when the job was (or, on other ranks,
+// is being) requeued.
+struct RequeueOutcome {
+  bool requeued = false;
+  std::string message;  // what was done, for the run's last line
+};
+RequeueOutcome requeue_slurm_job(const LaunchEnv& env, int rank, double timeout_seconds = 60);
 
 }  // namespace trainhook::distributed

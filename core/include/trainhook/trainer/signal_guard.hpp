@@ -13,6 +13,9 @@
 // puts back a disposition a plugin's create or on_train_begin changed
 // (process_containment.hpp), and apply_stop_signal re-checks them at most once
 // a second while training, putting them back with a warning.
+// The requeue signal (--requeue_signal, Slurm's `--signal=USR1@90`) is a
+// first signal like SIGTERM: the step ends, a checkpoint is saved, training
+// stops; the CLI then requeues the Slurm job (launch_env.hpp) and exits 75.
 #pragma once
 
 #include <trainhook/callbacks/state.hpp>
@@ -38,16 +41,20 @@ class StoppedBySignal : public std::runtime_error {
 
 class SignalGuard {
  public:
-  SignalGuard();   // installs the SIGINT/SIGTERM handlers and starts the watchdog
+  // Installs the SIGINT/SIGTERM handlers (and that of `requeue_signal` when
+  // not 0) and starts the watchdog.
+  explicit SignalGuard(int requeue_signal = 0);
   ~SignalGuard();  // restores the previous handlers; the watchdog stays armed after a second signal
   SignalGuard(const SignalGuard&) = delete;
   SignalGuard& operator=(const SignalGuard&) = delete;
 
-  // The first signal received (SIGINT or SIGTERM), or 0.
+  // The first signal received (SIGINT, SIGTERM or the requeue signal), or 0.
   static int received() noexcept;
   // The second signal received, or 0.
   static int second_received() noexcept;
-  // "SIGTERM", "SIGINT".
+  // Whether the first signal was the requeue signal.
+  static bool requeue_requested() noexcept;
+  // "SIGTERM", "SIGINT", "SIGUSR1", ...
   static const char* name(int sig) noexcept;
 };
 
