@@ -21,10 +21,17 @@ endfunction()
 # trainhook_hf_venv_python(<out-var>)
 #
 # The python of the HF test venv (scripts/venv hf: Debian python3-torch 1.13,
-# transformers, safetensors): $TRAINHOOK_HF_VENV at configure time, else
-# build/hf-venv. Tests that run it fail with a clear message when it is absent.
+# transformers, safetensors): -DTRAINHOOK_HF_VENV, else $TRAINHOOK_HF_VENV at
+# configure time, else build/hf-venv. The LibTorch 2.x build is given
+# build/hf2-venv (scripts/venv hf2: the torch of its LibTorch, the newest
+# transformers) by scripts/test-torch2. Tests that run it fail with a clear
+# message when it is absent.
 function(trainhook_hf_venv_python out)
-  set(venv "$ENV{TRAINHOOK_HF_VENV}")
+  if(TRAINHOOK_HF_VENV)
+    set(venv "${TRAINHOOK_HF_VENV}")
+  else()
+    set(venv "$ENV{TRAINHOOK_HF_VENV}")
+  endif()
   if(NOT venv)
     set(venv "${PROJECT_SOURCE_DIR}/build/hf-venv")
   endif()

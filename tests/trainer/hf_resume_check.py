@@ -11,7 +11,13 @@ The resuming side's step 101 must match the other side's own step 101: after
 loading, HF's optimizer state equals trainhook's file tensor for tensor and its
 global_step is 100; step 101's learning rate, the optimizer state and the
 weights after it agree (weights to 1e-6). HfArgumentParser reads our
-training_args.json with its default settings. Then hostile and damaged pickles
+training_args.json with its default settings. On torch >= 2.6, whose torch.load
+defaults to weights_only=True, torch.load with no arguments loads our
+optimizer.pt, scheduler.pt and rng_state.pth (and refuses a pickle that needs a
+global outside its allow-list, so the default in force is the weights-only one).
+The venv's torch must be the LibTorch version the CLI was built with
+(TRAINHOOK_TORCH_VERSION, set by CTest), so each build checks the HF side it
+pairs with; the versions seen are printed first. Then hostile and damaged pickles
 in an HF checkpoint (GLOBAL os.system, a protocol-0 opcode, a truncated zip, a
 storage shorter than it says) are refused naming the file and what is wrong,
 and nothing is executed.
@@ -20,19 +26,44 @@ usage: hf_resume_check.py <trainhook cli> <work dir>
 """
 import json
 import os
+import pickle
 import shutil
 import subprocess
 import sys
 import zipfile
 from typing import Dict, Optional
 
+import platform
 import torch
 from safetensors.torch import load_file
 
 try:
+    import transformers
     from transformers import HfArgumentParser, Trainer, TrainerCallback, TrainingArguments
 except ImportError as e:
-    sys.exit(f"FAIL: {e}; make the HF venv with scripts/venv hf (TRAINHOOK_HF_VENV)")
+    sys.exit(f"FAIL: {e}; make the HF venv with scripts/venv hf, or hf2 for LibTorch 2.x (TRAINHOOK_HF_VENV)")
+
+
+def version_tuple(v):
+    return tuple(int(p) for p in v.split("+")[0].split(".")[:2])
+
+
+def versions():
+    from importlib.metadata import PackageNotFoundError, version
+    seen = {"python": platform.python_version(), "torch": torch.__version__, "transformers": transformers.__version__}
+    for name in ("accelerate", "safetensors"):
+        try:
+            seen[name] = version(name)
+        except PackageNotFoundError:
+            seen[name] = "absent"
+    return seen
+
+
+print("versions: " + ", ".join(f"{k} {v}" for k, v in versions().items()))
+libtorch = os.environ.get("TRAINHOOK_TORCH_VERSION")
+if libtorch and version_tuple(libtorch) != version_tuple(torch.__version__):
+    sys.exit(f"FAIL: the CLI links LibTorch {libtorch} but {sys.executable} has torch {torch.__version__}: "
+             "give this build the venv of its torch (scripts/venv hf for 1.13, hf2 for LibTorch 2.x)")
 
 cli, work = sys.argv[1:3]
 shutil.rmtree(work, ignore_errors=True)
@@ -127,11 +158,17 @@ WEIGHTS_ONLY_GLOBALS = {"collections OrderedDict", "torch._utils _rebuild_tensor
     f"torch {t}Storage" for t in ("Float", "Double", "Half", "BFloat16", "Long", "Int", "Short", "Char", "Byte", "Bool")}
 
 
+WEIGHTS_ONLY_BY_DEFAULT = version_tuple(torch.__version__) >= (2, 6)
+
+
 def load(path):
-    """torch.load as torch 2.6+ does by default (weights_only=True). torch 1.13's
-    weights-only unpickler lacks BINFLOAT (it refuses HF's own files too): there the
-    file's globals are checked against what the 2.x one allows, then it loads plainly."""
-    if int(torch.__version__.split(".")[0]) >= 2:
+    """torch.load as torch 2.6+ does by default (weights_only=True): there with no
+    arguments, as HF's Trainer and any user call it. torch 1.13's weights-only
+    unpickler lacks BINFLOAT (it refuses HF's own files too): there the file's
+    globals are checked against what the 2.x one allows, then it loads plainly."""
+    if WEIGHTS_ONLY_BY_DEFAULT:
+        return torch.load(path)
+    if version_tuple(torch.__version__) >= (2, 0):
         return torch.load(path, weights_only=True)
     import pickletools
     with zipfile.ZipFile(path) as z:
@@ -179,6 +216,21 @@ ckpt = os.path.join(th, "checkpoint-100")
 for d in (th, ckpt):
     (parsed,) = HfArgumentParser(TrainingArguments).parse_json_file(os.path.join(d, "training_args.json"))
     assert parsed.max_steps == STEPS and parsed.warmup_steps == WARMUP, parsed
+if WEIGHTS_ONLY_BY_DEFAULT:
+    # The default in force must be the weights-only loader (not lifted by
+    # TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD or the like): it refuses a global outside its allow-list.
+    probe_file = os.path.join(work, "not_weights_only.pt")
+    torch.save({"x": zipfile.ZipInfo("x")}, probe_file)
+    try:
+        torch.load(probe_file)
+        sys.exit("FAIL: torch.load() with default settings loaded a zipfile.ZipInfo: it is not weights_only=True")
+    except pickle.UnpicklingError as e:
+        assert "weights_only" in str(e).lower().replace(" ", "_"), e
+    for name in ("optimizer.pt", "scheduler.pt", "rng_state.pth"):
+        loaded = torch.load(os.path.join(ckpt, name))
+        assert isinstance(loaded, dict) and loaded, (name, loaded)
+    print(f"torch {torch.__version__}: torch.load(path) with default settings (weights_only=True) loads our "
+          "optimizer.pt, scheduler.pt and rng_state.pth, and refuses a pickle of another global")
 ours = json.load(open(os.path.join(ckpt, "trainhook_args.json")))
 assert "plugin_config" in ours and "max_steps" not in ours, sorted(ours)
 print("HfArgumentParser(TrainingArguments).parse_json_file reads training_args.json with default settings")
@@ -246,7 +298,6 @@ def os_system(d):
 
 
 def protocol0(d):
-    import pickle
     rewrite(os.path.join(hf_ckpt, "scheduler.pt"), os.path.join(d, "scheduler.pt"),
             {"data.pkl": pickle.dumps({"last_epoch": 100}, protocol=0)})
 

@@ -7,8 +7,24 @@
 #include <torch/torch.h>
 
 #include <algorithm>
+#include <type_traits>
 
 namespace trainhook::distributed {
+namespace {
+
+// LibTorch 2.15 hands out autograd nodes as c10::intrusive_ptr, older releases as
+// std::shared_ptr: the shared_ptr the header keeps owns whichever it got.
+template <class Ptr>
+std::shared_ptr<torch::autograd::Node> hold_node(Ptr node) {
+  if constexpr (std::is_same_v<Ptr, std::shared_ptr<torch::autograd::Node>>) {
+    return node;
+  } else {
+    torch::autograd::Node* raw = node.get();
+    return std::shared_ptr<torch::autograd::Node>(raw, [keep = std::move(node)](torch::autograd::Node*) {});
+  }
+}
+
+}  // namespace
 
 void average_gradients(ProcessGroup& group, const std::vector<torch::Tensor>& params, int64_t bucket_bytes) {
   std::vector<torch::Tensor> grads;
@@ -95,7 +111,7 @@ GradientReducer::GradientReducer(std::shared_ptr<ProcessGroup> group, std::vecto
   hooks_.assign(params_.size(), 0);
   for (size_t k = 0; k < params_.size(); ++k) {
     if (!params_[k].requires_grad()) continue;
-    accumulators_[k] = torch::autograd::impl::grad_accumulator(params_[k]);
+    accumulators_[k] = hold_node(torch::autograd::impl::grad_accumulator(params_[k]));
     hooks_[k] = accumulators_[k]->add_post_hook(std::make_unique<torch::autograd::utils::LambdaPostHook>(
         [this, k](const torch::autograd::variable_list& outputs, const torch::autograd::variable_list&) {
           on_gradient(k);

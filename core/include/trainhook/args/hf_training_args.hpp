@@ -13,7 +13,8 @@ namespace trainhook {
 
 inline constexpr const char* kTrainhookArgsFile = "trainhook_args.json";
 
-// Whether `name` is a field of HF's TrainingArguments (transformers 4.47.1).
+// Whether `name` is a field of HF's TrainingArguments in every transformers the
+// tests check (4.47.1 and 5.24).
 bool is_hf_training_argument(std::string_view name);
 
 struct SplitTrainingArgs {
