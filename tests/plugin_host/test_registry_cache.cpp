@@ -36,6 +36,7 @@ using namespace trainhook;
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 using trainhook::testkit::read_file;
+using trainhook::testkit::RecordingHost;
 using trainhook::testkit::TempDir;
 using trainhook::testkit::write_file;
 
@@ -176,7 +177,7 @@ TEST_CASE("a library copied over in place with its size, inode and mtime kept is
   CHECK(r.libraries()[0].plugin_version == "2.0.0");
   REQUIRE(r.libraries()[0].callbacks.size() == 1);
   CHECK(r.libraries()[0].callbacks[0].version == "2.0.0");
-  testkit::RecordingHost host;
+  RecordingHost host;
   auto cb = r.create("replaceable_cb", host, "{}");
   CHECK(host.logged("replaceable_cb|2|variant=2"));
   CHECK(r.scanned_count() == 1);  // the bytes were the scanned ones: no second scan
@@ -196,7 +197,7 @@ TEST_CASE(
   CHECK(r.scanned_count() == 0);  // a listing relies on the stat key
   CHECK(r.libraries()[0].plugin_version == "1.0.0");
   LogCapture log;
-  testkit::RecordingHost host;
+  RecordingHost host;
   auto cb = r.create("replaceable_cb", host, "{}");
   CHECK(host.logged("replaceable_cb|2|variant=3"));
   CHECK(r.scanned_count() == 1);
@@ -223,7 +224,7 @@ TEST_CASE(
   PluginRegistry r(only({file.parent_path()}));
   CHECK(r.scanned_count() == 0);
   REQUIRE(r.has("replaceable_cb"));
-  testkit::RecordingHost host;
+  RecordingHost host;
   const std::string refused =
       "plugin file " + file.string() + " changed since it was scanned and is refused now: killed by SIGSEGV";
   CHECK_THROWS_WITH_AS(r.create("replaceable_cb", host, "{}"), doctest::Contains(refused.c_str()),
