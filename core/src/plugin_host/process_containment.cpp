@@ -48,12 +48,11 @@ const char* signal_name(int sig) noexcept {
 // child, so the crash handler's per-thread call scope (every PluginCallGuard
 // sits inside a PluginCallScope) tells whether the fork happened inside a
 // plugin call on that thread: one thread-local for both, read per event.
-std::atomic<bool> g_forked_in_call{false};
 std::atomic<bool> g_watching{false};
 std::atomic<pid_t> g_host_pid{0};
 
 void on_fork_child() {
-  if (detail::plugin_call_active()) g_forked_in_call.store(true, std::memory_order_relaxed);
+  if (detail::plugin_call_active()) detail::g_forked_in_plugin_call.store(true, std::memory_order_relaxed);
 }
 
 void write_number(long long v) noexcept {
@@ -63,24 +62,6 @@ void write_number(long long v) noexcept {
   write_stderr_signal_safe(buf);
 }
 
-// Only write(2) and _exit: the child of a threaded process may not take the
-// locks (heap, stdio, spdlog) another thread of the parent held at the fork.
-[[noreturn]] void end_forked_child(const char* file, const char* callback, const char* what) noexcept {
-  write_stderr_signal_safe("trainhook: fatal: callback '");
-  write_stderr_signal_safe(callback);
-  write_stderr_signal_safe("' from ");
-  write_stderr_signal_safe(file);
-  write_stderr_signal_safe(" forked a child process (PID ");
-  write_number(::getpid());
-  write_stderr_signal_safe(") during ");
-  write_stderr_signal_safe(what);
-  write_stderr_signal_safe(" that returned into the trainer; the child ends here with status ");
-  write_number(kForkedChildStatus);
-  write_stderr_signal_safe(" and the run goes on in PID ");
-  write_number(g_host_pid.load(std::memory_order_relaxed));
-  write_stderr_signal_safe(" alone (a plugin's child must end with _exit() or exec() before returning)\n");
-  ::_exit(kForkedChildStatus);
-}
 
 bool is_open(int fd) noexcept { return ::fcntl(fd, F_GETFD) != -1 || errno != EBADF; }
 
@@ -157,11 +138,25 @@ void watch_forks_in_plugin_calls() noexcept {
   ::pthread_atfork(nullptr, nullptr, on_fork_child);
 }
 
-PluginCallGuard::PluginCallGuard(const char* file, const char* callback, const char* what) noexcept
-    : file_(file), callback_(callback), what_(what) {}
+std::atomic<bool> g_forked_in_plugin_call{false};
 
-PluginCallGuard::~PluginCallGuard() {
-  if (g_forked_in_call.load(std::memory_order_relaxed)) end_forked_child(file_, callback_, what_);
+// Only write(2) and _exit: the child of a threaded process may not take the
+// locks (heap, stdio, spdlog) another thread of the parent held at the fork.
+void end_forked_child(const char* file, const char* callback, const char* what) noexcept {
+  write_stderr_signal_safe("trainhook: fatal: callback '");
+  write_stderr_signal_safe(callback);
+  write_stderr_signal_safe("' from ");
+  write_stderr_signal_safe(file);
+  write_stderr_signal_safe(" forked a child process (PID ");
+  write_number(::getpid());
+  write_stderr_signal_safe(") during ");
+  write_stderr_signal_safe(what);
+  write_stderr_signal_safe(" that returned into the trainer; the child ends here with status ");
+  write_number(kForkedChildStatus);
+  write_stderr_signal_safe(" and the run goes on in PID ");
+  write_number(g_host_pid.load(std::memory_order_relaxed));
+  write_stderr_signal_safe(" alone (a plugin's child must end with _exit() or exec() before returning)\n");
+  ::_exit(kForkedChildStatus);
 }
 
 ProcessStateCheck::ProcessStateCheck() noexcept {

@@ -25,6 +25,7 @@
 
 #include <signal.h>
 
+#include <atomic>
 #include <string>
 #include <vector>
 
@@ -52,19 +53,27 @@ namespace detail {
 // host's PID; called before the first plugin call (PluginCallback's create).
 void watch_forks_in_plugin_calls() noexcept;
 
-// Marks the calling thread as inside a plugin call for its lifetime. When the
-// process turns out to be a child forked inside the call (on this thread), the
-// destructor writes a message naming the callback, the file and the call to
-// stderr (write(2) only: the child of a threaded process) and ends the child
-// with _exit(kForkedChildStatus). It must sit inside a PluginCallScope of the
-// same thread (crash_handler.hpp), whose thread-local marks the call for the
-// fork watch; the guard itself costs one relaxed load of a flag that only the
-// atfork child handler sets. The strings must
-// outlive the guard (PluginCallNames and event names live until exit).
+// Set only by the atfork child handler, in a child forked inside a plugin call.
+extern std::atomic<bool> g_forked_in_plugin_call;
+
+// Writes the message naming the callback, the file and the call to stderr
+// (write(2) only: the child of a threaded process) and ends the child with
+// _exit(kForkedChildStatus).
+[[noreturn]] void end_forked_child(const char* file, const char* callback, const char* what) noexcept;
+
+// Wraps a plugin call. When the process turns out to be a child forked inside
+// the call (on this thread), the destructor ends it (end_forked_child). It must
+// sit inside a PluginCallScope of the same thread (crash_handler.hpp), whose
+// thread-local marks the call for the fork watch; the guard itself is inline
+// and costs one relaxed load (it wraps every event: bench/dispatch). The
+// strings must outlive the guard (PluginCallNames and event names live until exit).
 class PluginCallGuard {
  public:
-  PluginCallGuard(const char* file, const char* callback, const char* what) noexcept;
-  ~PluginCallGuard();
+  PluginCallGuard(const char* file, const char* callback, const char* what) noexcept
+      : file_(file), callback_(callback), what_(what) {}
+  ~PluginCallGuard() {
+    if (g_forked_in_plugin_call.load(std::memory_order_relaxed)) end_forked_child(file_, callback_, what_);
+  }
   PluginCallGuard(const PluginCallGuard&) = delete;
   PluginCallGuard& operator=(const PluginCallGuard&) = delete;
 
