@@ -22,7 +22,7 @@ using namespace std::string_literals;
 namespace {
 
 void le(std::string& s, uint64_t v, int n) {
-  for (int i = 0; i < n; ++i) s += static_cast<char>((v >> (8 * i)) & 0xff);
+  for (int i = 0; i < n; ++i) s += static_cast<char>(i < 8 ? (v >> (8 * i)) & 0xff : 0);  // n may exceed 8
 }
 
 // A stored (uncompressed) zip, as torch.save writes one.

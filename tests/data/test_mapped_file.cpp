@@ -6,6 +6,7 @@
 #include "npy_writer.hpp"
 
 #include <doctest/doctest.h>
+#include <sanitizer.hpp>
 
 #include <poll.h>
 #include <signal.h>
@@ -103,7 +104,9 @@ TEST_CASE("a mapped file that shrinks under the reader is named, not a bare bus 
   CHECK(doc.find("\"timestamp\": \"") != std::string::npos);
 }
 
-TEST_CASE("a bus error outside any mapped data file still ends the process by the signal") {
+// AddressSanitizer's own SIGBUS handler ends the process with status 1 first.
+TEST_CASE("a bus error outside any mapped data file still ends the process by the signal" *
+          doctest::skip(trainhook::testkit::kUnderAddressSanitizer)) {
   const auto [status, err] = run_in_child([] {
     (void)map_file(write_bytes(scratch("other.bin"), std::string(4096, 'y')));  // installs the handler
     ::raise(SIGBUS);

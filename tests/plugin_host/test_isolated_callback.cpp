@@ -12,6 +12,7 @@
 #include <trainhook/plugin_host/model_access.hpp>
 
 #include <doctest/doctest.h>
+#include <sanitizer.hpp>
 
 #include <stdlib.h>
 #include <sys/socket.h>
@@ -295,13 +296,7 @@ TEST_CASE(
   CHECK(host.logged("isolated_faults: stop_signal 0"));
 }
 
-// AddressSanitizer turns the helper's SIGSEGV into its own report and exit
-// status 1 (the sanitizer build of the tests); elsewhere the signal is seen.
-#if defined(__SANITIZE_ADDRESS__)
-const char* const kSegvCause = "exited with status 1";
-#else
-const char* const kSegvCause = "killed by SIGSEGV";
-#endif
+using trainhook::testkit::kSegvCause;  // the sanitizer build sees the helper's exit status instead
 
 TEST_CASE("a crash in the helper is named with the call and the cause and later calls fail at once") {
   FakeHost host;

@@ -9,6 +9,7 @@
 #include <trainhook/plugin_host/plugin_file_name.hpp>
 
 #include <doctest/doctest.h>
+#include <sanitizer.hpp>
 #include <temp_dir.hpp>
 #include <wait_until.hpp>
 
@@ -105,5 +106,5 @@ TEST_CASE("a library that crashes or exits while loading is still judged by how 
   rec.path = kRoot / "misbehaving" / plugin_file_name("ctor_segv");
   CHECK_FALSE(detail::scan_in_helper(scanner, rec.path, 30s, rec));
   CHECK_FALSE(rec.loaded);
-  CHECK(rec.refused_reason.rfind("killed by SIGSEGV while loading", 0) == 0);
+  CHECK(rec.refused_reason.rfind(std::string(trainhook::testkit::kSegvCause) + " while loading", 0) == 0);
 }
