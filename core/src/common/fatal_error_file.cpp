@@ -103,6 +103,33 @@ std::string where_text(const std::string& where) {
 
 }  // namespace
 
+namespace {
+
+// Writes the document to "<path>.tmp" and renames it into place (open, write,
+// rename: all async-signal-safe), so torchrun never reads half a file from a
+// rank that died while writing. Each rank has its own error file path.
+// Returns 0 or the errno of the step that failed.
+int write_file_atomically(const char* path, const char* data, size_t n) noexcept {
+  char tmp[sizeof g_path + 8];
+  const size_t len = std::strlen(path);
+  if (len + 5 > sizeof tmp) return ENAMETOOLONG;
+  std::memcpy(tmp, path, len);
+  std::memcpy(tmp + len, ".tmp", 5);
+  const int fd = ::open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return errno;
+  const bool written = write_all(fd, data, n);
+  const int write_err = errno;
+  ::close(fd);
+  if (!written || ::rename(tmp, path) != 0) {
+    const int err = written ? errno : write_err;
+    ::unlink(tmp);
+    return err;
+  }
+  return 0;
+}
+
+}  // namespace
+
 std::string torchelastic_error_json(const std::string& message, const std::string& where, long long timestamp) {
   std::string buf(message.size() * 14 + where.size() * 6 + 1024, '\0');
   buf.resize(format_document(buf.data(), buf.size(), message.c_str(), where.c_str(), timestamp));
@@ -115,15 +142,11 @@ bool write_torchelastic_error_file(const std::string& message, const std::string
     if (path == nullptr || *path == '\0') return false;
     const std::string doc =
         torchelastic_error_json(message, where_text(where), static_cast<long long>(std::time(nullptr)));
-    const int fd = ::open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0 || !write_all(fd, doc.data(), doc.size())) {
-      const int err = errno;
-      if (fd >= 0) ::close(fd);
+    if (const int err = write_file_atomically(path, doc.data(), doc.size()); err != 0) {
       std::fprintf(stderr, "trainhook: cannot write TORCHELASTIC_ERROR_FILE '%s' (%s)\n", path,
                    std::strerror(err));
       return false;
     }
-    ::close(fd);
     return true;
   } catch (...) {
     return false;
@@ -149,10 +172,7 @@ void write_torchelastic_error_file_signal_safe(const char* message) noexcept {
   if (g_path[0] == '\0') return;
   static char doc[8192];  // only one thread gets here: the handler ends the process
   const size_t n = format_document(doc, sizeof doc, message, g_where, static_cast<long long>(::time(nullptr)));
-  const int fd = ::open(g_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return;
-  (void)write_all(fd, doc, n);
-  ::close(fd);
+  (void)write_file_atomically(g_path, doc, n);
 }
 
 }  // namespace trainhook
