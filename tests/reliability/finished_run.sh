@@ -109,6 +109,31 @@ PY
   echo "ok $run: same weights and log entries as the uninterrupted run"
 done
 
+# A start killed before its first checkpoint (the scheduler's SIGKILL, here
+# mid-save: a tmp-checkpoint folder left behind) leaves only what a start
+# writes; the same command again trains from scratch instead of refusing the
+# folder as another run's, and ends where an uninterrupted run ends.
+KILLED=(--max_steps 6 --save_steps 3)
+"$CLI" "${BASE[@]}" --max_steps 100000 --save_steps 100000 --output_dir "$WORK/killed" >"$WORK/killed.0.log" 2>&1 &
+pid=$!
+if wait_for_text "$WORK/killed.0.log" "'loss'" "$pid"; then
+  kill -9 "$pid"
+  wait "$pid" 2>/dev/null
+  mkdir -p "$WORK/killed/tmp-checkpoint-3"
+  [[ -z "$(checkpoints killed)" ]] || fail "killed: a checkpoint before the kill: $(checkpoints killed)"
+  left="$(cd "$WORK/killed" && ls -A | tr '\n' ' ')"
+  if train killed "${KILLED[@]}"; then
+    [[ "$(checkpoints killed)" == "checkpoint-3 checkpoint-6 " ]] || fail "killed: checkpoints $(checkpoints killed)"
+    train killed_ref "${KILLED[@]}" &&
+      { cmp -s "$WORK/killed_ref/model.safetensors" "$WORK/killed/model.safetensors" ||
+        fail "killed: the restarted run's weights differ from an uninterrupted run's"; }
+    echo "ok killed: a folder holding $left was started over"
+  fi
+else
+  kill -9 "$pid" 2>/dev/null
+  fail "killed: the first start logged no step: $(tail -3 "$WORK/killed.0.log")"
+fi
+
 if ((failures > 0)); then
   echo "$failures finished-run case(s) failed"
   exit 1

@@ -4,6 +4,7 @@
 // the metrics. Torch-free translation unit: it sees the trainer through
 // trainer.hpp only.
 #include <trainhook/args/argument_parser.hpp>
+#include <trainhook/args/hf_training_args.hpp>
 #include <trainhook/args/path_arguments.hpp>
 #include <trainhook/checkpoint/checkpoint_dirs.hpp>
 #include <trainhook/checkpoint/checkpoint_io.hpp>
@@ -47,12 +48,14 @@ namespace {
 // The lock file (output_dir_lock.hpp) does not count: this run made it, or
 // an earlier run left it.
 // What a start writes into output_dir before its first checkpoint: the lock,
-// the arguments (train begin) and a checkpoint folder being written. A folder
+// the arguments (HF's and ours, at train begin) and a checkpoint folder being
+// written. A folder
 // holding only these is a run killed before it saved anything, which the same
 // command (a scheduler's retry) starts over rather than refuses.
 bool start_file(const fs::path& name) {
   const std::string n = name.string();
-  return n == kOutputDirLockFile || n == kTrainingArgsFile || n.rfind("tmp-checkpoint-", 0) == 0;
+  return n == kOutputDirLockFile || n == kTrainingArgsFile || n == kTrainhookArgsFile ||
+         n.rfind("tmp-checkpoint-", 0) == 0;
 }
 
 bool non_empty_dir(const fs::path& dir) {
