@@ -49,6 +49,8 @@ FakeHost::FakeHost() {
   table_.end_requested = &FakeHost::end_requested_fn;
   table_.stop_signal = [](void* c) { return static_cast<FakeHost*>(c)->stop_sig; };
   table_.isolated = [](void* c) { return static_cast<FakeHost*>(c)->isolated ? 1 : 0; };
+  table_.profiling = [](void* c) { return static_cast<FakeHost*>(c)->profiling ? 1 : 0; };
+  table_.profile_span = &FakeHost::profile_span_fn;
 }
 
 void FakeHost::play_abi_minor(uint32_t minor) {
@@ -63,11 +65,23 @@ void FakeHost::play_abi_minor(uint32_t minor) {
       static_cast<uint32_t>(TH_STRUCT_SIZE(th_host, end_requested)),  // 1.2
       static_cast<uint32_t>(TH_STRUCT_SIZE(th_host, stop_signal)),    // 1.3
       static_cast<uint32_t>(TH_STRUCT_SIZE(th_host, isolated)),       // 1.4
+      static_cast<uint32_t>(TH_STRUCT_SIZE(th_host, profile_span)),   // 1.5
   };
   static_assert(sizeof sizes / sizeof sizes[0] == TRAINHOOK_ABI_VERSION_MINOR + 1,
                 "a new ABI minor adds its last th_host field here");
   table_.abi_minor = minor;
   table_.struct_size = sizes[minor];
+}
+
+void FakeHost::profile_span_fn(void* ctx, const char* what, int64_t start_ns, int64_t end_ns) {
+  auto* h = static_cast<FakeHost*>(ctx);
+  std::lock_guard<std::mutex> lock(h->mu_);
+  h->spans_.push_back(Span{what != nullptr ? what : "", start_ns, end_ns});
+}
+
+std::vector<FakeHost::Span> FakeHost::spans() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return spans_;
 }
 
 std::optional<double> FakeHost::last_metric(const std::string& name) {

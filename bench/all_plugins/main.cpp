@@ -28,6 +28,11 @@
 // process (baseline) vs those named running each in its own helper process
 // (--plugin_isolation; target <= 1.05).
 //
+// With --profile simple|trace the pair compared is instead: the same plugins
+// unprofiled (baseline) vs profiled (--profile; target <= 1.02 for simple). The
+// profile's files are written after the timed window, as a run writes them at
+// the end of train().
+//
 // scripts/bench's "observability" figure runs it with --report_to jsonl,csv,
 // prometheus --callbacks throughput,system_stats --skip_missing --progress off
 // --target 1.02 --baseline_with_host_plugins: those plugins against the same
@@ -38,7 +43,7 @@
 // usage: bench_all_plugins [--model mlp|cnn] [--repeats 5] [--steps 300]
 //          [--save_steps 50] [--report_to all|a,b] [--plugin_config JSON] [--json FILE]
 //          [--isolate all|a,b] [--callbacks a,b] [--skip_missing] [--progress on|off] [--target X]
-//          [--baseline_with_host_plugins]
+//          [--baseline_with_host_plugins] [--profile simple|trace|ops]
 #include <bench_harness.hpp>
 
 #include <trainhook/data/tensor_dataset.hpp>
@@ -70,6 +75,7 @@ using namespace trainhook::bench;
 constexpr int64_t kHidden = 256;
 constexpr double kTargetRatio = 1.03;
 constexpr double kIsolatedTargetRatio = 1.05;
+constexpr double kProfiledTargetRatio = 1.02;
 
 struct Options {
   std::string model = "mlp";
@@ -90,6 +96,8 @@ struct Options {
   // says) but enables none of the measured ones: the ratio is then the cost of
   // those plugins alone.
   bool baseline_with_host_plugins = false;
+  // --profile: baseline = unprofiled, measured = the same run profiled.
+  trainhook::ProfileMode profile = trainhook::ProfileMode::none;
 };
 
 std::shared_ptr<trainhook::Model> make_model(const std::string& kind) {
@@ -202,9 +210,11 @@ std::vector<std::string> split(const std::string& s) {
   return out;
 }
 
-// plugins: the configuration's plugins; isolated: run those of --isolate in helper processes.
+// plugins: the configuration's plugins; isolated: run those of --isolate in
+// helper processes; profile: --profile of the run.
 RunTime run(const Options& o, const std::shared_ptr<trainhook::TensorDataset>& data, bool plugins,
-            const fs::path& out, bool isolated = false) {
+            const fs::path& out, bool isolated = false,
+            trainhook::ProfileMode profile = trainhook::ProfileMode::none) {
   trainhook::TrainingArguments a;
   a.output_dir = out.string();
   a.max_steps = o.steps;
@@ -216,6 +226,7 @@ RunTime run(const Options& o, const std::shared_ptr<trainhook::TensorDataset>& d
   a.save_total_limit = 2;
   a.report_to = plugins && !o.integrations.empty() ? o.integrations : std::vector<std::string>{"none"};
   a.disable_tqdm = !plugins || !o.progress;
+  a.profile = profile;
   if (plugins) {
     a.callbacks = o.callbacks;
     a.plugin_config = o.plugin_config;
@@ -290,8 +301,10 @@ int bench(Options o) {
   auto data = make_data();
   // --isolate: baseline = the plugins in process, measured = the same isolated.
   const bool compare_isolation = !o.isolate.empty();
-  auto base_run = [&](const fs::path& dir) { return run(o, data, compare_isolation, dir); };
-  auto test_run = [&](const fs::path& dir) { return run(o, data, true, dir, compare_isolation); };
+  // --profile: both runs have the plugins; the measured one is profiled.
+  const bool compare_profile = o.profile != trainhook::ProfileMode::none;
+  auto base_run = [&](const fs::path& dir) { return run(o, data, compare_isolation || compare_profile, dir); };
+  auto test_run = [&](const fs::path& dir) { return run(o, data, true, dir, compare_isolation, o.profile); };
   std::vector<double> none, all, none_end, all_end, paired, none_thread, all_thread, none_proc, all_proc,
       paired_thread, paired_second_half, none_second_half, all_second_half, none_faults, all_faults,
       none_preempt, all_preempt, none_migr, all_migr;
@@ -339,9 +352,13 @@ int bench(Options o) {
   fs::remove_all(work, ec);
   const double ratio = median(paired);
   const double ratio_of_medians = median(all) / median(none);
-  const double target = o.target > 0 ? o.target : compare_isolation ? kIsolatedTargetRatio : kTargetRatio;
-  const char* base_label = compare_isolation ? "plugins in process" : "no plugins";
-  const char* test_label = compare_isolation ? "plugins isolated" : "all plugins";
+  const double target = o.target > 0           ? o.target
+                        : compare_isolation    ? kIsolatedTargetRatio
+                        : compare_profile      ? kProfiledTargetRatio
+                                               : kTargetRatio;
+  const std::string profiled = std::string("--profile ") + trainhook::enum_name(o.profile);
+  const char* base_label = compare_isolation ? "plugins in process" : compare_profile ? "not profiled" : "no plugins";
+  const char* test_label = compare_isolation ? "plugins isolated" : compare_profile ? profiled.c_str() : "all plugins";
   std::printf(
       "\n%s, batch %lld, %lld steps, log every step, save every %lld steps, %d interleaved repeats:\n",
       o.model == "cnn" ? "CNN 8x8" : "MLP 64-256-256-10", static_cast<long long>(kBatch),
@@ -404,6 +421,7 @@ int bench(Options o) {
                               {"all_thread_cpu_us_runs", scaled(all_thread, 1e6)},
                               {"integrations", o.integrations},
                               {"isolated", o.isolated},
+                              {"profile", trainhook::enum_name(o.profile)},
                               {"callbacks", o.callbacks},
                               {"progress", o.progress},
                               {"baseline_with_host_plugins", o.baseline_with_host_plugins},
@@ -454,6 +472,14 @@ int main(int argc, char** argv) {
         o.json_file = value();
       else if (a == "--isolate")
         o.isolate = value();
+      else if (a == "--profile") {
+        const std::string v = value();
+        const auto mode = trainhook::parse_enum<trainhook::ProfileMode>(v);
+        if (!mode)
+          throw std::invalid_argument("--profile must be one of " + trainhook::enum_choices<trainhook::ProfileMode>() +
+                                      ", got '" + v + "'");
+        o.profile = *mode;
+      }
       else if (a == "--callbacks")
         o.callbacks = split(value());
       else if (a == "--skip_missing")
@@ -480,12 +506,14 @@ int main(int argc, char** argv) {
             "unknown argument '" + a +
             "' (expected --model, --repeats, --steps, --save_steps, --report_to, "
             "--plugin_config, --json, --isolate, --callbacks, --skip_missing, --progress, --target, "
-            "--baseline_with_host_plugins)");
+            "--baseline_with_host_plugins, --profile)");
     }
     if (o.model != "mlp" && o.model != "cnn")
       throw std::invalid_argument("--model must be mlp or cnn, got '" + o.model + "'");
     if (o.repeats < 1 || o.steps < 2 || o.save_steps < 1)
       throw std::invalid_argument("--repeats must be >= 1, --steps >= 2, --save_steps >= 1");
+    if (o.profile != trainhook::ProfileMode::none && !o.isolate.empty())
+      throw std::invalid_argument("--profile and --isolate each choose the pair compared: give one");
     if (!o.plugin_config.is_object())
       throw std::invalid_argument("--plugin_config must be a JSON object like {\"wandb\": {...}}");
     return bench(o);

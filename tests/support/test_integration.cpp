@@ -9,6 +9,7 @@
 #include <trainhook/support/integration.hpp>
 
 #include <atomic>
+#include <chrono>
 #include <memory>
 #include <string>
 #include <thread>
@@ -113,6 +114,49 @@ TEST_CASE("train end of a run nobody stopped: finished with no reason") {
   REQUIRE(seen.ends.size() == 1);
   CHECK(seen.outcomes[0] == RunOutcome::finished);
   CHECK(seen.ends[0].stop_signal == 0);
+}
+
+TEST_CASE("a profiled run (ABI 1.5) gets a span per delivered batch from the worker thread, an unprofiled one none") {
+  for (const bool profiling : {true, false}) {
+    CAPTURE(profiling);
+    testkit::FakeHost host;
+    host.profiling = profiling;
+    Seen seen;
+    const auto before = std::chrono::steady_clock::now();
+    {
+      TestIntegration cb(host.table(), &seen);
+      fire(cb, TH_EVENT_TRAIN_BEGIN, 0);
+      fire(cb, TH_EVENT_LOG, 5);
+      fire(cb, TH_EVENT_TRAIN_END, 10);
+    }
+    const auto spans = host.spans();
+    if (!profiling) {
+      CHECK(spans.empty());
+      continue;
+    }
+    REQUIRE_FALSE(spans.empty());
+    const int64_t since = std::chrono::duration_cast<std::chrono::nanoseconds>(before.time_since_epoch()).count();
+    for (const auto& sp : spans) {
+      CHECK(sp.what == "deliver");
+      CHECK(sp.start_ns >= since);
+      CHECK(sp.end_ns >= sp.start_ns);
+    }
+  }
+}
+
+TEST_CASE("a host before 1.5 is not asked to profile: no span is sent") {
+  testkit::FakeHost host;
+  host.profiling = true;
+  host.play_abi_minor(4);
+  Seen seen;
+  {
+    TestIntegration cb(host.table(), &seen);
+    fire(cb, TH_EVENT_TRAIN_BEGIN, 0);
+    fire(cb, TH_EVENT_LOG, 5);
+    fire(cb, TH_EVENT_TRAIN_END, 10);
+  }
+  CHECK(host.spans().empty());
+  CHECK(seen.delivered.size() == 2);
 }
 
 TEST_CASE("train end after a first signal: killed with the signal") {

@@ -538,6 +538,10 @@ std::vector<OptionSpec> build_table() {
                             "job (scontrol requeue, under SLURM_JOB_ID) and exits 75: USR1, USR2, HUP, "
                             "ALRM, URG, XCPU, XFSZ, VTALRM, PROF, or none"),
                       "TRAINHOOK_REQUEUE_SIGNAL, else USR1"));
+  t.push_back(field("profile", G::Integrations, &TA::profile,
+                    "Time each phase of the step and each callback per event, per rank: none, simple "
+                    "(a table and profile.json in output_dir), trace (also trace.json, a Chrome trace), "
+                    "ops (also LibTorch's operator profile)"));
   t.push_back(field("allow_unsafe_plugin_paths", G::Integrations, &TA::allow_unsafe_plugin_paths,
                     "Load plugins from world-writable or foreign-owned folders"));
   t.push_back(field("allow_duplicate_plugins", G::Integrations, &TA::allow_duplicate_plugins,

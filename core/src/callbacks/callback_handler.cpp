@@ -3,6 +3,8 @@
 // virtual call per interested callback; no allocation unless a callback fails.
 #include <trainhook/callbacks/callback_handler.hpp>
 
+#include <trainhook/common/profiler.hpp>
+
 #include <trainhook/callbacks/hf_callback_names.hpp>
 #include <trainhook/callbacks/trainer_state_io.hpp>
 
@@ -162,7 +164,7 @@ void CallbackHandler::fire(EventId event, const TrainerState& state, TrainerCont
       ~NotRunning() { running.store(-1, std::memory_order_relaxed); }
     } not_running{running_};
     try {
-      callbacks_[i]->on_event(event, args);
+      call(i, event, args);
       continue;
     } catch (const std::exception& e) {
       c_control = before;  // a failing callback's partial flag changes are dropped
@@ -176,6 +178,27 @@ void CallbackHandler::fire(EventId event, const TrainerState& state, TrainerCont
   }
   if (stop_requested_.load(std::memory_order_relaxed)) c_control.should_training_stop = 1;
   from_c(c_control, control);
+}
+
+void CallbackHandler::set_profiler(Profiler* profiler) {
+  profiler_ = profiler;
+  profile_actions_.clear();
+}
+
+void CallbackHandler::call(size_t index, EventId event, const th_event_args& args) {
+  detail::InternalCallback& cb = *callbacks_[index];
+  if (profiler_ == nullptr) {
+    cb.on_event(event, args);
+    return;
+  }
+  std::vector<int>& ids = profile_actions_[&cb];
+  const auto slot = static_cast<size_t>(event < 0 ? 0 : event);
+  if (ids.size() <= slot) ids.resize(slot + 1, -1);
+  if (ids[slot] < 0)
+    ids[slot] = profiler_->action(std::string(cb.isolated() ? "[Isolated]" : "[Callback]") + cb.name() + "." +
+                                  event_name(event));
+  const ProfileScope timed(profiler_, ids[slot]);
+  cb.on_event(event, args);
 }
 
 std::string CallbackHandler::running_callback() const {

@@ -68,6 +68,24 @@ torch::Tensor MultiProcess::gather_rows(const torch::Tensor& local, const char* 
   return group_->gather_rows(local, what);
 }
 
+std::vector<std::string> MultiProcess::gather_strings(const std::string& local, const char* what) {
+  // The bytes packed into 64-bit integers (the collectives sum, and every
+  // back end sums integers exactly), the lengths gathered first.
+  const auto lengths = group_->gather_rows(torch::tensor({static_cast<int64_t>(local.size())}, torch::kLong), what);
+  auto packed = torch::zeros({static_cast<int64_t>((local.size() + 7) / 8)}, torch::kLong);
+  if (!local.empty()) std::memcpy(packed.data_ptr<int64_t>(), local.data(), local.size());
+  const auto all = group_->gather_rows(packed, what).contiguous();
+  const auto* bytes = reinterpret_cast<const char*>(all.data_ptr<int64_t>());
+  std::vector<std::string> out;
+  size_t at = 0;  // in bytes, each rank's part starting at a multiple of 8
+  for (int64_t r = 0; r < lengths.size(0); ++r) {
+    const auto n = static_cast<size_t>(lengths[r].item<int64_t>());
+    out.emplace_back(bytes + at, n);
+    at += (n + 7) / 8 * 8;
+  }
+  return out;
+}
+
 std::string MultiProcess::rank0_value(const std::string& value, const char* what) {
   // Two broadcasts: the length, then the bytes (ranks other than 0 do not know it).
   std::vector<torch::Tensor> size{torch::tensor({static_cast<int64_t>(value.size())}, torch::kLong)};

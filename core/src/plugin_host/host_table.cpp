@@ -1,6 +1,7 @@
 // HostTable (see host_table.hpp): each th_host entry calls HostServices.
 #include "host_table.hpp"
 
+#include <trainhook/common/profiler.hpp>
 #include <trainhook/plugin_host/end_request.hpp>
 
 #include <cstring>
@@ -28,6 +29,8 @@ HostTable::HostTable(HostServices& host, std::string who) : host_(host), who_(st
   table_.end_requested = &HostTable::end_requested;  // ABI 1.2
   table_.stop_signal = &HostTable::stop_signal;      // ABI 1.3
   table_.isolated = &HostTable::isolated;            // ABI 1.4
+  table_.profiling = &HostTable::profiling;          // ABI 1.5
+  table_.profile_span = &HostTable::profile_span;
 }
 
 const char* HostTable::keep(std::string value) {
@@ -124,6 +127,28 @@ int32_t HostTable::isolated(void* ctx) noexcept {
     return self_of(ctx)->host_.isolated() ? 1 : 0;
   } catch (...) {
     return 0;
+  }
+}
+
+int32_t HostTable::profiling(void* ctx) noexcept {
+  try {
+    return self_of(ctx)->host_.profiler() != nullptr ? 1 : 0;
+  } catch (...) {
+    return 0;
+  }
+}
+
+void HostTable::profile_span(void* ctx, const char* what, int64_t start_ns, int64_t end_ns) noexcept {
+  try {
+    HostTable* self = self_of(ctx);
+    Profiler* p = self->host_.profiler();
+    if (p == nullptr || end_ns < start_ns) return;
+    const std::string name = "[Worker]" + self->who_ + "." + (what != nullptr && *what ? what : "work");
+    // The plugin read the same clock (steady_clock is CLOCK_MONOTONIC on Linux).
+    using Tp = Profiler::Clock::time_point;
+    p->record(p->action(name), Tp(std::chrono::nanoseconds(start_ns)), Tp(std::chrono::nanoseconds(end_ns)));
+  } catch (...) {
+    // Nothing crosses the C boundary; a span lost is only a profile's gap.
   }
 }
 

@@ -43,6 +43,8 @@ class HostTable {
   static int32_t end_requested(void* ctx) noexcept;  // ABI 1.2
   static int32_t stop_signal(void* ctx) noexcept;    // ABI 1.3
   static int32_t isolated(void* ctx) noexcept;       // ABI 1.4
+  static int32_t profiling(void* ctx) noexcept;      // ABI 1.5
+  static void profile_span(void* ctx, const char* what, int64_t start_ns, int64_t end_ns) noexcept;
   const char* keep(std::string value);
 
   HostServices& host_;

@@ -41,6 +41,7 @@ class IsolatedCallback final : public InternalCallback {
   std::string name() const override { return name_; }
   uint64_t event_mask() const override { return mask_; }
   bool critical() const override { return critical_; }
+  bool isolated() const noexcept override { return true; }
   void on_event(EventId event, const th_event_args& args) override;
   std::optional<nlohmann::json> save_state() override;
   void load_state(const nlohmann::json& state) override;

@@ -51,6 +51,7 @@ bool Trainer::Impl::update_best_metric(const Metrics& metrics) {
 }
 
 void Trainer::Impl::save_checkpoint() {
+  const ProfileScope timed(profile.get(), profile.actions().save_checkpoint);
   const fs::path out(args.output_dir);
   const fs::path folder = checkpoint_dir(out, state.global_step);
   // The best checkpoint is the one saved at the step of the best evaluation.

@@ -116,6 +116,7 @@ PredictionOutput Trainer::Impl::prediction_loop(const TensorDataset& dataset, co
 }
 
 Metrics Trainer::Impl::evaluate(const std::shared_ptr<TensorDataset>& dataset_in, const std::string& prefix) {
+  const ProfileScope timed(profile.get(), profile.actions().evaluate);
   fire(TH_EVENT_EVALUATE_BEGIN);  // ABI 1.1: e.g. EMA weights swapped in
   const auto dataset = dataset_in ? dataset_in : eval_dataset;
   if (!dataset)

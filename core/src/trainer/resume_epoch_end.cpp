@@ -35,7 +35,7 @@ void Trainer::Impl::run_pending_epoch_end() {
   control.should_evaluate = false;
   control.should_save = false;
   fire(TH_EVENT_EPOCH_END);
-  data_parallel->agree_on_control(control);
+  agree_on_control();
   maybe_log_save_evaluate();
 }
 

@@ -84,6 +84,7 @@ Trainer::Impl::Impl(std::shared_ptr<Model> model_in, TrainingArguments args_in,
       memory(!args.skip_memory_metrics),
       handler(args.plugin_error_policy) {
   if (!model) throw std::invalid_argument("Trainer: no model given");
+  handler.set_profiler(profile.get());
   // The model goes to its device before rank 0's weights are broadcast and the optimizer is made.
   device = choose_device(args);
   autocast = autocast_dtype(args);
@@ -107,7 +108,7 @@ Trainer::Impl::Impl(std::shared_ptr<Model> model_in, TrainingArguments args_in,
 
   services = std::make_unique<TrainerServices>(
       TrainerServices::Config{args.output_dir, args_json, args.run_name.value_or(args.output_dir),
-                              model->description(), &access},
+                              model->description(), &access, profile.get()},
       state, handler);
   assemble_callbacks(options);
   fire(TH_EVENT_INIT_END);

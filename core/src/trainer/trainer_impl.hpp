@@ -27,6 +27,7 @@
 #include <trainhook/trainer/trainer_services.hpp>
 
 #include "debug_underflow_overflow.hpp"
+#include "run_profile.hpp"
 #include "trainer_model_access.hpp"
 
 #include <torch/optim/optimizer.h>
@@ -102,6 +103,8 @@ struct Trainer::Impl {
   // The restored checkpoint is at or past max_steps (agreed over the ranks); says so once.
   bool already_complete(const std::filesystem::path& checkpoint, const TrainingPlan& plan);
   void maybe_log_save_evaluate();
+  // The ranks agree on the TrainerControl flags (timed under --profile).
+  void agree_on_control();
 
   // resume_epoch_end.cpp
   bool epoch_end_pending_after(const TrainingPlan& plan) const;
@@ -160,6 +163,9 @@ struct Trainer::Impl {
   CallbackSelection selection;       // what report_to/callbacks enable (callback_resolver.hpp)
   TrainerModelAccess access{*this};  // ABI 1.1 model services (model_access.hpp)
   std::unique_ptr<TrainerServices> services;
+  // --profile (run_profile.hpp): declared before the handler, which times
+  // every callback call into it.
+  RunProfile profile{args.profile};
   CallbackHandler handler;
 
   std::unique_ptr<torch::optim::Optimizer> optimizer;

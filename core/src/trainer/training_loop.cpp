@@ -52,6 +52,7 @@ TrainOutput Trainer::Impl::run_training(std::optional<std::string> resume_arg) {
   begin_training(plan);
   const int64_t start_step = state.global_step;
   const auto start_time = std::chrono::steady_clock::now();
+  profile.start();
   services->train_begins();
   fire(TH_EVENT_TRAIN_BEGIN);
   // HF's eval_on_start: a sanity-check evaluation before the first step; the
@@ -209,9 +210,15 @@ void Trainer::Impl::run_epoch(const TrainingPlan& plan, int64_t epoch, const Sta
                                for (auto& e : b.extra) e.second = e.second.pin_memory();
                              })
                                  : std::function<void(Batch&)>());
+  const RunProfile::Actions& timed = profile.actions();
   for (int64_t i = start.micro_steps_done; i < steps_in_epoch; ++i) {
     any_step = true;
-    training_step(prefetcher.take(i), epoch, i, steps_in_epoch);
+    Batch host_batch = [&] {
+      const ProfileScope data(profile.get(), timed.get_train_batch);
+      return prefetcher.take(i);
+    }();
+    const ProfileScope step_scope(profile.get(), timed.training_step);
+    training_step(host_batch, epoch, i, steps_in_epoch);
     if (control.should_epoch_stop || control.should_training_stop) break;
   }
   if (!any_step) {
@@ -220,7 +227,7 @@ void Trainer::Impl::run_epoch(const TrainingPlan& plan, int64_t epoch, const Sta
     control.should_training_stop = true;
   }
   fire(TH_EVENT_EPOCH_END);
-  data_parallel->agree_on_control(control);
+  agree_on_control();
   maybe_log_save_evaluate();
 }
 
@@ -229,10 +236,12 @@ void Trainer::Impl::run_epoch(const TrainingPlan& plan, int64_t epoch, const Sta
 void Trainer::Impl::training_step(const Batch& host_batch, int64_t epoch, int64_t step,
                                   int64_t steps_in_epoch) {
   const int64_t accum = args.gradient_accumulation_steps;
+  const RunProfile::Actions& timed = profile.actions();
   if (step % accum == 0) fire(TH_EVENT_STEP_BEGIN);
   const Batch batch = to_device(host_batch, device);
   torch::Tensor loss;
   {
+    const ProfileScope forward(profile.get(), timed.forward);
     const AutocastScope mixed_precision(device.type(), autocast);  // forward and loss; backward outside
     loss = forward_with_loss(*model, batch, args.label_smoothing_factor).loss;
   }
@@ -246,8 +255,13 @@ void Trainer::Impl::training_step(const Batch& host_batch, int64_t epoch, int64_
   if (accum > 1) loss = loss / static_cast<double>(accum);
   const bool accumulation_boundary = (step + 1) % accum == 0 || (step + 1) == steps_in_epoch;
   data_parallel->before_backward(accumulation_boundary);
-  scaler.scale(loss).backward();  // --fp16: scaled so float16 gradients do not underflow
-  const double step_loss = loss.item<double>();
+  double step_loss = 0;
+  {
+    // With the overlapping reducer, backward also starts the buckets' all-reduces.
+    const ProfileScope backward(profile.get(), timed.backward);
+    scaler.scale(loss).backward();  // --fp16: scaled so float16 gradients do not underflow
+    step_loss = loss.item<double>();
+  }
   access.add_micro_loss(step_loss);
   if (args.logging_nan_inf_filter && !std::isfinite(step_loss)) {
     tr_loss += tr_loss / static_cast<double>(1 + state.global_step - globalstep_last_logged);
@@ -261,13 +275,17 @@ void Trainer::Impl::training_step(const Batch& host_batch, int64_t epoch, int64_
                    static_cast<double>(step + 1) / static_cast<double>(steps_in_epoch));
   } else {
     fire(TH_EVENT_SUBSTEP_END);
-    data_parallel->agree_on_control(control);
+    agree_on_control();
   }
 }
 
 // `epoch`: the fractional epoch reached by this step (TrainerState.epoch).
 void Trainer::Impl::optimizer_step(double epoch) {
-  data_parallel->reduce_gradients();
+  const RunProfile::Actions& timed = profile.actions();
+  {
+    const ProfileScope reduce(profile.get(), timed.gradient_reduction);
+    data_parallel->reduce_gradients();
+  }
   // --fp16: true gradients before anything reads them (debug, clipping, plugins' views).
   const bool overflow = scaler.unscale(trained_parameters);
   underflow_overflow.check(args, state.global_step + 1, access.window_loss(), model->module());
@@ -275,7 +293,10 @@ void Trainer::Impl::optimizer_step(double epoch) {
   access.end_window(args.max_grad_norm > 0 ? grad_norm : std::nullopt);
   fire(TH_EVENT_PRE_OPTIMIZER_STEP);
   const bool skipped_by_plugin = access.take_skip();
-  if (!skipped_by_plugin && !overflow) optimizer->step();
+  if (!skipped_by_plugin && !overflow) {
+    const ProfileScope optimizer_scope(profile.get(), timed.optimizer_step);
+    optimizer->step();
+  }
   fire(TH_EVENT_OPTIMIZER_STEP);
   // The newest transformers logs the rate this step used (before the scheduler's step).
   step_learning_rate = access.lr();
@@ -288,7 +309,7 @@ void Trainer::Impl::optimizer_step(double epoch) {
   state.epoch = epoch;
   fire(TH_EVENT_STEP_END);
   apply_stop_signal(control);  // SIGTERM/SIGINT: checkpoint and stop (agreed over ranks below)
-  data_parallel->agree_on_control(control);
+  agree_on_control();
   maybe_log_save_evaluate();
 }
 
@@ -323,11 +344,18 @@ TrainOutput Trainer::Impl::finish_training(const TrainingPlan& plan, int64_t sta
   }
   TrainOutput output{state.global_step, train_loss, metrics, already_complete};
   end_training(output);  // the final save first, then a bounded on_train_end
+  // Every rank: the parts are gathered; rank 0 writes profile.json (and trace.json).
+  profile.finish(*data_parallel, args.output_dir);
   return output;
 }
 
+void Trainer::Impl::agree_on_control() {
+  const ProfileScope agree(profile.get(), profile.actions().agree_on_control);
+  data_parallel->agree_on_control(control);
+}
+
 void Trainer::Impl::maybe_log_save_evaluate() {
-  // The flags are the same on every rank here (agree_on_control before the
+  // The flags are the same on every rank here (agree_on_control() before the
   // call), so `acted` is too, and every rank makes the same collective calls.
   bool acted = false;
   if (control.should_log && state.global_step > globalstep_last_logged) {
@@ -360,7 +388,7 @@ void Trainer::Impl::maybe_log_save_evaluate() {
     save_checkpoint();
   }
   // on_log / on_evaluate / on_save callbacks may have set flags on one rank only.
-  if (acted) data_parallel->agree_on_control(control);
+  if (acted) agree_on_control();
 }
 
 }  // namespace trainhook

@@ -1,5 +1,5 @@
 /*
- * Trainhook plugin ABI, version 1.4 (what each minor added: sdk/CHANGELOG.md).
+ * Trainhook plugin ABI, version 1.5 (what each minor added: sdk/CHANGELOG.md).
  *
  * Pure C (C11 and C++17). This header is the only contract between the trainer
  * (the host) and a plugin library. It depends on nothing but the C standard
@@ -45,7 +45,7 @@ extern "C" {
 #endif
 
 #define TRAINHOOK_ABI_VERSION_MAJOR 1
-#define TRAINHOOK_ABI_VERSION_MINOR 4
+#define TRAINHOOK_ABI_VERSION_MINOR 5
 
 /* The oldest host minor a plugin needs (1.<TRAINHOOK_ABI_MIN_MINOR>), which is
  * what it answers in th_plugin_info.abi_minor: a host of that minor or newer
@@ -382,8 +382,20 @@ typedef struct th_host {
    * its own message instead of failing at its first step. A host older than
    * 1.4 does not say (read it as "not known"). Any thread. */
   int32_t (*isolated)(void* ctx);
+
+  /* ---- 1.5 (check with TH_HAS_FIELD(host, th_host, profile_span)) ---------- */
+  /* Nonzero when the run is profiled (--profile): a callback times its own
+   * work off the callbacks (a worker thread's batch) only then. Fixed for the
+   * callback's life. Any thread. */
+  int32_t (*profiling)(void* ctx);
+  /* One span of this callback's own work on the calling thread, from start_ns
+   * to end_ns of CLOCK_MONOTONIC (std::chrono::steady_clock on Linux), named
+   * `what` (e.g. "deliver"): the run's profile shows it as
+   * "[Worker]<callback>.<what>" on a track of that thread. Ignored when the run
+   * is not profiled. `what` is borrowed for the call. Any thread. */
+  void (*profile_span)(void* ctx, const char* what, int64_t start_ns, int64_t end_ns);
 } th_host;
-#define TH_HOST_STRUCT_SIZE ((uint32_t)TH_STRUCT_SIZE(th_host, isolated))
+#define TH_HOST_STRUCT_SIZE ((uint32_t)TH_STRUCT_SIZE(th_host, profile_span))
 
 /* ---- a callback: created per run, called per event ------------------------ */
 typedef struct th_callback_vtable {

@@ -31,6 +31,7 @@
 #include <trainhook/abi.h>
 
 #include <array>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -272,6 +273,22 @@ class Host {
   }
   // True when the host says whether the callback runs isolated (a 1.4 host).
   bool knows_isolation() const noexcept { return TH_HAS_FIELD(h_, th_host, isolated); }
+  // True when the run is profiled (--profile, ABI 1.5): time your own threads'
+  // work with profile_span() then. False on older hosts.
+  bool profiling() const noexcept {
+    return TH_HAS_FIELD(h_, th_host, profile_span) && h_->profiling != nullptr && h_->profiling(h_->ctx) != 0;
+  }
+  // One span of this callback's own work on the calling thread (a worker's
+  // batch), shown in the run's profile as "[Worker]<callback>.<what>" (ABI
+  // 1.5). Does nothing on older hosts or when the run is not profiled. Any thread.
+  void profile_span(const char* what, std::chrono::steady_clock::time_point start,
+                    std::chrono::steady_clock::time_point end) const noexcept {
+    if (!TH_HAS_FIELD(h_, th_host, profile_span) || h_->profile_span == nullptr) return;
+    using std::chrono::duration_cast;
+    using std::chrono::nanoseconds;
+    h_->profile_span(h_->ctx, what, duration_cast<nanoseconds>(start.time_since_epoch()).count(),
+                     duration_cast<nanoseconds>(end.time_since_epoch()).count());
+  }
 
   const th_host* raw() const noexcept { return h_; }
 

@@ -42,6 +42,9 @@ enum class SchedulerType {
 enum class OptimizerName { adamw_torch, adamw_torch_fused, sgd, adagrad, rmsprop };  // optim
 enum class PluginErrorPolicy { disable, fail };                                      // plugin_error_policy
 enum class DdpBackend { gloo, nccl };                                                // ddp_backend
+// --profile (common/profiler.hpp): none; simple (profile.json and a table);
+// trace (also trace.json, a Chrome trace); ops (also LibTorch's operator profile).
+enum class ProfileMode { none, simple, trace, ops };
 
 template <class E>
 struct EnumName {
@@ -99,6 +102,14 @@ template <>
 struct EnumNames<DdpBackend> {
   static constexpr std::array<EnumName<DdpBackend>, 2> all{
       {{DdpBackend::gloo, "gloo"}, {DdpBackend::nccl, "nccl"}}};
+};
+
+template <>
+struct EnumNames<ProfileMode> {
+  static constexpr std::array<EnumName<ProfileMode>, 4> all{{{ProfileMode::none, "none"},
+                                                             {ProfileMode::simple, "simple"},
+                                                             {ProfileMode::trace, "trace"},
+                                                             {ProfileMode::ops, "ops"}}};
 };
 
 // --ddp_gradient_reduction (the CLI's flag for TrainerOptions::gradient_reduction).

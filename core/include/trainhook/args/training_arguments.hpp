@@ -126,6 +126,10 @@ struct TrainingArguments {
   // requeues the job (Slurm's `--signal=USR1@90`): a name such as USR1, or
   // none. Empty: TRAINHOOK_REQUEUE_SIGNAL, else USR1 (validation resolves it).
   std::string requeue_signal;
+  // Where the run's time goes, per rank (common/profiler.hpp): profile.json
+  // and a table at the end of train(); trace adds trace.json, ops LibTorch's
+  // operator profile.
+  ProfileMode profile = ProfileMode::none;
 
   // -- multi-process (set by the launcher; single process: 0 of 1)
   int32_t process_index = 0;

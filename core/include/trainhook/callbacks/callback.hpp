@@ -73,6 +73,8 @@ class InternalCallback {
   // The embedder's object behind an in-process adapter (nullptr for the core's
   // and plugins' callbacks), so pop_callback/remove_callback find it by instance.
   virtual const Callback* user_callback() const noexcept { return nullptr; }
+  // Runs in a helper process: a call is a round trip (a profile shows it apart).
+  virtual bool isolated() const noexcept { return false; }
 };
 
 // The in-process adapter of a NamedCallback: dispatches th_event_args through

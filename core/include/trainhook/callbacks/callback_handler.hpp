@@ -16,11 +16,14 @@
 
 #include <memory>
 #include <mutex>
+#include <unordered_map>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 namespace trainhook {
+
+class Profiler;
 
 const char* event_name(EventId event) noexcept;  // "on_log", ...
 
@@ -64,6 +67,11 @@ class CallbackHandler {
   // already, so a callback failing there is logged and the others still run.
   void fire(EventId event, const TrainerState& state, TrainerControl& control,
             const EventPayload& payload = {});
+
+  // From now on every callback call is timed as the action
+  // "[Callback]<name>.<event>" ("[Isolated]..." for one in a helper process:
+  // the round trip); nullptr stops it. The profiler outlives the handler's use of it.
+  void set_profiler(Profiler* profiler);
 
   // Names (and the event + message) of callbacks disabled after an error.
   struct Disabled {
@@ -109,6 +117,12 @@ class CallbackHandler {
   // Written by the thread in fire() only; read by a watcher (running_callback()).
   std::atomic<int64_t> running_{-1};
   std::atomic<uint64_t> calls_started_{0};
+  Profiler* profiler_ = nullptr;
+  // The profiler's action of (callback, event), made at its first call.
+  std::unordered_map<const detail::InternalCallback*, std::vector<int>> profile_actions_;
+
+  // Calls callback `index` at `event`, timed when a profiler is set.
+  void call(size_t index, EventId event, const th_event_args& args);
 
   // Records the failure and applies the policy (logs one error line; throws
   // CallbackError under PluginErrorPolicy::fail, except `at_exception`).

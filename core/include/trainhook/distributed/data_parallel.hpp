@@ -57,6 +57,9 @@ class DataParallel {
   // Every rank's rows concatenated in rank order (ranks may hold different row counts).
   virtual torch::Tensor gather_rows(const torch::Tensor& local, const char* what) = 0;
 
+  // Every rank's `local` text in rank order, on every rank (the profile's parts).
+  virtual std::vector<std::string> gather_strings(const std::string& local, const char* what) = 0;
+
   // --- checkpoints
   // Rank 0's `value` on every rank. The checkpoint to resume from may be picked
   // by an integration (flyte's restore), and integrations live on rank 0 only:

@@ -29,6 +29,7 @@ class MultiProcess final : public DataParallel {
   double mean_over_ranks(double value) override;
   double sum_over_ranks(double value, const char* what) override;
   torch::Tensor gather_rows(const torch::Tensor& local, const char* what) override;
+  std::vector<std::string> gather_strings(const std::string& local, const char* what) override;
   std::string rank0_value(const std::string& value, const char* what) override;
   std::vector<torch::Tensor> gather_rng_states() override;
   std::string rng_state_file() const override;

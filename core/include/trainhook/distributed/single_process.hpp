@@ -23,6 +23,7 @@ class SingleProcess final : public DataParallel {
   double mean_over_ranks(double value) override { return value; }
   double sum_over_ranks(double value, const char*) override { return value; }
   torch::Tensor gather_rows(const torch::Tensor& local, const char*) override { return local; }
+  std::vector<std::string> gather_strings(const std::string& local, const char*) override { return {local}; }
   std::string rank0_value(const std::string& value, const char*) override { return value; }
   std::vector<torch::Tensor> gather_rng_states() override { return {}; }
   std::string rng_state_file() const override;

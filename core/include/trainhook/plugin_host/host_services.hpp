@@ -11,6 +11,7 @@
 namespace trainhook {
 
 class ModelAccess;  // model_access.hpp (ABI 1.1)
+class Profiler;     // common/profiler.hpp (ABI 1.5)
 
 class HostServices {
  public:
@@ -30,6 +31,9 @@ class HostServices {
   // ABI 1.4: true in the helper process that runs an isolated callback
   // (plugin_runner.cpp), where tensor views are refused; th_host.isolated.
   virtual bool isolated() const { return false; }
+  // ABI 1.5: the run's profiler under --profile (nullptr: not profiled), into
+  // which th_host.profile_span records a plugin's own threads' work.
+  virtual Profiler* profiler() const { return nullptr; }
 };
 
 }  // namespace trainhook

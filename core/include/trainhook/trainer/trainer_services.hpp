@@ -25,6 +25,7 @@ class TrainerServices final : public HostServices {
     std::string run_name;
     std::string model_description;
     ModelAccess* model_access = nullptr;  // ABI 1.1; owned by the trainer
+    Profiler* profiler = nullptr;         // ABI 1.5, --profile; owned by the trainer
   };
   // `state` and `handler` must outlive the host (the Trainer owns all three).
   TrainerServices(Config config, const TrainerState& state, CallbackHandler& handler);
@@ -37,6 +38,7 @@ class TrainerServices final : public HostServices {
   std::string model_description() const override { return config_.model_description; }
   std::string run_name() const override { return config_.run_name; }
   ModelAccess* model_access() override { return config_.model_access; }
+  Profiler* profiler() const override { return config_.profiler; }
   // Accepted until train_begins(); the folder must hold trainer_state.json.
   std::string set_resume_checkpoint(const std::string& path) override;
 

@@ -90,6 +90,15 @@ class FakeHost {
   // 1.4 th_host.isolated's answer. True plays the trainer's helper process
   // (plugin_isolation): tensors() refuses there, with the trainer's message.
   bool isolated = false;
+  // 1.5 th_host.profiling's answer, and every profile_span the plugin sent
+  // (any thread), in order.
+  bool profiling = false;
+  struct Span {
+    std::string what;
+    int64_t start_ns = 0;
+    int64_t end_ns = 0;
+  };
+  std::vector<Span> spans();
 
   // Log messages at `min_level` or above containing `needle`.
   size_t count_logs(int32_t min_level, const std::string& needle);
@@ -105,6 +114,7 @@ class FakeHost {
   static void stop_fn(void* ctx, const char* reason);
   static th_status resume_fn(void* ctx, const char* path, char* err, size_t err_size);
   static int32_t end_requested_fn(void* ctx);
+  static void profile_span_fn(void* ctx, const char* what, int64_t start_ns, int64_t end_ns);
   static th_status tensors_fn(void* ctx, int32_t kind, int32_t access, th_tensor_list* out, char* err,
                               size_t err_size);
   static th_status learning_rates_fn(void* ctx, double* out, uint32_t capacity, uint32_t* count, char* err,
@@ -115,6 +125,7 @@ class FakeHost {
 
   th_host table_{};
   std::mutex mu_;
+  std::vector<Span> spans_;                // guarded by mu_
   std::vector<const char*> tensor_names_;  // the last tensors() answer's names
   std::vector<DLTensor> tensor_views_;     // and views
 };

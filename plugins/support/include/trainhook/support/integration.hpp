@@ -122,13 +122,22 @@ class DeliveryQueue {
  public:
   // `end_now` (optional, any thread): true once finish() must stop waiting for
   // the queue to drain (Host::end_requested: a signal during on_train_end).
-  explicit DeliveryQueue(std::unique_ptr<Delivery<Record>> delivery, std::function<bool()> end_now = {})
+  // `timed` (optional): called on the worker thread with the start and end of
+  // every deliver() (the run's profile: Host::profile_span).
+  using BatchTimer =
+      std::function<void(std::chrono::steady_clock::time_point, std::chrono::steady_clock::time_point)>;
+  explicit DeliveryQueue(std::unique_ptr<Delivery<Record>> delivery, std::function<bool()> end_now = {},
+                         BatchTimer timed = {})
       : end_now_(std::move(end_now)),
         delivery_(std::move(delivery)),
         worker_(
             std::in_place,
-            [d = delivery_.get()](std::vector<Record>& batch, WorkerContext& ctx) {
-              return d->deliver(batch, ctx);
+            [d = delivery_.get(), timed = std::move(timed)](std::vector<Record>& batch, WorkerContext& ctx) {
+              if (!timed) return d->deliver(batch, ctx);
+              const auto start = std::chrono::steady_clock::now();
+              BatchResult r = d->deliver(batch, ctx);
+              timed(start, std::chrono::steady_clock::now());
+              return r;
             },
             delivery_->worker_options(),
             delivery_->coalesces() ? typename Worker<Record>::Supersede(
@@ -245,8 +254,14 @@ class IntegrationCallback : public trainhook::Callback {
     if (!e.is_world_process_zero()) return false;
     std::unique_ptr<Delivery<Record>> delivery = open_run(e);
     if (!delivery) return false;
-    queue_ = std::make_unique<DeliveryQueue<Record>>(std::move(delivery),
-                                                     [host = host_] { return host.end_requested(); });
+    // Under --profile (ABI 1.5) each batch the worker delivers is a span of the run's profile.
+    typename DeliveryQueue<Record>::BatchTimer timed;
+    if (host_.profiling())
+      timed = [host = host_](std::chrono::steady_clock::time_point start, std::chrono::steady_clock::time_point end) {
+        host.profile_span("deliver", start, end);
+      };
+    queue_ = std::make_unique<DeliveryQueue<Record>>(
+        std::move(delivery), [host = host_] { return host.end_requested(); }, std::move(timed));
     queue_->on_slow_flush([host = host_](size_t queued, std::chrono::milliseconds timeout) {
       host.info("waiting up to " + std::to_string((timeout.count() + 999) / 1000) + " s for " +
                 std::to_string(queued) +

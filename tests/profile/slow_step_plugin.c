@@ -1,0 +1,44 @@
+/* A callback that costs a known time: slow_step sleeps 5 ms in every
+ * on_step_end, so a profile of 20 steps must show about 100 ms for it. */
+#define _POSIX_C_SOURCE 200809L
+#include <trainhook/abi.h>
+#include "test_plugin_entry.h"
+
+#include <stddef.h>
+#include <time.h>
+
+static th_status slow_on_event(void* self, const th_event_args* args, char* err, size_t err_size) {
+  (void)self;
+  (void)args;
+  (void)err;
+  (void)err_size;
+  struct timespec t = {0, 5000000};
+  while (nanosleep(&t, &t) != 0) {
+  }
+  return TH_OK;
+}
+
+static int instance;
+static th_status slow_create(const th_host* host, const char* config_json, void** out_self, char* err,
+                             size_t err_size) {
+  (void)host;
+  (void)config_json;
+  (void)err;
+  (void)err_size;
+  *out_self = &instance;
+  return TH_OK;
+}
+static void slow_destroy(void* self) { (void)self; }
+
+static const th_callback_vtable slow_vtable = {TH_CALLBACK_VTABLE_STRUCT_SIZE, slow_on_event, NULL, NULL,
+                                               slow_destroy};
+static const th_callback_info slow_step = {TH_CALLBACK_INFO_STRUCT_SIZE,
+                                           "slow_step",
+                                           "1.0.0",
+                                           TH_KIND_CALLBACK,
+                                           "sleeps 5 ms in every on_step_end",
+                                           TH_EVENT_BIT(TH_EVENT_STEP_END),
+                                           slow_create,
+                                           &slow_vtable};
+static const th_callback_info* const slow_callbacks[] = {&slow_step};
+TH_TEST_PLUGIN_ENTRY("slow_step", "1.0.0", slow_callbacks)
