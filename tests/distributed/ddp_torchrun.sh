@@ -3,12 +3,19 @@
 # (PyPI torch's launcher) gives the weights (1e-6) and eval accuracy of 1
 # process with the combined batch. Built on LibTorch 2.x (scripts/test-torch2)
 # the ranks join torchrun's own store on MASTER_PORT; built on 1.13, rank 0
-# serves trainhook's store on MASTER_PORT + 1. torchrun comes from the 2.x build's
+# serves trainhook's store on a port the kernel chose and publishes it in
+# torchrun's store. Then torchrun as on two machines: two agents on this host
+# (--nnodes 2 --rdzv_backend c10d --max_restarts 2), one worker SIGKILLed after
+# a checkpoint (the run_faults plugin's kill_worker, at an exact step): the
+# restarted job resumes and its final weights are byte-identical to an
+# uninterrupted run, 5 times out of 5. torchrun comes from the 2.x build's
 # venv (build/torch-pypi), which scripts/install-deps --torch pypi-cuda completes
 # once with the wheel's dependencies (~5 GB, ~3 min here) when torch cannot be
 # imported there; the CUDA leg of scripts/test-torch2 uses the same folder.
 # Skipped (exit 77) with the reason when it cannot be installed.
+# usage: ddp_torchrun.sh <bin/trainhook> <ddp_weights_diff> <digits.csv> <work dir> <folder of run_faults plugin>
 source "$(dirname "$0")/ddp_common.sh"
+FAULTS=${5:?the folder of the run_faults test plugin}
 VENV=${TRAINHOOK_TORCHRUN_VENV:?the test sets TRAINHOOK_TORCHRUN_VENV}
 (
   flock 9
@@ -34,7 +41,7 @@ timeout 240 "$VENV/bin/torchrun" --standalone --no-python --nproc_per_node 2 "$C
 same_weights "$WORK/one/model.pt" "$WORK/two/model.pt" 1e-6 "1 process x32 vs torchrun 2 ranks x16"
 # Which store the ranks met in: torchrun's own with LibTorch 2.x, trainhook's beside it with 1.13.
 if [[ ${TRAINHOOK_TORCH_VERSION%%.*} -ge 2 ]]; then want="rendezvous in torchrun's store"
-else want="rendezvous in trainhook's store on MASTER_PORT + 1"; fi
+else want="rendezvous in trainhook's store (its port published in torchrun's store)"; fi
 grep -qF "$want" "$WORK/two.log" || fail "LibTorch $TRAINHOOK_TORCH_VERSION: no '$want' in the torchrun log"
 # torchrun restarting the finished job (the same command again): no step, no
 # new checkpoint, the final weights kept byte for byte.
@@ -50,4 +57,39 @@ a1=$(json_get "$WORK/one/eval_results.json" 'j["eval_accuracy"]')
 a2=$(json_get "$WORK/two/eval_results.json" 'j["eval_accuracy"]')
 [[ $a1 == "$a2" ]] || fail "eval_accuracy differs: $a1 vs $a2"
 echo "torchrun: eval_accuracy $a2 on both; $("$VENV/bin/python" -c 'import torch; print("torch", torch.__version__)' 2>/dev/null)"
+
+# Two agents on this host, as two machines would run them; torchrun's c10d
+# rendezvous on a free port of 127.0.0.1 (one agent serves it, the other joins).
+# two_agents <name> [VAR=value ...]: both agents' workers get the variables.
+ELASTIC=(--do_train --max_steps 8 --save_steps 4 --logging_steps 4 --ddp_timeout 60 --per_device_train_batch_size 16
+  --plugin_dir "$FAULTS" --callbacks kill_worker)
+two_agents() {
+  local name=$1 port pids=() rc=0 n
+  shift
+  port=$(free_port)
+  for n in 0 1; do
+    env "$@" timeout 240 "$VENV/bin/torchrun" --nnodes 2 --nproc_per_node 1 --rdzv_backend c10d \
+      --rdzv_endpoint "127.0.0.1:$port" --rdzv_id "$name" --max_restarts 2 --no-python \
+      "$CLI" train "${DATA[@]}" "${ELASTIC[@]}" --output_dir "$WORK/$name" >"$WORK/$name.agent$n.log" 2>&1 &
+    pids+=($!)
+  done
+  for n in 0 1; do wait "${pids[$n]}" || rc=$?; done
+  ((rc == 0)) || fail "$name: an agent exited $rc: $(grep -hv '^\[' "$WORK/$name".agent*.log | grep -v Warning | tail -20)"
+  grep -qF "$want" "$WORK/$name".agent*.log || fail "$name: no '$want' in the agents' logs"
+}
+weights() { sha256sum <"$WORK/$1/model.safetensors" | cut -d' ' -f1; }
+two_agents elastic_ref
+ref=$(weights elastic_ref)
+for i in 1 2 3 4 5; do
+  two_agents "elastic_kill$i" TRAINHOOK_TEST_KILL_STEP=5 TRAINHOOK_TEST_KILL_RANK=1
+  grep -qF "kill_worker: SIGKILL to rank 1 at step 5" "$WORK/elastic_kill$i".agent*.log ||
+    fail "kill $i: the worker was not killed"
+  grep -qE "torchrun: run id elastic_kill$i, restart [12] of at most 2" "$WORK/elastic_kill$i".agent*.log ||
+    fail "kill $i: torchrun did not restart the workers"
+  grep -qF "resuming training at $WORK/elastic_kill$i/checkpoint-4" "$WORK/elastic_kill$i".agent*.log ||
+    fail "kill $i: the restart did not resume from checkpoint-4"
+  [[ $(weights "elastic_kill$i") == "$ref" ]] || fail "kill $i: model.safetensors differs from the uninterrupted run's"
+  echo "kill $i: worker killed after checkpoint-4, restarted, resumed; final weights byte-identical"
+done
+echo "two torchrun agents: 5/5 kills bit-identical to the uninterrupted run"
 echo "PASS"
