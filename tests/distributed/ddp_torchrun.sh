@@ -43,6 +43,17 @@ same_weights "$WORK/one/model.pt" "$WORK/two/model.pt" 1e-6 "1 process x32 vs to
 if [[ ${TRAINHOOK_TORCH_VERSION%%.*} -ge 2 ]]; then want="rendezvous in torchrun's store"
 else want="rendezvous in trainhook's store (its port published in torchrun's store)"; fi
 grep -qF "$want" "$WORK/two.log" || fail "LibTorch $TRAINHOOK_TORCH_VERSION: no '$want' in the torchrun log"
+if [[ ${TRAINHOOK_TORCH_VERSION%%.*} -lt 2 ]]; then
+  # No torchrun store where torchrun's variables say: the error names the address and what was expected.
+  port=$(free_port) rc=0
+  RANK=1 WORLD_SIZE=2 LOCAL_RANK=0 LOCAL_WORLD_SIZE=1 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port \
+    TORCHELASTIC_USE_AGENT_STORE=True timeout 120 "$CLI" train "${DATA[@]}" "${RUN[@]}" --ddp_timeout 5 \
+    --output_dir "$WORK/no_store" >"$WORK/no_store.log" 2>&1 || rc=$?
+  [[ $rc != 0 && $rc != 124 ]] || fail "no agent store: exit $rc"
+  grep -qF "cannot connect to 127.0.0.1:$port (torchrun's store, MASTER_ADDR:MASTER_PORT)" "$WORK/no_store.log" ||
+    fail "no agent store: unclear error: $(tail -3 "$WORK/no_store.log")"
+  echo "no agent store: $(grep -o 'rank 1 of 2: .*' "$WORK/no_store.log" | head -1)"
+fi
 # torchrun restarting the finished job (the same command again): no step, no
 # new checkpoint, the final weights kept byte for byte.
 before=$(cd "$WORK/two" && ls -d checkpoint-* && sha256sum model.pt model.safetensors trainer_state.json)
