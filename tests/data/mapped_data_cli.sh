@@ -92,11 +92,12 @@ for a in "${LM[@]}"; do [[ $a == "$WORK/train.bin" ]] && a="$WORK/shrinks.bin"; 
 timeout 300 "$CLI" train "${SHRINK[@]}" --max_steps 100000 \
   --save_total_limit 1 --output_dir "$WORK/shrinks" --per_device_train_batch_size 16 >"$WORK/shrinks.log" 2>&1 &
 pid=$!
-trap 'kill $pid 2>/dev/null' EXIT
+trap 'kill $pid 2>/dev/null || true' EXIT
 wait_for 120 "checkpoint-10 of the run on shrinks.bin" test -d "$WORK/shrinks/checkpoint-10"
 truncate -s 4096 "$WORK/shrinks.bin"
 rc=0
 wait "$pid" || rc=$?
+trap - EXIT
 ((rc != 0 && rc != 124 && rc != 135)) || fail "truncated token file: exit $rc (124: still running; 135: bare SIGBUS)"
 grep -q "data file $WORK/shrinks.bin changed while the run had it mapped: it was [0-9]* bytes when opened and is 4096 bytes now" \
   "$WORK/shrinks.log" || fail "truncated token file: no message naming it: $(tail -5 "$WORK/shrinks.log")"

@@ -53,6 +53,33 @@ if [[ ${TRAINHOOK_TORCH_VERSION%%.*} -lt 2 ]]; then
   grep -qF "cannot connect to 127.0.0.1:$port (torchrun's store, MASTER_ADDR:MASTER_PORT)" "$WORK/no_store.log" ||
     fail "no agent store: unclear error: $(tail -3 "$WORK/no_store.log")"
   echo "no agent store: $(grep -o 'rank 1 of 2: .*' "$WORK/no_store.log" | head -1)"
+  # Debian's torchrun 1.13 (--rdzv_backend static) serves a 1.13 store on MASTER_PORT
+  # (its own launcher does not start under Python 3.11 here, so its store is
+  # started as it starts it): the 2.x greeting is refused, and the ranks join it
+  # with their own 1.13 client.
+  if /usr/bin/python3 -c 'import torch.distributed' 2>/dev/null; then
+    /usr/bin/python3 -c '
+import signal, datetime, torch.distributed as d
+s = d.TCPStore("127.0.0.1", 0, is_master=True, wait_for_workers=False, timeout=datetime.timedelta(seconds=120))
+print(s.port, flush=True)
+signal.pause()' >"$WORK/store13.port" 2>"$WORK/store13.log" &
+    store13=$!
+    trap 'kill $store13 2>/dev/null || true' EXIT
+    wait_for 60 "Debian's torch 1.13 TCPStore" test -s "$WORK/store13.port"
+    port=$(cat "$WORK/store13.port") pids=()
+    for r in 0 1; do
+      RANK=$r WORLD_SIZE=2 LOCAL_RANK=0 LOCAL_WORLD_SIZE=1 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port \
+        TORCHELASTIC_USE_AGENT_STORE=True TORCHELASTIC_RESTART_COUNT=0 timeout 240 "$CLI" train "${DATA[@]}" \
+        "${RUN[@]}" --output_dir "$WORK/store13" --per_device_train_batch_size 16 >"$WORK/store13.$r.log" 2>&1 &
+      pids+=($!)
+    done
+    for r in 0 1; do wait "${pids[$r]}" || fail "rank $r in a 1.13 agent store failed: $(tail -5 "$WORK/store13.$r.log")"; done
+    kill "$store13" 2>/dev/null || true
+    trap - EXIT
+    grep -qF "rendezvous in torchrun's store (a LibTorch 1.x one, joined as it is)" "$WORK/store13.0.log" ||
+      fail "1.13 agent store: not joined as such: $(grep 'data parallel' "$WORK/store13.0.log")"
+    same_weights "$WORK/two/model.pt" "$WORK/store13/model.pt" 0 "torchrun 2.x vs a 1.13 agent store"
+  fi
 fi
 # torchrun restarting the finished job (the same command again): no step, no
 # new checkpoint, the final weights kept byte for byte.

@@ -173,16 +173,27 @@ TEST_CASE("errors name the address and what was expected") {
     CHECK(e.find("127.0.0.1:" + std::to_string(store.port()) + " (torchrun's store)") != std::string::npos);
     CHECK(e.find("instead of its nonce") != std::string::npos);
     CHECK(e.find("expected the 4-byte echo of its ping, as a PyTorch 2.x TCPStore sends") != std::string::npos);
+    CHECK_THROWS_AS(AgentStoreClient("127.0.0.1", store.port(), 5s), trainhook::distributed::NotA2xStore);
   }
   SUBCASE("the connection is closed") {
     FakeStore store(Behaviour::close_after_hello);
     const auto e = error_of([&] { AgentStoreClient("127.0.0.1", store.port(), 5s, "MASTER_ADDR:MASTER_PORT"); });
     CHECK(e.find("(MASTER_ADDR:MASTER_PORT) closed the connection after 0 bytes") != std::string::npos);
+    // What a LibTorch 1.13 store does with a 2.x greeting: the caller joins it with a 1.13 client.
+    CHECK_THROWS_AS(AgentStoreClient("127.0.0.1", store.port(), 5s), trainhook::distributed::NotA2xStore);
   }
   SUBCASE("no answer") {
     FakeStore store(Behaviour::silent);
     const auto e = error_of([&] { AgentStoreClient("127.0.0.1", store.port(), 300ms); });
     CHECK(e.find("sent no answer within") != std::string::npos);
+    bool not_a_store = false;
+    try {
+      AgentStoreClient("127.0.0.1", store.port(), 300ms);
+    } catch (const trainhook::distributed::NotA2xStore&) {
+      not_a_store = true;
+    } catch (const std::runtime_error&) {
+    }
+    CHECK(!not_a_store);  // silence is a timeout, not a store of another kind
   }
   SUBCASE("a value longer than any address") {
     FakeStore store(Behaviour::huge_value);

@@ -88,7 +88,13 @@ AgentStoreClient::AgentStoreClient(std::string host, uint16_t port, std::chrono:
   std::string error;
   fd_ = connect_to(host, port, deadline_, error);
   if (fd_ < 0) throw std::runtime_error("cannot connect to " + where_ + ": " + error);
-  nonce_ = std::random_device{}();
+  // A 1.13 store reads our VALIDATE byte as SET and the next 8 bytes (the
+  // magic, PING, the nonce's low 3 bytes) as the key's length: with bits
+  // 16-23 of the nonce set that length is above any vector's max_size, so it
+  // drops the connection at once (and keeps serving the others), never
+  // allocating what it was told.
+  nonce_ = std::random_device{}() | 0x00ff0000u;
+  greeting_ = true;
   try {
     send_all(agent_store::encode_hello(nonce_), "VALIDATE and PING");
     receive([this](std::string_view b) { return agent_store::read_ping_reply(b, nonce_); },
@@ -97,6 +103,7 @@ AgentStoreClient::AgentStoreClient(std::string host, uint16_t port, std::chrono:
     ::close(fd_);
     throw;
   }
+  greeting_ = false;
 }
 
 AgentStoreClient::~AgentStoreClient() {
@@ -129,7 +136,7 @@ std::string AgentStoreClient::receive(const std::function<agent_store::Reply(std
       return reply.value;
     }
     if (reply.status == agent_store::Reply::Status::invalid)
-      throw std::runtime_error(where_ + " " + reply.problem + " (expected " + expected + ")");
+      fail_answer(where_ + " " + reply.problem + " (expected " + expected + ")");
     if (!wait_for(fd_, POLLIN, deadline_)) {
       throw std::runtime_error(where_ + " sent no answer within " + std::to_string(timeout_.count() / 1000) +
                                "s (expected " + expected + ")");
@@ -139,13 +146,19 @@ std::string AgentStoreClient::receive(const std::function<agent_store::Reply(std
     if (n > 0) {
       buffer_.append(chunk, static_cast<size_t>(n));
     } else if (n == 0) {
-      throw std::runtime_error(where_ + " closed the connection after " + std::to_string(buffer_.size()) +
-                               " bytes of its answer (expected " + expected + ")");
+      fail_answer(where_ + " closed the connection after " + std::to_string(buffer_.size()) +
+                  " bytes of its answer (expected " + expected + ")");
     } else if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
-      throw std::runtime_error("reading from " + where_ + " failed: " + std::strerror(errno) + " (expected " +
-                               expected + ")");
+      fail_answer("reading from " + where_ + " failed: " + std::strerror(errno) + " (expected " + expected + ")");
     }
   }
+}
+
+void AgentStoreClient::fail_answer(const std::string& message) const {
+  // A wrong answer or a hang-up to the greeting: a listener that is not a 2.x
+  // store (silence is not told apart: it stays a plain timeout).
+  if (greeting_) throw NotA2xStore(message);
+  throw std::runtime_error(message);
 }
 
 void AgentStoreClient::ping() {

@@ -339,10 +339,25 @@ std::shared_ptr<ProcessGroup> ProcessGroup::create(const LaunchEnv& env, DdpBack
   const auto ms_timeout = std::chrono::duration_cast<std::chrono::milliseconds>(timeout);
   // The agent store, as MASTER_ADDR:MASTER_PORT names it in errors.
   const std::string agent_what = "torchrun's store, MASTER_ADDR:MASTER_PORT";
+  std::unique_ptr<AgentStoreClient> agent;
+  bool agent_of_1x = false;  // torchrun's store is not a 2.x one: a torchrun of our own generation
+  if (mode == StoreMode::published) {
+    try {
+      agent = std::make_unique<AgentStoreClient>(env.master_addr, env.master_port, ms_timeout, agent_what);
+    } catch (const NotA2xStore& e) {
+      // Debian's torchrun 1.13 serves a 1.13 store: our own c10d client joins it (every rank sees the same).
+      spdlog::debug("torchrun's store does not speak PyTorch 2.x's protocol ({}); joining it as a 1.13 client",
+                    e.what());
+      mode = StoreMode::agent;
+      agent_of_1x = true;
+    } catch (const std::exception& e) {
+      throw CollectiveError(who + ": " + e.what());
+    }
+  }
   if (mode == StoreMode::published && env.rank != 0) {
     std::string text;
     try {
-      text = AgentStoreClient(env.master_addr, env.master_port, ms_timeout, agent_what).wait_get(address_key);
+      text = agent->wait_get(address_key);
     } catch (const std::exception& e) {
       throw CollectiveError(who + ": rank 0's store address (key '" + address_key +
                             "') did not come from torchrun's store within ddp_timeout " +
@@ -395,7 +410,7 @@ std::shared_ptr<ProcessGroup> ProcessGroup::create(const LaunchEnv& env, DdpBack
   }
   if (mode == StoreMode::published && env.rank == 0) {
     try {
-      AgentStoreClient(env.master_addr, env.master_port, ms_timeout, agent_what).set(address_key, where);
+      agent->set(address_key, where);
     } catch (const std::exception& e) {
       throw CollectiveError(who + ": could not publish its store's address " + where + " in torchrun's store: " +
                             e.what());
@@ -439,7 +454,8 @@ std::shared_ptr<ProcessGroup> ProcessGroup::create(const LaunchEnv& env, DdpBack
                  backend == DdpBackend::nccl ? "NCCL (CUDA tensors) and Gloo" : "Gloo",
                  group->impl_->shm ? ", all-reduces through shared memory"
                                    : ", all-reduces through Gloo (" + no_shm + ")",
-                 mode == StoreMode::agent       ? ", rendezvous in torchrun's store"
+                 agent_of_1x                    ? ", rendezvous in torchrun's store (a LibTorch 1.x one, joined as it is)"
+                 : mode == StoreMode::agent     ? ", rendezvous in torchrun's store"
                  : mode == StoreMode::published ? ", rendezvous in trainhook's store (its port published in "
                                                   "torchrun's store)"
                                                 : ", rendezvous in trainhook's store",

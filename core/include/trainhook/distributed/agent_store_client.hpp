@@ -10,17 +10,28 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 
 namespace trainhook::distributed {
+
+// The listener at the agent store's address closed the connection, or
+// answered with other bytes, when greeted in the 2.x protocol: not a PyTorch
+// 2.x store (Debian's torchrun 1.13 serves a 1.13 store there, which a 1.13
+// client joins as it is).
+class NotA2xStore : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
 
 class AgentStoreClient {
  public:
   // Connects to host:port and checks that a 2.x store answers there
   // (VALIDATE, then a PING whose nonce must come back), all within `timeout`.
   // `what` names the address in errors (e.g. "MASTER_ADDR:MASTER_PORT").
-  // Throws std::runtime_error naming host:port, `what` and what was expected.
+  // Throws std::runtime_error naming host:port, `what` and what was expected;
+  // NotA2xStore when something answers there, but not as a 2.x store.
   AgentStoreClient(std::string host, uint16_t port, std::chrono::milliseconds timeout,
                    std::string what = "torchrun's store");
   ~AgentStoreClient();
@@ -42,6 +53,7 @@ class AgentStoreClient {
   // returns its value. Throws on a closed connection, an invalid reply or the deadline.
   std::string receive(const std::function<agent_store::Reply(std::string_view)>& read, const char* expected);
   void ping();
+  [[noreturn]] void fail_answer(const std::string& message) const;
 
   int fd_ = -1;
   std::string where_;
@@ -49,6 +61,7 @@ class AgentStoreClient {
   std::chrono::steady_clock::time_point deadline_;
   std::string buffer_;  // received, not yet consumed
   uint32_t nonce_ = 0;
+  bool greeting_ = false;  // in the VALIDATE/PING exchange
 };
 
 }  // namespace trainhook::distributed
