@@ -213,5 +213,12 @@ TEST_CASE("errors name the address and what was expected") {
     { FakeStore gone; port = gone.port(); }
     const auto e = error_of([&] { AgentStoreClient("127.0.0.1", port, 2s); });
     CHECK(e.find("cannot connect to 127.0.0.1:" + std::to_string(port)) != std::string::npos);
+    // How a rank tells an earlier attempt's store address (its store is gone) from this attempt's.
+    std::string why;
+    CHECK(!trainhook::distributed::accepts_connections("127.0.0.1", port, std::chrono::steady_clock::now() + 2s, why));
+    CHECK(why == "Connection refused");
+    FakeStore live;
+    CHECK(trainhook::distributed::accepts_connections("127.0.0.1", live.port(), std::chrono::steady_clock::now() + 2s,
+                                                      why));
   }
 }

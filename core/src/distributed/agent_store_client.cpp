@@ -81,6 +81,13 @@ int connect_to(const std::string& host, uint16_t port, Clock::time_point deadlin
 
 }  // namespace
 
+bool accepts_connections(const std::string& host, uint16_t port, Clock::time_point deadline, std::string& error) {
+  const int fd = connect_to(host, port, deadline, error);
+  if (fd < 0) return false;
+  ::close(fd);
+  return true;
+}
+
 AgentStoreClient::AgentStoreClient(std::string host, uint16_t port, std::chrono::milliseconds timeout,
                                    std::string what)
     : where_(agent_store::format_store_address(host, port) + " (" + what + ")"), timeout_(timeout) {

@@ -335,7 +335,13 @@ std::shared_ptr<ProcessGroup> ProcessGroup::create(const LaunchEnv& env, DdpBack
   const std::string who = "rank " + std::to_string(env.rank) + " of " + std::to_string(env.world_size);
   std::string host = env.master_addr;
   const std::string prefix = attempt_prefix();
-  const std::string address_key = prefix + "/store_address";
+  // Not per attempt: the agents of one job may count a restart differently
+  // (torchrun does not count one that another agent's rejoining caused), so
+  // TORCHELASTIC_RESTART_COUNT is not the same on every rank. Each attempt's
+  // rank 0 writes it anew; an earlier attempt's value names a store that is gone
+  // (torchrun stops every worker before the next rendezvous), so a rank that
+  // finds it refused reads the key again until the new one is there.
+  const std::string address_key = "trainhook/store_address";
   const auto ms_timeout = std::chrono::duration_cast<std::chrono::milliseconds>(timeout);
   // The agent store, as MASTER_ADDR:MASTER_PORT names it in errors.
   const std::string agent_what = "torchrun's store, MASTER_ADDR:MASTER_PORT";
@@ -355,23 +361,36 @@ std::shared_ptr<ProcessGroup> ProcessGroup::create(const LaunchEnv& env, DdpBack
     }
   }
   if (mode == StoreMode::published && env.rank != 0) {
-    std::string text;
-    try {
-      text = agent->wait_get(address_key);
-    } catch (const std::exception& e) {
-      throw CollectiveError(who + ": rank 0's store address (key '" + address_key +
-                            "') did not come from torchrun's store within ddp_timeout " +
-                            std::to_string(timeout.count()) + "s: " + e.what());
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    for (;;) {
+      std::string text;
+      try {
+        text = agent->wait_get(address_key);
+      } catch (const std::exception& e) {
+        throw CollectiveError(who + ": rank 0's store address (key '" + address_key +
+                              "') did not come from torchrun's store within ddp_timeout " +
+                              std::to_string(timeout.count()) + "s: " + e.what());
+      }
+      std::string problem;
+      const auto address = agent_store::parse_store_address(text, problem);
+      if (!address) {
+        throw CollectiveError(who + ": torchrun's store at " + env.master_addr + ":" +
+                              std::to_string(env.master_port) + " holds '" + text.substr(0, 80) + "' under key '" +
+                              address_key + "' (expected rank 0's store address, host:port: " + problem + ")");
+      }
+      host = address->host;
+      port = address->port;
+      // Each try bounded: an earlier rank 0's machine may be gone (no refusal, only silence).
+      const auto try_until = std::min(deadline, std::chrono::steady_clock::now() + std::chrono::seconds(2));
+      if (accepts_connections(host, address->port, try_until, problem)) break;
+      if (std::chrono::steady_clock::now() >= deadline) {
+        throw CollectiveError(who + ": rank 0's store at " + text + " (as published in torchrun's store under key '" +
+                              address_key + "') refused connections for ddp_timeout " +
+                              std::to_string(timeout.count()) + "s (" + problem +
+                              "): expected this attempt's rank 0 to serve it");
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));  // an earlier attempt's address: read it again
     }
-    std::string problem;
-    const auto address = agent_store::parse_store_address(text, problem);
-    if (!address) {
-      throw CollectiveError(who + ": torchrun's store at " + env.master_addr + ":" +
-                            std::to_string(env.master_port) + " holds '" + text.substr(0, 80) + "' under key '" +
-                            address_key + "' (expected rank 0's store address, host:port: " + problem + ")");
-    }
-    host = address->host;
-    port = address->port;
   }
   if (mode == StoreMode::published && env.rank == 0) {
     host = local_address_towards(env.master_addr, env.master_port);  // the address the other ranks can reach
@@ -396,7 +415,9 @@ std::shared_ptr<ProcessGroup> ProcessGroup::create(const LaunchEnv& env, DdpBack
     so.timeout = ms_timeout;
     auto tcp = c10::make_intrusive<c10d::TCPStore>(host, so);
     where = agent_store::format_store_address(host, tcp->getPort());
-    impl->store = c10::make_intrusive<c10d::PrefixStore>(prefix + "/default_pg", tcp);
+    // trainhook's own store is new each attempt: no attempt in its keys (the ranks may count them differently).
+    impl->store = c10::make_intrusive<c10d::PrefixStore>(
+        (mode == StoreMode::agent ? prefix : std::string("trainhook")) + "/default_pg", tcp);
   } catch (const std::exception& e) {
     throw CollectiveError(
         who + ": the rendezvous store at " + where +

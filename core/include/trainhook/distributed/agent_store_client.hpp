@@ -64,4 +64,9 @@ class AgentStoreClient {
   bool greeting_ = false;  // in the VALIDATE/PING exchange
 };
 
+// Whether something accepts a TCP connection at host:port before `deadline`
+// (closed again at once); `error` says why not.
+bool accepts_connections(const std::string& host, uint16_t port, std::chrono::steady_clock::time_point deadline,
+                         std::string& error);
+
 }  // namespace trainhook::distributed
