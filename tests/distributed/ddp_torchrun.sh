@@ -53,33 +53,58 @@ if [[ ${TRAINHOOK_TORCH_VERSION%%.*} -lt 2 ]]; then
   grep -qF "cannot connect to 127.0.0.1:$port (torchrun's store, MASTER_ADDR:MASTER_PORT)" "$WORK/no_store.log" ||
     fail "no agent store: unclear error: $(tail -3 "$WORK/no_store.log")"
   echo "no agent store: $(grep -o 'rank 1 of 2: .*' "$WORK/no_store.log" | head -1)"
+  # A store as a torchrun agent serves it: `python` runs a TCPStore server on a
+  # free port ($store_port), with `setup` (Python on `s`) run first; stopped by the test.
+  # agent_store <name> <python> <setup>
+  agent_store() {
+    "$2" -c "
+import signal, datetime, torch.distributed as d
+s = d.TCPStore('127.0.0.1', 0, is_master=True, wait_for_workers=False, timeout=datetime.timedelta(seconds=120))
+$3
+print(s.port, flush=True)
+signal.pause()" >"$WORK/$1.port" 2>"$WORK/$1.store.log" &
+    store_pid=$!
+    trap 'kill $store_pid 2>/dev/null || true' EXIT
+    wait_for 60 "the $1 TCPStore" test -s "$WORK/$1.port"
+    store_port=$(cat "$WORK/$1.port")
+  }
+  # two_ranks <name> <restart count of rank 0> <of rank 1> [text rank 1 prints before rank 0 starts]:
+  # trains on $store_port as torchrun's workers would.
+  two_ranks() {
+    local name=$1 r pids=() count
+    for r in 1 0; do
+      count=$2
+      ((r == 1)) && count=$3
+      RANK=$r WORLD_SIZE=2 LOCAL_RANK=0 LOCAL_WORLD_SIZE=1 MASTER_ADDR=127.0.0.1 MASTER_PORT=$store_port \
+        TORCHELASTIC_USE_AGENT_STORE=True TORCHELASTIC_RESTART_COUNT=$count timeout 240 \
+        "$CLI" train "${DATA[@]}" "${RUN[@]}" --ddp_timeout 60 --output_dir "$WORK/$name" \
+        --per_device_train_batch_size 16 >"$WORK/$name.$r.log" 2>&1 &
+      pids[r]=$!
+      if ((r == 1)) && [[ -n ${4:-} ]]; then
+        wait_for_text "$WORK/$name.1.log" "$4" "${pids[1]}" 60 || fail "$name: rank 1 never said '$4': $(tail -3 "$WORK/$name.1.log")"
+      fi
+    done
+    for r in 0 1; do wait "${pids[$r]}" || fail "$name: rank $r failed: $(tail -5 "$WORK/$name.$r.log")"; done
+    kill "$store_pid" 2>/dev/null || true
+    trap - EXIT
+    same_weights "$WORK/two/model.pt" "$WORK/$name/model.pt" 0 "torchrun 2.x vs $name"
+  }
   # Debian's torchrun 1.13 (--rdzv_backend static) serves a 1.13 store on MASTER_PORT
   # (its own launcher does not start under Python 3.11 here, so its store is
   # started as it starts it): the 2.x greeting is refused, and the ranks join it
   # with their own 1.13 client.
   if /usr/bin/python3 -c 'import torch.distributed' 2>/dev/null; then
-    /usr/bin/python3 -c '
-import signal, datetime, torch.distributed as d
-s = d.TCPStore("127.0.0.1", 0, is_master=True, wait_for_workers=False, timeout=datetime.timedelta(seconds=120))
-print(s.port, flush=True)
-signal.pause()' >"$WORK/store13.port" 2>"$WORK/store13.log" &
-    store13=$!
-    trap 'kill $store13 2>/dev/null || true' EXIT
-    wait_for 60 "Debian's torch 1.13 TCPStore" test -s "$WORK/store13.port"
-    port=$(cat "$WORK/store13.port") pids=()
-    for r in 0 1; do
-      RANK=$r WORLD_SIZE=2 LOCAL_RANK=0 LOCAL_WORLD_SIZE=1 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port \
-        TORCHELASTIC_USE_AGENT_STORE=True TORCHELASTIC_RESTART_COUNT=0 timeout 240 "$CLI" train "${DATA[@]}" \
-        "${RUN[@]}" --output_dir "$WORK/store13" --per_device_train_batch_size 16 >"$WORK/store13.$r.log" 2>&1 &
-      pids+=($!)
-    done
-    for r in 0 1; do wait "${pids[$r]}" || fail "rank $r in a 1.13 agent store failed: $(tail -5 "$WORK/store13.$r.log")"; done
-    kill "$store13" 2>/dev/null || true
-    trap - EXIT
+    agent_store store13 /usr/bin/python3 ""
+    two_ranks store13 0 0
     grep -qF "rendezvous in torchrun's store (a LibTorch 1.x one, joined as it is)" "$WORK/store13.0.log" ||
       fail "1.13 agent store: not joined as such: $(grep 'data parallel' "$WORK/store13.0.log")"
-    same_weights "$WORK/two/model.pt" "$WORK/store13/model.pt" 0 "torchrun 2.x vs a 1.13 agent store"
   fi
+  # torchrun 2.x's agents may count a restart differently (one restarts its
+  # workers for another's rejoin without counting), and the store still holds
+  # the address an earlier attempt's rank 0 published: rank 1 (started first,
+  # restart 1) finds that address refused and waits for rank 0's (restart 0).
+  agent_store stale "$VENV/bin/python" "s.set('trainhook/store_address', '127.0.0.1:$(free_port)')"
+  two_ranks stale 0 1 "which refuses connections"
 fi
 # torchrun restarting the finished job (the same command again): no step, no
 # new checkpoint, the final weights kept byte for byte.

@@ -362,6 +362,7 @@ std::shared_ptr<ProcessGroup> ProcessGroup::create(const LaunchEnv& env, DdpBack
   }
   if (mode == StoreMode::published && env.rank != 0) {
     const auto deadline = std::chrono::steady_clock::now() + timeout;
+    bool said_stale = false;
     for (;;) {
       std::string text;
       try {
@@ -388,6 +389,12 @@ std::shared_ptr<ProcessGroup> ProcessGroup::create(const LaunchEnv& env, DdpBack
                               address_key + "') refused connections for ddp_timeout " +
                               std::to_string(timeout.count()) + "s (" + problem +
                               "): expected this attempt's rank 0 to serve it");
+      }
+      if (!said_stale) {
+        spdlog::warn("{}: torchrun's store names {} as rank 0's store, which refuses connections ({}): an earlier "
+                     "attempt's; waiting for this attempt's rank 0 to publish its own",
+                     who, text, problem);
+        said_stale = true;
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(50));  // an earlier attempt's address: read it again
     }
