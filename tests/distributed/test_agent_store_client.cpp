@@ -172,12 +172,14 @@ TEST_CASE("errors name the address and what was expected") {
     const auto e = error_of([&] { AgentStoreClient("127.0.0.1", store.port(), 5s); });
     CHECK(e.find("127.0.0.1:" + std::to_string(store.port()) + " (torchrun's store)") != std::string::npos);
     CHECK(e.find("instead of its nonce") != std::string::npos);
-    CHECK(e.find("expected the 4-byte echo of its ping, as a PyTorch 2.x TCPStore sends") != std::string::npos);
+    CHECK(e.find("expected the 4-byte echo of its ping, as a PyTorch 2.x TCPStore sends") !=
+          std::string::npos);
     CHECK_THROWS_AS(AgentStoreClient("127.0.0.1", store.port(), 5s), trainhook::distributed::NotA2xStore);
   }
   SUBCASE("the connection is closed") {
     FakeStore store(Behaviour::close_after_hello);
-    const auto e = error_of([&] { AgentStoreClient("127.0.0.1", store.port(), 5s, "MASTER_ADDR:MASTER_PORT"); });
+    const auto e =
+        error_of([&] { AgentStoreClient("127.0.0.1", store.port(), 5s, "MASTER_ADDR:MASTER_PORT"); });
     CHECK(e.find("(MASTER_ADDR:MASTER_PORT) closed the connection after 0 bytes") != std::string::npos);
     // What a LibTorch 1.13 store does with a 2.x greeting: the caller joins it with a 1.13 client.
     CHECK_THROWS_AS(AgentStoreClient("127.0.0.1", store.port(), 5s), trainhook::distributed::NotA2xStore);
@@ -205,20 +207,25 @@ TEST_CASE("errors name the address and what was expected") {
   }
   SUBCASE("a key that never comes") {
     FakeStore store;
-    const auto e = error_of([&] { (void)AgentStoreClient("127.0.0.1", store.port(), 300ms).wait_get("never"); });
+    const auto e =
+        error_of([&] { (void)AgentStoreClient("127.0.0.1", store.port(), 300ms).wait_get("never"); });
     CHECK(e.find("expected the STOP_WAITING byte once key 'never' is set") != std::string::npos);
   }
   SUBCASE("nothing listens") {
     uint16_t port = 0;
-    { FakeStore gone; port = gone.port(); }
+    {
+      FakeStore gone;
+      port = gone.port();
+    }
     const auto e = error_of([&] { AgentStoreClient("127.0.0.1", port, 2s); });
     CHECK(e.find("cannot connect to 127.0.0.1:" + std::to_string(port)) != std::string::npos);
     // How a rank tells an earlier attempt's store address (its store is gone) from this attempt's.
     std::string why;
-    CHECK(!trainhook::distributed::accepts_connections("127.0.0.1", port, std::chrono::steady_clock::now() + 2s, why));
+    CHECK(!trainhook::distributed::accepts_connections("127.0.0.1", port,
+                                                       std::chrono::steady_clock::now() + 2s, why));
     CHECK(why == "Connection refused");
     FakeStore live;
-    CHECK(trainhook::distributed::accepts_connections("127.0.0.1", live.port(), std::chrono::steady_clock::now() + 2s,
-                                                      why));
+    CHECK(trainhook::distributed::accepts_connections("127.0.0.1", live.port(),
+                                                      std::chrono::steady_clock::now() + 2s, why));
   }
 }

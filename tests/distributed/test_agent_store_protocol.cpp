@@ -22,15 +22,17 @@ std::string bytes(std::initializer_list<int> b) {
 TEST_CASE("requests are those of torch 2.x's client") {
   // VALIDATE + magic, then PING + nonce, as one write.
   CHECK(as::encode_hello(0x0000799du) == bytes({0x00, 0xce, 0xf7, 0x85, 0x3c, 0x0d, 0x9d, 0x79, 0x00, 0x00}));
-  CHECK(as::encode_set("/k1", "v1") == bytes({0x01, 3, 0, 0, 0, 0, 0, 0, 0}) + "/k1" +
-                                           bytes({2, 0, 0, 0, 0, 0, 0, 0}) + "v1");
-  CHECK(as::encode_wait("/wantget") == bytes({0x06, 1, 0, 0, 0, 0, 0, 0, 0, 8, 0, 0, 0, 0, 0, 0, 0}) + "/wantget");
+  CHECK(as::encode_set("/k1", "v1") ==
+        bytes({0x01, 3, 0, 0, 0, 0, 0, 0, 0}) + "/k1" + bytes({2, 0, 0, 0, 0, 0, 0, 0}) + "v1");
+  CHECK(as::encode_wait("/wantget") ==
+        bytes({0x06, 1, 0, 0, 0, 0, 0, 0, 0, 8, 0, 0, 0, 0, 0, 0, 0}) + "/wantget");
   CHECK(as::encode_get("/wantget") == bytes({0x03, 8, 0, 0, 0, 0, 0, 0, 0}) + "/wantget");
 }
 
 TEST_CASE("GET's reply: partial, complete, too long") {
   const std::string reply = bytes({3, 0, 0, 0, 0, 0, 0, 0}) + "abc";
-  for (size_t n = 0; n < reply.size(); ++n) CHECK(as::read_get_reply(reply.substr(0, n)).status == Status::incomplete);
+  for (size_t n = 0; n < reply.size(); ++n)
+    CHECK(as::read_get_reply(reply.substr(0, n)).status == Status::incomplete);
   auto r = as::read_get_reply(reply + "trailing");
   CHECK(r.status == Status::complete);
   CHECK(r.consumed == reply.size());

@@ -60,8 +60,10 @@ int connect_to(const std::string& host, uint16_t port, Clock::time_point deadlin
         int so_error = 0;
         socklen_t len = sizeof(so_error);
         ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &so_error, &len);
-        if (so_error == 0) rc = 0;
-        else error = std::strerror(so_error);
+        if (so_error == 0)
+          rc = 0;
+        else
+          error = std::strerror(so_error);
       }
     } else if (rc != 0) {
       error = std::strerror(errno);
@@ -74,14 +76,16 @@ int connect_to(const std::string& host, uint16_t port, Clock::time_point deadlin
   ::freeaddrinfo(res);
   if (fd >= 0) {
     const int one = 1;
-    ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));  // requests are small and answered one by one
+    ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one,
+                 sizeof(one));  // requests are small and answered one by one
   }
   return fd;
 }
 
 }  // namespace
 
-bool accepts_connections(const std::string& host, uint16_t port, Clock::time_point deadline, std::string& error) {
+bool accepts_connections(const std::string& host, uint16_t port, Clock::time_point deadline,
+                         std::string& error) {
   const int fd = connect_to(host, port, deadline, error);
   if (fd < 0) return false;
   ::close(fd);
@@ -156,7 +160,8 @@ std::string AgentStoreClient::receive(const std::function<agent_store::Reply(std
       fail_answer(where_ + " closed the connection after " + std::to_string(buffer_.size()) +
                   " bytes of its answer (expected " + expected + ")");
     } else if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
-      fail_answer("reading from " + where_ + " failed: " + std::strerror(errno) + " (expected " + expected + ")");
+      fail_answer("reading from " + where_ + " failed: " + std::strerror(errno) + " (expected " + expected +
+                  ")");
     }
   }
 }
@@ -177,16 +182,17 @@ void AgentStoreClient::ping() {
 
 void AgentStoreClient::set(std::string_view key, std::string_view value) {
   deadline_ = Clock::now() + timeout_;
-  send_all(agent_store::encode_set(key, value), "SET");
+  send_all(agent_store::encode_set("/" + std::string(key), value), "SET");
   ping();
 }
 
 std::string AgentStoreClient::wait_get(std::string_view key) {
   deadline_ = Clock::now() + timeout_;
-  send_all(agent_store::encode_wait(key), "WAIT");
+  const std::string wire_key = "/" + std::string(key);
+  send_all(agent_store::encode_wait(wire_key), "WAIT");
   receive([](std::string_view b) { return agent_store::read_wait_reply(b); },
           ("the STOP_WAITING byte once key '" + std::string(key) + "' is set").c_str());
-  send_all(agent_store::encode_get(key), "GET");
+  send_all(agent_store::encode_get(wire_key), "GET");
   return receive([](std::string_view b) { return agent_store::read_get_reply(b); },
                  ("the value of key '" + std::string(key) + "'").c_str());
 }

@@ -15,7 +15,8 @@ void put_u64(std::string& out, uint64_t v) {
 
 uint64_t get_le(std::string_view bytes, size_t width) {
   uint64_t v = 0;
-  for (size_t i = 0; i < width; ++i) v |= static_cast<uint64_t>(static_cast<unsigned char>(bytes[i])) << (8 * i);
+  for (size_t i = 0; i < width; ++i)
+    v |= static_cast<uint64_t>(static_cast<unsigned char>(bytes[i])) << (8 * i);
   return v;
 }
 
@@ -94,8 +95,8 @@ std::string encode_get(std::string_view key) {
 Reply read_ping_reply(std::string_view bytes, uint32_t nonce) {
   if (bytes.size() < 4) return {};
   if (get_le(bytes, 4) != nonce) {
-    return invalid("answered the ping with bytes " + hex_bytes(bytes.substr(0, 4)) + " instead of its nonce " +
-                   hex_bytes(encode_ping(nonce).substr(1)));
+    return invalid("answered the ping with bytes " + hex_bytes(bytes.substr(0, 4)) +
+                   " instead of its nonce " + hex_bytes(encode_ping(nonce).substr(1)));
   }
   return complete(4);
 }
@@ -103,7 +104,8 @@ Reply read_ping_reply(std::string_view bytes, uint32_t nonce) {
 Reply read_wait_reply(std::string_view bytes) {
   if (bytes.empty()) return {};
   if (static_cast<uint8_t>(bytes[0]) != kStopWaiting)
-    return invalid("answered WAIT with byte " + hex_bytes(bytes.substr(0, 1)) + " instead of STOP_WAITING (00)");
+    return invalid("answered WAIT with byte " + hex_bytes(bytes.substr(0, 1)) +
+                   " instead of STOP_WAITING (00)");
   return complete(1);
 }
 

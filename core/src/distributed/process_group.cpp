@@ -323,7 +323,9 @@ std::shared_ptr<ProcessGroup> ProcessGroup::create(const LaunchEnv& env, DdpBack
   // (agent_store_client.hpp); the other ranks read it there. TRAINHOOK_STORE_PORT:
   // trainhook's own store on that port, whatever the launcher.
   int port = env.master_port;
-  StoreMode mode = !env.agent_store ? StoreMode::own : kClientOfAgentStore ? StoreMode::agent : StoreMode::published;
+  StoreMode mode = !env.agent_store      ? StoreMode::own
+                   : kClientOfAgentStore ? StoreMode::agent
+                                         : StoreMode::published;
   if (const char* p = std::getenv("TRAINHOOK_STORE_PORT"); p && *p) {
     char* end = nullptr;
     const long v = std::strtol(p, &end, 10);
@@ -352,8 +354,9 @@ std::shared_ptr<ProcessGroup> ProcessGroup::create(const LaunchEnv& env, DdpBack
       agent = std::make_unique<AgentStoreClient>(env.master_addr, env.master_port, ms_timeout, agent_what);
     } catch (const NotA2xStore& e) {
       // Debian's torchrun 1.13 serves a 1.13 store: our own c10d client joins it (every rank sees the same).
-      spdlog::debug("torchrun's store does not speak PyTorch 2.x's protocol ({}); joining it as a 1.13 client",
-                    e.what());
+      spdlog::debug(
+          "torchrun's store does not speak PyTorch 2.x's protocol ({}); joining it as a 1.13 client",
+          e.what());
       mode = StoreMode::agent;
       agent_of_1x = true;
     } catch (const std::exception& e) {
@@ -376,8 +379,9 @@ std::shared_ptr<ProcessGroup> ProcessGroup::create(const LaunchEnv& env, DdpBack
       const auto address = agent_store::parse_store_address(text, problem);
       if (!address) {
         throw CollectiveError(who + ": torchrun's store at " + env.master_addr + ":" +
-                              std::to_string(env.master_port) + " holds '" + text.substr(0, 80) + "' under key '" +
-                              address_key + "' (expected rank 0's store address, host:port: " + problem + ")");
+                              std::to_string(env.master_port) + " holds '" + text.substr(0, 80) +
+                              "' under key '" + address_key +
+                              "' (expected rank 0's store address, host:port: " + problem + ")");
       }
       host = address->host;
       port = address->port;
@@ -385,18 +389,20 @@ std::shared_ptr<ProcessGroup> ProcessGroup::create(const LaunchEnv& env, DdpBack
       const auto try_until = std::min(deadline, std::chrono::steady_clock::now() + std::chrono::seconds(2));
       if (accepts_connections(host, address->port, try_until, problem)) break;
       if (std::chrono::steady_clock::now() >= deadline) {
-        throw CollectiveError(who + ": rank 0's store at " + text + " (as published in torchrun's store under key '" +
-                              address_key + "') refused connections for ddp_timeout " +
-                              std::to_string(timeout.count()) + "s (" + problem +
-                              "): expected this attempt's rank 0 to serve it");
+        throw CollectiveError(who + ": rank 0's store at " + text +
+                              " (as published in torchrun's store under key '" + address_key +
+                              "') refused connections for ddp_timeout " + std::to_string(timeout.count()) +
+                              "s (" + problem + "): expected this attempt's rank 0 to serve it");
       }
       if (!said_stale) {
-        spdlog::warn("{}: torchrun's store names {} as rank 0's store, which refuses connections ({}): an earlier "
-                     "attempt's; waiting for this attempt's rank 0 to publish its own",
-                     who, text, problem);
+        spdlog::warn(
+            "{}: torchrun's store names {} as rank 0's store, which refuses connections ({}): an earlier "
+            "attempt's; waiting for this attempt's rank 0 to publish its own",
+            who, text, problem);
         said_stale = true;
       }
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));  // an earlier attempt's address: read it again
+      std::this_thread::sleep_for(
+          std::chrono::milliseconds(50));  // an earlier attempt's address: read it again
     }
   }
   if (mode == StoreMode::published && env.rank == 0) {
@@ -422,26 +428,27 @@ std::shared_ptr<ProcessGroup> ProcessGroup::create(const LaunchEnv& env, DdpBack
     so.timeout = ms_timeout;
     auto tcp = c10::make_intrusive<c10d::TCPStore>(host, so);
     where = agent_store::format_store_address(host, tcp->getPort());
-    // trainhook's own store is new each attempt: no attempt in its keys (the ranks may count them differently).
+    // trainhook's own store is new each attempt: no attempt in its keys (the ranks may count them
+    // differently).
     impl->store = c10::make_intrusive<c10d::PrefixStore>(
         (mode == StoreMode::agent ? prefix : std::string("trainhook")) + "/default_pg", tcp);
   } catch (const std::exception& e) {
-    throw CollectiveError(
-        who + ": the rendezvous store at " + where +
-        (mode == StoreMode::agent       ? " (torchrun's store, MASTER_ADDR:MASTER_PORT)"
-         : mode == StoreMode::published ? (serves ? " (a port the kernel chooses)" : " (rank 0's, as published in "
-                                                                                      "torchrun's store)")
-         : std::getenv("TRAINHOOK_STORE_PORT") ? " (MASTER_ADDR:TRAINHOOK_STORE_PORT)"
-                                               : " (MASTER_ADDR:MASTER_PORT)") +
-        (serves ? " could not be served" : " could not be reached") + " within ddp_timeout " +
-        std::to_string(timeout.count()) + "s: " + e.what());
+    throw CollectiveError(who + ": the rendezvous store at " + where +
+                          (mode == StoreMode::agent       ? " (torchrun's store, MASTER_ADDR:MASTER_PORT)"
+                           : mode == StoreMode::published ? (serves ? " (a port the kernel chooses)"
+                                                                    : " (rank 0's, as published in "
+                                                                      "torchrun's store)")
+                           : std::getenv("TRAINHOOK_STORE_PORT") ? " (MASTER_ADDR:TRAINHOOK_STORE_PORT)"
+                                                                 : " (MASTER_ADDR:MASTER_PORT)") +
+                          (serves ? " could not be served" : " could not be reached") +
+                          " within ddp_timeout " + std::to_string(timeout.count()) + "s: " + e.what());
   }
   if (mode == StoreMode::published && env.rank == 0) {
     try {
       agent->set(address_key, where);
     } catch (const std::exception& e) {
-      throw CollectiveError(who + ": could not publish its store's address " + where + " in torchrun's store: " +
-                            e.what());
+      throw CollectiveError(who + ": could not publish its store's address " + where +
+                            " in torchrun's store: " + e.what());
     }
   }
   try {
@@ -482,7 +489,7 @@ std::shared_ptr<ProcessGroup> ProcessGroup::create(const LaunchEnv& env, DdpBack
                  backend == DdpBackend::nccl ? "NCCL (CUDA tensors) and Gloo" : "Gloo",
                  group->impl_->shm ? ", all-reduces through shared memory"
                                    : ", all-reduces through Gloo (" + no_shm + ")",
-                 agent_of_1x                    ? ", rendezvous in torchrun's store (a LibTorch 1.x one, joined as it is)"
+                 agent_of_1x ? ", rendezvous in torchrun's store (a LibTorch 1.x one, joined as it is)"
                  : mode == StoreMode::agent     ? ", rendezvous in torchrun's store"
                  : mode == StoreMode::published ? ", rendezvous in trainhook's store (its port published in "
                                                   "torchrun's store)"

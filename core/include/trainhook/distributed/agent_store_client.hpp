@@ -38,6 +38,9 @@ class AgentStoreClient {
   AgentStoreClient(const AgentStoreClient&) = delete;
   AgentStoreClient& operator=(const AgentStoreClient&) = delete;
 
+  // Keys are sent with a leading '/', as torch's own TCPStore clients send
+  // theirs (Python's store.get("k") asks for "/k"), so a key set here reads
+  // back from Python by its name and the other way round.
   // SET, then a PING round trip: once it returns, the key is in the store
   // (the server answers a connection's queries in order).
   void set(std::string_view key, std::string_view value);
@@ -66,7 +69,7 @@ class AgentStoreClient {
 
 // Whether something accepts a TCP connection at host:port before `deadline`
 // (closed again at once); `error` says why not.
-bool accepts_connections(const std::string& host, uint16_t port, std::chrono::steady_clock::time_point deadline,
-                         std::string& error);
+bool accepts_connections(const std::string& host, uint16_t port,
+                         std::chrono::steady_clock::time_point deadline, std::string& error);
 
 }  // namespace trainhook::distributed
