@@ -82,6 +82,28 @@ rc=0
 grep -q "$WORK/train.bin: token [0-9]* has id [0-9]*, outside the model's vocabulary 0..49" "$WORK/vocab.log" ||
   fail "no clear message for an id above the vocabulary: $(tail -5 "$WORK/vocab.log")"
 
+# A token file cut short while the run reads it (a sync job rewriting the
+# shard): the run stops naming the file and what happened, not with a bare
+# "Bus error" (rc 135). The run is long enough that it is still reading when
+# the file is cut (cut once its first checkpoint is complete); `timeout` bounds it.
+cp "$WORK/train.bin" "$WORK/shrinks.bin"
+SHRINK=()
+for a in "${LM[@]}"; do [[ $a == "$WORK/train.bin" ]] && a="$WORK/shrinks.bin"; SHRINK+=("$a"); done
+timeout 300 "$CLI" train "${SHRINK[@]}" --max_steps 100000 \
+  --save_total_limit 1 --output_dir "$WORK/shrinks" --per_device_train_batch_size 16 >"$WORK/shrinks.log" 2>&1 &
+pid=$!
+trap 'kill $pid 2>/dev/null || true' EXIT
+wait_for 120 "checkpoint-10 of the run on shrinks.bin" test -d "$WORK/shrinks/checkpoint-10"
+truncate -s 4096 "$WORK/shrinks.bin"
+rc=0
+wait "$pid" || rc=$?
+trap - EXIT
+((rc != 0 && rc != 124 && rc != 135)) || fail "truncated token file: exit $rc (124: still running; 135: bare SIGBUS)"
+grep -q "data file $WORK/shrinks.bin changed while the run had it mapped: it was [0-9]* bytes when opened and is 4096 bytes now" \
+  "$WORK/shrinks.log" || fail "truncated token file: no message naming it: $(tail -5 "$WORK/shrinks.log")"
+grep -qi "bus error" "$WORK/shrinks.log" && fail "truncated token file: a bare bus error: $(tail -5 "$WORK/shrinks.log")"
+echo "token file truncated under the run: exit $rc, $(grep -o 'data file .*(SIGBUS)' "$WORK/shrinks.log" | head -1)"
+
 if [[ -z $NUMPY_PY || ! -x $NUMPY_PY ]]; then
   echo "no python with numpy: the .npy part is skipped"
   exit 0

@@ -325,6 +325,14 @@ else
   python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert "bad_value.csv" in d["message"]["message"]; int(d["message"]["extraInfo"]["timestamp"])' "$WORK/error.json" &&
     echo "ok error_file (JSON; torch not installed: its reader not run)" || fail "error_file: $(cat "$WORK/error.json")"
 fi
+# A worker that stops before training (here: output_dir not empty, refused before
+# any data is read) writes it too, or torchrun's summary would show no cause.
+mkdir -p "$WORK/ef_full" && echo x >"$WORK/ef_full/notes.txt"
+TORCHELASTIC_ERROR_FILE="$WORK/early.json" expect error_file_early 2 "already exists and is not empty" -- \
+  "${BASE[@]}" --do_train --max_steps 1 --output_dir "$WORK/ef_full"
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); m=d["message"]; assert "ef_full" in m["message"] and "not empty" in m["message"], m; assert "trainhook train" in m["extraInfo"]["py_callstack"], m; int(m["extraInfo"]["timestamp"])' \
+  "$WORK/early.json" 2>"$WORK/early.check" && echo "ok error_file_early (output_dir refused)" ||
+  fail "error_file_early: TORCHELASTIC_ERROR_FILE $(cat "$WORK/early.json" 2>&1) $(cat "$WORK/early.check")"
 
 # ---- a full disk (root only: a 3 MB tmpfs) ----
 if [[ $(id -u) -eq 0 ]] && mkdir -p "$WORK/tmpfs" && mount -t tmpfs -o size=3m tmpfs "$WORK/tmpfs" 2>/dev/null; then

@@ -7,15 +7,22 @@
  *   hold_run         at global_step 3 (after checkpoint-2 with --save_steps 2)
  *                    waits in on_step_end for up to 120 s, so the test can
  *                    start a second run while this one holds output_dir
+ *   kill_worker      SIGKILLs its own process in on_step_end at global_step
+ *                    TRAINHOOK_TEST_KILL_STEP on the rank TRAINHOOK_TEST_KILL_RANK
+ *                    of torchrun's first attempt (TORCHELASTIC_RESTART_COUNT 0),
+ *                    so a test kills a worker after a given checkpoint, exactly
+ *                    once, whatever the speed of the machine (ddp_torchrun.sh)
  * Each says on stderr when it acts, so the tests wait for a line, never a delay. */
 #define _POSIX_C_SOURCE 200809L
 #include <trainhook/abi.h>
 #include "test_plugin_entry.h"
 
 #include <pthread.h>
+#include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 static void wait_seconds(int seconds) {
@@ -88,6 +95,26 @@ static th_status hold_on_event(void* self, const th_event_args* args, char* err,
   return TH_OK;
 }
 
+static int env_is(const char* name, const char* want) {
+  const char* v = getenv(name);
+  return v != NULL && strcmp(v, want) == 0;
+}
+
+static th_status kill_worker_on_event(void* self, const th_event_args* args, char* err, size_t err_size) {
+  (void)self;
+  (void)err;
+  (void)err_size;
+  const char* step = getenv("TRAINHOOK_TEST_KILL_STEP");
+  const char* rank = getenv("TRAINHOOK_TEST_KILL_RANK");
+  if (step == NULL || rank == NULL || step_of(args) != atoll(step) || !env_is("RANK", rank) ||
+      !env_is("TORCHELASTIC_RESTART_COUNT", "0"))
+    return TH_OK;
+  fprintf(stderr, "kill_worker: SIGKILL to rank %s at step %s\n", rank, step);
+  fflush(stderr);
+  raise(SIGKILL);
+  return TH_OK;
+}
+
 static int instance;
 static th_status plain_create(const th_host* host, const char* config_json, void** out_self, char* err,
                               size_t err_size) {
@@ -123,7 +150,9 @@ FAULT_CALLBACK(step_quick_exit, "step_quick_exit", "calls quick_exit(0) at step 
 FAULT_CALLBACK(thread_exit, "thread_exit", "its own thread calls exit(0) at step 3", thread_create,
                thread_exit_on_event)
 FAULT_CALLBACK(hold_run, "hold_run", "waits in on_step_end at step 3", plain_create, hold_on_event)
+FAULT_CALLBACK(kill_worker, "kill_worker", "SIGKILLs one rank of torchrun's first attempt at a step",
+               plain_create, kill_worker_on_event)
 
 static const th_callback_info* const fault_callback_ptrs[] = {&step_exit, &step_quick_exit, &thread_exit,
-                                                              &hold_run};
+                                                              &hold_run, &kill_worker};
 TH_TEST_PLUGIN_ENTRY("run_faults", "1.0.0", fault_callback_ptrs)

@@ -98,10 +98,13 @@ std::string check_tasks(const ParsedArguments& p) {
   std::_Exit(128 + sig);
 }
 
-// A run that ends by an error: the message on stderr and, under torchrun, in
-// its error file (its failure summary shows it); returns `status`.
-int fail_run(const std::string& message, int status) {
+// A run that ends by an error, from its first argument on: the message on
+// stderr and, under torchrun, in its error file (its failure summary shows
+// it, else only "To enable traceback see ..."); `hint` is a line for the
+// console only. Returns `status`.
+int fail_run(const std::string& message, int status, const char* hint = nullptr) {
   std::fprintf(stderr, "trainhook train: error: %s\n", message.c_str());
+  if (hint) std::fprintf(stderr, "%s\n", hint);
   write_torchelastic_error_file(message, "trainhook train");
   return status;
 }
@@ -194,9 +197,7 @@ int train_command(const std::vector<std::string>& args, const std::string& progr
   try {
     parsed = parse_train_arguments(args, program_path);
   } catch (const ArgumentError& e) {
-    std::fprintf(stderr, "trainhook train: error: %s\n", e.what());
-    std::fprintf(stderr, "(see trainhook train --help)\n");
-    return 2;
+    return fail_run(e.what(), 2, "(see trainhook train --help)");
   }
   if (parsed.help) {
     std::cout << train_help_text();
@@ -211,10 +212,7 @@ int train_command(const std::vector<std::string>& args, const std::string& progr
   if (!make_path_arguments_absolute(parsed))
     spdlog::warn("cannot read the current working directory ({}); relative paths stay relative",
                  std::strerror(errno));
-  if (const std::string problem = check_tasks(parsed); !problem.empty()) {
-    std::fprintf(stderr, "trainhook train: error: %s\n", problem.c_str());
-    return 2;
-  }
+  if (const std::string problem = check_tasks(parsed); !problem.empty()) return fail_run(problem, 2);
   TrainingArguments& targs = parsed.training;
   // Under torchrun / srun / trainhook launch: this process's rank and the
   // world size come from the environment (the Trainer joins the group).
@@ -236,8 +234,7 @@ int train_command(const std::vector<std::string>& args, const std::string& progr
   try {
     (void)choose_device(targs);
   } catch (const ArgumentError& e) {
-    std::fprintf(stderr, "trainhook train: error: %s\n", e.what());
-    return 2;
+    return fail_run(e.what(), 2);
   }
   // HF's log_level_replica (default warning): only world rank 0 logs info.
   if (targs.process_index != 0 && spdlog::get_level() < spdlog::level::warn)
@@ -251,8 +248,7 @@ int train_command(const std::vector<std::string>& args, const std::string& progr
     try {
       output_dir_lock = OutputDirLock::acquire(targs.output_dir);
     } catch (const std::runtime_error& e) {
-      std::fprintf(stderr, "trainhook train: error: %s\n", e.what());
-      return 1;
+      return fail_run(e.what(), 1);
     }
   }
 
@@ -267,11 +263,9 @@ int train_command(const std::vector<std::string>& args, const std::string& progr
           last->string());
       targs.resume_from_checkpoint = last->string();
     } else {
-      std::fprintf(stderr,
-                   "trainhook train: error: output_dir '%s' already exists and is not empty; use "
-                   "--overwrite_output_dir to write into it\n",
-                   targs.output_dir.c_str());
-      return 2;
+      return fail_run("output_dir '" + targs.output_dir +
+                          "' already exists and is not empty; use --overwrite_output_dir to write into it",
+                      2);
     }
   }
 

@@ -15,6 +15,7 @@
 
 #include <trainhook/distributed/process_group.hpp>
 
+#include <trainhook/distributed/agent_store_client.hpp>
 #include <trainhook/distributed/shared_memory_all_reduce.hpp>
 
 #include <spdlog/spdlog.h>
@@ -177,7 +178,19 @@ namespace {
 // LibTorch 2.x speaks the TCPStore protocol of torchrun's 2.x agent; 1.13 does not.
 constexpr bool kClientOfAgentStore = TORCH_VERSION_MAJOR >= 2;
 
-bool serves_own_store(bool join_agent, int rank) { return !join_agent && rank == 0; }
+// Where the ranks meet (the c10d store every rank is a client of).
+enum class StoreMode {
+  own,        // rank 0 serves it on MASTER_PORT (trainhook launch, Slurm) or TRAINHOOK_STORE_PORT
+  agent,      // torchrun's agent store on MASTER_PORT (a LibTorch 2.x build under torchrun)
+  published,  // rank 0 serves it on a port the kernel chooses and publishes its address
+              // in torchrun's agent store (a 1.13 build under torchrun: nothing to collide with)
+};
+
+// torchrun's store outlives a restart of the workers: each attempt has its own keys.
+std::string attempt_prefix() {
+  const char* attempt = std::getenv("TORCHELASTIC_RESTART_COUNT");
+  return std::string("trainhook/attempt_") + (attempt && *attempt ? attempt : "0");
+}
 
 // The local address that routes to `host`: Gloo must listen on an address the
 // other ranks can reach, which is the one this machine uses towards rank 0's
@@ -305,54 +318,138 @@ std::shared_ptr<ProcessGroup> ProcessGroup::create(const LaunchEnv& env, DdpBack
   // MASTER_PORT in the wire protocol of torchrun's PyTorch. Built on LibTorch 2.x,
   // every rank joins it as a client, as PyTorch's own workers do. A 1.13 client
   // cannot talk to a 2.x store, so there rank 0 serves trainhook's own store on
-  // MASTER_PORT + 1. TRAINHOOK_STORE_PORT: trainhook's own store on that port.
+  // a port the kernel picks (so no other process can hold it) and publishes its
+  // address in the agent store through a small client of that protocol
+  // (agent_store_client.hpp); the other ranks read it there. TRAINHOOK_STORE_PORT:
+  // trainhook's own store on that port, whatever the launcher.
   int port = env.master_port;
-  bool join_agent = env.agent_store && kClientOfAgentStore;
-  if (env.agent_store && !join_agent) port = env.master_port + 1;
+  StoreMode mode = !env.agent_store      ? StoreMode::own
+                   : kClientOfAgentStore ? StoreMode::agent
+                                         : StoreMode::published;
   if (const char* p = std::getenv("TRAINHOOK_STORE_PORT"); p && *p) {
     char* end = nullptr;
     const long v = std::strtol(p, &end, 10);
     if (*end != '\0' || v < 1 || v > 65535)
       throw CollectiveError(std::string("TRAINHOOK_STORE_PORT='") + p + "': expected a port in [1, 65535]");
     port = static_cast<int>(v);
-    join_agent = false;
+    mode = StoreMode::own;
   }
-  if (port > 65535) {
-    throw CollectiveError("MASTER_PORT " + std::to_string(env.master_port) +
-                          " is torchrun's store; trainhook's needs the next port, which does not exist (set "
-                          "TRAINHOOK_STORE_PORT)");
+  const std::string who = "rank " + std::to_string(env.rank) + " of " + std::to_string(env.world_size);
+  std::string host = env.master_addr;
+  const std::string prefix = attempt_prefix();
+  // Not per attempt: the agents of one job may count a restart differently
+  // (torchrun does not count one that another agent's rejoining caused), so
+  // TORCHELASTIC_RESTART_COUNT is not the same on every rank. Each attempt's
+  // rank 0 writes it anew; an earlier attempt's value names a store that is gone
+  // (torchrun stops every worker before the next rendezvous), so a rank that
+  // finds it refused reads the key again until the new one is there.
+  const std::string address_key = "trainhook/store_address";
+  const auto ms_timeout = std::chrono::duration_cast<std::chrono::milliseconds>(timeout);
+  // The agent store, as MASTER_ADDR:MASTER_PORT names it in errors.
+  const std::string agent_what = "torchrun's store, MASTER_ADDR:MASTER_PORT";
+  std::unique_ptr<AgentStoreClient> agent;
+  bool agent_of_1x = false;  // torchrun's store is not a 2.x one: a torchrun of our own generation
+  if (mode == StoreMode::published) {
+    try {
+      agent = std::make_unique<AgentStoreClient>(env.master_addr, env.master_port, ms_timeout, agent_what);
+    } catch (const NotA2xStore& e) {
+      // Debian's torchrun 1.13 serves a 1.13 store: our own c10d client joins it (every rank sees the same).
+      spdlog::debug(
+          "torchrun's store does not speak PyTorch 2.x's protocol ({}); joining it as a 1.13 client",
+          e.what());
+      mode = StoreMode::agent;
+      agent_of_1x = true;
+    } catch (const std::exception& e) {
+      throw CollectiveError(who + ": " + e.what());
+    }
   }
-  const std::string where = env.master_addr + ":" + std::to_string(port);
+  if (mode == StoreMode::published && env.rank != 0) {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    bool said_stale = false;
+    for (;;) {
+      std::string text;
+      try {
+        text = agent->wait_get(address_key);
+      } catch (const std::exception& e) {
+        throw CollectiveError(who + ": rank 0's store address (key '" + address_key +
+                              "') did not come from torchrun's store within ddp_timeout " +
+                              std::to_string(timeout.count()) + "s: " + e.what());
+      }
+      std::string problem;
+      const auto address = agent_store::parse_store_address(text, problem);
+      if (!address) {
+        throw CollectiveError(who + ": torchrun's store at " + env.master_addr + ":" +
+                              std::to_string(env.master_port) + " holds '" + text.substr(0, 80) +
+                              "' under key '" + address_key +
+                              "' (expected rank 0's store address, host:port: " + problem + ")");
+      }
+      host = address->host;
+      port = address->port;
+      // Each try bounded: an earlier rank 0's machine may be gone (no refusal, only silence).
+      const auto try_until = std::min(deadline, std::chrono::steady_clock::now() + std::chrono::seconds(2));
+      if (accepts_connections(host, address->port, try_until, problem)) break;
+      if (std::chrono::steady_clock::now() >= deadline) {
+        throw CollectiveError(who + ": rank 0's store at " + text +
+                              " (as published in torchrun's store under key '" + address_key +
+                              "') refused connections for ddp_timeout " + std::to_string(timeout.count()) +
+                              "s (" + problem + "): expected this attempt's rank 0 to serve it");
+      }
+      if (!said_stale) {
+        spdlog::warn(
+            "{}: torchrun's store names {} as rank 0's store, which refuses connections ({}): an earlier "
+            "attempt's; waiting for this attempt's rank 0 to publish its own",
+            who, text, problem);
+        said_stale = true;
+      }
+      std::this_thread::sleep_for(
+          std::chrono::milliseconds(50));  // an earlier attempt's address: read it again
+    }
+  }
+  if (mode == StoreMode::published && env.rank == 0) {
+    host = local_address_towards(env.master_addr, env.master_port);  // the address the other ranks can reach
+    port = 0;                                                        // the kernel chooses
+  }
+  auto where = agent_store::format_store_address(host, static_cast<uint16_t>(port));
+  const bool serves = mode != StoreMode::agent && env.rank == 0;
   // PyTorch's Python binding reads GLOO_SOCKET_IFNAME, not ProcessGroupGloo: as
   // there, a list gives one device per interface (Gloo spreads pairs over them).
   std::vector<std::string> interfaces;
   try {
     interfaces = gloo_socket_interfaces();
   } catch (const std::exception& e) {
-    throw CollectiveError("rank " + std::to_string(env.rank) + " of " + std::to_string(env.world_size) + ": " +
-                          e.what());
+    throw CollectiveError(who + ": " + e.what());
   }
   try {
     c10d::TCPStoreOptions so;
     so.port = static_cast<uint16_t>(port);
-    so.isServer = serves_own_store(join_agent, env.rank);
+    so.isServer = serves;
     so.numWorkers = env.world_size;
     so.waitWorkers = false;
-    so.timeout = std::chrono::duration_cast<std::chrono::milliseconds>(timeout);
-    auto tcp = c10::make_intrusive<c10d::TCPStore>(env.master_addr, so);
-    // torchrun's store outlives a restart of the workers: each attempt has its own keys.
-    const char* attempt = std::getenv("TORCHELASTIC_RESTART_COUNT");
+    so.timeout = ms_timeout;
+    auto tcp = c10::make_intrusive<c10d::TCPStore>(host, so);
+    where = agent_store::format_store_address(host, tcp->getPort());
+    // trainhook's own store is new each attempt: no attempt in its keys (the ranks may count them
+    // differently).
     impl->store = c10::make_intrusive<c10d::PrefixStore>(
-        std::string("trainhook/attempt_") + (attempt && *attempt ? attempt : "0") + "/default_pg", tcp);
+        (mode == StoreMode::agent ? prefix : std::string("trainhook")) + "/default_pg", tcp);
   } catch (const std::exception& e) {
-    throw CollectiveError(
-        "rank " + std::to_string(env.rank) + " of " + std::to_string(env.world_size) +
-        ": the rendezvous store at " + where +
-        (join_agent        ? " (torchrun's store)"
-         : env.agent_store ? " (MASTER_PORT + 1: torchrun holds MASTER_PORT)"
-                           : "") +
-        (serves_own_store(join_agent, env.rank) ? " could not be served" : " could not be reached") +
-        " within ddp_timeout " + std::to_string(timeout.count()) + "s: " + e.what());
+    throw CollectiveError(who + ": the rendezvous store at " + where +
+                          (mode == StoreMode::agent       ? " (torchrun's store, MASTER_ADDR:MASTER_PORT)"
+                           : mode == StoreMode::published ? (serves ? " (a port the kernel chooses)"
+                                                                    : " (rank 0's, as published in "
+                                                                      "torchrun's store)")
+                           : std::getenv("TRAINHOOK_STORE_PORT") ? " (MASTER_ADDR:TRAINHOOK_STORE_PORT)"
+                                                                 : " (MASTER_ADDR:MASTER_PORT)") +
+                          (serves ? " could not be served" : " could not be reached") +
+                          " within ddp_timeout " + std::to_string(timeout.count()) + "s: " + e.what());
+  }
+  if (mode == StoreMode::published && env.rank == 0) {
+    try {
+      agent->set(address_key, where);
+    } catch (const std::exception& e) {
+      throw CollectiveError(who + ": could not publish its store's address " + where +
+                            " in torchrun's store: " + e.what());
+    }
   }
   try {
     auto options = c10d::ProcessGroupGloo::Options::create(
@@ -377,8 +474,7 @@ std::shared_ptr<ProcessGroup> ProcessGroup::create(const LaunchEnv& env, DdpBack
   } catch (const CollectiveError&) {
     throw;
   } catch (const std::exception& e) {
-    throw CollectiveError("rank " + std::to_string(env.rank) + " of " + std::to_string(env.world_size) +
-                          ": the rendezvous at " + where + " did not complete within ddp_timeout " +
+    throw CollectiveError(who + ": the rendezvous at " + where + " did not complete within ddp_timeout " +
                           std::to_string(timeout.count()) + "s (are all " + std::to_string(env.world_size) +
                           " ranks started with the same MASTER_ADDR/MASTER_PORT?): " + e.what());
   }
@@ -393,9 +489,11 @@ std::shared_ptr<ProcessGroup> ProcessGroup::create(const LaunchEnv& env, DdpBack
                  backend == DdpBackend::nccl ? "NCCL (CUDA tensors) and Gloo" : "Gloo",
                  group->impl_->shm ? ", all-reduces through shared memory"
                                    : ", all-reduces through Gloo (" + no_shm + ")",
-                 join_agent        ? ", rendezvous in torchrun's store"
-                 : env.agent_store ? ", rendezvous in trainhook's store on MASTER_PORT + 1"
-                                   : ", rendezvous in trainhook's store",
+                 agent_of_1x ? ", rendezvous in torchrun's store (a LibTorch 1.x one, joined as it is)"
+                 : mode == StoreMode::agent     ? ", rendezvous in torchrun's store"
+                 : mode == StoreMode::published ? ", rendezvous in trainhook's store (its port published in "
+                                                  "torchrun's store)"
+                                                : ", rendezvous in trainhook's store",
                  where);
   }
   return group;

@@ -25,8 +25,8 @@ struct LaunchEnv {
   std::string master_addr;  // empty in a single-process run
   uint16_t master_port = 29500;
   // torchrun's agent serves a store on MASTER_PORT (TORCHELASTIC_USE_AGENT_STORE): a
-  // LibTorch 2.x build joins it, a 1.13 build serves its own on MASTER_PORT + 1
-  // (process_group.cpp says why).
+  // LibTorch 2.x build joins it; in a 1.13 build rank 0 serves its own on a port
+  // the kernel chooses and publishes it there (process_group.cpp says why).
   bool agent_store = false;
   std::string source = "none";  // "torchrun" (also trainhook launch), "slurm" or "none"
   // torchrun's elastic agent: TORCHELASTIC_RUN_ID, TORCHELASTIC_RESTART_COUNT

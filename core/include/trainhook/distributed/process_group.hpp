@@ -27,7 +27,8 @@ namespace trainhook::distributed {
 class ProcessGroup {
  public:
   // Rendezvous over a TCPStore at MASTER_ADDR:MASTER_PORT served by rank 0 (under torchrun:
-  // its agent's store with LibTorch 2.x, MASTER_PORT + 1 with 1.13), then a Gloo group over the interface
+  // its agent's store with LibTorch 2.x; with 1.13, rank 0's own on a port the kernel chose, published
+  // in the agent's store), then a Gloo group over the interface
   // that routes to MASTER_ADDR (GLOO_SOCKET_IFNAME overrides). nccl adds an NCCL group for CUDA
   // tensors (a CUDA LibTorch linked whole, with GPUs); elsewhere it throws naming what is missing.
   // Throws CollectiveError when the rendezvous does not complete in `timeout`.
