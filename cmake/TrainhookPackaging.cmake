@@ -21,7 +21,9 @@ set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
 set(CPACK_GENERATOR "DEB;TGZ")
 set(CPACK_SOURCE_GENERATOR "")
 set(CPACK_PACKAGE_DIRECTORY ${CMAKE_BINARY_DIR}/packages)
-set(CPACK_STRIP_FILES ON)
+# Not stripped: the plugins' digests (trainhook-plugins.sha256) are written at
+# install time, before CPack would strip, and must match the packaged bytes.
+set(CPACK_STRIP_FILES OFF)
 
 # Per generator (cmake/TrainhookCPackOptions.cmake.in): the .debs are rooted at
 # /usr and split by component; the tarball holds everything, relative.
@@ -43,6 +45,7 @@ set(CPACK_COMPONENT_DEV_DESCRIPTION "Trainhook plugin SDK and core headers
 # The dev package needs the runtime of the same version (its CMake package names
 # the installed libraries); what its components look for is recommended.
 set(CPACK_COMPONENT_DEV_DEPENDS runtime)
+set(CPACK_DEBIAN_ENABLE_COMPONENT_DEPENDS ON)
 set(CPACK_DEBIAN_DEV_PACKAGE_RECOMMENDS "libcurl4-openssl-dev, libssl-dev")
 set(CPACK_DEBIAN_DEV_PACKAGE_SUGGESTS "libtorch-dev, nlohmann-json3-dev, libspdlog-dev")
 
