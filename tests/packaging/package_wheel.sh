@@ -69,6 +69,11 @@ for f in "$native"/lib/*.so "$native"/lib/trainhook/plugins/*.so "$native"/libex
   if ldd "$f" | grep 'not found'; then fail "$f: a library it links is not found"; fi
 done
 
+# The plugins' digests (plugin pinning) are of the bytes the wheel holds (its
+# build installs them stripped: scikit-build-core's install.strip).
+(cd "$native/lib/trainhook/plugins" && sha256sum -c --quiet trainhook-plugins.sha256) ||
+  fail "the wheel's trainhook-plugins.sha256 does not match its plugins"
+
 # Outside the source tree; nothing points at a build.
 mkdir -p "$WORK/run" && cd "$WORK/run"
 clean() {
