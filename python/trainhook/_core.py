@@ -5,7 +5,8 @@ the C++ host's own, not a copy of them.
 
 Where the library is looked for, in order: $TRAINHOOK_LIBRARY (the file),
 lib/ and lib64/ beside the folder of a `trainhook` program on PATH (an install
-prefix or a build tree), then the system's library path.
+prefix or a build tree), the copy a wheel built into this package
+(_native/lib/), then the system's library path.
 """
 import ctypes
 import ctypes.util
@@ -33,6 +34,9 @@ def _candidates():
         prefix = os.path.dirname(os.path.dirname(os.path.realpath(program)))
         for lib in ("lib", "lib64"):
             tried.append(("trainhook on PATH", os.path.join(prefix, lib, _LIB_NAME)))
+    bundled = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_native", "lib", _LIB_NAME)
+    if os.path.exists(bundled):
+        tried.append(("this package (wheel)", bundled))
     found = ctypes.util.find_library("trainhook_base")
     if found:
         tried.append(("the system library path", found))

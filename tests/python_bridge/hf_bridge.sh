@@ -20,19 +20,6 @@ export TRAINHOOK_LIBRARY="$CORE" PYTHONPATH="$SRC/python${PYTHONPATH:+:$PYTHONPA
 # A registry cache of this test's own: the scan of the plugin folders is really done.
 export TRAINHOOK_REGISTRY_CACHE="$WORK/registry-cache.json"
 mkdir -p "$WORK"
-if [[ "$CASE" == pip_install ]]; then
-  # `pip install ./python` (from a copy: setuptools writes build/ and *.egg-info
-  # next to the sources), then the installed package alone finds the core and a plugin.
-  rm -rf "$WORK/src" "$WORK/site" && cp -r "$SRC/python" "$WORK/src"
-  "$HF_VENV/bin/python" -m pip install -q --disable-pip-version-check --no-deps --no-build-isolation \
-    --target "$WORK/site" "$WORK/src"
-  cd "$WORK"
-  exec env PYTHONPATH="$WORK/site" "$HF_VENV/bin/python" -c '
-import os, sys, trainhook
-assert os.path.dirname(trainhook.__file__) == os.path.join(sys.argv[1], "trainhook"), trainhook.__file__
-cb = trainhook.TrainhookCallback(callbacks=["grad_stats"])
-print("ok   installed package at", trainhook.__file__, "resolved", [s[0] for s in cb._specs])' "$WORK/site"
-fi
 TEST_VENV="${TRAINHOOK_TEST_VENV:-$SRC/build/venv}"
 if [[ "$CASE" == mlflow || "$CASE" == tensorboard ]] && [[ ! -x "$TEST_VENV/bin/mlflow" ]]; then
   echo "FAIL: no test venv (mlflow, tensorboard) at $TEST_VENV (run scripts/venv test, or set TRAINHOOK_TEST_VENV)" >&2

@@ -33,6 +33,10 @@ cases:
   tensorboard_run one run with --report_to tensorboard and grad_stats; writes the
                   output folder's trainer_state.json and training_args.json for
                   tests/tensorboard/check_events.py (TensorBoard's own readers)
+  wheel           the package as installed from its wheel (tests/packaging/package_wheel.sh):
+                  the core library and the plugins are the wheel's own copies;
+                  early_stopping stops the run where HF's own callback does and
+                  jsonl writes the log_history HF keeps
   mlflow_run      one run with --report_to mlflow (MLFLOW_TRACKING_URI from the
                   caller); writes log_history to DIR/log_history.json
 Exits 0 when every check holds, 1 with FAIL lines otherwise.
@@ -116,6 +120,32 @@ def case_early_stopping(opts):
     evals_hf = [e["eval_loss"] for e in hf.state.log_history if "eval_loss" in e]
     evals_ours = [e["eval_loss"] for e in ours.state.log_history if "eval_loss" in e]
     check(evals_hf == evals_ours, f"the same evaluations ({len(evals_ours)})")
+
+
+def case_wheel(opts):
+    from trainhook import _core
+    package = os.path.dirname(os.path.abspath(trainhook.__file__))
+    hf = trainer(opts, fresh(opts, "wheel_hf"), [EarlyStoppingCallback(early_stopping_patience=2)],
+                 **early_stopping_args())
+    hf.train()
+    out = fresh(opts, "wheel_bridge")
+    bridge = trainhook.TrainhookCallback(callbacks=["early_stopping"], report_to=["jsonl"],
+                                         plugin_config={"early_stopping": {"early_stopping_patience": 2}})
+    core = _core.core().path
+    check(core.startswith(os.path.join(package, "_native") + os.sep), f"the core is the wheel's own ({core})")
+    for name, file, _ in bridge._specs:
+        file = os.path.realpath(file)
+        check(file.startswith(os.path.join(package, "_native") + os.sep), f"{name} is the wheel's own ({file})")
+    ours = trainer(opts, out, [bridge], **early_stopping_args())
+    ours.train()
+    a, b = hf.state.global_step, ours.state.global_step
+    check(b < 800 and a == b, f"early_stopping from the wheel stops at HF's step ({b} == {a} < 800)")
+    path = os.path.join(out, "log_history.jsonl")
+    with open(path) as f:
+        lines = [json.loads(line) for line in f if line.strip()]
+    check([r.get("eval_loss") for r in lines if "eval_loss" in r] ==
+          [e["eval_loss"] for e in ours.state.log_history if "eval_loss" in e],
+          f"jsonl wrote each evaluation HF logged ({len(lines)} records in {path})")
 
 
 class LogCapture(logging.Handler):

@@ -11,7 +11,8 @@ Checks:
     component or target the block names (COMPONENTS support, Trainhook::testkit);
   - examples/*/CMakeLists.txt: every `find_package(Trainhook X.Y ...)` asks for
     at least the newest version introducing an SDK header the example's sources
-    include, or a component the line names;
+    include, a CMake function it calls (trainhook_package_plugins, 0.6) or a
+    component the line names;
   - the guide states the ABI minor of abi.h ("N today").
 """
 import pathlib
@@ -25,6 +26,7 @@ INTRODUCED = {  # what -> the package version that introduced it
     "trainhook/testkit/": (0, 5),
     "Trainhook::support": (0, 5),
     "Trainhook::testkit": (0, 5),
+    "trainhook_package_plugins(": (0, 6),
 }
 COMPONENTS = {"support": (0, 5), "testkit": (0, 5), "sdk": (0, 2), "core": (0, 1)}
 FIND = re.compile(r"find_package\(Trainhook\s+(\d+)\.(\d+)[^)]*\)")
@@ -79,6 +81,7 @@ for cmake in sorted(src.glob("examples/*/CMakeLists.txt")):
     includes = "\n".join(re.findall(r"#include\s*<([^>]+)>", sources))
     sdk_needs = max([v for k, v in INTRODUCED.items() if k.startswith("trainhook/") and k in includes
                      and not k.startswith(("trainhook/support/", "trainhook/testkit/"))], default=(0, 0))
+    sdk_needs = max(sdk_needs, needs("\n".join(line.split("#")[0] for line in cmake.read_text().splitlines())))
     for line in cmake.read_text().splitlines():
         m = FIND.search(line)
         if not m:
