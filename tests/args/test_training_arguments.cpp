@@ -69,6 +69,7 @@ TrainingArguments non_default() {
   a.disable_tqdm = true;
   a.report_to = {"tensorboard", "mlflow"};
   a.requeue_signal = "USR2";
+  a.profile = trainhook::ProfileMode::trace;
   a.callbacks = {"early_stopping"};
   a.optim_args = "momentum=0.9";
   a.lr_scheduler_kwargs = {{"num_cycles", 0.25}};
@@ -119,7 +120,7 @@ TEST_CASE("to_json output is byte-identical to the hand-written form it replaced
       R"("metric_for_best_model":null,"num_train_epochs":3.0,"optim":"adamw_torch","optim_args":null,)"
       R"("output_dir":"trainer_output","overwrite_output_dir":false,"per_device_eval_batch_size":8,)"
       R"("per_device_train_batch_size":8,"plugin_config":{},"plugin_dir":[],)"
-      R"("plugin_error_policy":"disable","plugin_isolation":[],"process_index":0,"report_to":["none"],)"
+      R"("plugin_error_policy":"disable","plugin_isolation":[],"process_index":0,"profile":"none","report_to":["none"],)"
       R"("requeue_signal":"","resume_from_checkpoint":null,"run_name":null,"save_safetensors":true,"save_steps":500.0,)"
       R"("save_strategy":"steps","save_total_limit":null,"seed":42,"skip_memory_metrics":true,)"
       R"("use_cpu":false,"warmup_ratio":0.0,"warmup_steps":0,"weight_decay":0.0,"world_size":1})");
@@ -157,7 +158,7 @@ TEST_CASE("to_json output is byte-identical to the hand-written form it replaced
       R"("optim":"sgd","optim_args":null,"output_dir":"trainer_output","overwrite_output_dir":false,)"
       R"("per_device_eval_batch_size":8,"per_device_train_batch_size":8,)"
       R"("plugin_config":{"wandb":{"project":"p"}},"plugin_dir":[],"plugin_error_policy":"fail",)"
-      R"("plugin_isolation":[],"process_index":0,"report_to":["tensorboard","mlflow"],"requeue_signal":"","resume_from_checkpoint":null,)"
+      R"("plugin_isolation":[],"process_index":0,"profile":"none","report_to":["tensorboard","mlflow"],"requeue_signal":"","resume_from_checkpoint":null,)"
       R"("run_name":"r","save_safetensors":true,"save_steps":500.0,"save_strategy":"best",)"
       R"("save_total_limit":2,"seed":42,"skip_memory_metrics":true,"use_cpu":false,"warmup_ratio":0.0,"warmup_steps":0,)"
       R"("weight_decay":0.0,"world_size":1})");
@@ -226,6 +227,7 @@ TEST_CASE("to_json writes every field with the HF names, unset optionals are nul
                                           "disable_tqdm",
                                           "report_to",
                                           "requeue_signal",
+                                          "profile",
                                           "callbacks",
                                           "plugin_dir",
                                           "plugin_config",
