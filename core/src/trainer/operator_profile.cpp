@@ -3,6 +3,8 @@
 // trace (RecordProfile). The PyPI LibTorch 2.x has Kineto, which also runs on the CPU.
 #include "run_profile.hpp"
 
+#include <trainhook/checkpoint/atomic_file.hpp>
+
 #include <torch/version.h>
 
 #if TORCH_VERSION_MAJOR >= 2
@@ -10,7 +12,6 @@
 #else
 #include <torch/csrc/autograd/profiler_legacy.h>
 
-#include <fstream>
 #include <optional>
 #include <sstream>
 #include <stdexcept>
@@ -34,7 +35,9 @@ class KinetoProfile final : public OperatorProfile {
   }
   std::string save(const std::string& file) override {
     saved_ = true;
-    torch::autograd::profiler::disableProfiler()->save(file);
+    const auto result = torch::autograd::profiler::disableProfiler();
+    // A temporary name renamed into place, as every file the trainer writes.
+    write_file_atomically(file, [&](const std::filesystem::path& tmp) { result->save(tmp.string()); });
     return "LibTorch " TORCH_VERSION "'s Kineto profiler";
   }
 
@@ -47,9 +50,7 @@ class LegacyProfile final : public OperatorProfile {
   LegacyProfile() { record_.emplace(trace_); }
   std::string save(const std::string& file) override {
     record_.reset();  // stops the profiler and writes the trace into trace_
-    std::ofstream f(file, std::ios::binary | std::ios::trunc);
-    f << trace_.str();
-    if (!f.flush()) throw std::runtime_error("cannot write " + file);
+    write_text_atomically(file, trace_.str());
     return "LibTorch " TORCH_VERSION "'s legacy profiler (this build has no Kineto)";
   }
 
