@@ -10,10 +10,13 @@
 #include <stdexcept>
 
 namespace trainhook {
+namespace {
+constexpr size_t kMaxSpansPerRank = 500'000;  // a trace's spans per rank; the totals count every call
+}  // namespace
 
 RunProfile::RunProfile(ProfileMode mode) : mode_(mode) {
   if (mode_ == ProfileMode::none) return;
-  profiler_ = std::make_unique<Profiler>(/*keep_spans=*/mode_ != ProfileMode::simple, /*max_spans=*/500'000);
+  profiler_ = std::make_unique<Profiler>(/*keep_spans=*/mode_ != ProfileMode::simple, kMaxSpansPerRank);
   Profiler& p = *profiler_;
   actions_.get_train_batch = p.action("get_train_batch");
   actions_.training_step = p.action("training_step");
@@ -72,8 +75,8 @@ void RunProfile::finish(distributed::DataParallel& ranks, const std::string& out
     if (trace) {
       for (auto& e : r["trace_events"]) events.push_back(std::move(e));
       if (const size_t left = r["spans_left_out"].get<size_t>(); left > 0)
-        spdlog::warn("--profile trace: rank {} kept its first 500000 spans; {} more are in profile.json's totals only",
-                     r["rank"].get<int>(), left);
+        spdlog::warn("--profile trace: rank {} kept its first {} spans; {} more are in profile.json's totals only",
+                     r["rank"].get<int>(), kMaxSpansPerRank, left);
       r.erase("trace_events");
     }
     by_rank.push_back(std::move(r));
