@@ -196,6 +196,27 @@ class Suite:
                                        r and r["all_process_cpu_us"] - r["none_process_cpu_us"], "us",
                                        source="bench/all_plugins"))
 
+    def profiler(self, peers):
+        """--profile simple (and trace) on the CNN with every plugin: the profiled run vs the
+        same run unprofiled (bench_all_plugins --profile). Off, the profiler is one null
+        pointer test per phase and callback call: the dispatch figures measure that path."""
+        exe = self.exe("bin", "bench_all_plugins")
+        if not exe:
+            return self.missing("--profile simple / not profiled", "bench_all_plugins is not built (needs LibTorch)")
+        for mode, target in (("simple", 1.02), ("trace", None)):
+            out = os.path.join(self.out, f"profile_{mode}.json")
+            _remove(out)
+            args = [exe, "--model", "cnn", "--repeats", "3" if self.quick else "15", "--steps",
+                    "100" if self.quick else "200", "--save_steps", "50", "--profile", mode,
+                    "--plugin_config", json.dumps(self.built_only(PLUGIN_CONFIG)), "--json", out]
+            self.run(f"profile_{mode}", args, env=self.clean_env(peers.env()), timeout=300)
+            r = _load(out)
+            self.raw[f"profile_{mode}"] = r
+            self.figures.append(Figure(f"--profile {mode} / not profiled (CNN, all plugins)", r and r["ratio"], "x",
+                                       target, source="bench/all_plugins --profile"))
+            self.figures.append(Figure("  same, CPU of the training thread", r and r.get("thread_cpu_ratio"), "x",
+                                       source="bench/all_plugins --profile"))
+
     def observability(self):
         """The file loggers, the Prometheus exporter (when built) and the throughput and
         system_stats monitors with their default settings, logging every step, vs the same
@@ -652,7 +673,7 @@ def main():
                     "stable on a shared machine, where spinning OpenMP workers mostly measure the load")
     ap.add_argument("--only", default="", help="comma-separated subset: trainer_overhead, all_plugins, "
                     "dispatch, plugin_load, peak_rss, tensorboard, mlflow, ddp, torchscript, model_access, "
-                    "isolation, hf_trainer, prometheus, observability, python_bridge, mapped_data")
+                    "isolation, hf_trainer, prometheus, observability, python_bridge, mapped_data, profiler")
     opts = ap.parse_args()
     build = os.path.abspath(opts.build)
     out_dir = os.path.join(build, "bench")
@@ -660,7 +681,7 @@ def main():
     only = set(filter(None, opts.only.split(",")))
     known = {"trainer_overhead", "all_plugins", "dispatch", "plugin_load", "peak_rss", "tensorboard", "mlflow",
              "ddp", "torchscript", "model_access", "isolation", "hf_trainer", "prometheus", "observability",
-             "python_bridge", "mapped_data"}
+             "python_bridge", "mapped_data", "profiler"}
     if only - known:
         ap.error(f"--only: unknown {', '.join(sorted(only - known))} (expected some of {', '.join(sorted(known))})")
     want = lambda n: not only or n in only  # noqa: E731
@@ -694,10 +715,12 @@ def main():
             suite.observability()
         if want("mapped_data"):
             suite.mapped_data()
-        if want("all_plugins") or want("peak_rss") or want("isolation"):
+        if want("all_plugins") or want("peak_rss") or want("isolation") or want("profiler"):
             with Peers(work) as peers:
                 if want("all_plugins"):
                     suite.all_plugins(peers)
+                if want("profiler"):
+                    suite.profiler(peers)
                 if want("isolation"):
                     suite.isolation(peers)
                 if want("peak_rss"):
