@@ -1,6 +1,6 @@
 // Checks run on a candidate plugin file before any of its code runs: path
 // safety (as ssh and sudo do) and the ELF pre-check. Loading itself is
-// Boost.DLL's (plugin_registry.cpp); these checks only read the file.
+// Boost.DLL's (plugin_loader.cpp); these checks only read the file.
 #pragma once
 
 #include <filesystem>

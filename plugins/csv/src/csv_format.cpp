@@ -38,7 +38,6 @@ void CsvFormat::reset(const std::filesystem::path& file, const nlohmann::json& e
   out_.close();
   support::write_file_atomically(file, text);
   header_known_ = true;
-  ++rewrites_;
 }
 
 void CsvFormat::read_header(const std::filesystem::path& file) {
@@ -74,7 +73,6 @@ void CsvFormat::append(const std::filesystem::path& file, const nlohmann::json& 
     }
     out_.close();
     support::write_file_atomically(file, text);
-    ++rewrites_;
   }
   if (!out_.is_open()) out_ = support::AppendFile(file);
   out_.write_line(row(entry));

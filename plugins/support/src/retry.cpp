@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <cmath>
 #include <ctime>
-#include <thread>
 
 namespace trainhook::support {
 
@@ -47,13 +46,6 @@ std::optional<std::chrono::milliseconds> retry_after(const HttpResponse& respons
   if (when < 0) return std::nullopt;
   time_t now = std::time(nullptr);
   return std::chrono::milliseconds(when > now ? (when - now) * 1000 : 0);
-}
-
-Sleeper plain_sleeper() {
-  return [](std::chrono::milliseconds d) {
-    std::this_thread::sleep_for(d);
-    return true;
-  };
 }
 
 OperationResult retry_operation(const std::string& what, const RetryPolicy& policy, const Sleeper& sleep,

@@ -48,9 +48,6 @@ class MainProcessFirst {
   MainProcessFirst(const MainProcessFirst&) = delete;
   MainProcessFirst& operator=(const MainProcessFirst&) = delete;
 
-  // Whether this process runs the block first.
-  bool is_main_process() const noexcept { return main_; }
-
  private:
   ProcessGroup* group_ = nullptr;
   MainProcessFirstOptions options_;

@@ -20,7 +20,6 @@ class CsvFormat final : public support::LogHistoryFormat {
 
   const std::vector<std::string>& header() const noexcept { return header_; }
   // Rewrites of the whole file so far (header widenings and resets), for tests.
-  size_t rewrites() const noexcept { return rewrites_; }
 
  private:
   // Adds the keys of `entry` the header lacks; true when it grew.
@@ -30,7 +29,6 @@ class CsvFormat final : public support::LogHistoryFormat {
 
   std::vector<std::string> header_;
   bool header_known_ = false;  // header_ matches the file (read, reset or written)
-  size_t rewrites_ = 0;
   support::AppendFile out_;
 };
 

@@ -27,7 +27,6 @@ class NanGuardCallback final : public trainhook::Callback {
   void on_pre_optimizer_step(trainhook::Event& e) override;
 
   int64_t skipped_steps() const noexcept { return skipped_; }
-  int64_t consecutive_bad_steps() const noexcept { return consecutive_; }
 
  private:
   // The name of the first parameter whose gradient is not finite ("" when none).

@@ -104,7 +104,6 @@ std::optional<std::chrono::milliseconds> retry_after(const HttpResponse& respons
 // Waits for the given time; returns false if the wait was interrupted (the
 // caller should give up). WorkerContext::sleep_for fits.
 using Sleeper = std::function<bool(std::chrono::milliseconds)>;
-Sleeper plain_sleeper();
 
 // One attempt of an operation for retry_operation.
 struct AttemptResult {
