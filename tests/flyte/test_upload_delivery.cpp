@@ -157,8 +157,8 @@ TEST_CASE("retry: a store that comes back within the budget loses nothing") {
       doctest::Contains("op2: gave up after 1 attempts"), StoreError);
   // flyte.retry_seconds is the policy's time limit; 0 means a single attempt
   // (support's max_elapsed 0 would mean "no limit").
-  CHECK(FlyteOptions::parse(R"({"retry_seconds": 30})").retry().max_elapsed_ == std::chrono::seconds(30));
-  const auto once = FlyteOptions::parse(R"({"retry_seconds": 0})").retry();
+  CHECK(FlyteOptions::from_json(R"({"retry_seconds": 30})").retry().max_elapsed_ == std::chrono::seconds(30));
+  const auto once = FlyteOptions::from_json(R"({"retry_seconds": 0})").retry();
   CHECK(once.max_attempts_ == 1);
   calls = 0;
   CHECK_THROWS_WITH_AS(with_retries(once, never, cap.logger(), "op3",

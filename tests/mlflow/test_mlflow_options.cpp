@@ -21,9 +21,9 @@ void clear_env() {
 
 TEST_CASE("a missing tracking URI is an error naming MLFLOW_TRACKING_URI") {
   clear_env();
-  CHECK_THROWS_WITH_AS(read_options("{}"), doctest::Contains("MLFLOW_TRACKING_URI"), trainhook::ConfigError);
+  CHECK_THROWS_WITH_AS(MlflowOptions::from_json("{}"), doctest::Contains("MLFLOW_TRACKING_URI"), trainhook::ConfigError);
   ::setenv("DISABLE_MLFLOW_INTEGRATION", "TRUE", 1);
-  CHECK(read_options("{}").disabled());  // disabled: nothing else is required
+  CHECK(MlflowOptions::from_json("{}").disabled());  // disabled: nothing else is required
   clear_env();
 }
 
@@ -36,7 +36,7 @@ TEST_CASE("environment variables and config keys with HF names") {
   ::setenv("MLFLOW_MAX_LOG_PARAMS", "12", 1);
   ::setenv("HF_MLFLOW_LOG_ARTIFACTS", "1", 1);
   ::setenv("MLFLOW_TRACKING_TOKEN", "tok", 1);
-  MlflowOptions c = read_options(R"({"experiment_name": "from-config", "flush_timeout": 2.5})");
+  MlflowOptions c = MlflowOptions::from_json(R"({"experiment_name": "from-config", "flush_timeout": 2.5})");
   CHECK(c.tracking_uri() == "http://127.0.0.1:5000");
   CHECK(c.experiment_name() == "from-config");
   CHECK(c.tags().at("team") == "nlp");
@@ -53,31 +53,31 @@ TEST_CASE("bad values are clear errors") {
   clear_env();
   ::setenv("MLFLOW_TRACKING_URI", "http://h", 1);
   ::setenv("MLFLOW_TAGS", "{not json", 1);
-  CHECK_THROWS_WITH_AS(read_options("{}"), doctest::Contains("MLFLOW_TAGS"), trainhook::ConfigError);
+  CHECK_THROWS_WITH_AS(MlflowOptions::from_json("{}"), doctest::Contains("MLFLOW_TAGS"), trainhook::ConfigError);
   ::setenv("MLFLOW_TAGS", "[1]", 1);
-  CHECK_THROWS_WITH_AS(read_options("{}"), doctest::Contains("JSON object"), trainhook::ConfigError);
+  CHECK_THROWS_WITH_AS(MlflowOptions::from_json("{}"), doctest::Contains("JSON object"), trainhook::ConfigError);
   ::unsetenv("MLFLOW_TAGS");
   ::setenv("MLFLOW_MAX_LOG_PARAMS", "many", 1);
-  CHECK_THROWS_WITH_AS(read_options("{}"), doctest::Contains("MLFLOW_MAX_LOG_PARAMS"),
+  CHECK_THROWS_WITH_AS(MlflowOptions::from_json("{}"), doctest::Contains("MLFLOW_MAX_LOG_PARAMS"),
                        trainhook::ConfigError);
   ::unsetenv("MLFLOW_MAX_LOG_PARAMS");
-  CHECK_THROWS_WITH_AS(read_options(R"({"tracking_uri": "file:///tmp/mlruns"})"),
+  CHECK_THROWS_WITH_AS(MlflowOptions::from_json(R"({"tracking_uri": "file:///tmp/mlruns"})"),
                        doctest::Contains("plugin_config mlflow.tracking_uri"), trainhook::ConfigError);
   // One rule for unknown keys: an error with a did-you-mean (a warning before).
-  CHECK_THROWS_WITH_AS(read_options(R"({"tracking_url": "http://h"})"),
+  CHECK_THROWS_WITH_AS(MlflowOptions::from_json(R"({"tracking_url": "http://h"})"),
                        doctest::Contains("plugin_config mlflow: unknown key 'tracking_url' (did you mean "
                                          "'tracking_uri'?)"),
                        trainhook::ConfigError);
   ::setenv("MLFLOW_MAX_LOG_PARAMS", "12x", 1);  // strict: not 12
-  CHECK_THROWS_WITH_AS(read_options("{}"),
+  CHECK_THROWS_WITH_AS(MlflowOptions::from_json("{}"),
                        doctest::Contains("environment variable MLFLOW_MAX_LOG_PARAMS (plugin_config "
                                          "mlflow.max_log_params): expected an integer >= 0, got '12x'"),
                        trainhook::ConfigError);
   ::unsetenv("MLFLOW_MAX_LOG_PARAMS");
   ::setenv("MLFLOW_NESTED_RUN", "1", 1);
-  CHECK_THROWS_WITH_AS(read_options("{}"), doctest::Contains("MLFLOW_PARENT_RUN_ID"), trainhook::ConfigError);
+  CHECK_THROWS_WITH_AS(MlflowOptions::from_json("{}"), doctest::Contains("MLFLOW_PARENT_RUN_ID"), trainhook::ConfigError);
   ::setenv("MLFLOW_RUN_ID", "parent123", 1);
-  MlflowOptions nested = read_options("{}");
+  MlflowOptions nested = MlflowOptions::from_json("{}");
   CHECK(nested.parent_run_id() == "parent123");
   CHECK(nested.run_id().empty());
   clear_env();

@@ -244,6 +244,78 @@ TEST_CASE("one event list: ids, count, mask, virtuals and dispatch agree") {
   CHECK(cb.ends == 1);
 }
 
+TEST_CASE("training_arg reads the run's arguments typed, with one wording for a wrong type") {
+  testkit::FakeHost fake;
+  fake.args_json = R"({"logging_steps": 5, "learning_rate": 0.001, "run_name": "r\u00e9sum\u00e9",
+                       "load_best_model_at_end": true, "eval_steps": null, "report_to": ["jsonl"],
+                       "warmup_ratio": 0.5, "seed": 1e20})";
+  const trainhook::Host host(fake.table());
+  CHECK(host.training_arg<int64_t>("logging_steps", 0) == 5);
+  CHECK(host.training_arg<int>("logging_steps", 0) == 5);
+  CHECK(host.training_arg<double>("learning_rate", 0) == 0.001);
+  CHECK(host.training_arg<std::string>("run_name", "") == "r\xc3\xa9sum\xc3\xa9");
+  CHECK(host.training_arg<bool>("load_best_model_at_end", false));
+  // Absent or null: the caller's default.
+  CHECK(host.training_arg<int64_t>("eval_steps", 7) == 7);
+  CHECK(host.training_arg<std::string>("hub_model_id", "none") == "none");
+  CHECK_THROWS_WITH_AS(host.training_arg<std::string>("logging_steps", ""),
+                       "training argument 'logging_steps' is a number, expected a string", trainhook::ConfigError);
+  CHECK_THROWS_WITH_AS(host.training_arg<double>("report_to", 0),
+                       "training argument 'report_to' is a list, expected a number", trainhook::ConfigError);
+  CHECK_THROWS_WITH_AS(host.training_arg<int64_t>("warmup_ratio", 0),
+                       "training argument 'warmup_ratio' is 0.5, expected a whole number", trainhook::ConfigError);
+  CHECK_THROWS_WITH_AS(host.training_arg<int>("seed", 0), doctest::Contains("expected a whole number"),
+                       trainhook::ConfigError);
+  fake.args_json = R"({"seed": 4000000000})";
+  CHECK_THROWS_WITH_AS(host.training_arg<int32_t>("seed", 0), doctest::Contains("out of range"),
+                       trainhook::ConfigError);
+  CHECK(host.training_arg<int64_t>("seed", 0) == 4000000000);
+  fake.args_json = "[1, 2]";
+  CHECK_THROWS_WITH_AS(host.training_arg<bool>("x", false),
+                       doctest::Contains("the trainer's training arguments are not a JSON object"),
+                       trainhook::ConfigError);
+}
+
+TEST_CASE("total_train_batch_size is HF's: per-device batch x accumulation x world size") {
+  testkit::FakeHost fake;
+  fake.args_json = R"({"per_device_train_batch_size": 32, "gradient_accumulation_steps": 2})";
+  const trainhook::Host host(fake.table());
+  th_state st{};
+  st.world_size = 4;
+  CHECK(host.total_train_batch_size(st) == 256);  // the argument when the state has no batch size yet
+  st.train_batch_size = 16;
+  CHECK(host.total_train_batch_size(st) == 128);  // the state's, as HF's _train_batch_size
+  fake.args_json = "{}";
+  st.world_size = 0;
+  CHECK(host.total_train_batch_size(st) == 16);
+}
+
+TEST_CASE("the C readers of the training arguments: found, absent or null, wrong type") {
+  const char* args = R"({"max_steps": 100, "fp16": false, "output_dir": "out", "optim": null})";
+  char err[128] = {0};
+  double d = -1;
+  int64_t n = -1;
+  int b = -1;
+  char text[8];
+  size_t len = 0;
+  CHECK(th_args_number(args, "max_steps", &d, err, sizeof err) == 1);
+  CHECK(d == 100);
+  CHECK(th_args_int64(args, "max_steps", &n, err, sizeof err) == 1);
+  CHECK(n == 100);
+  CHECK(th_args_bool(args, "fp16", &b, err, sizeof err) == 1);
+  CHECK(b == 0);
+  CHECK(th_args_string(args, "output_dir", text, sizeof text, &len, err, sizeof err) == 1);
+  CHECK(std::string(text) == "out");
+  CHECK(len == 3);
+  CHECK(th_args_string(args, "optim", text, sizeof text, &len, err, sizeof err) == 0);
+  CHECK(th_args_number(args, "absent", &d, err, sizeof err) == 0);
+  CHECK(d == 100);  // untouched
+  CHECK(th_args_bool(args, "output_dir", &b, err, sizeof err) == -1);
+  CHECK(std::string(err) == "training argument 'output_dir' is a string, expected a boolean");
+  CHECK(th_args_number(nullptr, "x", &d, err, sizeof err) == -1);
+  CHECK(std::string(err).find("not a JSON object") != std::string::npos);
+}
+
 TEST_CASE("the 1.1 wrappers refuse clearly on a host without model access (a 1.0 host)") {
   testkit::FakeHost fake;
   fake.set_struct_size(TH_STRUCT_SIZE(th_host, run_name));  // what a 1.0 host fills

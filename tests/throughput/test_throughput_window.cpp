@@ -74,14 +74,6 @@ TEST_CASE("no time in the window gives nothing rather than infinities") {
   CHECK(w.metrics({}).empty());
 }
 
-TEST_CASE("samples per step from the training arguments") {
-  CHECK(samples_per_step_from_args(R"({"per_device_train_batch_size": 32, "gradient_accumulation_steps": 2})",
-                                   4) == 256.0);
-  CHECK(samples_per_step_from_args(R"({"per_device_train_batch_size": 8})", 1) == 8.0);
-  CHECK(samples_per_step_from_args("{}", 2) == 0.0);
-  CHECK(samples_per_step_from_args("not json", 2) == 0.0);
-}
-
 TEST_CASE("throughput options and their errors") {
   const ThroughputOptions d = ThroughputOptions::from_json("{}");
   CHECK(d.window_size() == 100);

@@ -22,7 +22,7 @@ struct CleanEnv {
 };
 std::string error_of(const std::string& config) {
   try {
-    read_options(config, "/out");
+    WandbOptions::from_json(config, "/out");
   } catch (const trainhook::ConfigError& e) {
     return e.what();
   }
@@ -34,7 +34,7 @@ TEST_CASE("defaults, and an online run needs a key") {
   CleanEnv env;
   CHECK(error_of("{}").find("WANDB_API_KEY is not set") != std::string::npos);
   setenv("WANDB_API_KEY", "k", 1);
-  WandbOptions s = read_options("{}", "/out");
+  WandbOptions s = WandbOptions::from_json("{}", "/out");
   CHECK(s.mode() == Mode::online);
   CHECK(s.project() == "trainhook");
   CHECK(s.base_url() == "https://api.wandb.ai");
@@ -51,7 +51,7 @@ TEST_CASE("disabled needs no key and offline needs none either") {
   setenv("WANDB_MODE", "disabled", 1);
   CHECK(read_mode("{}") == Mode::disabled);
   setenv("WANDB_MODE", "offline", 1);
-  CHECK(read_options("{}", "/o").mode() == Mode::offline);
+  CHECK(WandbOptions::from_json("{}", "/o").mode() == Mode::offline);
   setenv("WANDB_MODE", "dryrun", 1);
   CHECK(read_mode("{}") == Mode::offline);
   setenv("WANDB_MODE", "sometimes", 1);
@@ -68,7 +68,7 @@ TEST_CASE("plugin_config wins over the environment and values are validated") {
   setenv("WANDB_PROJECT", "from-env", 1);
   setenv("WANDB_RESUME", "must", 1);
   setenv("WANDB_TAGS", "a, b,,c", 1);
-  WandbOptions s = read_options(
+  WandbOptions s = WandbOptions::from_json(
       R"({"project":"from-config","base_url":"http://h:1/","backoff_initial":0.1,"backoff_max":0.5,
                  "log_model":"checkpoint","dir":"/d"})",
       "/out");
@@ -98,7 +98,7 @@ TEST_CASE("plugin_config wins over the environment and values are validated") {
             .find("plugin_config wandb.transmit_interval: expected a number") != std::string::npos);
   CHECK(error_of(R"({"memory_records":1})")
             .find("plugin_config wandb.memory_records: expected an integer >= 2") != std::string::npos);
-  CHECK(read_options(R"({"memory_records":64})", "/o").memory_records() == 64);
+  CHECK(WandbOptions::from_json(R"({"memory_records":64})", "/o").memory_records() == 64);
   setenv("WANDB_LOG_MODEL", "true", 1);  // HF: truthy means "end"
-  CHECK(read_options("{}", "/o").log_model() == LogModel::end);
+  CHECK(WandbOptions::from_json("{}", "/o").log_model() == LogModel::end);
 }

@@ -27,40 +27,23 @@ EarlyStoppingCallback::EarlyStoppingCallback(const trainhook::Host& host, const 
     : host_(host), options_(options) {}
 
 void EarlyStoppingCallback::read_arguments(bool strict) {
-  nlohmann::json args;
-  try {
-    args = nlohmann::json::parse(host_.training_args_json());
-  } catch (const nlohmann::json::exception& e) {
-    throw ConfigError(std::string("early_stopping: the trainer's training arguments are not valid JSON: ") +
-                      e.what());
-  }
-  if (!args.is_object())
-    throw ConfigError("early_stopping: the trainer's training arguments are not a JSON object");
-
-  const auto metric = args.find("metric_for_best_model");
-  if (metric == args.end() || !metric->is_string() || metric->get<std::string>().empty()) {
+  const std::string name = host_.training_arg<std::string>("metric_for_best_model", "");
+  if (name.empty()) {
     if (strict)
       throw ConfigError(
           "early_stopping requires metric_for_best_model to be set (e.g. --metric_for_best_model eval_loss)");
     return;
   }
-  const std::string name = metric->get<std::string>();
   metric_ = name.rfind("eval_", 0) == 0 ? name : "eval_" + name;
-
-  const auto gib = args.find("greater_is_better");
   // HF's TrainingArguments default: a metric whose name ends with "loss" is lower-is-better.
-  greater_is_better_ = (gib != args.end() && gib->is_boolean()) ? gib->get<bool>() : !ends_with(name, "loss");
+  greater_is_better_ = host_.training_arg<bool>("greater_is_better", !ends_with(name, "loss"));
 
   if (strict) {
-    const auto strategy = args.find("eval_strategy");
-    const std::string eval_strategy =
-        (strategy != args.end() && strategy->is_string()) ? strategy->get<std::string>() : "no";
-    if (eval_strategy == "no")
+    if (host_.training_arg<std::string>("eval_strategy", "no") == "no")
       throw ConfigError(
           "early_stopping requires an evaluation strategy: set --eval_strategy to steps or epoch (it is "
           "\"no\")");
-    const auto lbm = args.find("load_best_model_at_end");
-    if (lbm == args.end() || !lbm->is_boolean() || !lbm->get<bool>())
+    if (!host_.training_arg<bool>("load_best_model_at_end", false))
       host_.warn(
           "using early stopping without load_best_model_at_end=true: the model at the end is the last one, "
           "not the best one");

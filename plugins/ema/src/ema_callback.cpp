@@ -157,8 +157,7 @@ void EmaCallback::load_state(const std::string& state_json) {
 // trainer kept the last weights too, and the current EMA weights are used).
 std::vector<support::TensorCopy> EmaCallback::best_checkpoint_weights(const th_state& st) const {
   if (st.best_model_checkpoint == nullptr) return {};
-  const nlohmann::json args = nlohmann::json::parse(host_.training_args_json(), nullptr, false);
-  if (!args.is_object() || !args.value("load_best_model_at_end", false)) return {};
+  if (!host_.training_arg<bool>("load_best_model_at_end", false)) return {};
   const std::string path = std::string(st.best_model_checkpoint) + "/trainer_state.json";
   try {
     std::ifstream in(path);

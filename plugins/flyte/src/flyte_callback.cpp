@@ -25,7 +25,7 @@ std::chrono::milliseconds remaining(std::chrono::steady_clock::time_point deadli
 }  // namespace
 
 FlyteCallback::FlyteCallback(trainhook::Setup& setup)
-    : IntegrationCallback(setup.host()), options_(FlyteOptions::parse(setup.config_json())) {
+    : IntegrationCallback(setup.host()), options_(FlyteOptions::from_json(setup.config_json())) {
   log_ = support::host_logger(host_);
   staging_ = std::make_shared<StagingFolders>(fs::path(host_.output_dir()) / ".trainhook-upload-staging");
   // Both stores are made now so a bad location or missing credentials fail
@@ -65,7 +65,7 @@ std::unique_ptr<support::Delivery<Upload>> FlyteCallback::open_run(trainhook::Ev
 
 void FlyteCallback::on_init_end(trainhook::Event& e) {
   if (!prev_) return;
-  const auto args = nlohmann::json::parse(host_.training_args_json(), nullptr, false);
+  const std::string resume_from = host_.training_arg<std::string>("resume_from_checkpoint", "");
   const fs::path output_dir = host_.output_dir();
   const Cancellation never;                              // restore runs before training; nothing cancels it
   const std::unique_ptr<Store> prev = std::move(prev_);  // used once, here
@@ -88,11 +88,8 @@ void FlyteCallback::on_init_end(trainhook::Event& e) {
   }
   log_(LogLevel::info, "restored " + strings::join(r.restored) + " from " + prev->describe() + " into " +
                            output_dir.string());
-  if (args.is_object() && args.contains("resume_from_checkpoint") &&
-      args["resume_from_checkpoint"].is_string() &&
-      !args["resume_from_checkpoint"].get<std::string>().empty()) {
-    log_(LogLevel::warn, "resume_from_checkpoint is set explicitly (" +
-                             args["resume_from_checkpoint"].get<std::string>() + "); not replacing it with " +
+  if (!resume_from.empty()) {
+    log_(LogLevel::warn, "resume_from_checkpoint is set explicitly (" + resume_from + "); not replacing it with " +
                              r.resume_from->string());
   } else {
     try {

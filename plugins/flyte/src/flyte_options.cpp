@@ -52,7 +52,7 @@ const OptionTable<FlyteKeys>& FlyteKeys::table() {
   return t;
 }
 
-FlyteOptions FlyteOptions::parse(const std::string& config_json) {
+FlyteOptions FlyteOptions::from_json(const std::string& config_json) {
   std::map<std::string, std::string> from;
   const FlyteKeys k = FlyteKeys::table().parse(config_json, &from);
   FlyteOptions o;

@@ -119,7 +119,7 @@ class MlflowDelivery final : public support::Delivery<Record> {
 }  // namespace
 
 MlflowCallback::MlflowCallback(trainhook::Setup& setup)
-    : IntegrationCallback(setup.host()), options_(read_options(setup.config_json())) {
+    : IntegrationCallback(setup.host()), options_(MlflowOptions::from_json(setup.config_json())) {
   if (options_.disabled()) host_.info("DISABLE_MLFLOW_INTEGRATION is set: nothing is logged to MLflow");
 }
 

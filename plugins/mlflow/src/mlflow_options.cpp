@@ -82,7 +82,7 @@ const OptionTable<MlflowOptions>& options_table() {
   return t;
 }
 
-MlflowOptions read_options(const std::string& config_json) {
+MlflowOptions MlflowOptions::from_json(const std::string& config_json) {
   std::map<std::string, std::string> from;
   MlflowOptions c = options_table().parse(config_json, &from);
   if (c.disabled()) return c;

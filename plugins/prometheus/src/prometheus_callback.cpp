@@ -7,14 +7,6 @@
 #include <nlohmann/json.hpp>
 
 namespace trainhook::prometheus {
-namespace {
-
-int64_t arg_or(const nlohmann::json& args, const char* key, int64_t fallback) {
-  auto it = args.find(key);
-  return it != args.end() && it->is_number_integer() ? it->get<int64_t>() : fallback;
-}
-
-}  // namespace
 
 PrometheusCallback::PrometheusCallback(trainhook::Setup& setup)
     : IntegrationCallback(setup.host()), options_(PrometheusOptions::from_json(setup.config_json())) {}
@@ -25,24 +17,18 @@ std::unique_ptr<support::Delivery<PushRequest>> PrometheusCallback::open_run(tra
   std::string run_name = host_.run_name();
   if (run_name.empty()) run_name = host_.output_dir();
   auto run = std::make_unique<PrometheusRun>(options_, run_name, host_);
-  const nlohmann::json args = nlohmann::json::parse(host_.training_args_json(), nullptr, false);
-  const int64_t world = std::max<int32_t>(1, e.state().world_size);
-  samples_per_step_ =
-      e.state().train_batch_size *
-      (args.is_object() ? std::max<int64_t>(1, arg_or(args, "gradient_accumulation_steps", 1)) : 1) * world;
+  samples_per_step_ = host_.total_train_batch_size(e.state());
   run->metrics().tokens_baseline(e.state().num_input_tokens_seen);
   // on_train_end runs the final push (up to 15 s) and the linger within the
   // trainer's callback_end_timeout; past it the trainer names this plugin
   // as overrunning and ends the run.
-  if (args.is_object() && options_.linger() > 0) {
-    auto it = args.find("callback_end_timeout");
-    if (it != args.end() && it->is_number() && it->get<double>() > 0 &&
-        options_.linger() + 15 > it->get<double>())
-      host_.warn("plugin_config prometheus.linger (" + nlohmann::json(options_.linger()).dump() +
-                 " s) plus up to 15 s for the final push exceeds --callback_end_timeout (" + it->dump() +
-                 " s): the trainer may end the run before the exporter has lingered; raise "
-                 "--callback_end_timeout");
-  }
+  const double end_timeout = host_.training_arg<double>("callback_end_timeout", 0);
+  if (options_.linger() > 0 && end_timeout > 0 && options_.linger() + 15 > end_timeout)
+    host_.warn("plugin_config prometheus.linger (" + nlohmann::json(options_.linger()).dump() +
+               " s) plus up to 15 s for the final push exceeds --callback_end_timeout (" +
+               nlohmann::json(end_timeout).dump() +
+               " s): the trainer may end the run before the exporter has lingered; raise "
+               "--callback_end_timeout");
   host_.info("serving /metrics on port " + std::to_string(run->port()) + " (" + options_.listen() + ")" +
              (options_.pushgateway_url().empty()
                   ? std::string()

@@ -10,16 +10,12 @@ namespace {
 // The metric (eval_ prefixed) and its direction, from the options or HF's
 // metric_for_best_model / greater_is_better.
 PlateauOptions resolve(const trainhook::Host& host, const ReduceLrOnPlateauOptions& o, std::string& metric) {
-  const nlohmann::json args = nlohmann::json::parse(host.training_args_json(), nullptr, false);
   metric = o.metric().value_or("");
-  if (metric.empty() && args.is_object() && args.contains("metric_for_best_model") &&
-      args["metric_for_best_model"].is_string())
-    metric = args["metric_for_best_model"].get<std::string>();
+  if (metric.empty()) metric = host.training_arg<std::string>("metric_for_best_model", "");
   if (metric.empty()) metric = "loss";
   if (metric.rfind("eval_", 0) != 0) metric = "eval_" + metric;
   bool greater = metric.size() < 4 || metric.compare(metric.size() - 4, 4, "loss") != 0;
-  if (args.is_object() && args.contains("greater_is_better") && args["greater_is_better"].is_boolean())
-    greater = args["greater_is_better"].get<bool>();
+  greater = host.training_arg<bool>("greater_is_better", greater);
   if (o.greater_is_better()) greater = *o.greater_is_better();
   PlateauOptions p = o.plateau();
   p.greater_is_better(greater);

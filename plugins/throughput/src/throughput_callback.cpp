@@ -1,28 +1,13 @@
 #include <trainhook/throughput/throughput_callback.hpp>
 
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
 
 namespace trainhook::throughput {
 
-double samples_per_step_from_args(const std::string& training_args_json, int world_size) {
-  const nlohmann::json args = nlohmann::json::parse(training_args_json, nullptr, false);
-  if (!args.is_object()) return 0;
-  auto number = [&](const char* key) -> double {
-    auto it = args.find(key);
-    return it != args.end() && it->is_number() ? it->get<double>() : 0.0;
-  };
-  const double batch = number("per_device_train_batch_size");
-  const double accum = std::max(1.0, number("gradient_accumulation_steps"));
-  return batch * accum * static_cast<double>(std::max(1, world_size));
-}
-
 ThroughputCallback::ThroughputCallback(trainhook::Setup& setup)
     : host_(setup.host()),
       options_(ThroughputOptions::from_json(setup.config_json())),
-      window_(static_cast<size_t>(options_.window_size())),
-      args_json_(host_.training_args_json()) {
+      window_(static_cast<size_t>(options_.window_size())) {
   if (!host_.has_model_access())
     throw ConfigError("throughput needs a trainer with ABI 1.1 (plugin metrics in the logs)");
 }
@@ -41,10 +26,8 @@ void ThroughputCallback::on_train_begin(trainhook::Event& e) {
   flos_at_begin_ = st.total_flos;
   tokens_at_begin_ = static_cast<double>(st.num_input_tokens_seen);
   last_added_step_ = -1;
-  // Once per run (the arguments do not change; parsing them per step would cost more than the rest).
-  samples_per_step_ = samples_per_step_from_args(args_json_, st.world_size);
-  if (samples_per_step_ <= 0)
-    samples_per_step_ = static_cast<double>(st.train_batch_size) * std::max(1, st.world_size);
+  // Once per run (the arguments do not change; reading them per step would cost more than the rest).
+  samples_per_step_ = static_cast<double>(host_.total_train_batch_size(st));
   // The first mark: the window's first step starts now.
   window_.add(total_);
 }

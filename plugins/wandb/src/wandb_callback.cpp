@@ -129,7 +129,7 @@ WandbCallback::WandbCallback(trainhook::Setup& setup) : IntegrationCallback(setu
     disabled_ = true;  // HF #16594: disabled means nothing happens, and no key is asked for
     return;
   }
-  options_ = read_options(setup.config_json(), host_.output_dir());
+  options_ = WandbOptions::from_json(setup.config_json(), host_.output_dir());
   if (options_->log_model() != LogModel::off && options_->mode() == Mode::offline)
     host_.warn(
         "wandb: WANDB_LOG_MODEL uploads need the server; in offline mode model files are not uploaded");
@@ -219,10 +219,7 @@ void WandbCallback::on_train_end(trainhook::Event&) {
   if (options_->log_model() == LogModel::end) {
     std::string dir = last_checkpoint_;
     const auto state = nlohmann::json::parse(host_.trainer_state_json(), nullptr, false);
-    const auto args = nlohmann::json::parse(host_.training_args_json(), nullptr, false);
-    const bool loaded_best = args.is_object() && args.contains("load_best_model_at_end") &&
-                             args["load_best_model_at_end"].is_boolean() &&
-                             args["load_best_model_at_end"].get<bool>();
+    const bool loaded_best = host_.training_arg<bool>("load_best_model_at_end", false);
     if (loaded_best && state.is_object() && state.contains("best_model_checkpoint") &&
         state["best_model_checkpoint"].is_string())
       dir = state["best_model_checkpoint"].get<std::string>();

@@ -112,7 +112,7 @@ Mode read_mode(const std::string& config_json) {
   return w.mode();
 }
 
-WandbOptions read_options(const std::string& config_json, const std::string& default_dir) {
+WandbOptions WandbOptions::from_json(const std::string& config_json, const std::string& default_dir) {
   WandbOptions w;
   w.dir(default_dir);
   std::map<std::string, std::string> from;

@@ -29,6 +29,7 @@
 #define TRAINHOOK_PLUGIN_HPP
 
 #include <trainhook/abi.h>
+#include <trainhook/plugin_config.h>
 
 #include <array>
 #include <chrono>
@@ -36,6 +37,7 @@
 #include <cstdint>
 #include <cstring>
 #include <exception>
+#include <limits>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -71,6 +73,15 @@ inline void write_error(char* err, size_t err_size, const char* msg) noexcept {
   err[n] = '\0';
 }
 inline const char* or_empty(const char* s) noexcept { return s != nullptr ? s : ""; }
+// Whether n is a value of the integer type T.
+template <class T>
+bool fits(int64_t n) noexcept {
+  if constexpr (std::is_signed_v<T>)
+    return n >= static_cast<int64_t>(std::numeric_limits<T>::min()) &&
+           n <= static_cast<int64_t>(std::numeric_limits<T>::max());
+  else
+    return n >= 0 && static_cast<uint64_t>(n) <= static_cast<uint64_t>(std::numeric_limits<T>::max());
+}
 }  // namespace detail
 
 // ---- 1.1: tensor views (see abi.h "tensor views") ----------------------------
@@ -162,6 +173,59 @@ class Host {
   std::string training_args_json() const {
     std::string s = call_str(h_ != nullptr ? h_->training_args_json : nullptr);
     return s.empty() ? "{}" : s;
+  }
+  // One training argument of the run, typed (HF's TrainingArguments name, as
+  // in training_args.json): its value, or `fallback` when the trainer does not
+  // give it or gives null. A value of another type throws ConfigError in the
+  // words every plugin uses ("training argument 'logging_steps' is a string,
+  // expected a number"). T: bool, std::string, double, or an integer type (a
+  // whole number in its range). Reads training_args_json() at each call: read
+  // what a plugin needs once, at create() or train begin.
+  template <class T>
+  T training_arg(const std::string& key, T fallback) const {
+    const std::string args = training_args_json();
+    char err[256] = {0};
+    int found = 0;
+    if constexpr (std::is_same_v<T, bool>) {
+      int b = 0;
+      found = th_args_bool(args.c_str(), key.c_str(), &b, err, sizeof err);
+      if (found == 1) fallback = b != 0;
+    } else if constexpr (std::is_same_v<T, std::string>) {
+      size_t len = 0;
+      found = th_args_string(args.c_str(), key.c_str(), nullptr, 0, &len, err, sizeof err);
+      if (found == 1) {
+        std::string text(len + 1, '\0');
+        th_args_string(args.c_str(), key.c_str(), text.data(), text.size(), nullptr, err, sizeof err);
+        text.resize(len);
+        fallback = std::move(text);
+      }
+    } else if constexpr (std::is_floating_point_v<T>) {
+      double d = 0;
+      found = th_args_number(args.c_str(), key.c_str(), &d, err, sizeof err);
+      if (found == 1) fallback = static_cast<T>(d);
+    } else {
+      static_assert(std::is_integral_v<T>, "training_arg<T>: T is bool, std::string, a floating or an integer type");
+      int64_t n = 0;
+      found = th_args_int64(args.c_str(), key.c_str(), &n, err, sizeof err);
+      if (found == 1) {
+        if (!detail::fits<T>(n))
+          throw ConfigError("training argument '" + key + "' is " + std::to_string(n) + ", out of range here");
+        fallback = static_cast<T>(n);
+      }
+    }
+    if (found < 0) throw ConfigError(err);
+    return fallback;
+  }
+  // HF's total_train_batch_size: the samples one optimizer step takes over all
+  // ranks, the state's train_batch_size (per device; else the argument
+  // per_device_train_batch_size) x gradient_accumulation_steps x world_size,
+  // each at least 1. The one count of samples per step every plugin reports.
+  int64_t total_train_batch_size(const th_state& state) const {
+    const auto at_least_one = [](int64_t v) { return v < 1 ? int64_t{1} : v; };
+    const int64_t batch = state.train_batch_size > 0 ? state.train_batch_size
+                                                     : training_arg<int64_t>("per_device_train_batch_size", 1);
+    return at_least_one(batch) * at_least_one(training_arg<int64_t>("gradient_accumulation_steps", 1)) *
+           at_least_one(state.world_size);
   }
   std::string trainer_state_json() const {
     if (!TH_HAS_FIELD(h_, th_host, trainer_state_json)) return "{}";

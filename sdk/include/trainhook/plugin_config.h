@@ -448,6 +448,92 @@ static inline int th_cfg_find(const char* json, const char* key, th_cfg_value* v
   return found;
 }
 
+/* ---- the run's training arguments (th_host.training_args_json) ----
+ * HF's TrainingArguments names, as in training_args.json. Each reader returns
+ * 1 with *out when the argument is there with the type asked, 0 when the
+ * trainer does not give it or gives null (*out untouched: the caller's
+ * default stays), and -1 when it holds another type or the text is not a JSON
+ * object, with err saying so in the words every plugin uses:
+ *   "training argument 'logging_steps' is a string, expected a number"
+ * Unlike plugin_config values, a number is never read from a string here: the
+ * trainer writes typed JSON. */
+
+static inline const char* th_args__type_name(th_cfg_type t) {
+  switch (t) {
+    case TH_CFG_NULL: return "null";
+    case TH_CFG_BOOL: return "a boolean";
+    case TH_CFG_NUMBER: return "a number";
+    case TH_CFG_STRING: return "a string";
+    case TH_CFG_ARRAY: return "a list";
+    default: return "an object";
+  }
+}
+
+/* 1 with *value, 0 absent or null, -1 with err (not an object, or another type than `want`). */
+static inline int th_args__find(const char* args_json, const char* key, th_cfg_type want, th_cfg_value* value,
+                                char* err, size_t err_size) {
+  char why[160];
+  if (args_json == NULL || !th_cfg_check(args_json, why, sizeof why)) {
+    if (err != NULL && err_size > 0)
+      snprintf(err, err_size, "the trainer's training arguments are not a JSON object (%s)",
+               args_json == NULL ? "none given" : why);
+    return -1;
+  }
+  if (!th_cfg_find(args_json, key, value) || value->type == TH_CFG_NULL) return 0;
+  if (value->type != want) {
+    if (err != NULL && err_size > 0)
+      snprintf(err, err_size, "training argument '%s' is %s, expected %s", key, th_args__type_name(value->type),
+               th_args__type_name(want));
+    return -1;
+  }
+  return 1;
+}
+
+static inline int th_args_number(const char* args_json, const char* key, double* out, char* err, size_t err_size) {
+  th_cfg_value v;
+  const int found = th_args__find(args_json, key, TH_CFG_NUMBER, &v, err, err_size);
+  if (found == 1 && !th_cfg_number(&v, out)) {
+    if (err != NULL && err_size > 0) snprintf(err, err_size, "training argument '%s' is not a finite number", key);
+    return -1;
+  }
+  return found;
+}
+
+/* A whole number in the int64 range (a number with a fraction is -1 with err). */
+static inline int th_args_int64(const char* args_json, const char* key, int64_t* out, char* err, size_t err_size) {
+  th_cfg_value v;
+  const int found = th_args__find(args_json, key, TH_CFG_NUMBER, &v, err, err_size);
+  if (found == 1 && !th_cfg_int64(&v, out)) {
+    if (err != NULL && err_size > 0)
+      snprintf(err, err_size, "training argument '%s' is %.*s, expected a whole number", key, (int)v.len, v.text);
+    return -1;
+  }
+  return found;
+}
+
+static inline int th_args_bool(const char* args_json, const char* key, int* out, char* err, size_t err_size) {
+  th_cfg_value v;
+  const int found = th_args__find(args_json, key, TH_CFG_BOOL, &v, err, err_size);
+  if (found == 1) *out = v.len == 4; /* "true" */
+  return found;
+}
+
+/* The decoded string into buf (NUL-terminated); *len (optional) gets its full
+ * length: a value longer than buf_size - 1 is cut, as snprintf cuts. */
+static inline int th_args_string(const char* args_json, const char* key, char* buf, size_t buf_size, size_t* len,
+                                 char* err, size_t err_size) {
+  th_cfg_value v;
+  const int found = th_args__find(args_json, key, TH_CFG_STRING, &v, err, err_size);
+  if (found != 1) return found;
+  const long n = th_cfg_string(&v, buf, buf_size);
+  if (n < 0) {
+    if (err != NULL && err_size > 0) snprintf(err, err_size, "training argument '%s' is not a valid string", key);
+    return -1;
+  }
+  if (len != NULL) *len = (size_t)n;
+  return 1;
+}
+
 #ifdef __cplusplus
 }
 #endif

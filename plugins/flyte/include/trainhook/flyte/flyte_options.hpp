@@ -16,7 +16,7 @@
 namespace trainhook::flyte {
 
 // The plugin_config keys as given (text locations, seconds, bytes), declared
-// once in table(); FlyteOptions::parse turns them into the callback's settings.
+// once in table(); FlyteOptions::from_json turns them into the callback's settings.
 class FlyteKeys {
   TRAINHOOK_OPTION(std::string, checkpoint_path, "");
 
@@ -74,7 +74,7 @@ class FlyteOptions {
 
  public:
   // Throws trainhook::ConfigError naming the key / variable and what was expected.
-  static FlyteOptions parse(const std::string& config_json);
+  static FlyteOptions from_json(const std::string& config_json);
 };
 
 }  // namespace trainhook::flyte

@@ -16,7 +16,7 @@
 namespace trainhook::mlflow {
 
 // Built with chained setters (MlflowOptions().tracking_uri(u).flush_timeout(t))
-// or read from the plugin_config section by read_options().
+// or read from the plugin_config section by from_json().
 class MlflowOptions {
  public:
   using Tags = std::map<std::string, std::string>;
@@ -46,16 +46,16 @@ class MlflowOptions {
   // Records kept in memory before spilling to disk (flat RSS).
   TRAINHOOK_OPTION(size_t, memory_records, 500);
   TRAINHOOK_OPTION(std::string, spool_dir, {});  // empty = <output_dir>/mlflow_spool
+
+  // Reads and validates everything; throws trainhook::ConfigError naming the
+  // variable or config key at fault (an unknown key, missing MLFLOW_TRACKING_URI,
+  // bad MLFLOW_TAGS, non-numeric limits, a non-http tracking URI). With
+  // DISABLE_MLFLOW_INTEGRATION set, returns {disabled = true} without requiring
+  // the rest.
+  static MlflowOptions from_json(const std::string& config_json);
 };
 
 // The plugin_config keys, their variables, defaults and ranges.
 const OptionTable<MlflowOptions>& options_table();
-
-// Reads and validates everything; throws trainhook::ConfigError naming the
-// variable or config key at fault (an unknown key, missing MLFLOW_TRACKING_URI,
-// bad MLFLOW_TAGS, non-numeric limits, a non-http tracking URI). With
-// DISABLE_MLFLOW_INTEGRATION set, returns {disabled = true} without requiring
-// the rest.
-MlflowOptions read_options(const std::string& config_json);
 
 }  // namespace trainhook::mlflow

@@ -23,10 +23,6 @@
 
 namespace trainhook::throughput {
 
-// Samples per optimizer step from the training arguments JSON; 0 when it
-// does not say (then the caller uses th_state.train_batch_size).
-double samples_per_step_from_args(const std::string& training_args_json, int world_size);
-
 class ThroughputCallback final : public trainhook::Callback {
  public:
   explicit ThroughputCallback(trainhook::Setup& setup);
@@ -45,7 +41,6 @@ class ThroughputCallback final : public trainhook::Callback {
   trainhook::Host host_;
   ThroughputOptions options_;
   ThroughputWindow window_;
-  std::string args_json_;
   clock::time_point start_{};
   double excluded_ = 0;  // seconds spent in evaluation since start_
   std::optional<clock::time_point> eval_started_;

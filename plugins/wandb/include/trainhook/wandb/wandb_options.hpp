@@ -20,7 +20,7 @@ enum class Resume { none, allow, must, never, automatic };
 enum class LogModel { off, end, checkpoint };
 
 // Built with chained setters (WandbOptions().project(p).mode(Mode::offline)) or
-// read from the environment and the plugin_config section by read_options().
+// read from the environment and the plugin_config section by from_json().
 class WandbOptions {
  public:
   TRAINHOOK_OPTION(Mode, mode, Mode::online);
@@ -53,6 +53,11 @@ class WandbOptions {
   // Undelivered history lines kept in memory at most; older ones spill to
   // <dir>/wandb/spill-<run>-<pid>.jsonl (as mlflow's memory_records).
   TRAINHOOK_OPTION(size_t, memory_records, 500);
+
+  // Everything. default_dir is used when WANDB_DIR is unset (the run's
+  // output_dir). Throws ConfigError for unknown keys and malformed values; an
+  // online run without an API key is an error that says how to fix it.
+  static WandbOptions from_json(const std::string& config_json, const std::string& default_dir);
 };
 
 // The plugin_config keys, their variables, defaults and ranges, declared once.
@@ -61,11 +66,6 @@ const OptionTable<WandbOptions>& options_table();
 // WANDB_MODE / wandb.mode only. Accepts online, offline, disabled (and W&B's
 // older spellings run, dryrun). Throws ConfigError naming the source otherwise.
 Mode read_mode(const std::string& config_json);
-
-// Everything. default_dir is used when WANDB_DIR is unset (the run's
-// output_dir). Throws ConfigError for unknown keys and malformed values; an
-// online run without an API key is an error that says how to fix it.
-WandbOptions read_options(const std::string& config_json, const std::string& default_dir);
 
 const char* to_string(Mode m);
 const char* to_string(Resume r);
