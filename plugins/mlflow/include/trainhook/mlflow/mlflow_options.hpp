@@ -47,6 +47,7 @@ class MlflowOptions {
   TRAINHOOK_OPTION(size_t, memory_records, 500);
   TRAINHOOK_OPTION(std::string, spool_dir, {});  // empty = <output_dir>/mlflow_spool
 
+ public:
   // Reads and validates everything; throws trainhook::ConfigError naming the
   // variable or config key at fault (an unknown key, missing MLFLOW_TRACKING_URI,
   // bad MLFLOW_TAGS, non-numeric limits, a non-http tracking URI). With

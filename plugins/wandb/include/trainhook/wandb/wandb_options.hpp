@@ -54,6 +54,7 @@ class WandbOptions {
   // <dir>/wandb/spill-<run>-<pid>.jsonl (as mlflow's memory_records).
   TRAINHOOK_OPTION(size_t, memory_records, 500);
 
+ public:
   // Everything. default_dir is used when WANDB_DIR is unset (the run's
   // output_dir). Throws ConfigError for unknown keys and malformed values; an
   // online run without an API key is an error that says how to fix it.
