@@ -35,11 +35,13 @@ import json
 import os
 import re
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "testkit"))
+from free_port import free_port  # noqa: E402
 
 
 def run(cmds, env):
@@ -56,12 +58,6 @@ def run(cmds, env):
 def step_seconds(out, steps):
     with open(os.path.join(out, "all_results.json")) as f:
         return json.load(f)["train_runtime"] / steps
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def torch_step_seconds(python, script, data, steps, world, out, env):

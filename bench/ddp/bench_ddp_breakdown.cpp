@@ -11,7 +11,7 @@
 //
 // usage: bench_ddp_breakdown [--steps N] [--repeats R]
 // Prints medians in microseconds or milliseconds, rank 0's view.
-#include "two_ranks.hpp"  // free_local_port
+#include <free_port.hpp>
 
 #include <trainhook/distributed/gradient_reducer.hpp>
 #include <trainhook/distributed/launch_env.hpp>
@@ -230,7 +230,7 @@ int main(int argc, char** argv) {
     }
   }
   std::vector<uint16_t> ports;
-  for (int i = 0; i < 2 * repeats; ++i) ports.push_back(trainhook::test::free_local_port());
+  for (int i = 0; i < 2 * repeats; ++i) ports.push_back(trainhook::testkit::free_port());
   std::fflush(stdout);
   const pid_t child = ::fork();
   if (child < 0) return 1;

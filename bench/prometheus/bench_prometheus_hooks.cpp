@@ -4,13 +4,10 @@
 // as it can. Prints figures; never asserts on time (the machine is shared).
 //
 //   bench_prometheus_hooks [steps=200000]
+#include <free_port.hpp>
 #include <plugin_driver.hpp>
 
 #include <trainhook/support/http_client.hpp>
-
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -24,18 +21,6 @@
 using Clock = std::chrono::steady_clock;
 
 namespace {
-
-int free_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
-  socklen_t len = sizeof a;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  ::close(fd);
-  return ntohs(a.sin_port);
-}
 
 // ns per step of `steps` steps (one LOG every step: the worst case, logging_steps 1).
 double per_step_ns(testkit::Instance& cb, testkit::Run& run, int64_t steps) {
@@ -65,7 +50,7 @@ int main(int argc, char** argv) {
     testkit::FakeHost host;
     host.echo_prefix = "prometheus";
     host.echo_min_level = TH_LOG_WARN;
-    const int port = free_port();
+    const int port = trainhook::testkit::free_port();
     testkit::Instance cb(lib.callback("prometheus"), host,
                          R"({"listen":"127.0.0.1:)" + std::to_string(port) + R"("})");
     testkit::Run run;

@@ -5,9 +5,8 @@
 
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
+#include <temp_dir.hpp>
 
-#include <unistd.h>
-#include <atomic>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -18,18 +17,9 @@ using trainhook::ArgumentError;
 using trainhook::parse_train_arguments;
 using trainhook::ParsedArguments;
 using trainhook::TrainingArguments;
+using trainhook::testkit::TempDir;
 
 namespace {
-
-// A fresh folder per test case (cases run as separate processes, maybe in parallel).
-fs::path scratch_dir() {
-  static std::atomic<int> counter{0};
-  fs::path dir = fs::temp_directory_path() /
-                 ("trainhook_args_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
 
 std::string write_file(const fs::path& path, const std::string& text) {
   std::ofstream(path) << text;
@@ -197,7 +187,8 @@ TEST_CASE("lists: comma-separated, repeated, multiple values") {
 }
 
 TEST_CASE("plugin_config: flags, JSON values, nesting, merge with the file") {
-  const fs::path dir = scratch_dir();
+  const TempDir scratch("trainhook_args");
+  const fs::path& dir = scratch.path;
   const std::string cfg = write_file(dir / "c.json", R"({"plugin_config": {"early_stopping": {"patience": 1,
       "threshold": 0.5}, "tensorboard": {"flush": true}}})");
   const auto p =
@@ -228,7 +219,8 @@ TEST_CASE("plugin_config: flags, JSON values, nesting, merge with the file") {
 }
 
 TEST_CASE("JSON config file: values, types, precedence under flags") {
-  const fs::path dir = scratch_dir();
+  const TempDir scratch("trainhook_args");
+  const fs::path& dir = scratch.path;
   const std::string cfg = write_file(dir / "train.json", R"({
     "output_dir": "from_file", "learning_rate": 0.01, "per_device_train_batch_size": "16",
     "do_train": true, "report_to": ["tensorboard"], "callbacks": "a,b", "eval_steps": null,
@@ -251,7 +243,8 @@ TEST_CASE("JSON config file: values, types, precedence under flags") {
 }
 
 TEST_CASE("config file errors name the file, the key and the closest name") {
-  const fs::path dir = scratch_dir();
+  const TempDir scratch("trainhook_args");
+  const fs::path& dir = scratch.path;
   std::string e = error_of({"--config", write_file(dir / "a.json", R"({"learning_rat": 0.1})")});
   CHECK(contains(e, "a.json"));
   CHECK(contains(e, "unknown key 'learning_rat'"));
@@ -278,7 +271,8 @@ TEST_CASE("config file errors name the file, the key and the closest name") {
 }
 
 TEST_CASE("YAML config file: scalars, lists, nesting, comments") {
-  const fs::path dir = scratch_dir();
+  const TempDir scratch("trainhook_args");
+  const fs::path& dir = scratch.path;
   const std::string cfg = write_file(dir / "train.yaml", R"(---
 # a comment
 output_dir: "runs/yaml #1"   # trailing comment
@@ -323,7 +317,8 @@ label_column: label
 }
 
 TEST_CASE("YAML config file: anchors, merge keys, block scalars, lists of mappings") {
-  const fs::path dir = scratch_dir();
+  const TempDir scratch("trainhook_args");
+  const fs::path& dir = scratch.path;
   const std::string cfg = write_file(dir / "full.yaml", R"(output_dir: &out runs/anchored
 run_name: *out
 plugin_config:
@@ -369,7 +364,8 @@ max_steps: 7
 }
 
 TEST_CASE("YAML config file: YAML 1.2 typing of plain and quoted scalars") {
-  const fs::path dir = scratch_dir();
+  const TempDir scratch("trainhook_args");
+  const fs::path& dir = scratch.path;
   const std::string cfg = write_file(dir / "types.yaml", R"(run_name: "3"
 seed: 5
 plugin_config:
@@ -420,7 +416,8 @@ plugin_config:
 }
 
 TEST_CASE("YAML errors carry file:line") {
-  const fs::path dir = scratch_dir();
+  const TempDir scratch("trainhook_args");
+  const fs::path& dir = scratch.path;
   struct Case {
     const char* file;
     const char* text;
@@ -475,7 +472,8 @@ TEST_CASE("YAML errors carry file:line") {
 }
 
 TEST_CASE("args files: <program>.args and --args_file, comments, quotes, precedence") {
-  const fs::path dir = scratch_dir();
+  const TempDir scratch("trainhook_args");
+  const fs::path& dir = scratch.path;
   fs::create_directories(dir / "bin");
   const std::string program = (dir / "bin" / "trainhook").string();
   write_file(
@@ -561,7 +559,8 @@ TEST_CASE("unsupported Hugging Face arguments: errors with the reason, harmless 
   CHECK(
       contains(error_of({"--token_dtype", "int8"}), "--token_dtype: expected uint16 or uint32, got 'int8'"));
 
-  const fs::path dir = scratch_dir();
+  const TempDir scratch("trainhook_args");
+  const fs::path& dir = scratch.path;
   p = parse(
       {"--config", write_file(dir / "hf.json", R"({"fp16": false, "bf16_full_eval": 0, "push_to_hub": false,
       "logging_dir": null, "remove_unused_columns": false})")});
@@ -578,7 +577,8 @@ TEST_CASE("unsupported Hugging Face arguments: errors with the reason, harmless 
 
 TEST_CASE("a Hugging Face training_args.json dump is accepted, its unsupported defaults only warn") {
   // Keys and default values as HF v5's TrainingArguments.to_dict() writes them.
-  const fs::path dir = scratch_dir();
+  const TempDir scratch("trainhook_args");
+  const fs::path& dir = scratch.path;
   const std::string dump = write_file(dir / "hf_training_args.json", R"({
     "output_dir": "hf_out", "per_device_train_batch_size": 8, "num_train_epochs": 3.0, "max_steps": -1,
     "learning_rate": 5e-05, "lr_scheduler_type": "linear", "lr_scheduler_kwargs": null, "warmup_steps": 0,
@@ -632,7 +632,8 @@ TEST_CASE("enable_jit_checkpoint is accepted as HF gives it") {
   p = parse({"--enable_jit_checkpoint", "false"});
   CHECK_FALSE(p.training.enable_jit_checkpoint);
   CHECK(p.warnings.empty());
-  const fs::path dir = scratch_dir();
+  const TempDir scratch("trainhook_args");
+  const fs::path& dir = scratch.path;
   p = parse({"--config", write_file(dir / "jit.json", R"({"enable_jit_checkpoint": true})")});
   CHECK(p.training.enable_jit_checkpoint);
   CHECK(p.warnings.empty());
@@ -680,7 +681,8 @@ TEST_CASE("validation: strategies and enumerations name the flag and suggest") {
   e = error_of({"--ddp_gradient_reduction", "off"});
   CHECK(contains(e, "--ddp_gradient_reduction: expected one of overlap, after_backward, got 'off'"));
   // Names are parsed when read, so a config file's bad value names the file and key.
-  const fs::path dir = scratch_dir();
+  const TempDir scratch("trainhook_args");
+  const fs::path& dir = scratch.path;
   const std::string cfg = write_file(dir / "strategy.json", R"({"save_strategy": "epochs"})");
   e = error_of({"--config", cfg});
   CHECK(contains(e, cfg + ": key 'save_strategy': expected one of no, steps, epoch, best, got 'epochs'"));
@@ -844,7 +846,8 @@ TEST_CASE("help text: every group, every option, defaults") {
 // ---- hostile inputs that were accepted silently or crashed ----
 
 TEST_CASE("JSON config: a duplicate key is an error naming file, line and key (at any depth)") {
-  const fs::path dir = scratch_dir();
+  const TempDir scratch("trainhook_args");
+  const fs::path& dir = scratch.path;
   const std::string a = write_file(dir / "dup.json", "{\n  \"seed\": 1,\n  \"seed\": 2\n}\n");
   std::string e = error_of({"--config", a});
   CHECK_MESSAGE(contains(e, a + ":3: duplicate key 'seed'"), e);
@@ -862,14 +865,16 @@ TEST_CASE("JSON config: a duplicate key is an error naming file, line and key (a
 }
 
 TEST_CASE("JSON config: nesting is bounded (200,000 open brackets crashed the parser)") {
-  const fs::path dir = scratch_dir();
+  const TempDir scratch("trainhook_args");
+  const fs::path& dir = scratch.path;
   const std::string deep = write_file(dir / "deep.json", "{\"x\": " + std::string(200000, '['));
   const std::string e = error_of({"--config", deep});
   CHECK_MESSAGE(contains(e, deep + ":1: nested deeper than 100 levels"), e);
 }
 
 TEST_CASE("YAML config: numbers of 50,000 / 200,000 digits are an error, not a stack overflow") {
-  const fs::path dir = scratch_dir();
+  const TempDir scratch("trainhook_args");
+  const fs::path& dir = scratch.path;
   const std::string i = write_file(dir / "int.yaml", "seed: 1\nmax_steps: " + std::string(50000, '9') + "\n");
   std::string e = error_of({"--config", i});
   CHECK_MESSAGE(contains(e, i + ":2: a number of 50000 characters (at most 400)"), e);
@@ -913,7 +918,8 @@ TEST_CASE("non-UTF-8 run_name, output_dir or plugin_config values are an error n
 }
 
 TEST_CASE("a value from a config file that fails a check names the file and line") {
-  const fs::path dir = scratch_dir();
+  const TempDir scratch("trainhook_args");
+  const fs::path& dir = scratch.path;
   const std::string cfg = write_file(dir / "latin1.yaml", "seed: 1\nrun_name: caf\xE9\n");
   std::string e = error_of({"--config", cfg});
   CHECK_MESSAGE(contains(e, "--run_name (in " + cfg + ":2): not valid UTF-8 text (byte 0xE9"), e);
@@ -926,7 +932,8 @@ TEST_CASE("a value from a config file that fails a check names the file and line
 TEST_CASE("flags that choose the same thing twice are refused naming both") {
   std::string e = error_of({"--model_name_or_path", "model.pt", "--model", "cnn"});
   CHECK_MESSAGE(contains(e, "--model_name_or_path and --model conflict"), e);
-  const fs::path dir = scratch_dir();
+  const TempDir scratch("trainhook_args");
+  const fs::path& dir = scratch.path;
   const std::string cfg = write_file(dir / "m.yaml", "seed: 1\nmodel: cnn\n");
   e = error_of({"--config", cfg, "--model_name_or_path", "model.pt"});
   CHECK_MESSAGE(contains(e, "--model_name_or_path and --model (in " + cfg + ":2) conflict"), e);

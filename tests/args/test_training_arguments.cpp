@@ -5,14 +5,15 @@
 #include <trainhook/args/training_arguments.hpp>
 
 #include <doctest/doctest.h>
+#include <temp_dir.hpp>
 
-#include <unistd.h>
 #include <filesystem>
 #include <fstream>
 #include <set>
 
 namespace fs = std::filesystem;
 using trainhook::TrainingArguments;
+using trainhook::testkit::TempDir;
 
 namespace {
 
@@ -276,9 +277,8 @@ TEST_CASE("to_json round trip: training_args.json read back as a --config file a
   const nlohmann::json defaults = trainhook::to_json(TrainingArguments{});
   for (const auto& [k, v] : j.items()) CHECK_MESSAGE(v != defaults[k], k);
 
-  const fs::path dir = fs::temp_directory_path() / ("trainhook_ta_" + std::to_string(::getpid()));
-  fs::create_directories(dir);
-  const fs::path file = dir / "training_args.json";
+  const TempDir dir("trainhook_ta");
+  const fs::path file = dir.path / "training_args.json";
   std::ofstream(file) << j.dump(2);
   const auto parsed = trainhook::parse_train_arguments({"--config", file.string()});
   CHECK(trainhook::to_json(parsed.training) == j);
@@ -305,7 +305,6 @@ TEST_CASE("to_json round trip: training_args.json read back as a --config file a
   nlohmann::json merged = split.hf;
   merged.update(split.trainhook);
   CHECK(merged == j);
-  fs::remove_all(dir);
 }
 
 TEST_CASE("training_arguments_from_json: unknown keys and bad values name the source") {

@@ -3,32 +3,15 @@
 #include <trainhook/checkpoint/checkpoint_dirs.hpp>
 
 #include <doctest/doctest.h>
+#include <temp_dir.hpp>
 
-#include <unistd.h>
 #include <fstream>
 
 using namespace trainhook;
 namespace fs = std::filesystem;
+using trainhook::testkit::TempDir;
 
 namespace {
-
-struct Dir {
-  fs::path path;
-  Dir() {
-    path = fs::temp_directory_path() /
-           ("trainhook-ckptdirs-" + std::to_string(::getpid()) + "-" + std::to_string(counter()++));
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~Dir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-  static int& counter() {
-    static int c = 0;
-    return c;
-  }
-};
 
 void make_checkpoint(const fs::path& out, int64_t step) {
   write_checkpoint_atomically(out, step,
@@ -44,7 +27,7 @@ std::vector<std::string> names(const std::vector<fs::path>& paths) {
 }  // namespace
 
 TEST_CASE("a checkpoint appears only when its writer finishes") {
-  Dir d;
+  TempDir d("trainhook-ckptdirs");
   make_checkpoint(d.path, 5);
   CHECK(fs::exists(d.path / "checkpoint-5" / kTrainerStateFile));
   CHECK_FALSE(fs::exists(d.path / "tmp-checkpoint-5"));
@@ -60,7 +43,7 @@ TEST_CASE("a checkpoint appears only when its writer finishes") {
 }
 
 TEST_CASE("saving a step again replaces the old folder only once the new one is complete") {
-  Dir d;
+  TempDir d("trainhook-ckptdirs");
   make_checkpoint(d.path, 3);
   std::ofstream(d.path / "checkpoint-3" / "old.txt") << "x";
   make_checkpoint(d.path, 3);
@@ -69,7 +52,7 @@ TEST_CASE("saving a step again replaces the old folder only once the new one is 
 }
 
 TEST_CASE("incomplete folders and other names are not checkpoints") {
-  Dir d;
+  TempDir d("trainhook-ckptdirs");
   make_checkpoint(d.path, 2);
   make_checkpoint(d.path, 10);
   fs::create_directories(d.path / "checkpoint-20");  // no trainer_state.json: a crash
@@ -81,7 +64,7 @@ TEST_CASE("incomplete folders and other names are not checkpoints") {
 }
 
 TEST_CASE("rotation deletes the oldest but never the best") {
-  Dir d;
+  TempDir d("trainhook-ckptdirs");
   for (int64_t s : {1, 2, 3, 4, 5}) make_checkpoint(d.path, s);
   const std::string best = (d.path / "checkpoint-2").string();
   CHECK(names(sorted_checkpoints(d.path, best)) == std::vector<std::string>{"checkpoint-1", "checkpoint-3",
@@ -93,7 +76,7 @@ TEST_CASE("rotation deletes the oldest but never the best") {
 }
 
 TEST_CASE("with save_total_limit 1 a best that is not the newest keeps two") {
-  Dir d;
+  TempDir d("trainhook-ckptdirs");
   for (int64_t s : {1, 2, 3}) make_checkpoint(d.path, s);
   rotate_checkpoints(d.path, 1, (d.path / "checkpoint-1").string());
   CHECK(names(sorted_checkpoints(d.path)) == std::vector<std::string>{"checkpoint-1", "checkpoint-3"});
@@ -103,7 +86,7 @@ TEST_CASE("with save_total_limit 1 a best that is not the newest keeps two") {
 
 // `error: stoll` on a folder whose step does not fit an int64.
 TEST_CASE("a checkpoint folder with an overlong step number is named in our words") {
-  Dir d;
+  TempDir d("trainhook-ckptdirs");
   make_checkpoint(d.path, 2);
   fs::create_directories(d.path / "checkpoint-99999999999999999999");
   std::ofstream(d.path / "checkpoint-99999999999999999999" / kTrainerStateFile) << "{}\n";

@@ -10,12 +10,10 @@
 
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
-
-#include <unistd.h>
+#include <temp_dir.hpp>
 
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -25,6 +23,8 @@ using testkit::Instance;
 using testkit::Library;
 using testkit::Run;
 using testkit::Values;
+using trainhook::testkit::read_file;
+using trainhook::testkit::TempDir;
 
 namespace {
 
@@ -33,20 +33,6 @@ Library& library() {
   return lib;
 }
 const th_callback_info& info() { return library().callback("csv"); }
-
-fs::path fresh_dir(const std::string& name) {
-  const fs::path d = fs::temp_directory_path() / ("th_csv_" + std::to_string(::getpid()) + "_" + name);
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d;
-}
-
-std::string slurp(const fs::path& f) {
-  std::ifstream in(f);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 void log(Instance& cb, Run& run, int64_t step, double epoch, Values v) {
   run.state.global_step = step;
@@ -59,7 +45,8 @@ void log(Instance& cb, Run& run, int64_t step, double epoch, Values v) {
 
 TEST_CASE("csv widens the header and pads the earlier rows") {
   FakeHost host;
-  const fs::path dir = fresh_dir("widen");
+  const TempDir tmp("th_csv_widen");
+  const fs::path& dir = tmp.path;
   host.output_dir = dir.string();
   Run run;
   {
@@ -70,17 +57,17 @@ TEST_CASE("csv widens the header and pads the earlier rows") {
     log(cb, run, 2, 1.0, Values({{"eval_loss", 0.5}}, {{"note", "a,\"b\""}}));
     cb.fire(TH_EVENT_TRAIN_END, run);
   }
-  CHECK(slurp(dir / "log_history.csv") ==
+  CHECK(read_file(dir / "log_history.csv") ==
         "epoch,learning_rate,loss,step,eval_loss,note\n"
         "0.5,0.1,0.25,1,,\n"
         "1.0,0.05,0.125,2,,\n"
         "1.0,,,2,0.5,\"a,\"\"b\"\"\"\n");
-  fs::remove_all(dir);
 }
 
 TEST_CASE("csv on a resumed run holds the checkpoint's log_history") {
   FakeHost host;
-  const fs::path dir = fresh_dir("resume");
+  const TempDir tmp("th_csv_resume");
+  const fs::path& dir = tmp.path;
   host.output_dir = dir.string();
   std::ofstream(dir / "log_history.csv") << "epoch,loss,step\n0.1,1.0,1\n0.2,0.9,2\n0.3,0.8,3\n0.4,0.7";
   host.state_json = R"({"log_history": [{"epoch": 0.1, "loss": 1.0, "step": 1},
@@ -93,17 +80,17 @@ TEST_CASE("csv on a resumed run holds the checkpoint's log_history") {
     log(cb, run, 3, 0.3, Values{{"loss", 0.75}});
     cb.fire(TH_EVENT_TRAIN_END, run);
   }
-  CHECK(slurp(dir / "log_history.csv") ==
+  CHECK(read_file(dir / "log_history.csv") ==
         "epoch,loss,step,eval_acc\n"
         "0.1,1.0,1,\n"
         "0.2,,2,0.5\n"
         "0.3,0.75,3,\n");
-  fs::remove_all(dir);
 }
 
 TEST_CASE("csv after train end reads the header back and appends") {
   FakeHost host;
-  const fs::path dir = fresh_dir("reopen");
+  const TempDir tmp("th_csv_reopen");
+  const fs::path& dir = tmp.path;
   host.output_dir = dir.string();
   Run run;
   {
@@ -114,12 +101,11 @@ TEST_CASE("csv after train end reads the header back and appends") {
     log(cb, run, 1, 1.0, Values{{"loss", 0.25}});       // same keys: appended
     log(cb, run, 1, 1.0, Values{{"eval_loss", 0.75}});  // a new key: widened
   }
-  CHECK(slurp(dir / "log_history.csv") ==
+  CHECK(read_file(dir / "log_history.csv") ==
         "epoch,loss,step,eval_loss\n"
         "1.0,0.5,1,\n"
         "1.0,0.25,1,\n"
         "1.0,,1,0.75\n");
-  fs::remove_all(dir);
 }
 
 TEST_CASE("csv configuration errors name the key") {

@@ -2,7 +2,7 @@
 // also damage them on purpose); NumPy itself writes the files of the CLI test.
 #pragma once
 
-#include <unistd.h>
+#include <temp_dir.hpp>
 
 #include <cstdint>
 #include <filesystem>
@@ -12,10 +12,11 @@
 
 namespace trainhook::test {
 
+// `name` in one folder per test process (each CTest case is one; the same name is
+// the same file across the case's calls), removed when the process exits.
 inline std::filesystem::path scratch(const std::string& name) {
-  const auto dir = std::filesystem::temp_directory_path() / ("trainhook-data-" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
-  const auto p = dir / name;
+  static const testkit::TempDir dir("trainhook-data");
+  const auto p = dir.path / name;
   std::filesystem::create_directories(p.parent_path());
   return p;
 }

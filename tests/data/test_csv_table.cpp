@@ -2,8 +2,8 @@
 #include <trainhook/data/csv_table.hpp>
 
 #include <doctest/doctest.h>
+#include <temp_dir.hpp>
 
-#include <unistd.h>
 #include <fstream>
 
 using namespace trainhook;
@@ -11,8 +11,10 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// In one folder per test process (each CTest case is one), removed when it exits.
 fs::path write_csv(const std::string& name, const std::string& text) {
-  const fs::path p = fs::temp_directory_path() / ("trainhook-csv-" + std::to_string(::getpid()) + "-" + name);
+  static const testkit::TempDir dir("trainhook-csv");
+  const fs::path p = dir.path / name;
   std::ofstream(p) << text;
   return p;
 }
@@ -34,8 +36,6 @@ TEST_CASE("rows of features with the label last, first, or named") {
   CHECK(named.labels == std::vector<int64_t>{1});
   CHECK(named.values == std::vector<float>{1, 2});
   CHECK(read_labeled_csv(h, "0", true).labels == std::vector<int64_t>{1});
-  fs::remove(p);
-  fs::remove(h);
 }
 
 TEST_CASE("errors name the file and line") {
@@ -61,7 +61,6 @@ TEST_CASE("errors name the file and line") {
                        std::runtime_error);
   CHECK_THROWS_WITH_AS(read_labeled_csv(ragged, "7", false), doctest::Contains("out of range"),
                        std::runtime_error);
-  for (const auto& p : {ragged, text, label, negative, empty}) fs::remove(p);
 }
 
 // Values and files the reader used to accept wrongly or report in
@@ -77,9 +76,6 @@ TEST_CASE("a value that is finite as a double but not as a float is a data error
                        std::runtime_error);
   const auto ok = write_csv("float-max.csv", "3.4e38,-3.4e38,0\n");
   CHECK(read_labeled_csv(ok, "last", false).rows == 1);
-  fs::remove(p);
-  fs::remove(neg);
-  fs::remove(ok);
 }
 
 TEST_CASE("a UTF-8 byte-order mark at the start is accepted") {
@@ -92,18 +88,15 @@ TEST_CASE("a UTF-8 byte-order mark at the start is accepted") {
                            "\xEF\xBB\xBF"
                            "label,x\n1,2\n");
   CHECK(read_labeled_csv(h, "label", true).labels == std::vector<int64_t>{1});
-  fs::remove(p);
-  fs::remove(h);
 }
 
 TEST_CASE("a folder given as the CSV file is named as a folder") {
-  const fs::path dir =
-      fs::temp_directory_path() / ("trainhook-csv-dir-" + std::to_string(::getpid()) + ".csv");
+  const testkit::TempDir tmp("trainhook-csv-dir");
+  const fs::path dir = tmp.path / "table.csv";
   fs::create_directories(dir);
   CHECK_THROWS_WITH_AS(read_labeled_csv(dir, "last", false),
                        doctest::Contains((dir.string() + ": is a folder, not a CSV file").c_str()),
                        std::runtime_error);
-  fs::remove(dir);
 }
 
 TEST_CASE("class ids out of range are a data error naming file and line") {
@@ -118,7 +111,4 @@ TEST_CASE("class ids out of range are a data error naming file and line") {
       std::runtime_error);
   const auto fine = write_csv("label-65535.csv", "1,0\n2,65535\n");
   CHECK(read_labeled_csv(fine, "last", false).labels == std::vector<int64_t>{0, 65535});
-  fs::remove(huge);
-  fs::remove(big);
-  fs::remove(fine);
 }

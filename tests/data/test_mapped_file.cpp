@@ -107,8 +107,10 @@ TEST_CASE("a mapped file that shrinks under the reader is named, not a bare bus 
 // AddressSanitizer's own SIGBUS handler ends the process with status 1 first.
 TEST_CASE("a bus error outside any mapped data file still ends the process by the signal" *
           doctest::skip(trainhook::testkit::kUnderAddressSanitizer)) {
-  const auto [status, err] = run_in_child([] {
-    (void)map_file(write_bytes(scratch("other.bin"), std::string(4096, 'y')));  // installs the handler
+  // Named here: the child ends by the signal, so the folder must be this process's to remove.
+  const auto other = scratch("other.bin");
+  const auto [status, err] = run_in_child([&] {
+    (void)map_file(write_bytes(other, std::string(4096, 'y')));  // installs the handler
     ::raise(SIGBUS);
   });
   CHECK(status == -SIGBUS);

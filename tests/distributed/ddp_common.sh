@@ -1,4 +1,4 @@
-# Shared by the ddp_*.sh tests: arguments, data, free ports, helpers.
+# Shared by the ddp_*.sh tests: arguments, data, helpers (free_port and fail are test_lib.sh's).
 # usage (sourced): ddp_common.sh <bin/trainhook> <ddp_weights_diff> <digits.csv> <work dir>
 set -euo pipefail
 CLI=${1:?bin/trainhook}
@@ -16,10 +16,6 @@ head -n 1024 "$DIGITS" >"$WORK/train.csv"
 sed -n 1025,1280p "$DIGITS" >"$WORK/val.csv"
 DATA=(--train_file "$WORK/train.csv" --validation_file "$WORK/val.csv" --feature_scale 0.0625 --model mlp
   --disable_tqdm --seed 7 --learning_rate 1e-3)
-
-free_port() {
-  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
 
 # json_get <file> <python expression on j>
 json_get() {

@@ -13,7 +13,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/../lib/test_lib.sh"
 
 run_pair() {  # run_pair <tag> local|global ok|fail -> exit codes in $WORK/<tag>.rc<rank>
   local tag=$1 port
-  port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+  port=$(free_port)
   local pids=()
   for rank in 0 1; do
     RANK=$rank LOCAL_RANK=$rank WORLD_SIZE=2 LOCAL_WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port \

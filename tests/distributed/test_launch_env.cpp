@@ -5,8 +5,7 @@
 #include <trainhook/args/training_arguments.hpp>
 
 #include <doctest/doctest.h>
-
-#include <unistd.h>
+#include <temp_dir.hpp>
 
 #include <cstdlib>
 #include <filesystem>
@@ -160,23 +159,18 @@ namespace {
 
 // A fake scontrol on PATH that records its arguments and exits with `status`.
 struct FakeScontrol {
-  std::filesystem::path dir;
+  trainhook::testkit::TempDir tmp{"trainhook_scontrol"};
+  const std::filesystem::path& dir = tmp.path;
   std::string old_path;
   explicit FakeScontrol(int status) {
-    dir = std::filesystem::temp_directory_path() / ("trainhook_scontrol_" + std::to_string(::getpid()));
-    std::filesystem::create_directories(dir);
     std::ofstream(dir / "scontrol") << "#!/bin/sh\necho \"$@\" > \"" << (dir / "args").string()
                                     << "\"\necho 'scontrol: fake' >&2\nexit " << status << "\n";
     std::filesystem::permissions(dir / "scontrol", std::filesystem::perms::owner_all);
-    std::filesystem::remove(dir / "args");
     const char* p = std::getenv("PATH");
     old_path = p ? p : "";
     ::setenv("PATH", (dir.string() + ":" + old_path).c_str(), 1);
   }
-  ~FakeScontrol() {
-    ::setenv("PATH", old_path.c_str(), 1);
-    std::filesystem::remove_all(dir);
-  }
+  ~FakeScontrol() { ::setenv("PATH", old_path.c_str(), 1); }
   std::string args() const {
     std::ifstream in(dir / "args");
     std::string line;

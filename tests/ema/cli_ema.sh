@@ -73,7 +73,7 @@ assert a["weights"] == b["weights"], "EMA weights differ after resuming an old-f
   fail "a checkpoint with EMA weights in doubles did not resume to the same EMA weights"
 echo "ok: an old-format (double) EMA state resumes"
 
-PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+PORT=$(free_port)
 "$TH" launch --nproc_per_node 2 --master_port "$PORT" -- train "${BASE[@]}" --output_dir "$WORK/two" "${ARGS[@]}" \
   --plugin_config ema.log_checksum=true \
   >"$WORK/two.log" 2>&1 || { cat "$WORK/two.log" >&2; fail "2 processes: trainhook launch failed"; }

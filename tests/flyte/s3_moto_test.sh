@@ -14,6 +14,7 @@
 set -euo pipefail
 DRIVER="$1"; PLUGIN="$2"; VENV="$3"
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+source "$HERE/../lib/test_lib.sh"  # free_port
 PY="$VENV/bin/python"
 [[ -x "$VENV/bin/moto_server" ]] || { echo "moto_server not found in $VENV (run scripts/venv test)"; exit 1; }
 WORK="$(mktemp -d)"
@@ -25,7 +26,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-free_port() { "$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 wait_port() {
   for _ in $(seq 1 100); do
     "$PY" -c "import socket,sys; socket.create_connection(('127.0.0.1',$1),0.2)" 2>/dev/null && return 0

@@ -2,6 +2,7 @@
 // libcurl sends is recomputed independently (sigv4_check), and the request
 // sequences (listing, PUT, multipart, 200-with-<Error>, retries) are checked.
 #include "sigv4_check.hpp"
+#include "test_files.hpp"
 #include "test_http_server.hpp"  // tests/support: the shared scripted HTTP server
 
 #include <trainhook/flyte/s3_store.hpp>
@@ -56,16 +57,11 @@ void fast_retries(S3Store& s) {
                           .max_attempts(3));
 }
 
-fs::path write_file(const std::string& name, size_t size) {
-  const fs::path p = fs::temp_directory_path() / name;
+// `size` bytes of a fixed pattern in a new file `p`.
+fs::path write_patterned(const fs::path& p, size_t size) {
   std::ofstream out(p, std::ios::binary);
   for (size_t i = 0; i < size; ++i) out.put(static_cast<char>((i * 7919) >> 3));
   return p;
-}
-
-std::string file_bytes(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
 // Checks one captured request's Authorization header by recomputing it.
@@ -95,17 +91,17 @@ void check_signature(const TestRequest& r) {
 TEST_CASE("s3 store: a PUT is signed with SigV4 over x-amz-content-sha256 and the session token") {
   TestHttpServer server([](const TestRequest&) { return reply(200, {{"ETag", "\"abc\""}}, ""); });
   S3Store store(config_for(server, "SESSIONTOKEN/xyz=="), "my-bucket", "runs/attempt 1");
-  const auto file = write_file("th_flyte_put.bin", 1000);
+  const flyte_test::TempDir tmp("th_flyte_put");
+  const auto file = write_patterned(tmp.path / "put.bin", 1000);
   store.put_file(file, "checkpoint-5/model.pt");
   const auto reqs = server.requests();
   REQUIRE(reqs.size() == 1);
   CHECK(reqs[0].method == "PUT");
   CHECK(reqs[0].target == "/my-bucket/runs/attempt%201/checkpoint-5/model.pt");  // path-style
-  CHECK(reqs[0].body == file_bytes(file));
+  CHECK(reqs[0].body == flyte_test::read_file(file));
   CHECK(reqs[0].headers.at("x-amz-security-token") == "SESSIONTOKEN/xyz==");
   CHECK(reqs[0].headers.at("authorization").find("x-amz-security-token") != std::string::npos);
   check_signature(reqs[0]);
-  fs::remove(file);
 }
 
 TEST_CASE("s3 store: listing follows continuation tokens and strips the prefix") {
@@ -146,7 +142,8 @@ TEST_CASE("s3 store: a large file goes as a multipart upload streamed in >= 5 Mi
   });
   S3Store store(config_for(server), "b", "");
   const size_t size = (12u << 20) + 123;
-  const auto file = write_file("th_flyte_multipart.bin", size);
+  const flyte_test::TempDir tmp("th_flyte_multipart");
+  const auto file = write_patterned(tmp.path / "multipart.bin", size);
   store.put_file(file, "big.bin");
   const auto reqs = server.requests();
   REQUIRE(reqs.size() == 5);
@@ -159,14 +156,13 @@ TEST_CASE("s3 store: a large file goes as a multipart upload streamed in >= 5 Mi
   }
   CHECK(reqs[1].body.size() == (5u << 20));
   CHECK(reqs[3].body.size() == size - (10u << 20));
-  CHECK(joined == file_bytes(file));
+  CHECK(joined == flyte_test::read_file(file));
   CHECK(reqs[4].method == "POST");
   CHECK(reqs[4].target == "/b/big.bin?uploadId=up%2F1%2Bx");
   CHECK(reqs[4].body.find("<Part><PartNumber>2</PartNumber><ETag>&quot;etag2&quot;</ETag></Part>") !=
         std::string::npos);
   CHECK(reqs[4].headers.at("x-amz-content-sha256") == sha256_hex(reqs[4].body));
   for (const auto& r : reqs) check_signature(r);
-  fs::remove(file);
 }
 
 TEST_CASE("s3 store: a 200 answer carrying <Error> fails the multipart upload, which is aborted") {
@@ -180,7 +176,8 @@ TEST_CASE("s3 store: a 200 answer carrying <Error> fails the multipart upload, w
   });
   S3Store store(config_for(server), "b", "");
   fast_retries(store);
-  const auto file = write_file("th_flyte_multipart_err.bin", (5u << 20) + 1);
+  const flyte_test::TempDir tmp("th_flyte_multipart_err");
+  const auto file = write_patterned(tmp.path / "multipart_err.bin", (5u << 20) + 1);
   try {
     store.put_file(file, "k");
     FAIL("expected a StoreError");
@@ -192,7 +189,6 @@ TEST_CASE("s3 store: a 200 answer carrying <Error> fails the multipart upload, w
   REQUIRE(!reqs.empty());
   CHECK(reqs.back().method == "DELETE");
   CHECK(reqs.back().target == "/b/k?uploadId=U");
-  fs::remove(file);
 }
 
 TEST_CASE("s3 store: 503 is retried, 403 fails at once, not retryable, without the secret in the message") {
@@ -206,10 +202,11 @@ TEST_CASE("s3 store: 503 is retried, 403 fails at once, not retryable, without t
   });
   S3Store store(config_for(server), "b", "pre");
   fast_retries(store);
-  const fs::path out = fs::temp_directory_path() / "th_flyte_get" / "sub" / "file.txt";
+  const flyte_test::TempDir tmp("th_flyte_get");
+  const fs::path out = tmp.path / "sub" / "file.txt";
   store.get_file("ok.txt", out);
   CHECK(calls == 2);
-  CHECK(file_bytes(out) == "hello");
+  CHECK(flyte_test::read_file(out) == "hello");
   try {
     store.get_file("denied.txt", out);
     FAIL("expected a StoreError");
@@ -219,6 +216,5 @@ TEST_CASE("s3 store: 503 is retried, 403 fails at once, not retryable, without t
     CHECK(std::string(e.what()).find(kSecret) == std::string::npos);
   }
   CHECK(calls == 3);
-  CHECK(file_bytes(out) == "hello");  // a failed download leaves the previous file alone
-  fs::remove_all(fs::temp_directory_path() / "th_flyte_get");
+  CHECK(flyte_test::read_file(out) == "hello");  // a failed download leaves the previous file alone
 }

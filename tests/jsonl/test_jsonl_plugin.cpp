@@ -8,6 +8,7 @@
 
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
+#include <temp_dir.hpp>
 
 #include <unistd.h>
 
@@ -24,6 +25,7 @@ using testkit::Instance;
 using testkit::Library;
 using testkit::Run;
 using testkit::Values;
+using trainhook::testkit::TempDir;
 
 namespace {
 
@@ -32,13 +34,6 @@ Library& library() {
   return lib;
 }
 const th_callback_info& info() { return library().callback("jsonl"); }
-
-fs::path fresh_dir(const std::string& name) {
-  const fs::path d = fs::temp_directory_path() / ("th_jsonl_" + std::to_string(::getpid()) + "_" + name);
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d;
-}
 
 std::vector<nlohmann::json> read_lines(const fs::path& f) {
   std::ifstream in(f);
@@ -58,7 +53,8 @@ void log(Instance& cb, Run& run, int64_t step, double epoch, Values v) {
 
 TEST_CASE("jsonl writes log_history entries with step and epoch") {
   FakeHost host;
-  const fs::path dir = fresh_dir("basic");
+  const TempDir tmp("th_jsonl_basic");
+  const fs::path& dir = tmp.path;
   host.output_dir = dir.string();
   std::ofstream(dir / "log_history.jsonl") << "{\"stale\": 1}\n";  // a previous run's file
   Run run;
@@ -81,12 +77,12 @@ TEST_CASE("jsonl writes log_history entries with step and epoch") {
   CHECK(lines[1]["num_input_tokens_seen"].is_number_integer());
   CHECK(lines[1]["step"] == 2);
   CHECK(host.logged("2 log records in"));
-  fs::remove_all(dir);
 }
 
 TEST_CASE("jsonl on a resumed run keeps the checkpoint's log_history and drops later lines") {
   FakeHost host;
-  const fs::path dir = fresh_dir("resume");
+  const TempDir tmp("th_jsonl_resume");
+  const fs::path& dir = tmp.path;
   host.output_dir = dir.string();
   // The killed run wrote steps 1 to 3; its checkpoint was at step 2.
   std::ofstream(dir / "log_history.jsonl") << "{\"loss\":1.0,\"step\":1}\n{\"loss\":0.9,\"step\":2}\n"
@@ -109,12 +105,12 @@ TEST_CASE("jsonl on a resumed run keeps the checkpoint's log_history and drops l
   CHECK(lines[1]["step"] == 2);
   CHECK(lines[2]["loss"].get<double>() == 0.75);
   CHECK(lines[3]["eval_loss"].get<double>() == 0.5);
-  fs::remove_all(dir);
 }
 
 TEST_CASE("jsonl file key takes a relative or absolute name") {
   FakeHost host;
-  const fs::path dir = fresh_dir("file");
+  const TempDir tmp("th_jsonl_file");
+  const fs::path& dir = tmp.path;
   host.output_dir = dir.string();
   Run run;
   {
@@ -132,7 +128,6 @@ TEST_CASE("jsonl file key takes a relative or absolute name") {
     cb.fire(TH_EVENT_TRAIN_END, run);
   }
   CHECK(read_lines(abs).size() == 1);
-  fs::remove_all(dir);
 }
 
 TEST_CASE("jsonl configuration errors name the key") {
@@ -153,7 +148,8 @@ TEST_CASE("jsonl configuration errors name the key") {
 TEST_CASE("jsonl reports the records it could not write naming the file") {
   if (::geteuid() == 0) return;  // root writes anywhere
   FakeHost host;
-  const fs::path dir = fresh_dir("unwritable");
+  const TempDir tmp("th_jsonl_unwritable");
+  const fs::path& dir = tmp.path;
   fs::create_directories(dir / "ro");
   fs::permissions(dir / "ro", fs::perms::owner_read | fs::perms::owner_exec);
   host.output_dir = (dir / "ro").string();
@@ -169,13 +165,12 @@ TEST_CASE("jsonl reports the records it could not write naming the file") {
   CHECK_MESSAGE(host.count_logs(TH_LOG_WARN, "2 log records are not in " + file) == 1, host.all_logs());
   CHECK(host.count_logs(TH_LOG_ERROR, file) >= 1);
   CHECK(host.count_logs(TH_LOG_WARN, "was not replaced by the state's log_history") == 1);
-  fs::permissions(dir / "ro", fs::perms::owner_all);
-  fs::remove_all(dir);
 }
 
 TEST_CASE("jsonl lines logged before a checkpoint are in the file when on_save returns") {
   FakeHost host;
-  const fs::path dir = fresh_dir("save");
+  const TempDir tmp("th_jsonl_save");
+  const fs::path& dir = tmp.path;
   host.output_dir = dir.string();
   Run run;
   Instance cb(info(), host, "{}");
@@ -186,5 +181,4 @@ TEST_CASE("jsonl lines logged before a checkpoint are in the file when on_save r
   // No wait: the writer comes by only every 0.1 s on its own, on_save flushed it.
   CHECK(read_lines(dir / "log_history.jsonl").size() == 5);
   cb.fire(TH_EVENT_TRAIN_END, run);
-  fs::remove_all(dir);
 }

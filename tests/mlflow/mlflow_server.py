@@ -17,11 +17,8 @@ import urllib.error
 import urllib.parse
 import urllib.request
 
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "testkit"))
+from free_port import free_port  # noqa: E402
 
 
 class MlflowServer:

@@ -3,10 +3,10 @@
 // prove our own duplicate avoidance, ordering and spooling.
 #include <doctest/doctest.h>
 #include <trainhook/abi.h>
+#include <temp_dir.hpp>
 #include <trainhook/mlflow/sender.hpp>
 #include <wait_until.hpp>
 
-#include <unistd.h>
 #include <nlohmann/json.hpp>
 
 #include "test_http_server.hpp"
@@ -21,6 +21,7 @@ using namespace std::chrono_literals;
 using trainhook::testing::TestHttpServer;
 using trainhook::testing::TestReply;
 using trainhook::testing::TestRequest;
+using trainhook::testkit::TempDir;
 namespace fs = std::filesystem;
 
 namespace {
@@ -142,12 +143,8 @@ MlflowOptions config_for(const TestHttpServer& server) {
   return c;
 }
 
-std::string temp_dir(const char* name) {
-  fs::path d =
-      fs::temp_directory_path() / (std::string("th_mlflow_") + name + "_" + std::to_string(::getpid()));
-  fs::remove_all(d);
-  return d.string();
-}
+// A test's spool folder, inside its TempDir and not made yet (the sender makes it).
+std::string spool_in(const TempDir& tmp) { return (tmp.path / "spool").string(); }
 
 struct Harness {
   Sender sender;
@@ -169,10 +166,13 @@ struct Harness {
 struct RunExists {
   FakeMlflow fake;
   TestHttpServer server{[this](const TestRequest& r) { return fake.handle(r); }};
+  TempDir tmp;
   std::string spool;
   Harness h;
   RunExists(const char* name, size_t memory_records, int64_t ts0)
-      : spool(temp_dir(name)), h(bounded(config_for(server), memory_records), RunPlan{}, spool) {
+      : tmp(std::string("th_mlflow_") + name),
+        spool(spool_in(tmp)),
+        h(bounded(config_for(server), memory_records), RunPlan{}, spool) {
     h.worker.enqueue(Record::metric("loss", 1.0, ts0 + 1, 1));
     REQUIRE(h.worker.flush(30s));
   }
@@ -190,7 +190,8 @@ TEST_CASE("setup creates the experiment and run and then params and metrics arri
   RunPlan plan;
   plan.run_name = "r";
   for (int i = 0; i < 130; ++i) plan.params.emplace_back("p" + std::to_string(i), std::to_string(i));
-  Harness h(config_for(server), plan, temp_dir("basic"));
+  const TempDir tmp("th_mlflow_basic");
+  Harness h(config_for(server), plan, spool_in(tmp));
   for (int s = 1; s <= 40; ++s) h.worker.enqueue(Record::metric("loss", 1.0 / s, 1000 + s, s));
   h.worker.enqueue(Record::end_run("FINISHED", 5000));
   REQUIRE(h.worker.flush(30s));
@@ -209,7 +210,8 @@ TEST_CASE("setup creates the experiment and run and then params and metrics arri
 TEST_CASE("a batch stored by the server whose answer was lost is not stored twice") {
   FakeMlflow fake;
   TestHttpServer server([&](const TestRequest& r) { return fake.handle(r); });
-  Harness h(config_for(server), RunPlan{}, temp_dir("dup"));
+  const TempDir tmp("th_mlflow_dup");
+  Harness h(config_for(server), RunPlan{}, spool_in(tmp));
   fake.history_page = 10;  // the history check must follow next_page_token
   for (int s = 1; s <= 25; ++s) {
     h.worker.enqueue(Record::metric("loss", 1.0 / s, 2000 + s, s));
@@ -251,7 +253,6 @@ TEST_CASE("while the server is down records spill to the spool and arrive in ord
   std::lock_guard<std::mutex> lock(fake.mu);
   REQUIRE(fake.metrics.size() == 200);
   for (size_t i = 0; i < 200; ++i) CHECK(fake.metrics[i]["step"] == static_cast<int>(i + 1));
-  fs::remove_all(spool);
 }
 
 TEST_CASE(
@@ -280,12 +281,12 @@ TEST_CASE(
   std::lock_guard<std::mutex> lock(fake.mu);
   REQUIRE(fake.metrics.size() == 400);
   for (size_t i = 0; i < 400; ++i) CHECK(fake.metrics[i]["step"] == static_cast<int>(i + 1));
-  fs::remove_all(spool);
 }
 
 TEST_CASE("records still held at the end are spooled and a later sender delivers them") {
   FakeMlflow fake;
-  std::string spool = temp_dir("later");
+  const TempDir tmp("th_mlflow_later");
+  const std::string spool = spool_in(tmp);
   {
     TestHttpServer server([&](const TestRequest& r) { return fake.handle(r); });
     Harness h(config_for(server), RunPlan{}, spool);
@@ -321,7 +322,6 @@ TEST_CASE("records still held at the end are spooled and a later sender delivers
   for (size_t i = 0; i < 21; ++i) CHECK(fake.metrics[i]["step"] == static_cast<int>(i + 1));
   // RUNNING from the resume; the earlier process's FINISHED is not replayed.
   CHECK(fake.statuses == std::vector<std::string>{"RUNNING"});
-  fs::remove_all(spool);
 }
 
 TEST_CASE("a rejected batch is dropped once with the server's message and later records still go") {
@@ -329,7 +329,8 @@ TEST_CASE("a rejected batch is dropped once with the server's message and later 
   TestHttpServer server([&](const TestRequest& r) { return fake.handle(r); });
   std::vector<std::string> errors;
   std::mutex emu;
-  Sender sender(config_for(server), RunPlan{}, temp_dir("reject"),
+  const TempDir tmp("th_mlflow_reject");
+  Sender sender(config_for(server), RunPlan{}, spool_in(tmp),
                 [&](trainhook::LogLevel level, const std::string& m) {
                   std::lock_guard<std::mutex> lock(emu);
                   if (level == trainhook::LogLevel::error) errors.push_back(m);
@@ -356,7 +357,8 @@ TEST_CASE("an answer 200 that is not JSON is warned about once, naming the reque
   TestHttpServer server([&](const TestRequest& r) { return fake.handle(r); });
   std::vector<std::string> warnings;
   std::mutex wmu;
-  Sender sender(config_for(server), RunPlan{}, temp_dir("html"),
+  const TempDir tmp("th_mlflow_html");
+  Sender sender(config_for(server), RunPlan{}, spool_in(tmp),
                 [&](trainhook::LogLevel level, const std::string& m) {
                   std::lock_guard<std::mutex> lock(wmu);
                   if (level == trainhook::LogLevel::warn) warnings.push_back(m);
@@ -382,7 +384,8 @@ TEST_CASE("an answer 200 that is not JSON is warned about once, naming the reque
 TEST_CASE("a failed run's end tags the reason before the status and the reason survives the spool") {
   FakeMlflow fake;
   TestHttpServer server([&](const TestRequest& r) { return fake.handle(r); });
-  Harness h(config_for(server), RunPlan{}, temp_dir("failure-tag"));
+  const TempDir tmp("th_mlflow_failure-tag");
+  Harness h(config_for(server), RunPlan{}, spool_in(tmp));
   h.worker.enqueue(Record::metric("loss", 0.5, 1001, 1));
   h.worker.enqueue(Record::end_run("FAILED", 5000, "error: cannot write checkpoint-20"));
   REQUIRE(h.worker.flush(30s));

@@ -2,6 +2,7 @@
 // device-agnostic tensor arithmetic, so its rules are checked here where no GPU
 // is; the trainer enables it only for --fp16 on CUDA.
 #include <doctest/doctest.h>
+#include <temp_dir.hpp>
 #include <trainhook/checkpoint/checkpoint_io.hpp>
 #include <trainhook/optim/grad_scaler.hpp>
 
@@ -107,9 +108,8 @@ TEST_CASE("GradScaler: state has torch's keys, round-trips, and a bad state name
 
 TEST_CASE("GradScaler: an enabled scaler is saved as scaler.json in a checkpoint and restored from it") {
   namespace fs = std::filesystem;
-  const fs::path dir = fs::temp_directory_path() / "trainhook_test_grad_scaler_ckpt";
-  fs::remove_all(dir);
-  fs::create_directories(dir);
+  const trainhook::testkit::TempDir tmp("trainhook_test_grad_scaler_ckpt");
+  const fs::path& dir = tmp.path;
   torch::nn::Linear layer(2, 1);
   torch::optim::SGD sgd(layer->parameters(), torch::optim::SGDOptions(0.1));
   trainhook::LrScheduler schedule(trainhook::SchedulerType::linear, 0.1, 0, 10);
@@ -141,5 +141,4 @@ TEST_CASE("GradScaler: an enabled scaler is saved as scaler.json in a checkpoint
   GradScaler fresh(true);
   trainhook::load_checkpoint_weights(dir, *layer, sgd, schedule, &fresh);
   CHECK(fresh.current_scale() == 65536.0);
-  fs::remove_all(dir);
 }

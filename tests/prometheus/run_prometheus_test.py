@@ -33,6 +33,7 @@ import urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "testkit"))
+from free_port import free_port  # noqa: E402
 from wait_until import wait_until  # noqa: E402
 
 RUN_NAME = 'r"un\\x\ny'
@@ -48,12 +49,6 @@ def escaped_run_name():
 def fail(msg):
     print("FAIL: " + msg, file=sys.stderr)
     sys.exit(1)
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def get(url, timeout=5):

@@ -5,6 +5,7 @@
 // to the scripted test server (the real Pushgateway is in run_prometheus_test.py).
 // Push requests coalesce while one is in flight, so the tests wait for the
 // train-begin push to arrive before they end the run.
+#include <free_port.hpp>
 #include <plugin_driver.hpp>
 #include <test_http_server.hpp>
 #include <wait_until.hpp>
@@ -14,10 +15,6 @@
 
 #include <doctest/doctest.h>
 
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
 #include <string>
 #include <vector>
 
@@ -26,18 +23,6 @@ using trainhook::testing::TestReply;
 using trainhook::testing::TestRequest;
 
 namespace {
-
-int free_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
-  socklen_t len = sizeof a;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  ::close(fd);
-  return ntohs(a.sin_port);
-}
 
 trainhook::support::HttpResponse scrape(int port) {
   trainhook::support::HttpClient http(
@@ -52,7 +37,7 @@ struct Fixture {
   testkit::Library lib{testkit::plugin_path("prometheus")};
   testkit::FakeHost host;
   testkit::Run run;
-  int port = free_port();
+  int port = trainhook::testkit::free_port();
   std::string config(const std::string& pushgateway) const {
     return R"({"listen":"127.0.0.1:)" + std::to_string(port) + R"(","push_interval":3600)" +
            (pushgateway.empty() ? "" : R"(,"pushgateway_url":")" + pushgateway + "\"") + "}";

@@ -5,6 +5,7 @@
 
 #include <trainhook/support/http_client.hpp>
 
+#include <free_port.hpp>
 #include <plugin_driver.hpp>
 
 #include <doctest/doctest.h>
@@ -39,8 +40,6 @@ struct TakenPort {
   ~TakenPort() { ::close(fd); }
 };
 
-int free_port() { return TakenPort().port; }
-
 std::string scrape(int port) {
   trainhook::support::HttpClient http(
       trainhook::support::HttpClientOptions().timeout(std::chrono::seconds(10)));
@@ -68,7 +67,7 @@ TEST_CASE("a port in use is a config error naming the address and the key") {
 }
 
 TEST_CASE("the exporter serves the run's series on /metrics") {
-  const int port = free_port();
+  const int port = trainhook::testkit::free_port();
   PrometheusRun run(PrometheusOptions().listen("127.0.0.1:" + std::to_string(port)), "run",
                     trainhook::Host());
   CHECK(run.port() == port);
@@ -79,7 +78,7 @@ TEST_CASE("the exporter serves the run's series on /metrics") {
 }
 
 TEST_CASE("linger ends as soon as a scrape has read the final values") {
-  const int port = free_port();
+  const int port = trainhook::testkit::free_port();
   testkit::FakeHost host;
   PrometheusRun run(PrometheusOptions().listen("127.0.0.1:" + std::to_string(port)).linger(600), "run",
                     trainhook::Host(host.table()));

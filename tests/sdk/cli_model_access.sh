@@ -104,7 +104,7 @@ PY
 echo "ok: one process"
 
 # 2. Two processes: gradients are averaged before on_pre_optimizer_step.
-PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+PORT=$(free_port)
 "$TH" launch --nproc_per_node 2 --master_port "$PORT" -- train "${ARGS[@]}" --callbacks c_grad_norm --output_dir "$WORK/two" --max_steps 4 \
   > "$WORK/two.log" 2>&1 || { cat "$WORK/two.log" >&2; fail "2 processes: trainhook launch failed"; }
 check_norms "$WORK/two" 4 2

@@ -3,7 +3,7 @@
 
 #include "test_http_server.hpp"
 
-#include <unistd.h>
+#include <temp_dir.hpp>
 
 #include <atomic>
 #include <filesystem>
@@ -48,7 +48,8 @@ TEST_CASE("basic auth takes precedence over a token") {
 
 TEST_CASE("PUT streams a file body") {
   namespace fs = std::filesystem;
-  fs::path file = fs::temp_directory_path() / ("th_support_put_" + std::to_string(::getpid()));
+  const trainhook::testkit::TempDir tmp("th_support_put");
+  const fs::path file = tmp.path / "body.bin";
   std::string content;
   for (int i = 0; i < 200000; ++i) content.push_back(static_cast<char>('a' + i % 26));
   std::ofstream(file, std::ios::binary) << content;

@@ -4,6 +4,7 @@
 #include <trainhook/support/line_file.hpp>
 
 #include <doctest/doctest.h>
+#include <temp_dir.hpp>
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -16,20 +17,11 @@ namespace fs = std::filesystem;
 using trainhook::support::AppendFile;
 using trainhook::support::read_file_if_exists;
 using trainhook::support::write_file_atomically;
-
-namespace {
-
-fs::path fresh_dir(const std::string& name) {
-  const fs::path d = fs::temp_directory_path() / ("th_line_file_" + std::to_string(::getpid()) + "_" + name);
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d;
-}
-
-}  // namespace
+using trainhook::testkit::TempDir;
 
 TEST_CASE("AppendFile appends whole lines and creates the folder") {
-  const fs::path d = fresh_dir("append");
+  const TempDir tmp("th_line_file_append");
+  const fs::path& d = tmp.path;
   const fs::path f = d / "sub" / "log.jsonl";
   {
     AppendFile out(f);
@@ -42,11 +34,11 @@ TEST_CASE("AppendFile appends whole lines and creates the folder") {
   AppendFile again(f);
   again.write_line("three");
   CHECK(read_file_if_exists(f).value() == "one\ntwo\nthree\n");
-  fs::remove_all(d);
 }
 
 TEST_CASE("write_file_atomically replaces the file and leaves no temporary file") {
-  const fs::path d = fresh_dir("atomic");
+  const TempDir tmp("th_line_file_atomic");
+  const fs::path& d = tmp.path;
   const fs::path f = d / "x.csv";
   write_file_atomically(f, "a\n");
   write_file_atomically(f, "b,c\n1,2\n");
@@ -54,28 +46,29 @@ TEST_CASE("write_file_atomically replaces the file and leaves no temporary file"
   size_t files = 0;
   for (const auto& e : fs::directory_iterator(d)) files += e.is_regular_file() ? 1 : 0;
   CHECK(files == 1);
-  fs::remove_all(d);
 }
 
 TEST_CASE("an append descriptor keeps the old file after an atomic rewrite") {
   // Why the loggers reopen after a rewrite: the descriptor points at the replaced inode.
-  const fs::path d = fresh_dir("reopen");
+  const TempDir tmp("th_line_file_reopen");
+  const fs::path& d = tmp.path;
   const fs::path f = d / "x.txt";
   AppendFile out(f);
   out.write_line("old");
   write_file_atomically(f, "new\n");
   out.write_line("lost");
   CHECK(read_file_if_exists(f).value() == "new\n");
-  fs::remove_all(d);
 }
 
 TEST_CASE("read_file_if_exists answers nullopt for a missing file") {
-  CHECK_FALSE(read_file_if_exists(fresh_dir("missing") / "none").has_value());
+  const TempDir tmp("th_line_file_missing");
+  CHECK_FALSE(read_file_if_exists(tmp.path / "none").has_value());
 }
 
 TEST_CASE("errors name the file") {
   if (::geteuid() == 0) return;  // root writes anywhere
-  const fs::path d = fresh_dir("readonly");
+  const TempDir tmp("th_line_file_readonly");
+  const fs::path& d = tmp.path;
   ::chmod(d.c_str(), 0555);
   try {
     AppendFile out(d / "x.log");
@@ -89,6 +82,4 @@ TEST_CASE("errors name the file") {
   } catch (const std::system_error& e) {
     CHECK(std::string(e.what()).find((d / "y.csv").string()) != std::string::npos);
   }
-  ::chmod(d.c_str(), 0755);
-  fs::remove_all(d);
 }

@@ -3,13 +3,12 @@
 #include <trainhook/support/sha256.hpp>
 
 #include <doctest/doctest.h>
+#include <temp_dir.hpp>
 
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <string>
-
-#include <unistd.h>
 
 using namespace trainhook::support;
 
@@ -32,8 +31,8 @@ TEST_CASE("sha256: FIPS 180-4 examples") {
 }
 
 TEST_CASE("sha256: file hash equals the in-memory hash") {
-  const auto p =
-      std::filesystem::temp_directory_path() / ("th_flyte_sha_file_" + std::to_string(::getpid()) + ".bin");
+  const trainhook::testkit::TempDir tmp("th_flyte_sha_file");
+  const auto p = tmp.path / "data.bin";
   std::string data;  // several 64 KiB reads and a partial last one
   for (int i = 0; i < 200000; ++i) data += static_cast<char>(i * 31);
   std::ofstream(p, std::ios::binary) << data;

@@ -1,25 +1,19 @@
 #include <doctest/doctest.h>
+#include <temp_dir.hpp>
 #include <trainhook/support/spool.hpp>
-
-#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 
 using trainhook::support::Spool;
+using trainhook::testkit::TempDir;
 namespace fs = std::filesystem;
 
-namespace {
-fs::path fresh_dir(const char* name) {
-  fs::path d =
-      fs::temp_directory_path() / (std::string("th_spool_") + name + "_" + std::to_string(::getpid()));
-  fs::remove_all(d);
-  return d;
-}
-}  // namespace
+// Each test's folder is "spool" in a TempDir of its own, not made yet: the Spool makes it.
 
 TEST_CASE("append then peek and acknowledge in order and files vanish when all is delivered") {
-  fs::path dir = fresh_dir("order");
+  const TempDir tmp("th_spool_order");
+  const fs::path dir = tmp.path / "spool";
   fs::path file = dir / "sub" / "spool.jsonl";
   Spool s(file);
   CHECK(s.empty());
@@ -40,11 +34,11 @@ TEST_CASE("append then peek and acknowledge in order and files vanish when all i
   CHECK(s.empty());
   CHECK_FALSE(fs::exists(file));
   CHECK_FALSE(fs::exists(file.string() + ".ack"));
-  fs::remove_all(dir);
 }
 
 TEST_CASE("a later process replays exactly the unacknowledged lines") {
-  fs::path dir = fresh_dir("replay");
+  const TempDir tmp("th_spool_replay");
+  const fs::path dir = tmp.path / "spool";
   fs::path file = dir / "spool.jsonl";
   {
     Spool s(file);
@@ -54,11 +48,11 @@ TEST_CASE("a later process replays exactly the unacknowledged lines") {
   Spool again(file);
   CHECK(again.pending() == 1);
   CHECK(again.peek(10).lines == std::vector<std::string>{"d"});
-  fs::remove_all(dir);
 }
 
 TEST_CASE("a torn last line (crash mid-append) is cut off when opened") {
-  fs::path dir = fresh_dir("torn");
+  const TempDir tmp("th_spool_torn");
+  const fs::path dir = tmp.path / "spool";
   fs::create_directories(dir);
   fs::path file = dir / "spool.jsonl";
   std::ofstream(file, std::ios::binary) << "one\ntwo\nthr";
@@ -66,11 +60,11 @@ TEST_CASE("a torn last line (crash mid-append) is cut off when opened") {
   CHECK(s.pending() == 2);
   s.append({"three"});
   CHECK(s.peek(10).lines == std::vector<std::string>{"one", "two", "three"});
-  fs::remove_all(dir);
 }
 
 TEST_CASE("a large acknowledged prefix is compacted away") {
-  fs::path dir = fresh_dir("compact");
+  const TempDir tmp("th_spool_compact");
+  const fs::path dir = tmp.path / "spool";
   fs::path file = dir / "spool.jsonl";
   Spool s(file);
   std::string big(1000, 'x');
@@ -82,12 +76,12 @@ TEST_CASE("a large acknowledged prefix is compacted away") {
   CHECK(fs::file_size(file) == 5);  // "last\n" only
   Spool reopened(file);
   CHECK(reopened.peek(10).lines == std::vector<std::string>{"last"});
-  fs::remove_all(dir);
 }
 
 TEST_CASE(
     "prepend puts lines before the unacknowledged ones, also after a partial acknowledge and a reopen") {
-  fs::path dir = fresh_dir("prepend");
+  const TempDir tmp("th_spool_prepend");
+  const fs::path dir = tmp.path / "spool";
   fs::path file = dir / "spool.jsonl";
   {
     Spool s(file);
@@ -109,5 +103,4 @@ TEST_CASE(
   again.acknowledge(all);
   CHECK(again.empty());
   CHECK_FALSE(fs::exists(file));
-  fs::remove_all(dir);
 }

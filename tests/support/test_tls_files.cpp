@@ -4,7 +4,7 @@
 #include <trainhook/support/tls_files.hpp>
 
 #include <doctest/doctest.h>
-#include <unistd.h>
+#include <temp_dir.hpp>
 
 #include <cstdlib>
 #include <filesystem>
@@ -13,6 +13,7 @@
 
 namespace fs = std::filesystem;
 using trainhook::support::find_tls_file;
+using trainhook::testkit::TempDir;
 
 namespace {
 struct EnvVar {
@@ -20,15 +21,16 @@ struct EnvVar {
   EnvVar(const char* n, const std::string& value) : name(n) { ::setenv(n, value.c_str(), 1); }
   ~EnvVar() { ::unsetenv(name); }
 };
-std::string pem_file(const std::string& name) {
-  const fs::path p = fs::temp_directory_path() / ("trainhook_tls_" + std::to_string(::getpid()) + "_" + name);
+std::string pem_file(const TempDir& dir, const std::string& name) {
+  const fs::path p = dir.path / name;
   std::ofstream(p) << "-----BEGIN CERTIFICATE-----\n";
   return p.string();
 }
 }  // namespace
 
 TEST_CASE("the plugin_config key wins over the variables") {
-  const std::string key_file = pem_file("key.pem"), env_file = pem_file("env.pem");
+  const TempDir tmp("trainhook_tls");
+  const std::string key_file = pem_file(tmp, "key.pem"), env_file = pem_file(tmp, "env.pem");
   EnvVar env("TRAINHOOK_TEST_CA_A", env_file);
   auto f = find_tls_file(key_file, "plugin_config x.ca_bundle", {"TRAINHOOK_TEST_CA_A"}, "a PEM bundle");
   REQUIRE(f);
@@ -38,12 +40,11 @@ TEST_CASE("the plugin_config key wins over the variables") {
   REQUIRE(f);
   CHECK(f->path == env_file);
   CHECK(f->source == "environment variable TRAINHOOK_TEST_CA_A");
-  fs::remove(key_file);
-  fs::remove(env_file);
 }
 
 TEST_CASE("the variables are read in order and unset ones are skipped") {
-  const std::string second = pem_file("second.pem");
+  const TempDir tmp("trainhook_tls");
+  const std::string second = pem_file(tmp, "second.pem");
   ::unsetenv("TRAINHOOK_TEST_CA_FIRST");
   EnvVar env("TRAINHOOK_TEST_CA_SECOND", second);
   auto f = find_tls_file(std::nullopt, "k", {"TRAINHOOK_TEST_CA_FIRST", "TRAINHOOK_TEST_CA_SECOND"}, "x");
@@ -51,7 +52,6 @@ TEST_CASE("the variables are read in order and unset ones are skipped") {
   CHECK(f->source == "environment variable TRAINHOOK_TEST_CA_SECOND");
   CHECK_FALSE(find_tls_file(std::nullopt, "k", {"TRAINHOOK_TEST_CA_FIRST"}, "x"));
   CHECK_FALSE(find_tls_file(std::string(), "k", {}, "x"));  // an empty key is unset
-  fs::remove(second);
 }
 
 TEST_CASE("an unreadable file names where the path came from and what was expected") {

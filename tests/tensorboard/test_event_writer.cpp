@@ -5,23 +5,14 @@
 #include "file_size_limit.hpp"
 
 #include <doctest/doctest.h>
+#include <temp_dir.hpp>
 #include <wait_until.hpp>
 
-#include <unistd.h>
 #include <filesystem>
 #include <thread>
 
 using namespace trainhook::tensorboard;
-
-namespace {
-std::filesystem::path temp_dir(const std::string& name) {
-  auto dir =
-      std::filesystem::temp_directory_path() / ("tb_writer_" + name + "_" + std::to_string(::getpid()));
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
-  return dir;
-}
-}  // namespace
+using trainhook::testkit::TempDir;
 
 TEST_CASE("LogRecord keeps keys, values and texts in order") {
   LogRecord r(1.5, 3);
@@ -43,7 +34,8 @@ TEST_CASE("LogRecord keeps keys, values and texts in order") {
 }
 
 TEST_CASE("EventWriter writes the version record, every log in order, and final events") {
-  const auto dir = temp_dir("order");
+  const TempDir tmp("tb_writer_order");
+  const auto& dir = tmp.path;
   const auto path = dir / "events.out.tfevents.1.h.1.0";
   WriterStats stats;
   std::vector<std::string> seen_tags;
@@ -86,11 +78,11 @@ TEST_CASE("EventWriter writes the version record, every log in order, and final 
   CHECK(events[1000].values.back().tag == "train/note");
   CHECK(events[1000].values.back().string_val == std::vector<std::string>{"half way"});
   CHECK(events.back().values[0].tag == "final");
-  std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("EventWriter never blocks: a full queue drops records and counts them") {
-  const auto dir = temp_dir("drop");
+  const TempDir tmp("tb_writer_drop");
+  const auto& dir = tmp.path;
   const auto path = dir / "events.out.tfevents.2.h.1.0";
   EventWriter w(path, 1, std::chrono::milliseconds(5), {});
   uint64_t accepted = 0, refused = 0;
@@ -106,11 +98,11 @@ TEST_CASE("EventWriter never blocks: a full queue drops records and counts them"
   CHECK(stats.dropped_scalars == 2 * refused);
   CHECK(stats.events_written == accepted);
   CHECK(tbtest::read_events(path.string()).size() == accepted + 1);
-  std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("records reach the file within the flush interval, before finish") {
-  const auto dir = temp_dir("live");
+  const TempDir tmp("tb_writer_live");
+  const auto& dir = tmp.path;
   const auto path = dir / "events.out.tfevents.3.h.1.0";
   EventWriter w(path, 1000, std::chrono::milliseconds(10), {});
   LogRecord r(1.0, 1);
@@ -122,11 +114,11 @@ TEST_CASE("records reach the file within the flush interval, before finish") {
                       testkit::kDefaultDeadline, std::chrono::milliseconds(10));
   CHECK(n == 2);
   w.finish();
-  std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("after a write error the writer warns once, counts what it lost, and the file stays readable") {
-  const auto dir = temp_dir("full");
+  const TempDir tmp("tb_writer_full");
+  const auto& dir = tmp.path;
   const auto path = dir / "events.out.tfevents.4.h.1.0";
   std::vector<std::string> warnings;  // the warn callback runs on the writer thread, read after finish
   WriterStats stats;
@@ -149,7 +141,6 @@ TEST_CASE("after a write error the writer warns once, counts what it lost, and t
   const auto events = tbtest::read_events(path.string());  // throws on a torn record
   CHECK(events.size() == stats.events_written + 1);
   CHECK(std::filesystem::file_size(path) <= 4096);
-  std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("EventWriter names the file when it cannot create it") {
@@ -159,7 +150,8 @@ TEST_CASE("EventWriter names the file when it cannot create it") {
 }
 
 TEST_CASE("tags follow HF rewrite_logs (support::split_log_key), texts included") {
-  const auto dir = temp_dir("tags");
+  const TempDir tmp("tb_writer_tags");
+  const auto& dir = tmp.path;
   const auto path = dir / "events.out.tfevents.5.h.1.0";
   EventWriter w(path, 100, std::chrono::milliseconds(5), {});
   LogRecord r(1.0, 1);
@@ -174,11 +166,11 @@ TEST_CASE("tags follow HF rewrite_logs (support::split_log_key), texts included"
   for (const auto& v : events[1].values) tags.push_back(v.tag);
   CHECK(tags == std::vector<std::string>{"eval/loss", "test/f1", "train/loss", "train/eval",
                                          "train/evaluation", "eval/", "train/EVAL_x", "test/note"});
-  std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("finish writes everything queued even when the worker's timer has not come by") {
-  const auto dir = temp_dir("finish");
+  const TempDir tmp("tb_writer_finish");
+  const auto& dir = tmp.path;
   const auto path = dir / "events.out.tfevents.6.h.1.0";
   // An hour-long interval and fewer records than wake the thread: only finish() can
   // get these records to the file.
@@ -196,5 +188,4 @@ TEST_CASE("finish writes everything queued even when the worker's timer has not 
   REQUIRE(events.size() == 51);
   for (int step = 1; step <= 50; ++step) CHECK(events[static_cast<size_t>(step)].step == step);
   CHECK_FALSE(w.log(LogRecord(2.0, 51)));  // refused after finish
-  std::filesystem::remove_all(dir);
 }

@@ -5,12 +5,13 @@
 #include "file_size_limit.hpp"
 
 #include <doctest/doctest.h>
+#include <temp_dir.hpp>
 
-#include <unistd.h>
 #include <filesystem>
 #include <string>
 
 using namespace trainhook::tensorboard;
+using trainhook::testkit::TempDir;
 
 namespace {
 std::string hex(const std::string& s) {
@@ -21,13 +22,6 @@ std::string hex(const std::string& s) {
     out.push_back(digits[c & 15]);
   }
   return out;
-}
-
-std::filesystem::path temp_dir(const std::string& name) {
-  auto dir = std::filesystem::temp_directory_path() / ("tb_unit_" + name + "_" + std::to_string(::getpid()));
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
-  return dir;
 }
 }  // namespace
 
@@ -44,7 +38,8 @@ TEST_CASE("the file_version record matches the reference bytes") {
 }
 
 TEST_CASE("EventFile appends whole records, refuses an existing file, reads back") {
-  const auto dir = temp_dir("file");
+  const TempDir tmp("tb_unit_file");
+  const auto& dir = tmp.path;
   const auto path = dir / "events.out.tfevents.test";
   {
     EventFile f(path);
@@ -65,11 +60,11 @@ TEST_CASE("EventFile appends whole records, refuses an existing file, reads back
   CHECK(tbtest::decode_event(recs[0]).wall_time == 2.5);
   CHECK(recs[1] == std::string(300, 'z'));
   CHECK_THROWS_WITH_AS(EventFile{path}, doctest::Contains(path.string().c_str()), std::runtime_error);
-  std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("a corrupted byte is caught by the reader's CRC check") {
-  const auto dir = temp_dir("crc");
+  const TempDir tmp("tb_unit_crc");
+  const auto& dir = tmp.path;
   const auto path = dir / "events.out.tfevents.bad";
   {
     EventFile f(path);
@@ -80,11 +75,11 @@ TEST_CASE("a corrupted byte is caught by the reader's CRC check") {
   }
   CHECK_THROWS_WITH_AS(tbtest::read_records(path.string()), doctest::Contains("bad data CRC"),
                        std::runtime_error);
-  std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("a failed write cuts the file back to its last whole record") {
-  const auto dir = temp_dir("full");
+  const TempDir tmp("tb_unit_full");
+  const auto& dir = tmp.path;
   const auto path = dir / "events.out.tfevents.full";
   {
     tbtest::FileSizeLimit limit(1000);
@@ -102,5 +97,4 @@ TEST_CASE("a failed write cuts the file back to its last whole record") {
   const auto recs = tbtest::read_records(path.string());
   REQUIRE(recs.size() == 3);
   CHECK(recs[2] == std::string(100, 'c'));
-  std::filesystem::remove_all(dir);
 }

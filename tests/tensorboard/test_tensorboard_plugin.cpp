@@ -4,6 +4,7 @@
 #include "plugin_harness.hpp"
 
 #include <doctest/doctest.h>
+#include <temp_dir.hpp>
 
 #include <unistd.h>
 #include <cstdlib>
@@ -11,15 +12,9 @@
 #include <regex>
 
 namespace fs = std::filesystem;
+using trainhook::testkit::TempDir;
 
 namespace {
-
-fs::path temp_dir(const std::string& name) {
-  auto dir = fs::temp_directory_path() / ("tb_plugin_" + name + "_" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
 
 std::vector<fs::path> event_files(const fs::path& root) {
   std::vector<fs::path> out;
@@ -78,7 +73,8 @@ TEST_CASE("bad plugin_config is refused with the key named") {
 
 TEST_CASE("default folder output_dir/runs/<Mon><DD>_<HH>-<MM>-<SS>_<host> and the file name") {
   EnvGuard env("TENSORBOARD_LOGGING_DIR");
-  const auto dir = temp_dir("default");
+  const TempDir tmp("tb_plugin_default");
+  const auto& dir = tmp.path;
   tbtest::PluginHarness h;
   h.host().output_dir = dir.string();
   h.host().args_json = R"({"learning_rate": 0.01, "output_dir": "x", "fp16": true})";
@@ -114,11 +110,11 @@ TEST_CASE("default folder output_dir/runs/<Mon><DD>_<HH>-<MM>-<SS>_<host> and th
   CHECK(events[5].values[0].tag == "_hparams_/session_end_info");
   CHECK(h.host().has(TH_LOG_INFO, "TensorBoard run " + file.string() +
                                       " FINISHED: 5 events (2 scalars) delivered, 0 spooled"));
-  fs::remove_all(dir);
 }
 
 TEST_CASE("TENSORBOARD_LOGGING_DIR is used, and plugin_config logging_dir overrides it") {
-  const auto dir = temp_dir("env");
+  const TempDir tmp("tb_plugin_env");
+  const auto& dir = tmp.path;
   EnvGuard env("TENSORBOARD_LOGGING_DIR");
   ::setenv("TENSORBOARD_LOGGING_DIR", (dir / "from_env").c_str(), 1);
   {
@@ -139,12 +135,12 @@ TEST_CASE("TENSORBOARD_LOGGING_DIR is used, and plugin_config logging_dir overri
   }
   CHECK(event_files(dir / "from_config").size() == 1);
   CHECK(event_files(dir / "from_env").size() == 1);
-  fs::remove_all(dir);
 }
 
 TEST_CASE("only the world-zero process writes") {
   EnvGuard env("TENSORBOARD_LOGGING_DIR");
-  const auto dir = temp_dir("rank1");
+  const TempDir tmp("tb_plugin_rank1");
+  const auto& dir = tmp.path;
   tbtest::PluginHarness h;
   h.host().output_dir = dir.string();
   REQUIRE(h.create("{}") == TH_OK);
@@ -154,14 +150,14 @@ TEST_CASE("only the world-zero process writes") {
   h.fire(TH_EVENT_LOG, {{"loss", 1.0}});
   h.fire(TH_EVENT_TRAIN_END);
   CHECK(event_files(dir).empty());
-  fs::remove_all(dir);
 }
 
 TEST_CASE(
     "on_log before train begin opens the file, and destroying without train end closes the session as "
     "failed") {
   EnvGuard env("TENSORBOARD_LOGGING_DIR");
-  const auto dir = temp_dir("lazy");
+  const TempDir tmp("tb_plugin_lazy");
+  const auto& dir = tmp.path;
   tbtest::PluginHarness h;
   h.host().output_dir = dir.string();
   REQUIRE(h.create("{}") == TH_OK);
@@ -178,12 +174,12 @@ TEST_CASE(
   // SessionEndInfo.status = STATUS_FAILURE (2): HParamsPluginData field 4 { field 1 = 2 }
   const auto data = tbtest::decode_message(events[6].values[0].plugin_content);
   CHECK(tbtest::decode_message(data[0].bytes)[0].varint == 2);
-  fs::remove_all(dir);
 }
 
 TEST_CASE("EXCEPTION writes the failure text and a failed session then flushes and closes the file") {
   EnvGuard env("TENSORBOARD_LOGGING_DIR");
-  const auto dir = temp_dir("exception");
+  const TempDir tmp("tb_plugin_exception");
+  const auto& dir = tmp.path;
   tbtest::PluginHarness h;
   h.host().output_dir = dir.string();
   REQUIRE(h.create("{}") == TH_OK);
@@ -211,12 +207,12 @@ TEST_CASE("EXCEPTION writes the failure text and a failed session then flushes a
   // Nothing more is written when the callback goes.
   h.destroy();
   CHECK(tbtest::read_events(files[0].string()).size() == 7);
-  fs::remove_all(dir);
 }
 
 TEST_CASE("the final evaluate after train end gets a second file that ends as finished") {
   EnvGuard env("TENSORBOARD_LOGGING_DIR");
-  const auto dir = temp_dir("eval_after");
+  const TempDir tmp("tb_plugin_eval_after");
+  const auto& dir = tmp.path;
   tbtest::PluginHarness h;
   h.host().output_dir = dir.string();
   REQUIRE(h.create("{}") == TH_OK);
@@ -231,7 +227,6 @@ TEST_CASE("the final evaluate after train end gets a second file that ends as fi
   INFO(h.host().all_logs());
   CHECK(h.host().count_logs(TH_LOG_INFO, " FINISHED: ") == 2);
   CHECK_FALSE(h.host().logged("FAILED"));
-  fs::remove_all(dir);
 }
 
 TEST_CASE("a log folder that cannot be created is an error naming it") {

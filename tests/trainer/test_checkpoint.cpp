@@ -48,11 +48,11 @@ TrainingArguments resume_args(const std::string& out) {
 }  // namespace
 
 TEST_CASE("a checkpoint holds every part and a complete trainer state") {
-  TempDir dir("ckpt-contents");
-  auto args = saving_args(dir.str(), 2, 2);
+  TempDir dir("trainhook-ckpt-contents");
+  auto args = saving_args(dir.path.string(), 2, 2);
   Trainer trainer(tiny_model(1), args, synthetic_data(8), nullptr, plugin_free());
   trainer.train();
-  const fs::path ckpt = dir.path() / "checkpoint-2";
+  const fs::path ckpt = dir.path / "checkpoint-2";
   for (const char* f :
        {kModelFile, kOptimizerFile, kSchedulerFile, kRngStateFile, kTrainerStateFile, kTrainingArgsFile}) {
     CAPTURE(f);
@@ -62,12 +62,12 @@ TEST_CASE("a checkpoint holds every part and a complete trainer state") {
   CHECK(state.global_step == 2);
   CHECK(state.max_steps == 2);
   CHECK(state.stateful_callbacks.contains("TrainerControl"));
-  CHECK_FALSE(fs::exists(dir.path() / "tmp-checkpoint-2"));
+  CHECK_FALSE(fs::exists(dir.path / "tmp-checkpoint-2"));
 }
 
 TEST_CASE("a crash in the middle of a save leaves the previous checkpoint usable") {
-  TempDir dir("ckpt-crash");
-  auto args = saving_args(dir.str(), 4, 2);
+  TempDir dir("trainhook-ckpt-crash");
+  auto args = saving_args(dir.path.string(), 4, 2);
   auto options = plugin_free();
   options.on_checkpoint_file = [](const fs::path& file) {
     if (file.parent_path().filename() == "tmp-checkpoint-4" && file.filename() == kOptimizerFile) {
@@ -78,21 +78,21 @@ TEST_CASE("a crash in the middle of a save leaves the previous checkpoint usable
     Trainer trainer(tiny_model(2), args, synthetic_data(16), nullptr, std::move(options));
     CHECK_THROWS_WITH_AS(trainer.train(), doctest::Contains("injected crash"), std::runtime_error);
   }
-  CHECK(checkpoint_names(dir.path()) == std::vector<std::string>{"checkpoint-2"});
-  CHECK_FALSE(fs::exists(dir.path() / "checkpoint-4"));
-  CHECK_FALSE(fs::exists(dir.path() / "tmp-checkpoint-4"));
-  REQUIRE(latest_checkpoint(dir.path()) == dir.path() / "checkpoint-2");
+  CHECK(checkpoint_names(dir.path) == std::vector<std::string>{"checkpoint-2"});
+  CHECK_FALSE(fs::exists(dir.path / "checkpoint-4"));
+  CHECK_FALSE(fs::exists(dir.path / "tmp-checkpoint-4"));
+  REQUIRE(latest_checkpoint(dir.path) == dir.path / "checkpoint-2");
 
   // The surviving checkpoint resumes to the end.
   Trainer resumed(tiny_model(2), args, synthetic_data(16), nullptr, plugin_free());
   const auto out = resumed.train(std::string("true"));
   CHECK(out.global_step == 4);
-  CHECK(checkpoint_names(dir.path()) == std::vector<std::string>{"checkpoint-2", "checkpoint-4"});
+  CHECK(checkpoint_names(dir.path) == std::vector<std::string>{"checkpoint-2", "checkpoint-4"});
 }
 
 TEST_CASE("save_total_limit rotates old checkpoints but keeps the best") {
-  TempDir dir("ckpt-rotate");
-  auto args = saving_args(dir.str(), 6, 1);
+  TempDir dir("trainhook-ckpt-rotate");
+  auto args = saving_args(dir.path.string(), 6, 1);
   args.eval_strategy = trainhook::IntervalStrategy::steps;
   args.eval_steps = 1;
   args.save_total_limit = 2;
@@ -106,13 +106,13 @@ TEST_CASE("save_total_limit rotates old checkpoints but keeps the best") {
   Trainer trainer(tiny_model(3), args, synthetic_data(8), synthetic_data(8, 5), std::move(options));
   trainer.train();
   CHECK(trainer.state().best_global_step == 2);
-  CHECK(*trainer.state().best_model_checkpoint == (dir.path() / "checkpoint-2").string());
-  CHECK(checkpoint_names(dir.path()) == std::vector<std::string>{"checkpoint-2", "checkpoint-6"});
+  CHECK(*trainer.state().best_model_checkpoint == (dir.path / "checkpoint-2").string());
+  CHECK(checkpoint_names(dir.path) == std::vector<std::string>{"checkpoint-2", "checkpoint-6"});
 }
 
 TEST_CASE("load_best_model_at_end restores the weights of the best checkpoint") {
-  TempDir dir("ckpt-best");
-  auto args = saving_args(dir.str(), 4, 1);
+  TempDir dir("trainhook-ckpt-best");
+  auto args = saving_args(dir.path.string(), 4, 1);
   args.eval_strategy = trainhook::IntervalStrategy::steps;
   args.eval_steps = 1;
   args.load_best_model_at_end = true;
@@ -126,29 +126,29 @@ TEST_CASE("load_best_model_at_end restores the weights of the best checkpoint") 
   Trainer trainer(model, args, synthetic_data(16), synthetic_data(8, 5), std::move(options));
   trainer.train();
   REQUIRE(trainer.state().best_model_checkpoint);
-  CHECK(*trainer.state().best_model_checkpoint == (dir.path() / "checkpoint-3").string());
+  CHECK(*trainer.state().best_model_checkpoint == (dir.path / "checkpoint-3").string());
   auto expected = tiny_model(99);
-  load_model_weights(expected->module(), dir.path() / "checkpoint-3" / kModelFile);
+  load_model_weights(expected->module(), dir.path / "checkpoint-3" / kModelFile);
   const auto got = parameters_of(*model);
   const auto want = parameters_of(*expected);
   for (size_t i = 0; i < got.size(); ++i) CHECK(torch::equal(got[i], want[i]));
   // And they are not the last step's weights.
   auto last = tiny_model(99);
-  load_model_weights(last->module(), dir.path() / "checkpoint-4" / kModelFile);
+  load_model_weights(last->module(), dir.path / "checkpoint-4" / kModelFile);
   bool differs = false;
   for (size_t i = 0; i < got.size(); ++i) differs = differs || !torch::equal(got[i], parameters_of(*last)[i]);
   CHECK(differs);
 }
 
 TEST_CASE("N steps equal N/2 steps plus a resume for N/2, bit for bit") {
-  TempDir full_dir("ckpt-resume-full");
-  TempDir half_dir("ckpt-resume-half");
+  TempDir full_dir("trainhook-ckpt-resume-full");
+  TempDir half_dir("trainhook-ckpt-resume-half");
   const double dropout = 0.25;  // the RNG state must be restored too
 
   auto full_model = tiny_model(21, dropout);
   std::vector<NamedCallback> full_cbs;
   full_cbs.push_back(counting_callback());
-  Trainer full(full_model, resume_args(full_dir.str()), synthetic_data(24), nullptr,
+  Trainer full(full_model, resume_args(full_dir.path.string()), synthetic_data(24), nullptr,
                plugin_free(std::move(full_cbs)));
   full.train();
 
@@ -157,11 +157,11 @@ TEST_CASE("N steps equal N/2 steps plus a resume for N/2, bit for bit") {
     std::vector<NamedCallback> cbs;
     cbs.push_back(recording_callback(&events, 4));  // stop after step 4 (saved)
     cbs.push_back(counting_callback());
-    Trainer first(tiny_model(21, dropout), resume_args(half_dir.str()), synthetic_data(24), nullptr,
+    Trainer first(tiny_model(21, dropout), resume_args(half_dir.path.string()), synthetic_data(24), nullptr,
                   plugin_free(std::move(cbs)));
     CHECK(first.train().global_step == 4);
   }
-  REQUIRE(fs::exists(half_dir.path() / "checkpoint-4" / kTrainerStateFile));
+  REQUIRE(fs::exists(half_dir.path / "checkpoint-4" / kTrainerStateFile));
 
   int64_t restored_count = -1;
   auto resumed_model = tiny_model(77, dropout);  // other initial weights: all must come from the checkpoint
@@ -169,8 +169,8 @@ TEST_CASE("N steps equal N/2 steps plus a resume for N/2, bit for bit") {
   std::vector<NamedCallback> cbs;
   cbs.push_back(recording_callback(&events));
   cbs.push_back(counting_callback(&restored_count));
-  auto args = resume_args(half_dir.str());
-  args.resume_from_checkpoint = (half_dir.path() / "checkpoint-4").string();
+  auto args = resume_args(half_dir.path.string());
+  args.resume_from_checkpoint = (half_dir.path / "checkpoint-4").string();
   Trainer second(resumed_model, args, synthetic_data(24), nullptr, plugin_free(std::move(cbs)));
   const auto out = second.train();
   CHECK(out.global_step == 8);
@@ -198,22 +198,22 @@ TEST_CASE("N steps equal N/2 steps plus a resume for N/2, bit for bit") {
 }
 
 TEST_CASE("resume_from_checkpoint errors name the folder") {
-  TempDir dir("ckpt-resume-errors");
-  auto args = small_args(dir.str());
+  TempDir dir("trainhook-ckpt-resume-errors");
+  auto args = small_args(dir.path.string());
   args.max_steps = 1;
   Trainer trainer(tiny_model(5), args, synthetic_data(8), nullptr, plugin_free());
   CHECK_THROWS_WITH_AS(trainer.train(std::string("true")), doctest::Contains("no complete checkpoint"),
                        std::runtime_error);
-  fs::create_directories(dir.path() / "checkpoint-9");
-  CHECK_THROWS_WITH_AS(trainer.train((dir.path() / "checkpoint-9").string()),
+  fs::create_directories(dir.path / "checkpoint-9");
+  CHECK_THROWS_WITH_AS(trainer.train((dir.path / "checkpoint-9").string()),
                        doctest::Contains("has no trainer_state.json"), std::runtime_error);
 }
 
 TEST_CASE("a bad scheduler.json in a checkpoint without a manifest is named, not half-read") {
-  TempDir dir("ckpt-bad-scheduler");
-  auto args = saving_args(dir.str(), 2, 2);
+  TempDir dir("trainhook-ckpt-bad-scheduler");
+  auto args = saving_args(dir.path.string(), 2, 2);
   Trainer(tiny_model(6), args, synthetic_data(8), nullptr, plugin_free()).train();
-  const fs::path ckpt = dir.path() / "checkpoint-2";
+  const fs::path ckpt = dir.path / "checkpoint-2";
   fs::remove(ckpt / trainhook::kCheckpointManifestFile);  // as written before manifests existed
   std::ofstream(ckpt / kSchedulerFile) << R"({"last_epoch": 2, "last_epoch": 0})";
   args.max_steps = 4;

@@ -16,13 +16,13 @@ using namespace trainhook::test;
 namespace fs = std::filesystem;
 
 TEST_CASE("CSV files load as float features and class labels, classes come from the training file") {
-  TempDir dir("data-csv");
-  std::ofstream(dir.path() / "train.csv") << "0,1,2,3,0\n4,5,6,7,1\n8,9,10,11,2\n1,1,1,1,2\n";
-  std::ofstream(dir.path() / "valid.csv") << "0,1,2,3,1\n";
-  std::ofstream(dir.path() / "bad_label.csv") << "0,1,2,3,1\n0,1,2,3,3\n";
+  TempDir dir("trainhook-data-csv");
+  std::ofstream(dir.path / "train.csv") << "0,1,2,3,0\n4,5,6,7,1\n8,9,10,11,2\n1,1,1,1,2\n";
+  std::ofstream(dir.path / "valid.csv") << "0,1,2,3,1\n";
+  std::ofstream(dir.path / "bad_label.csv") << "0,1,2,3,1\n0,1,2,3,3\n";
   DataArguments d;
-  d.train_file = (dir.path() / "train.csv").string();
-  d.validation_file = (dir.path() / "valid.csv").string();
+  d.train_file = (dir.path / "train.csv").string();
+  d.validation_file = (dir.path / "valid.csv").string();
   d.feature_scale = 0.5;
   const auto data = load_data(d, 1);
   CHECK(data.info.kind == DataKind::tabular);
@@ -33,10 +33,10 @@ TEST_CASE("CSV files load as float features and class labels, classes come from 
   CHECK(data.train->inputs()[1][0].item<float>() == 2.0f);
   CHECK(data.train->labels().dtype() == torch::kLong);
 
-  d.validation_file = (dir.path() / "bad_label.csv").string();
+  d.validation_file = (dir.path / "bad_label.csv").string();
   CHECK_THROWS_WITH_AS(load_data(d, 1), doctest::Contains("bad_label.csv:2: label 3 is out of range"),
                        std::runtime_error);
-  d.validation_file = (dir.path() / "missing.csv").string();
+  d.validation_file = (dir.path / "missing.csv").string();
   CHECK_THROWS_WITH_AS(load_data(d, 1), doctest::Contains("missing.csv: no such file"), std::runtime_error);
   d.validation_file.reset();
   d.validation_split_percentage = 50;
@@ -46,11 +46,11 @@ TEST_CASE("CSV files load as float features and class labels, classes come from 
 }
 
 TEST_CASE("text files become next-character blocks over the training vocabulary") {
-  TempDir dir("data-text");
-  std::ofstream(dir.path() / "train.txt") << "abcabcabcab";
-  std::ofstream(dir.path() / "short.txt") << "ab";
+  TempDir dir("trainhook-data-text");
+  std::ofstream(dir.path / "train.txt") << "abcabcabcab";
+  std::ofstream(dir.path / "short.txt") << "ab";
   DataArguments d;
-  d.train_file = (dir.path() / "train.txt").string();
+  d.train_file = (dir.path / "train.txt").string();
   d.block_size = 4;
   const auto data = load_data(d, 1);
   CHECK(data.info.kind == DataKind::text);
@@ -58,9 +58,9 @@ TEST_CASE("text files become next-character blocks over the training vocabulary"
   CHECK(data.train_samples == 2);  // (11 - 1) / 4 blocks
   CHECK(torch::equal(data.train->inputs()[0], torch::tensor({0, 1, 2, 0}, torch::kLong)));
   CHECK(torch::equal(data.train->labels()[0], torch::tensor({1, 2, 0, 1}, torch::kLong)));
-  d.train_file = (dir.path() / "short.txt").string();
+  d.train_file = (dir.path / "short.txt").string();
   CHECK_THROWS_WITH_AS(load_data(d, 1), doctest::Contains("too short"), std::runtime_error);
-  d.train_file = (dir.path() / "data.parquet").string();
+  d.train_file = (dir.path / "data.parquet").string();
   std::ofstream(*d.train_file) << "x";
   CHECK_THROWS_WITH_AS(load_data(d, 1), doctest::Contains("unknown data format"), std::runtime_error);
 }

@@ -92,8 +92,8 @@ TEST_CASE(
     MESSAGE("no CUDA GPU for this LibTorch: the --fp16 training case is skipped");
     return;
   }
-  trainhook::test::TempDir dir("fp16-cuda");
-  auto args = trainhook::test::small_args(dir.str());
+  trainhook::test::TempDir dir("trainhook-fp16-cuda");
+  auto args = trainhook::test::small_args(dir.path.string());
   args.fp16 = true;
   args.max_steps = 6;
   args.logging_steps = 2;
@@ -106,7 +106,7 @@ TEST_CASE(
   REQUIRE_FALSE(h.empty());
   CHECK(h[0].contains("skipped_steps"));
   CHECK(h[0]["loss_scale"].get<double>() > 0);
-  CHECK(std::filesystem::exists(dir.path() / "checkpoint-3" / "scaler.json"));
+  CHECK(std::filesystem::exists(dir.path / "checkpoint-3" / "scaler.json"));
   for (const auto& p : trainer.model().module().parameters()) {
     CHECK((p.scalar_type() == torch::kFloat));  // master weights stay float32
     CHECK(torch::isfinite(p).all().item<bool>());

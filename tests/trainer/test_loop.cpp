@@ -33,8 +33,8 @@ std::vector<NamedCallback> recorder(std::vector<Recorded>* events, int64_t stop_
 }  // namespace
 
 TEST_CASE("events follow HF's order under gradient accumulation") {
-  TempDir dir("loop-order");
-  auto args = small_args(dir.str());
+  TempDir dir("trainhook-loop-order");
+  auto args = small_args(dir.path.string());
   args.per_device_train_batch_size = 2;
   args.gradient_accumulation_steps = 2;
   args.num_train_epochs = 1;
@@ -108,8 +108,8 @@ TEST_CASE("logging, evaluation and saving follow each strategy") {
   };
   for (const auto& c : cases) {
     CAPTURE(c.name);
-    TempDir dir("loop-strategy");
-    auto args = small_args(dir.str());
+    TempDir dir("trainhook-loop-strategy");
+    auto args = small_args(dir.path.string());
     args.max_steps = 6;  // 8 samples / batch 4: 2 steps per epoch, 3 epochs
     c.configure(args);
     std::vector<Recorded> events;
@@ -121,8 +121,8 @@ TEST_CASE("logging, evaluation and saving follow each strategy") {
 }
 
 TEST_CASE("save_strategy best saves only on a new best metric") {
-  TempDir dir("loop-best");
-  auto args = small_args(dir.str());
+  TempDir dir("trainhook-loop-best");
+  auto args = small_args(dir.path.string());
   args.max_steps = 6;
   args.eval_strategy = trainhook::IntervalStrategy::steps;
   args.eval_steps = 1;
@@ -141,12 +141,12 @@ TEST_CASE("save_strategy best saves only on a new best metric") {
   REQUIRE(trainer.state().best_metric);
   CHECK(*trainer.state().best_metric == doctest::Approx(0.9));
   CHECK(trainer.state().best_global_step == 4);
-  CHECK(*trainer.state().best_model_checkpoint == (dir.path() / "checkpoint-4").string());
+  CHECK(*trainer.state().best_model_checkpoint == (dir.path / "checkpoint-4").string());
 }
 
 TEST_CASE("a stop request from a callback ends training after the current step") {
-  TempDir dir("loop-stop");
-  auto args = small_args(dir.str());
+  TempDir dir("trainhook-loop-stop");
+  auto args = small_args(dir.path.string());
   args.max_steps = 10;
   std::vector<Recorded> events;
   Trainer trainer(tiny_model(4), args, synthetic_data(16), nullptr, plugin_free(recorder(&events, 3)));
@@ -159,8 +159,8 @@ TEST_CASE("accumulating 4 batches of 8 equals one batch of 32") {
   for (const auto optim : {trainhook::OptimizerName::sgd, trainhook::OptimizerName::adamw_torch}) {
     CAPTURE(trainhook::enum_name(optim));
     auto run = [&](int64_t batch, int64_t accum) {
-      TempDir dir("loop-accum");
-      auto args = small_args(dir.str());
+      TempDir dir("trainhook-loop-accum");
+      auto args = small_args(dir.path.string());
       args.optim = optim;
       args.learning_rate = 0.1;
       args.max_grad_norm = 0;
@@ -184,9 +184,9 @@ TEST_CASE("accumulating 4 batches of 8 equals one batch of 32") {
 }
 
 TEST_CASE("gradients are clipped to max_grad_norm and the norm before clipping is logged") {
-  TempDir dir("loop-clip");
+  TempDir dir("trainhook-loop-clip");
   auto data = synthetic_data(16);
-  auto args = small_args(dir.str());
+  auto args = small_args(dir.path.string());
   args.optim = trainhook::OptimizerName::sgd;
   args.learning_rate = 1.0;
   args.lr_scheduler_type = trainhook::SchedulerType::constant;
@@ -216,8 +216,8 @@ TEST_CASE("gradients are clipped to max_grad_norm and the norm before clipping i
 }
 
 TEST_CASE("the learning rate follows the schedule: each step logs the rate it used (newest transformers)") {
-  TempDir dir("loop-lr");
-  auto args = small_args(dir.str());
+  TempDir dir("trainhook-loop-lr");
+  auto args = small_args(dir.path.string());
   args.max_steps = 8;
   args.warmup_steps = 2;
   args.logging_steps = 1;
@@ -233,8 +233,8 @@ TEST_CASE("the learning rate follows the schedule: each step logs the rate it us
 }
 
 TEST_CASE("the logged loss is not rounded (newest transformers)") {
-  TempDir dir("loop-loss-digits");
-  auto args = small_args(dir.str());
+  TempDir dir("trainhook-loop-loss-digits");
+  auto args = small_args(dir.path.string());
   args.max_steps = 6;
   args.logging_steps = 1;
   Trainer trainer(tiny_model(3), args, synthetic_data(32), nullptr, plugin_free());
@@ -250,8 +250,8 @@ TEST_CASE("the logged loss is not rounded (newest transformers)") {
 
 TEST_CASE("full determinism: one seed gives identical runs, another seed differs") {
   auto run = [](int64_t seed) {
-    TempDir dir("loop-determinism");
-    auto args = small_args(dir.str());
+    TempDir dir("trainhook-loop-determinism");
+    auto args = small_args(dir.path.string());
     args.seed = seed;
     args.full_determinism = true;
     args.max_steps = 6;
@@ -279,8 +279,8 @@ TEST_CASE("full determinism: one seed gives identical runs, another seed differs
 }
 
 TEST_CASE("evaluate logs prefixed metrics then fires on_evaluate, predict fires on_predict without a log") {
-  TempDir dir("loop-eval");
-  auto args = small_args(dir.str());
+  TempDir dir("trainhook-loop-eval");
+  auto args = small_args(dir.path.string());
   std::vector<Recorded> events;
   auto options = plugin_free(recorder(&events));
   options.compute_metrics = accuracy_metrics;
@@ -311,8 +311,8 @@ TEST_CASE("evaluate logs prefixed metrics then fires on_evaluate, predict fires 
 TEST_CASE("memory metrics appear only when skip_memory_metrics is false") {
   for (const bool skip : {true, false}) {
     CAPTURE(skip);
-    TempDir dir("loop-memory");
-    auto args = small_args(dir.str());
+    TempDir dir("trainhook-loop-memory");
+    auto args = small_args(dir.path.string());
     args.max_steps = 2;
     args.skip_memory_metrics = skip;
     Trainer trainer(tiny_model(9), args, synthetic_data(8), nullptr, plugin_free());
@@ -323,24 +323,24 @@ TEST_CASE("memory metrics appear only when skip_memory_metrics is false") {
 }
 
 TEST_CASE("host services give plugins the run and refuse a late resume request") {
-  TempDir dir("loop-host");
-  auto args = small_args(dir.str());
+  TempDir dir("trainhook-loop-host");
+  auto args = small_args(dir.path.string());
   args.max_steps = 1;
   Trainer trainer(tiny_model(10), args, synthetic_data(8), nullptr, plugin_free());
   auto& host = trainer.host();
-  CHECK(host.output_dir() == dir.str());
-  CHECK(nlohmann::json::parse(host.training_args_json())["output_dir"] == dir.str());
-  CHECK(host.set_resume_checkpoint((dir.path() / "nowhere").string()).find("not a folder") !=
+  CHECK(host.output_dir() == dir.path.string());
+  CHECK(nlohmann::json::parse(host.training_args_json())["output_dir"] == dir.path.string());
+  CHECK(host.set_resume_checkpoint((dir.path / "nowhere").string()).find("not a folder") !=
         std::string::npos);
   trainer.train();
   CHECK(nlohmann::json::parse(host.trainer_state_json())["global_step"] == 1);
-  CHECK(host.set_resume_checkpoint(dir.str()).find("too late") != std::string::npos);
-  CHECK(std::filesystem::exists(dir.path() / "training_args.json"));
+  CHECK(host.set_resume_checkpoint(dir.path.string()).find("too late") != std::string::npos);
+  CHECK(std::filesystem::exists(dir.path / "training_args.json"));
 }
 
 TEST_CASE("eval_on_start evaluates once before the first step") {
-  TempDir dir("loop-eval-on-start");
-  auto args = small_args(dir.str());
+  TempDir dir("trainhook-loop-eval-on-start");
+  auto args = small_args(dir.path.string());
   args.max_steps = 2;
   args.eval_on_start = true;
   std::vector<Recorded> events;
@@ -357,8 +357,8 @@ TEST_CASE("eval_on_start evaluates once before the first step") {
 }
 
 TEST_CASE("group_by_length batches come from the length tensor and a missing one is named") {
-  TempDir dir("loop-group-by-length");
-  auto args = small_args(dir.str());
+  TempDir dir("trainhook-loop-group-by-length");
+  auto args = small_args(dir.path.string());
   args.max_steps = 3;
   args.group_by_length = true;
   auto base = synthetic_data(48);

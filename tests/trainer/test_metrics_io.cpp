@@ -4,8 +4,8 @@
 
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
+#include <temp_dir.hpp>
 
-#include <unistd.h>
 #include <fstream>
 #include <sstream>
 
@@ -24,8 +24,8 @@ TEST_CASE("metrics are formatted as HF does") {
 }
 
 TEST_CASE("save_metrics writes <split>_results.json and merges all_results.json") {
-  const fs::path dir = fs::temp_directory_path() / ("trainhook-metrics-" + std::to_string(::getpid()));
-  fs::remove_all(dir);
+  const trainhook::testkit::TempDir tmp("trainhook-metrics");
+  const fs::path dir = tmp.path / "output";  // not made yet: save_metrics makes it
   save_metrics(dir, "train", {{"train_loss", 0.25}, {"epoch", 3}});
   save_metrics(dir, "eval", {{"eval_accuracy", 0.9}, {"epoch", 3}});
   nlohmann::json train, all;
@@ -37,7 +37,6 @@ TEST_CASE("save_metrics writes <split>_results.json and merges all_results.json"
   std::ofstream(dir / "all_results.json") << "not json";
   CHECK_THROWS_WITH_AS(save_metrics(dir, "test", {{"test_loss", 1}}), doctest::Contains("all_results.json"),
                        std::runtime_error);
-  fs::remove_all(dir);
 }
 
 TEST_CASE("the memory tracker adds RSS deltas for its stage only when enabled") {

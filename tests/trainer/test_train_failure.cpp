@@ -68,7 +68,7 @@ std::shared_ptr<Model> failing_model(int at, Fail fail) {
 }
 
 TrainingArguments failure_args(const TempDir& dir) {
-  auto args = small_args(dir.str());
+  auto args = small_args(dir.path.string());
   args.max_steps = 10;
   return args;
 }
@@ -85,7 +85,7 @@ std::string error_of(Trainer& trainer) {
 }  // namespace
 
 TEST_CASE("an error from the loss at step 4 fires on_exception once with kind error and no on_train_end") {
-  TempDir dir("failure-error");
+  TempDir dir("trainhook-failure-error");
   Heard heard;
   std::vector<NamedCallback> cbs;
   cbs.push_back(make_callback<FailureProbe>("probe", &heard));
@@ -100,7 +100,7 @@ TEST_CASE("an error from the loss at step 4 fires on_exception once with kind er
 }
 
 TEST_CASE("std::bad_alloc is kind out_of_memory") {
-  TempDir dir("failure-oom");
+  TempDir dir("trainhook-failure-oom");
   Heard heard;
   std::vector<NamedCallback> cbs;
   cbs.push_back(make_callback<FailureProbe>("probe", &heard));
@@ -114,7 +114,7 @@ TEST_CASE("std::bad_alloc is kind out_of_memory") {
 }
 
 TEST_CASE("a non-finite loss under debug underflow_overflow is kind non_finite") {
-  TempDir dir("failure-nan");
+  TempDir dir("trainhook-failure-nan");
   Heard heard;
   std::vector<NamedCallback> cbs;
   cbs.push_back(make_callback<FailureProbe>("probe", &heard));
@@ -139,7 +139,7 @@ TEST_CASE("a non-finite loss under debug underflow_overflow is kind non_finite")
 
 TEST_CASE(
     "a callback failing under plugin_error_policy fail is kind plugin and every other callback hears it") {
-  TempDir dir("failure-plugin");
+  TempDir dir("trainhook-failure-plugin");
   Heard failing, before, after;
   std::vector<NamedCallback> cbs;
   cbs.push_back(make_callback<FailureProbe>("before", &before, -1, /*throw_in_exception=*/true));
@@ -172,7 +172,7 @@ TEST_CASE(
 }
 
 TEST_CASE("a run that ends well hears on_train_end and no on_exception") {
-  TempDir dir("failure-none");
+  TempDir dir("trainhook-failure-none");
   Heard heard;
   std::vector<NamedCallback> cbs;
   cbs.push_back(make_callback<FailureProbe>("probe", &heard));

@@ -45,13 +45,13 @@ std::vector<std::string> evaluated(Trainer& t, std::vector<std::string>& journal
 }  // namespace
 
 TEST_CASE("callbacks are added, popped and removed between evaluate() calls, order kept") {
-  TempDir dir("cblist");
+  TempDir dir("trainhook-cblist");
   std::vector<std::string> lines;
   Journal* a_instance = nullptr;
   std::vector<NamedCallback> initial;
   initial.push_back(journal("A", &lines, &a_instance));
   initial.push_back(journal("B", &lines));
-  Trainer t(tiny_model(1), small_args(dir.str()), synthetic_data(16), synthetic_data(8),
+  Trainer t(tiny_model(1), small_args(dir.path.string()), synthetic_data(16), synthetic_data(8),
             plugin_free(std::move(initial)));
   CHECK(t.callback_names() == std::vector<std::string>{"DefaultFlowCallback", "A", "B"});
   CHECK(evaluated(t, lines) == std::vector<std::string>{"A", "B"});
@@ -91,8 +91,8 @@ TEST_CASE("callbacks are added, popped and removed between evaluate() calls, ord
 }
 
 TEST_CASE("without DefaultFlowCallback nothing is logged at steps, adding it back restores logging") {
-  TempDir dir("cblist-flow");
-  auto args = small_args(dir.str());
+  TempDir dir("trainhook-cblist-flow");
+  auto args = small_args(dir.path.string());
   args.logging_steps = 1;
   args.max_steps = 4;  // one epoch of 16 samples in batches of 4
   std::vector<std::string> lines;

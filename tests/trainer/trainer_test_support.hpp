@@ -7,12 +7,12 @@
 #include <trainhook/models/model.hpp>
 #include <trainhook/trainer/trainer.hpp>
 
+#include <temp_dir.hpp>
+
 #include <torch/torch.h>
 
 #include <ATen/CPUGeneratorImpl.h>
-#include <unistd.h>
 
-#include <atomic>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -107,26 +107,8 @@ inline NamedCallback counting_callback(int64_t* observed_after_load = nullptr) {
   return make_callback<CountingCallback>("StepCounter", observed_after_load);
 }
 
-// A fresh folder under the system temp dir, removed at the end of the test.
-class TempDir {
- public:
-  explicit TempDir(const std::string& tag) {
-    static std::atomic<int> counter{0};
-    path_ = std::filesystem::temp_directory_path() /
-            ("trainhook-" + tag + "-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
-    std::filesystem::remove_all(path_);
-    std::filesystem::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  const std::filesystem::path& path() const { return path_; }
-  std::string str() const { return path_.string(); }
-
- private:
-  std::filesystem::path path_;
-};
+// The tests' output folders (testkit/temp_dir.hpp).
+using trainhook::testkit::TempDir;
 
 // Arguments for small, fast, plugin-free runs.
 inline TrainingArguments small_args(const std::string& output_dir) {

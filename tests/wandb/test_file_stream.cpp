@@ -3,12 +3,11 @@
 // Retry-After, final refusals, complete/exitcode, auth header.
 #include <trainhook/wandb/file_stream.hpp>
 
+#include <temp_dir.hpp>
 #include <test_http_server.hpp>
 
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
-
-#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -25,6 +24,7 @@ using nlohmann::json;
 using trainhook::testing::TestHttpServer;
 using trainhook::testing::TestReply;
 using trainhook::testing::TestRequest;
+using trainhook::testkit::TempDir;
 
 namespace {
 trainhook::support::HttpResponse answer(long status) {
@@ -174,13 +174,11 @@ TEST_CASE(
     r.body = "{}";
     return r;
   });
-  const auto dir =
-      std::filesystem::temp_directory_path() / ("wandb-spill-test-" + std::to_string(::getpid()));
-  std::filesystem::remove_all(dir);
+  const TempDir tmp("wandb-spill-test");
+  const auto& dir = tmp.path;
   StreamOptions o = fast();
   o.memory_lines = 4;
   o.spill_file = dir / "spill.jsonl";
-  std::filesystem::create_directories(dir);
   std::ofstream(o.spill_file) << "{\"stale\":1}\n";  // a leftover of another process: never sent
   trainhook::support::HttpClient http;
   {
@@ -233,12 +231,11 @@ TEST_CASE(
     CHECK(step == off - 100);
     ++off;
   }
-  std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("FileStreamer memory bound: take_pending hands spilled then in-memory lines over in order") {
-  const auto dir = std::filesystem::temp_directory_path() / ("wandb-take-test-" + std::to_string(::getpid()));
-  std::filesystem::remove_all(dir);
+  const TempDir tmp("wandb-take-test");
+  const auto dir = tmp.path / "spill";  // not made yet: the streamer makes it when it spills
   StreamOptions o = fast();
   o.memory_lines = 3;
   o.spill_file = dir / "spill.jsonl";
@@ -262,7 +259,6 @@ TEST_CASE("FileStreamer memory bound: take_pending hands spilled then in-memory 
                                  return bad;
                                }()),
                   std::invalid_argument);
-  std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("FileStreamer while_waiting: lines and a summary added during a request go in the next one") {

@@ -2,26 +2,19 @@
 #include <trainhook/wandb/offline_run.hpp>
 
 #include <doctest/doctest.h>
+#include <temp_dir.hpp>
 
-#include <unistd.h>
 #include <filesystem>
 #include <fstream>
 
 using namespace trainhook::wandb;
 namespace fs = std::filesystem;
-
-namespace {
-fs::path temp_dir() {
-  fs::path d = fs::temp_directory_path() / ("wandb-offline-test-" + std::to_string(::getpid()));
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d;
-}
-}  // namespace
+using trainhook::testkit::TempDir;
 
 TEST_CASE("offline run: name, round trip, torn line, sync state") {
   CHECK(offline_dir_name(0, "abc") == "offline-run-19700101_000000-abc");
-  const fs::path root = temp_dir();
+  const TempDir tmp("wandb-offline-test");
+  const fs::path& root = tmp.path;
   OfflineMeta meta;
   meta.spec.run_id = "abc";
   meta.spec.project = "p";
@@ -61,11 +54,11 @@ TEST_CASE("offline run: name, round trip, torn line, sync state") {
   CHECK(s.synced_lines == 2);
   CHECK_FALSE(s.synced_complete);
   CHECK(s.exitcode == std::optional<int>(1));
-  fs::remove_all(root);
 }
 
 TEST_CASE("offline run: errors name the file") {
-  const fs::path root = temp_dir();
+  const TempDir tmp("wandb-offline-test");
+  const fs::path& root = tmp.path;
   CHECK_THROWS_WITH(read_offline_run(root), doctest::Contains("no run.json"));
   { std::ofstream(root / "run.json") << R"({"format":"other"})"; }
   CHECK_THROWS_WITH(read_offline_run(root), doctest::Contains("unknown format"));
@@ -75,5 +68,4 @@ TEST_CASE("offline run: errors name the file") {
   }
   { std::ofstream(root / "history.jsonl") << "{\"a\":1}\nnot json\n"; }
   CHECK_THROWS_WITH(read_offline_run(root), doctest::Contains("history.jsonl line 2 is not a JSON object"));
-  fs::remove_all(root);
 }
