@@ -6,6 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cmath>
+
 namespace trainhook::prometheus {
 
 PrometheusCallback::PrometheusCallback(trainhook::Setup& setup)
@@ -26,7 +28,8 @@ std::unique_ptr<support::Delivery<PushRequest>> PrometheusCallback::open_run(tra
   if (options_.linger() > 0 && end_timeout > 0 && options_.linger() + 15 > end_timeout)
     host_.warn("plugin_config prometheus.linger (" + nlohmann::json(options_.linger()).dump() +
                " s) plus up to 15 s for the final push exceeds --callback_end_timeout (" +
-               nlohmann::json(end_timeout).dump() +
+               (end_timeout == std::floor(end_timeout) ? std::to_string(static_cast<int64_t>(end_timeout))
+                                                       : nlohmann::json(end_timeout).dump()) +
                " s): the trainer may end the run before the exporter has lingered; raise "
                "--callback_end_timeout");
   host_.info("serving /metrics on port " + std::to_string(run->port()) + " (" + options_.listen() + ")" +
