@@ -37,3 +37,14 @@ function(trainhook_hf_venv_python out)
   endif()
   set(${out} "${venv}/bin/python" PARENT_SCOPE)
 endfunction()
+
+# `ctest -j` orders tests by their COST when it has no timing history of its own
+# (Testing/Temporary/CTestCostData.txt, absent on a fresh clone, where it would
+# start them in the order they were added and a long one added late would run
+# alone at the end). A test that takes minutes states its seconds, measured on
+# two cores, where it is added, so it starts first; later runs use ctest's timings.
+function(trainhook_long_test name seconds)
+  if(TEST ${name})
+    set_tests_properties(${name} PROPERTIES COST ${seconds})
+  endif()
+endfunction()

@@ -120,6 +120,24 @@ TEST_CASE("logging, evaluation and saving follow each strategy") {
   }
 }
 
+TEST_CASE("eval_steps takes logging_steps only when evaluation runs by steps, as in HF") {
+  for (const bool by_steps : {true, false}) {
+    CAPTURE(by_steps);
+    TempDir dir("trainhook-loop-eval-steps");
+    auto args = small_args(dir.path.string());
+    args.max_steps = 4;
+    args.logging_steps = 2;
+    if (by_steps) args.eval_strategy = trainhook::IntervalStrategy::steps;
+    std::vector<Recorded> events;
+    Trainer trainer(tiny_model(2), args, synthetic_data(8), synthetic_data(8, 9),
+                    plugin_free(recorder(&events)));
+    trainer.train();
+    // HF's TrainerState keeps its default of 500 when TrainingArguments.eval_steps is None.
+    CHECK(trainer.state().eval_steps == (by_steps ? 2 : 500));
+    CHECK(join(events, {"on_evaluate"}) == (by_steps ? "on_evaluate@2 on_evaluate@4 " : ""));
+  }
+}
+
 TEST_CASE("save_strategy best saves only on a new best metric") {
   TempDir dir("trainhook-loop-best");
   auto args = small_args(dir.path.string());

@@ -169,7 +169,9 @@ void Trainer::Impl::begin_training(const TrainingPlan& plan) {
   state.max_steps = plan.max_steps;
   state.num_train_epochs = static_cast<double>(plan.num_epochs);
   state.logging_steps = resolve_steps(args.logging_steps, plan.max_steps);
-  state.eval_steps = resolve_steps(args.eval_steps.value_or(args.logging_steps), plan.max_steps);
+  // validate() (args/) gives eval_steps its default, logging_steps, when evaluation
+  // runs by steps; otherwise the state keeps TrainerState's own, as HF's compute_steps does.
+  if (args.eval_steps) state.eval_steps = resolve_steps(*args.eval_steps, plan.max_steps);
   state.save_steps = resolve_steps(args.save_steps, plan.max_steps);
   state.train_batch_size = args.per_device_train_batch_size;
   state.steps_in_epoch = plan.updates_per_epoch;
