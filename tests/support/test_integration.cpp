@@ -375,7 +375,8 @@ class SequenceIntegration final : public Integration<std::string> {
     enqueue("last@" + std::to_string(e.state().global_step));
   }
   void run_failing(trainhook::Event&, const RunEnd& end) override {
-    calls_->push_back(std::string("run_failing ") + run_outcome_name(end.outcome) + " [" + end.reason() + "]");
+    calls_->push_back(std::string("run_failing ") + run_outcome_name(end.outcome) + " [" + end.reason() +
+                      "]");
   }
   bool ends_open_run_at_begin() const override { return choices_.ends_open_run_at_begin; }
   bool opens_run_to_end() const override { return choices_.opens_run_to_end; }
@@ -386,13 +387,12 @@ class SequenceIntegration final : public Integration<std::string> {
 };
 
 size_t count_of(const std::vector<std::string>& calls, const std::string& prefix) {
-  return static_cast<size_t>(std::count_if(calls.begin(), calls.end(), [&](const std::string& c) {
-    return c.rfind(prefix, 0) == 0;
-  }));
+  return static_cast<size_t>(std::count_if(calls.begin(), calls.end(),
+                                           [&](const std::string& c) { return c.rfind(prefix, 0) == 0; }));
 }
 }  // namespace
 
-TEST_CASE("Integration runs a normal run's sequence: open, begin records, final records, end mark, report once") {
+TEST_CASE("Integration's normal run: open, begin records, final records, end mark, one report") {
   testkit::FakeHost host;
   std::vector<std::string> calls;
   {
@@ -413,7 +413,7 @@ TEST_CASE("Integration runs a normal run's sequence: open, begin records, final 
   CHECK(calls.back() == "train_ending closed");
 }
 
-TEST_CASE("Integration runs a failed run's sequence: run_failing, then the failed end, once, and no train end hooks") {
+TEST_CASE("Integration's failed run: run_failing, the failed end once, no train end hook") {
   testkit::FakeHost host;
   std::vector<std::string> calls;
   const th_failure failure{TH_FAILURE_STRUCT_SIZE, TH_FAILURE_ERROR, "cannot write checkpoint-20", 20};
@@ -460,8 +460,8 @@ TEST_CASE("Integration destroyed with the run open ends it failed once, with no 
     SequenceIntegration cb(host.table(), &calls);
     fire(cb, TH_EVENT_TRAIN_BEGIN, 0);
   }
-  CHECK(calls == std::vector<std::string>{"open_run", "run_began opened", "deliver begin@0", "deliver end failed",
-                                          "report failed []"});
+  CHECK(calls == std::vector<std::string>{"open_run", "run_began opened", "deliver begin@0",
+                                          "deliver end failed", "report failed []"});
 }
 
 TEST_CASE("Integration with a run opened before train begin: kept, or ended first and reopened") {
@@ -483,13 +483,13 @@ TEST_CASE("Integration with a run opened before train begin: kept, or ended firs
     fire(cb, TH_EVENT_TRAIN_BEGIN, 0);
     fire(cb, TH_EVENT_TRAIN_END, 4);
   }
-  CHECK(calls == std::vector<std::string>{"open_run", "deliver log@0", "deliver end finished", "report finished []",
-                                          "open_run", "run_began opened", "train_ending open",
-                                          "run_ending finished", "deliver begin@0", "deliver last@4",
-                                          "deliver end finished", "report finished []"});
+  CHECK(calls == std::vector<std::string>{"open_run", "deliver log@0", "deliver end finished",
+                                          "report finished []", "open_run", "run_began opened",
+                                          "train_ending open", "run_ending finished", "deliver begin@0",
+                                          "deliver last@4", "deliver end finished", "report finished []"});
 }
 
-TEST_CASE("Integration keeping the run after train end ends it finished at destruction, once") {
+TEST_CASE("Integration keeping the run after train end ends it finished at destruction once") {
   testkit::FakeHost host;
   std::vector<std::string> calls;
   SequenceChoices choices;
@@ -506,7 +506,7 @@ TEST_CASE("Integration keeping the run after train end ends it finished at destr
                                           "deliver log@6", "deliver end finished", "report finished []"});
 }
 
-TEST_CASE("Integration that opens a run to end it: a failure or train end with none open still ends one") {
+TEST_CASE("Integration that opens a run to end it: a failure with none open still ends one") {
   testkit::FakeHost host;
   std::vector<std::string> calls;
   SequenceChoices choices;
@@ -516,8 +516,8 @@ TEST_CASE("Integration that opens a run to end it: a failure or train end with n
     SequenceIntegration cb(host.table(), &calls, choices);
     fire(cb, TH_EVENT_EXCEPTION, 0, &failure);
   }
-  CHECK(calls == std::vector<std::string>{"open_run", "run_failing failed [error: early]", "deliver end failed",
-                                          "report failed [error: early]"});
+  CHECK(calls == std::vector<std::string>{"open_run", "run_failing failed [error: early]",
+                                          "deliver end failed", "report failed [error: early]"});
   calls.clear();
   {
     SequenceIntegration cb(host.table(), &calls);  // the default: nothing to end

@@ -17,8 +17,9 @@
 //
 // The uploads run on the integration base (support/integration.hpp), one run
 // from the first upload to train end or the failure: the base owns the
-// sequence (it calls the hooks below and ends the run), the worker, the bounded wait (flyte.wait_timeout; a signal during it ends it), the
-// stop that cancels the upload in flight, and the outcome; upload_delivery.hpp
+// sequence (it calls the hooks below and ends the run), the worker, the
+// bounded wait (flyte.wait_timeout; a signal during it ends it), the stop that
+// cancels the upload in flight, and the outcome; upload_delivery.hpp
 // says how an upload runs; this file, what to upload and what to report.
 #pragma once
 
