@@ -21,20 +21,25 @@
 //   Integration<Record>        the IntegrationCallback every integration
 //                              derives from: on_train_begin, on_train_end
 //                              and on_exception are final, and the base runs
-//                              the sequence, calling the plugin's hooks:
-//       on_train_begin  [a run open and ends_open_run_at_begin(): finish()]
-//                       start(); if a run is open: run_began(e, opened_now)
-//       on_train_end    train_ending(e) (every train end, run or not);
-//                       with a run open (or opens_run_to_end() and start()):
-//                       run_ending(e, end) with end = finished (killed after
-//                       a first signal), then finish(end) -- or, when
-//                       keeps_run_after_train_end(), the run stays open and
-//                       ends as finished at destruction
-//       on_exception    with a run open (or opens_run_to_end() and start()):
-//                       run_failing(e, end) with on_exception's RunEnd, then
-//                       finish(end)
-//                              so no integration can forget to open, flush or
-//                              end its run; a run ends exactly once.
+//                              the sequence, calling the plugin's hooks.
+//
+// Integration's sequence (the hooks default to doing nothing):
+//   on_train_begin  a run open and ends_open_run_at_begin(): finish() it;
+//                   start(); with a run open: run_began(e, opened), `opened`
+//                   true when start() opened it now
+//   on_train_end    train_ending(e), at every train end, run or not; then,
+//                   with a run open (or opens_run_to_end() and start()):
+//                   run_ending(e, end), end = finished (killed after a first
+//                   signal), and finish(end) -- unless
+//                   keeps_run_after_train_end(): the run stays open and ends
+//                   as finished at destruction
+//   on_exception    with a run open (or opens_run_to_end() and start()):
+//                   run_failing(e, end), end = on_exception's RunEnd, and
+//                   finish(end)
+// So no integration can forget to open, flush or end its run, and a run ends
+// exactly once (finish() closes it; a later end finds none). The other events
+// stay the plugin's: they enqueue() into the open run, and may start() one
+// (a log after train end, for the final evaluate()).
 //
 // The outcome of a run, owned here once for every integration:
 //   finished  on_train_end of a run nobody stopped;
