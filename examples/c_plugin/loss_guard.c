@@ -1,4 +1,4 @@
-/* An example Trainhook plugin in plain C (C11, abi.h only), for docs/plugins.md.
+/* An example Trainhook plugin in plain C (C11, the SDK's C headers only), for docs/plugins.md.
  *
  * "loss_guard" (kind callback, `--callbacks loss_guard`) stops training when a
  * logged "loss" is NaN, infinite, or above max_loss (plugin_config
@@ -20,6 +20,7 @@
 #endif
 #include <trainhook/abi.h>
 #include <trainhook/plugin_config.h>
+#include <trainhook/plugin_entry.h>
 
 #include <math.h>
 #include <stdio.h>
@@ -125,22 +126,7 @@ static const th_callback_info callback = {
     &vtable};
 static const th_callback_info* const callbacks[] = {&callback};
 
-static const th_plugin_info info = {TH_PLUGIN_INFO_STRUCT_SIZE,
-                                    TRAINHOOK_ABI_VERSION_MAJOR,
-                                    TRAINHOOK_ABI_MIN_MINOR, /* the oldest host minor it needs */
-                                    "loss_guard",
-                                    "1.0.0",
-                                    1,
-                                    callbacks,
-                                    0,
-                                    NULL};
-
-TRAINHOOK_EXPORT th_status TRAINHOOK_ENTRY_NAME(const th_host_info* host, const th_plugin_info** out,
-                                                char* err, size_t err_size) {
-  if (host == NULL || host->abi_major != TRAINHOOK_ABI_VERSION_MAJOR) {
-    write_err(err, err_size, "loss_guard needs trainhook ABI 1");
-    return TH_ABI_MISMATCH;
-  }
-  *out = &info;
-  return TH_OK;
-}
+/* The library's description (TRAINHOOK_ABI_MIN_MINOR above: the oldest host
+ * minor it needs) and its exported entry, which refuses a host of another ABI
+ * major (trainhook/plugin_entry.h). */
+TH_PLUGIN_ENTRY("loss_guard", "1.0.0", callbacks)

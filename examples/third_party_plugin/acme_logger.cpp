@@ -13,7 +13,8 @@
 //     such (the base's outcome rules).
 // Keys (--plugin_config acme_logger.<key>=...): url (required), max_attempts,
 // queue_size. What it writes is the pack's business; what it gets for free is
-// the lifecycle.
+// the lifecycle: support::Integration opens the run at train begin and ends
+// it at train end or on_exception (those entry points are final there).
 #include <trainhook/options.hpp>
 #include <trainhook/plugin.hpp>
 #include <trainhook/support/end_of_run_summary.hpp>
@@ -166,16 +167,15 @@ class AcmeDelivery final : public support::Delivery<std::string> {
   std::string last_error_;
 };
 
-class AcmeLogger final : public support::IntegrationCallback<std::string> {
+class AcmeLogger final : public support::Integration<std::string> {
  public:
   explicit AcmeLogger(trainhook::Setup& setup)
-      : IntegrationCallback(setup.host()), options_(AcmeLoggerOptions::table().parse(setup.config_json())) {
+      : Integration(setup.host()), options_(AcmeLoggerOptions::table().parse(setup.config_json())) {
     if (options_.url().empty())
       throw trainhook::ConfigError(
           "plugin_config acme_logger.url: required (or ACME_LOGGER_URL): where to send the log records");
   }
 
-  void on_train_begin(trainhook::Event& e) override { start(e); }
   void on_log(trainhook::Event& e) override {
     if (!running()) return;
     std::string line = "{\"step\": " + std::to_string(e.state().global_step) +
@@ -185,7 +185,6 @@ class AcmeLogger final : public support::IntegrationCallback<std::string> {
       line += (i == 0 ? "" : ", ") + json_string(std::string(v.key(i))) + ": " + json_number(v.value(i));
     enqueue(line + "}}");  // never blocks; a full queue counts the record as dropped
   }
-  void on_train_end(trainhook::Event&) override { finish(support::RunOutcome::finished); }
 
  protected:
   std::unique_ptr<support::Delivery<std::string>> open_run(trainhook::Event&) override {

@@ -11,7 +11,7 @@
  * refuses them as unknown keys, as a plugin's own config reader would. */
 #define _POSIX_C_SOURCE 200809L
 #include <trainhook/abi.h>
-#include "test_plugin_entry.h"
+#include <trainhook/plugin_entry.h>
 
 #include <signal.h>
 #include <stdio.h>
@@ -165,4 +165,4 @@ static const th_callback_info callback = {TH_CALLBACK_INFO_STRUCT_SIZE,
                                           create,
                                           &vtable};
 static const th_callback_info* const callback_ptrs[] = {&callback};
-TH_TEST_PLUGIN_ENTRY("isolated_faults", "1.0.0", callback_ptrs)
+TH_PLUGIN_ENTRY("isolated_faults", "1.0.0", callback_ptrs)

@@ -18,7 +18,7 @@
  *                  decides whether a scan answers or times out */
 #define _POSIX_C_SOURCE 200809L
 #include <trainhook/abi.h>
-#include "test_plugin_entry.h"
+#include <trainhook/plugin_entry.h>
 
 #include <fcntl.h>
 #include <stdio.h>
@@ -102,4 +102,4 @@ static const th_callback_info callbacks[] = {
      "a library for the registry cache tests", TH_EVENT_MASK_ALL, create, &vtable},
 };
 static const th_callback_info* const callback_ptrs[] = {&callbacks[0]};
-TH_TEST_PLUGIN_ENTRY(PLUGIN_NAME, PLUGIN_VERSION, callback_ptrs)
+TH_PLUGIN_ENTRY(PLUGIN_NAME, PLUGIN_VERSION, callback_ptrs)

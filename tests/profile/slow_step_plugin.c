@@ -4,7 +4,7 @@
  * destroyed, writes in nanoseconds to the file SLOW_STEP_REPORT names. */
 #define _POSIX_C_SOURCE 200809L
 #include <trainhook/abi.h>
-#include "test_plugin_entry.h"
+#include <trainhook/plugin_entry.h>
 
 #include <stddef.h>
 #include <stdint.h>
@@ -64,4 +64,4 @@ static const th_callback_info slow_step = {TH_CALLBACK_INFO_STRUCT_SIZE,
                                            slow_create,
                                            &slow_vtable};
 static const th_callback_info* const slow_callbacks[] = {&slow_step};
-TH_TEST_PLUGIN_ENTRY("slow_step", "1.0.0", slow_callbacks)
+TH_PLUGIN_ENTRY("slow_step", "1.0.0", slow_callbacks)

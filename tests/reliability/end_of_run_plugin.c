@@ -5,7 +5,7 @@
  * can send a signal at that moment without guessing a delay. */
 #define _POSIX_C_SOURCE 200809L
 #include <trainhook/abi.h>
-#include "test_plugin_entry.h"
+#include <trainhook/plugin_entry.h>
 
 #include <stddef.h>
 #include <stdio.h>
@@ -65,4 +65,4 @@ static const th_callback_info exit_callback = {TH_CALLBACK_INFO_STRUCT_SIZE,
                                                end_create,
                                                &exit_vtable};
 static const th_callback_info* const end_callback_ptrs[] = {&hang_callback, &exit_callback};
-TH_TEST_PLUGIN_ENTRY("end_of_run", "1.0.0", end_callback_ptrs)
+TH_PLUGIN_ENTRY("end_of_run", "1.0.0", end_callback_ptrs)

@@ -14,7 +14,7 @@
  * The lines go to stderr, which an isolated callback's runner shares. */
 #define _POSIX_C_SOURCE 200809L
 #include <trainhook/abi.h>
-#include "test_plugin_entry.h"
+#include <trainhook/plugin_entry.h>
 
 #include <stddef.h>
 #include <stdio.h>
@@ -148,4 +148,4 @@ static const th_callback_info hang_callback = {TH_CALLBACK_INFO_STRUCT_SIZE,
                                                &hang_vtable};
 static const th_callback_info* const probe_callback_ptrs[] = {&probe_callback, &fail_callback,
                                                               &hang_callback};
-TH_TEST_PLUGIN_ENTRY("failure_probe", "1.0.0", probe_callback_ptrs)
+TH_PLUGIN_ENTRY("failure_probe", "1.0.0", probe_callback_ptrs)

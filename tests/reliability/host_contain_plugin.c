@@ -22,7 +22,7 @@
  * one on_event; the instance is its row. */
 #define _GNU_SOURCE
 #include <trainhook/abi.h>
-#include "test_plugin_entry.h"
+#include <trainhook/plugin_entry.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -289,4 +289,4 @@ CONTAIN_CALLBACK(chdir_away, "chdir($HOST_CONTAIN_DIR) in create", change_direct
 static const th_callback_info* const contain_callback_ptrs[] = {
     &fork_daemon,       &raw_fork_daemon,    &fork_return,        &term_ignore_create, &term_handler_create,
     &term_ignore_begin, &term_handler_begin, &term_ignore_thread, &close_stdio,        &chdir_away};
-TH_TEST_PLUGIN_ENTRY("host_contain", "1.0.0", contain_callback_ptrs)
+TH_PLUGIN_ENTRY("host_contain", "1.0.0", contain_callback_ptrs)

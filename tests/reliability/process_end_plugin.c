@@ -14,7 +14,7 @@
  * acts, so the test checks that the plugin got there. */
 #define _POSIX_C_SOURCE 200809L
 #include <trainhook/abi.h>
-#include "test_plugin_entry.h"
+#include <trainhook/plugin_entry.h>
 
 #include <pthread.h>
 #include <stddef.h>
@@ -125,4 +125,4 @@ END_CALLBACK(destroy_hang, "destroy_hang", "never returns from destroy()", TH_EV
 
 static const th_callback_info* const end_callback_ptrs[] = {&thread_crash, &unload_crash, &destroy_crash,
                                                             &destroy_hang};
-TH_TEST_PLUGIN_ENTRY("process_end", "1.0.0", end_callback_ptrs)
+TH_PLUGIN_ENTRY("process_end", "1.0.0", end_callback_ptrs)

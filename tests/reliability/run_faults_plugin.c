@@ -15,7 +15,7 @@
  * Each says on stderr when it acts, so the tests wait for a line, never a delay. */
 #define _POSIX_C_SOURCE 200809L
 #include <trainhook/abi.h>
-#include "test_plugin_entry.h"
+#include <trainhook/plugin_entry.h>
 
 #include <pthread.h>
 #include <signal.h>
@@ -155,4 +155,4 @@ FAULT_CALLBACK(kill_worker, "kill_worker", "SIGKILLs one rank of torchrun's firs
 
 static const th_callback_info* const fault_callback_ptrs[] = {&step_exit, &step_quick_exit, &thread_exit,
                                                               &hold_run, &kill_worker};
-TH_TEST_PLUGIN_ENTRY("run_faults", "1.0.0", fault_callback_ptrs)
+TH_PLUGIN_ENTRY("run_faults", "1.0.0", fault_callback_ptrs)

@@ -22,6 +22,7 @@ import sys
 INTRODUCED = {  # what -> the package version that introduced it
     "trainhook/options.hpp": (0, 4),
     "trainhook/plugin_config.h": (0, 4),
+    "trainhook/plugin_entry.h": (0, 8),
     "trainhook/support/": (0, 5),
     "trainhook/testkit/": (0, 5),
     "Trainhook::support": (0, 5),

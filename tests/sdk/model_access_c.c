@@ -1,4 +1,4 @@
-/* An ABI 1.1 plugin in plain C (C11, only abi.h and dlpack/dlpack.h, no
+/* An ABI 1.1 plugin in plain C (C11, only the SDK's C headers and dlpack/dlpack.h, no
  * LibTorch): the callback "c_grad_norm".
  *  - at on_pre_optimizer_step: the global gradient L2 norm from the gradient
  *    views, added to the next log record as "c_grad_norm"; this step's values
@@ -12,6 +12,7 @@
  *    step 0 and on_step_end of step 1) and logs "probe <case> status=<n> <message>",
  *    plus one good write at a safe point. */
 #include <trainhook/abi.h>
+#include <trainhook/plugin_entry.h>
 
 #include <dlpack/dlpack.h>
 #include <math.h>
@@ -244,22 +245,4 @@ static const th_callback_info info = {
     create,
     &vtable};
 static const th_callback_info* const callbacks[] = {&info};
-static const th_plugin_info plugin = {TH_PLUGIN_INFO_STRUCT_SIZE,
-                                      TRAINHOOK_ABI_VERSION_MAJOR,
-                                      TRAINHOOK_ABI_VERSION_MINOR,
-                                      "c_grad_norm",
-                                      "1.1.0",
-                                      1,
-                                      callbacks,
-                                      0,
-                                      NULL};
-
-TRAINHOOK_EXPORT th_status TRAINHOOK_ENTRY_NAME(const th_host_info* host, const th_plugin_info** out,
-                                                char* err, size_t err_size) {
-  if (host == NULL || host->abi_major != TRAINHOOK_ABI_VERSION_MAJOR) {
-    write_err(err, err_size, "c_grad_norm needs trainhook ABI 1");
-    return TH_ABI_MISMATCH;
-  }
-  *out = &plugin;
-  return TH_OK;
-}
+TH_PLUGIN_ENTRY("c_grad_norm", "1.1.0", callbacks)

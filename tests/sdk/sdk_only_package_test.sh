@@ -4,7 +4,7 @@
 #  1. cmake --install <build> --prefix <tmp>/prefix, then copy it to <tmp>/copy
 #     (a prefix that was moved: nothing may point back at the build tree)
 #  2. configure examples/c_plugin (C only) and examples/third_party_plugin (C++),
-#     both `find_package(Trainhook 0.2 REQUIRED COMPONENTS sdk)`, with:
+#     both `find_package(Trainhook <0.x> REQUIRED COMPONENTS sdk)`, with:
 #       - CMAKE_PREFIX_PATH = the copy only, and /usr, /usr/local ignored
 #         (CMAKE_IGNORE_PREFIX_PATH), so the system's spdlog, nlohmann_json and
 #         LibTorch packages are invisible to config-mode searches;
@@ -86,6 +86,11 @@ for ex in c_plugin third_party_plugin; do
   [[ -n "$DEPS" ]] || fail "examples/$ex: no compiler dependency files to check"
   grep -qF "$SHIPPED" <<<"$DEPS" || { echo "$DEPS"; fail "examples/$ex did not read the shipped dlpack.h"; }
   if grep -q "/usr/include/dlpack" <<<"$DEPS"; then fail "examples/$ex read /usr/include/dlpack"; fi
+  # The C example's entry is the SDK's TH_PLUGIN_ENTRY: its header is installed with the SDK.
+  if [[ $ex == c_plugin ]]; then
+    grep -qF "$PREFIX/include/trainhook/plugin_entry.h" <<<"$DEPS" ||
+      { echo "$DEPS"; fail "examples/c_plugin did not read the installed trainhook/plugin_entry.h"; }
+  fi
 done
 
 # The C example's packaging (docs/plugins.md, "Packaging a pack"): a tarball

@@ -3,11 +3,15 @@
 // signal (th_host.stop_signal), failed at on_exception with "<kind>: <message>"
 // as the reason (killed for a second signal), failed when destroyed with the
 // run open. The end mark and DeliveryResult carry the reason to the plugin.
+// IntegrationCallback's entry points stay overridable (TestIntegration below
+// overrides them, as a pack built before Integration does); Integration owns
+// the begin/end/exception sequence and calls the plugin's hooks in order.
 #include <doctest/doctest.h>
 #include <plugin_driver.hpp>
 #include <trainhook/support/end_of_run_summary.hpp>
 #include <trainhook/support/integration.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <memory>
@@ -46,6 +50,8 @@ class RecordingDelivery final : public Delivery<std::string> {
   Seen* seen_;
 };
 
+// On IntegrationCallback, calling start()/finish() itself (as a pack written
+// before Integration does).
 class TestIntegration final : public IntegrationCallback<std::string> {
  public:
   TestIntegration(const th_host* host, Seen* seen)
@@ -310,4 +316,213 @@ TEST_CASE("a delivery that coalesces hears of each record a newer one superseded
   REQUIRE(q.flush(std::chrono::seconds(30)));
   CHECK(seen == std::vector<std::string>{"ckpt:1", "deck:1", "ckpt:3"});
   q.finish(RunOutcome::finished);
+}
+
+namespace {
+// Integration's sequence, seen from the plugin on the training thread: each
+// hook, open_run() and report(), in the order they came; report() first lists
+// the records the worker delivered (the worker has ended by then).
+class SequenceDelivery final : public Delivery<std::string> {
+ public:
+  explicit SequenceDelivery(std::vector<std::string>* calls) : calls_(calls) {}
+  BatchResult deliver(std::vector<std::string>& batch, WorkerContext&) override {
+    for (auto& r : batch) delivered_.push_back("deliver " + r);
+    return BatchResult{batch.size(), 0};
+  }
+  std::optional<std::string> end_mark_with(const RunEnd& end) override {
+    return std::string("end ") + run_outcome_name(end.outcome);
+  }
+  void report(DeliveryResult<std::string> r) override {
+    calls_->insert(calls_->end(), delivered_.begin(), delivered_.end());
+    calls_->push_back(std::string("report ") + run_outcome_name(r.outcome) + " [" + r.end.reason() + "]");
+  }
+  std::chrono::milliseconds flush_timeout() const override { return std::chrono::seconds(30); }
+
+ private:
+  std::vector<std::string>* calls_;
+  std::vector<std::string> delivered_;  // worker thread
+};
+
+struct SequenceChoices {
+  bool ends_open_run_at_begin = false;
+  bool opens_run_to_end = false;
+  bool keeps_run_after_train_end = false;
+};
+
+class SequenceIntegration final : public Integration<std::string> {
+ public:
+  SequenceIntegration(const th_host* host, std::vector<std::string>* calls, SequenceChoices choices = {})
+      : Integration(trainhook::Host(host)), calls_(calls), choices_(choices) {}
+  // An event outside the sequence that opens a run (as tensorboard's on_log does).
+  void on_log(trainhook::Event& e) override {
+    if (start(e)) enqueue("log@" + std::to_string(e.state().global_step));
+  }
+
+ private:
+  std::unique_ptr<Delivery<std::string>> open_run(trainhook::Event&) override {
+    calls_->push_back("open_run");
+    return std::make_unique<SequenceDelivery>(calls_);
+  }
+  void run_began(trainhook::Event& e, bool opened) override {
+    calls_->push_back(std::string("run_began ") + (opened ? "opened" : "open already"));
+    enqueue("begin@" + std::to_string(e.state().global_step));
+  }
+  void train_ending(trainhook::Event&) override {
+    calls_->push_back(std::string("train_ending ") + (running() ? "open" : "closed"));
+  }
+  void run_ending(trainhook::Event& e, const RunEnd& end) override {
+    calls_->push_back(std::string("run_ending ") + run_outcome_name(end.outcome));
+    enqueue("last@" + std::to_string(e.state().global_step));
+  }
+  void run_failing(trainhook::Event&, const RunEnd& end) override {
+    calls_->push_back(std::string("run_failing ") + run_outcome_name(end.outcome) + " [" + end.reason() +
+                      "]");
+  }
+  bool ends_open_run_at_begin() const override { return choices_.ends_open_run_at_begin; }
+  bool opens_run_to_end() const override { return choices_.opens_run_to_end; }
+  bool keeps_run_after_train_end() const override { return choices_.keeps_run_after_train_end; }
+
+  std::vector<std::string>* calls_;
+  SequenceChoices choices_;
+};
+
+size_t count_of(const std::vector<std::string>& calls, const std::string& prefix) {
+  return static_cast<size_t>(std::count_if(calls.begin(), calls.end(),
+                                           [&](const std::string& c) { return c.rfind(prefix, 0) == 0; }));
+}
+}  // namespace
+
+TEST_CASE("Integration's normal run: open, begin records, final records, end mark, one report") {
+  testkit::FakeHost host;
+  std::vector<std::string> calls;
+  {
+    SequenceIntegration cb(host.table(), &calls);
+    fire(cb, TH_EVENT_TRAIN_BEGIN, 0);
+    fire(cb, TH_EVENT_TRAIN_END, 10);
+    CHECK(calls == std::vector<std::string>{"open_run", "run_began opened", "train_ending open",
+                                            "run_ending finished", "deliver begin@0", "deliver last@10",
+                                            "deliver end finished", "report finished []"});
+    // The run is over: a late failure and a second train end do not end it again.
+    const th_failure failure{TH_FAILURE_STRUCT_SIZE, TH_FAILURE_ERROR, "late", 11};
+    fire(cb, TH_EVENT_EXCEPTION, 11, &failure);
+    fire(cb, TH_EVENT_TRAIN_END, 11);
+  }
+  CHECK(count_of(calls, "report") == 1);
+  CHECK(count_of(calls, "run_ending") == 1);
+  CHECK(count_of(calls, "run_failing") == 0);
+  CHECK(calls.back() == "train_ending closed");
+}
+
+TEST_CASE("Integration's failed run: run_failing, the failed end once, no train end hook") {
+  testkit::FakeHost host;
+  std::vector<std::string> calls;
+  const th_failure failure{TH_FAILURE_STRUCT_SIZE, TH_FAILURE_ERROR, "cannot write checkpoint-20", 20};
+  {
+    SequenceIntegration cb(host.table(), &calls);
+    fire(cb, TH_EVENT_TRAIN_BEGIN, 0);
+    fire(cb, TH_EVENT_EXCEPTION, 20, &failure);
+    fire(cb, TH_EVENT_EXCEPTION, 20, &failure);  // a second one finds no run
+  }
+  CHECK(calls == std::vector<std::string>{"open_run", "run_began opened",
+                                          "run_failing failed [error: cannot write checkpoint-20]",
+                                          "deliver begin@0", "deliver end failed",
+                                          "report failed [error: cannot write checkpoint-20]"});
+}
+
+TEST_CASE("Integration after a first signal ends the run killed and a second signal's failure killed") {
+  testkit::FakeHost host;
+  host.stop_sig = 15;
+  std::vector<std::string> calls;
+  {
+    SequenceIntegration cb(host.table(), &calls);
+    fire(cb, TH_EVENT_TRAIN_BEGIN, 0);
+    fire(cb, TH_EVENT_TRAIN_END, 3);
+  }
+  CHECK(count_of(calls, "run_ending killed") == 1);
+  CHECK(calls.back() == "report killed [stopped by signal 15]");
+  calls.clear();
+  const th_failure failure{TH_FAILURE_STRUCT_SIZE, TH_FAILURE_SIGNAL, "stopped by a second SIGTERM", 3};
+  {
+    SequenceIntegration cb(host.table(), &calls);
+    fire(cb, TH_EVENT_TRAIN_BEGIN, 0);
+    fire(cb, TH_EVENT_EXCEPTION, 3, &failure);
+  }
+  CHECK(count_of(calls, "run_failing killed") == 1);
+  CHECK(count_of(calls, "report") == 1);
+}
+
+TEST_CASE("Integration destroyed with the run open ends it failed once, with no hook") {
+  testkit::FakeHost host;
+  std::vector<std::string> calls;
+  { SequenceIntegration cb(host.table(), &calls); }
+  CHECK(calls.empty());
+  {
+    SequenceIntegration cb(host.table(), &calls);
+    fire(cb, TH_EVENT_TRAIN_BEGIN, 0);
+  }
+  CHECK(calls == std::vector<std::string>{"open_run", "run_began opened", "deliver begin@0",
+                                          "deliver end failed", "report failed []"});
+}
+
+TEST_CASE("Integration with a run opened before train begin: kept, or ended first and reopened") {
+  testkit::FakeHost host;
+  std::vector<std::string> calls;
+  {
+    SequenceIntegration cb(host.table(), &calls);
+    fire(cb, TH_EVENT_LOG, 0);
+    fire(cb, TH_EVENT_TRAIN_BEGIN, 0);
+  }
+  CHECK(count_of(calls, "open_run") == 1);
+  CHECK(count_of(calls, "run_began open already") == 1);
+  calls.clear();
+  SequenceChoices choices;
+  choices.ends_open_run_at_begin = true;
+  {
+    SequenceIntegration cb(host.table(), &calls, choices);
+    fire(cb, TH_EVENT_LOG, 0);
+    fire(cb, TH_EVENT_TRAIN_BEGIN, 0);
+    fire(cb, TH_EVENT_TRAIN_END, 4);
+  }
+  CHECK(calls == std::vector<std::string>{"open_run", "deliver log@0", "deliver end finished",
+                                          "report finished []", "open_run", "run_began opened",
+                                          "train_ending open", "run_ending finished", "deliver begin@0",
+                                          "deliver last@4", "deliver end finished", "report finished []"});
+}
+
+TEST_CASE("Integration keeping the run after train end ends it finished at destruction once") {
+  testkit::FakeHost host;
+  std::vector<std::string> calls;
+  SequenceChoices choices;
+  choices.keeps_run_after_train_end = true;
+  {
+    SequenceIntegration cb(host.table(), &calls, choices);
+    fire(cb, TH_EVENT_TRAIN_BEGIN, 0);
+    fire(cb, TH_EVENT_TRAIN_END, 5);
+    CHECK(count_of(calls, "report") == 0);
+    fire(cb, TH_EVENT_LOG, 6);  // the final evaluate()'s log, in the same run
+  }
+  CHECK(calls == std::vector<std::string>{"open_run", "run_began opened", "train_ending open",
+                                          "run_ending finished", "deliver begin@0", "deliver last@5",
+                                          "deliver log@6", "deliver end finished", "report finished []"});
+}
+
+TEST_CASE("Integration that opens a run to end it: a failure with none open still ends one") {
+  testkit::FakeHost host;
+  std::vector<std::string> calls;
+  SequenceChoices choices;
+  choices.opens_run_to_end = true;
+  const th_failure failure{TH_FAILURE_STRUCT_SIZE, TH_FAILURE_ERROR, "early", 0};
+  {
+    SequenceIntegration cb(host.table(), &calls, choices);
+    fire(cb, TH_EVENT_EXCEPTION, 0, &failure);
+  }
+  CHECK(calls == std::vector<std::string>{"open_run", "run_failing failed [error: early]",
+                                          "deliver end failed", "report failed [error: early]"});
+  calls.clear();
+  {
+    SequenceIntegration cb(host.table(), &calls);  // the default: nothing to end
+    fire(cb, TH_EVENT_EXCEPTION, 0, &failure);
+    fire(cb, TH_EVENT_TRAIN_END, 0);
+  }
+  CHECK(calls == std::vector<std::string>{"train_ending closed"});
 }

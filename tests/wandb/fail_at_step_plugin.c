@@ -4,7 +4,7 @@
  * plugin_error_policy=fail the trainer ends the run by EXCEPTION and the
  * wandb and tensorboard integrations must close their runs as failed. */
 #include <trainhook/abi.h>
-#include "test_plugin_entry.h"
+#include <trainhook/plugin_entry.h>
 
 #include <stddef.h>
 #include <stdio.h>
@@ -38,4 +38,4 @@ static const th_callback_info fail_callback = {TH_CALLBACK_INFO_STRUCT_SIZE,
                                                fail_create,
                                                &fail_vtable};
 static const th_callback_info* const fail_callback_ptrs[] = {&fail_callback};
-TH_TEST_PLUGIN_ENTRY("fail_at_step", "1.0.0", fail_callback_ptrs)
+TH_PLUGIN_ENTRY("fail_at_step", "1.0.0", fail_callback_ptrs)

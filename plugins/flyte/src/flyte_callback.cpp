@@ -25,7 +25,7 @@ std::chrono::milliseconds remaining(std::chrono::steady_clock::time_point deadli
 }  // namespace
 
 FlyteCallback::FlyteCallback(trainhook::Setup& setup)
-    : IntegrationCallback(setup.host()), options_(FlyteOptions::from_json(setup.config_json())) {
+    : Integration(setup.host()), options_(FlyteOptions::from_json(setup.config_json())) {
   log_ = support::host_logger(host_);
   staging_ = std::make_shared<StagingFolders>(fs::path(host_.output_dir()) / ".trainhook-upload-staging");
   // Both stores are made now so a bad location or missing credentials fail
@@ -57,7 +57,7 @@ FlyteCallback::~FlyteCallback() {
 }
 
 std::unique_ptr<support::Delivery<Upload>> FlyteCallback::open_run(trainhook::Event&) {
-  if (!dest_) return nullptr;
+  if (!dest_ || ended_) return nullptr;
   staging_->prepare();  // so that saves only link (see StagingFolders)
   return std::make_unique<UploadDelivery>(
       log_, outcomes_, cancel_, [this](const support::DeliveryResult<Upload>& r) { report_uploads(r); });
@@ -152,12 +152,6 @@ size_t FlyteCallback::enqueue_upload(trainhook::Event& e, Upload u) {
   return row;
 }
 
-void FlyteCallback::on_train_begin(trainhook::Event& e) {
-  // The run opens here, before the training loop: its worker thread and its
-  // spare staging folders would otherwise be made inside the first save.
-  if (dest_ && !ended_) start(e);
-}
-
 void FlyteCallback::on_save(trainhook::Event& e) {
   if (!dest_) return;
   fs::path dir(std::string(e.checkpoint_dir()));
@@ -171,8 +165,7 @@ void FlyteCallback::on_save(trainhook::Event& e) {
   last_saved_ = SavedCheckpoint{dir, enqueue_checkpoint(e, dir)};
 }
 
-void FlyteCallback::on_exception(trainhook::Event& e) {
-  if (!dest_ || ended_ || !start(e)) return;
+void FlyteCallback::run_failing(trainhook::Event& e, const support::RunEnd&) {
   // One wait_timeout for all of it: the wait for an upload in flight below
   // and the final wait for the queue.
   const auto deadline = std::chrono::steady_clock::now() + options_.wait_timeout();
@@ -205,12 +198,12 @@ void FlyteCallback::on_exception(trainhook::Event& e) {
     end_note_outcome_ = last_saved_->outcome;
   }
   end_note_ = note;
-  // Failed with the failure as its reason; killed for a second signal (the
-  // user ended the run). No deck is written.
-  finish_uploads(failure_end(e), remaining(deadline));
+  // The base ends it failed with the failure as its reason; killed for a
+  // second signal (the user ended the run). No deck is written.
+  prepare_end(remaining(deadline));
 }
 
-void FlyteCallback::on_train_end(trainhook::Event& e) {
+void FlyteCallback::train_ending(trainhook::Event& e) {
   if (options_.deck()) {
     const fs::path deck = fs::path(host_.output_dir()) / kDeckFileName;
     const auto state = nlohmann::json::parse(host_.trainer_state_json(), nullptr, false);
@@ -236,19 +229,21 @@ void FlyteCallback::on_train_end(trainhook::Event& e) {
       enqueue_upload(e, std::move(u));
     }
   }
-  if (!dest_ || ended_ || !start(e)) return;
-  end_note_.clear();
-  end_note_outcome_.reset();
-  // FINISHED, or KILLED when a first signal stopped training (checkpoint saved).
-  finish_uploads(end_of(support::RunOutcome::finished), options_.wait_timeout());
 }
 
-void FlyteCallback::finish_uploads(const support::RunEnd& end, std::chrono::milliseconds timeout) {
+// The base ends it FINISHED, or KILLED when a first signal stopped training
+// (checkpoint saved).
+void FlyteCallback::run_ending(trainhook::Event&, const support::RunEnd&) {
+  end_note_.clear();
+  end_note_outcome_.reset();
+  prepare_end(options_.wait_timeout());
+}
+
+void FlyteCallback::prepare_end(std::chrono::milliseconds timeout) {
   log_(LogLevel::info,
        "waiting up to " + std::to_string(timeout.count() / 1000) + " s for uploads to " + dest_->describe());
   static_cast<UploadDelivery&>(delivery()).set_flush_timeout(timeout);
-  ended_ = true;
-  finish(end);  // report_uploads() runs inside, once the worker has stopped
+  ended_ = true;  // the base's finish() follows; report_uploads() runs inside it
 }
 
 void FlyteCallback::report_uploads(const support::DeliveryResult<Upload>& result) {

@@ -119,11 +119,9 @@ class MlflowDelivery final : public support::Delivery<Record> {
 }  // namespace
 
 MlflowCallback::MlflowCallback(trainhook::Setup& setup)
-    : IntegrationCallback(setup.host()), options_(MlflowOptions::from_json(setup.config_json())) {
+    : Integration(setup.host()), options_(MlflowOptions::from_json(setup.config_json())) {
   if (options_.disabled()) host_.info("DISABLE_MLFLOW_INTEGRATION is set: nothing is logged to MLflow");
 }
-
-void MlflowCallback::on_train_begin(trainhook::Event& e) { start(e); }
 
 std::unique_ptr<support::Delivery<Record>> MlflowCallback::open_run(trainhook::Event&) {
   if (options_.disabled()) return nullptr;
@@ -199,7 +197,5 @@ void MlflowCallback::on_save(trainhook::Event& e) {
   if (!running() || !options_.log_artifacts() || e.checkpoint_dir().empty()) return;
   enqueue(Record::artifact_dir(std::string(e.checkpoint_dir()), e.state().global_step));
 }
-
-void MlflowCallback::on_train_end(trainhook::Event&) { finish(support::RunOutcome::finished); }
 
 }  // namespace trainhook::mlflow

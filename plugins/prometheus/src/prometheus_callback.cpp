@@ -11,7 +11,7 @@
 namespace trainhook::prometheus {
 
 PrometheusCallback::PrometheusCallback(trainhook::Setup& setup)
-    : IntegrationCallback(setup.host()), options_(PrometheusOptions::from_json(setup.config_json())) {}
+    : Integration(setup.host()), options_(PrometheusOptions::from_json(setup.config_json())) {}
 
 std::unique_ptr<support::Delivery<PushRequest>> PrometheusCallback::open_run(trainhook::Event& e) {
   // The run_name (args.run_name, else output_dir, as in HF) and the job are
@@ -40,8 +40,7 @@ std::unique_ptr<support::Delivery<PushRequest>> PrometheusCallback::open_run(tra
   return run;
 }
 
-void PrometheusCallback::on_train_begin(trainhook::Event& e) {
-  if (!start(e)) return;
+void PrometheusCallback::run_began(trainhook::Event&, bool) {
   if (run().claim_push()) {
     enqueue(PushRequest{});
     next_push_ = std::chrono::steady_clock::now() +
@@ -74,16 +73,9 @@ void PrometheusCallback::set_values(trainhook::Event& e) {
 void PrometheusCallback::on_log(trainhook::Event& e) { set_values(e); }
 void PrometheusCallback::on_evaluate(trainhook::Event& e) { set_values(e); }
 
-void PrometheusCallback::on_train_end(trainhook::Event&) {
-  if (!running()) return;
-  run().linger_at_end();
-  finish(support::RunOutcome::finished);
-}
-
-void PrometheusCallback::on_exception(trainhook::Event& e) {
-  if (!running()) return;
-  run().linger_at_end();
-  IntegrationCallback::on_exception(e);  // ends the run failed (killed for a second signal): up 0, final push
-}
+// The base then ends the run: finished (killed after a first signal) at
+// train end, failed (killed for a second signal) at on_exception: up 0, final push.
+void PrometheusCallback::run_ending(trainhook::Event&, const support::RunEnd&) { run().linger_at_end(); }
+void PrometheusCallback::run_failing(trainhook::Event&, const support::RunEnd&) { run().linger_at_end(); }
 
 }  // namespace trainhook::prometheus

@@ -169,7 +169,7 @@ nlohmann::json log_history_entry(const LogRecord& record) {
 
 LogHistoryFileCallback::LogHistoryFileCallback(trainhook::Host host, std::string plugin,
                                                LogHistoryFileOptions options, FormatFactory make_format)
-    : IntegrationCallback(host),
+    : Integration(host),
       plugin_(std::move(plugin)),
       options_(std::move(options)),
       make_format_(std::move(make_format)) {}
@@ -186,10 +186,8 @@ std::unique_ptr<Delivery<LogHistoryItem>> LogHistoryFileCallback::open_run(train
                                               static_cast<size_t>(options_.queue_size()), make_format_());
 }
 
-void LogHistoryFileCallback::on_train_begin(trainhook::Event& e) {
-  // A run that ended (or was aborted) before this begin is closed first.
-  finish(RunOutcome::finished);
-  if (!start(e)) return;
+// The base closed a run that ended (or was aborted) before this begin.
+void LogHistoryFileCallback::run_began(trainhook::Event&, bool) {
   LogHistoryItem reset;
   reset.reset = true;
   reset.state_json = host_.trainer_state_json();
@@ -209,7 +207,5 @@ void LogHistoryFileCallback::on_save(trainhook::Event&) {
   // written later or reported at train end.
   if (running()) flush(std::chrono::milliseconds(10000));
 }
-
-void LogHistoryFileCallback::on_train_end(trainhook::Event&) { finish(RunOutcome::finished); }
 
 }  // namespace trainhook::support

@@ -126,7 +126,7 @@ class TensorBoardRun final : public EventFileDelivery {
 };
 
 TensorBoardCallback::TensorBoardCallback(trainhook::Setup& setup)
-    : IntegrationCallback(setup.host()), options_(TensorBoardOptions::from_json(setup.config_json())) {}
+    : Integration(setup.host()), options_(TensorBoardOptions::from_json(setup.config_json())) {}
 
 TensorBoardRun& TensorBoardCallback::run() { return static_cast<TensorBoardRun&>(delivery()); }
 
@@ -158,8 +158,7 @@ std::unique_ptr<support::Delivery<EventItem>> TensorBoardCallback::open_run(trai
   return run;
 }
 
-void TensorBoardCallback::on_train_begin(trainhook::Event& e) {
-  if (!start(e)) return;
+void TensorBoardCallback::run_began(trainhook::Event& e, bool) {
   const th_state& state = e.state();
   TensorBoardRun& r = run();
   r.last_step = state.global_step;
@@ -228,11 +227,9 @@ void TensorBoardCallback::on_pre_optimizer_step(trainhook::Event& e) {
   enqueue(EventItem(encode_histogram_event(support::unix_seconds(), step, hs)));
 }
 
-void TensorBoardCallback::on_train_end(trainhook::Event& e) {
-  if (!running()) return;
+void TensorBoardCallback::run_ending(trainhook::Event& e, const support::RunEnd&) {
   run().last_step = e.state().global_step;
   trained_ = true;
-  finish(support::RunOutcome::finished);
 }
 
 }  // namespace trainhook::tensorboard

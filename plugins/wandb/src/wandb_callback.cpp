@@ -124,7 +124,7 @@ class WandbRun final : public support::Delivery<Record> {
   std::string run_id_;  // for the end line
 };
 
-WandbCallback::WandbCallback(trainhook::Setup& setup) : IntegrationCallback(setup.host()) {
+WandbCallback::WandbCallback(trainhook::Setup& setup) : Integration(setup.host()) {
   if (read_mode(setup.config_json()) == Mode::disabled) {
     disabled_ = true;  // HF #16594: disabled means nothing happens, and no key is asked for
     return;
@@ -137,8 +137,8 @@ WandbCallback::WandbCallback(trainhook::Setup& setup) : IntegrationCallback(setu
 
 WandbRun& WandbCallback::run() { return static_cast<WandbRun&>(delivery()); }
 
-void WandbCallback::on_train_begin(trainhook::Event& e) {
-  if (running() || !start(e)) return;
+void WandbCallback::run_began(trainhook::Event&, bool opened) {
+  if (!opened) return;  // opened by an earlier event: started already
   // Connect now (in the background) rather than at the first log.
   enqueue(Record{Record::Kind::start, LoggedValues{}, 0, {}, {}});
 }
@@ -214,8 +214,7 @@ void WandbCallback::on_save(trainhook::Event& e) {
   enqueue(std::move(r));
 }
 
-void WandbCallback::on_train_end(trainhook::Event&) {
-  if (!running()) return;
+void WandbCallback::run_ending(trainhook::Event&, const support::RunEnd&) {
   if (options_->log_model() == LogModel::end) {
     std::string dir = last_checkpoint_;
     const auto state = nlohmann::json::parse(host_.trainer_state_json(), nullptr, false);
@@ -236,8 +235,8 @@ void WandbCallback::on_train_end(trainhook::Event&) {
   }
   // Send the backlog now rather than at the next transmit interval, and wait
   // for it within finish_timeout (the drain budget, shared with the end mark);
-  // the end mark follows when the callback is destroyed (after a final evaluate()).
-  finish_at_destruction(support::RunOutcome::finished);
+  // the end mark follows when the callback is destroyed (after a final
+  // evaluate()): the base keeps the run open, to end as finished then.
   WandbRun& r = run();
   enqueue(Record{Record::Kind::drain, LoggedValues{}, 0, {}, {}});
   const auto started = std::chrono::steady_clock::now();

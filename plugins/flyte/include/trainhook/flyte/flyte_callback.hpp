@@ -17,8 +17,9 @@
 //
 // The uploads run on the integration base (support/integration.hpp), one run
 // from the first upload to train end or the failure: the base owns the
-// worker, the bounded wait (flyte.wait_timeout; a signal during it ends it), the
-// stop that cancels the upload in flight, and the outcome; upload_delivery.hpp
+// sequence (it calls the hooks below and ends the run), the worker, the
+// bounded wait (flyte.wait_timeout; a signal during it ends it), the stop that
+// cancels the upload in flight, and the outcome; upload_delivery.hpp
 // says how an upload runs; this file, what to upload and what to report.
 #pragma once
 
@@ -41,20 +42,27 @@
 
 namespace trainhook::flyte {
 
-class FlyteCallback final : public support::IntegrationCallback<Upload> {
+class FlyteCallback final : public support::Integration<Upload> {
  public:
   explicit FlyteCallback(trainhook::Setup& setup);
   ~FlyteCallback() override;
 
   void on_init_end(trainhook::Event& e) override;
-  void on_train_begin(trainhook::Event& e) override;
   void on_save(trainhook::Event& e) override;
-  void on_train_end(trainhook::Event& e) override;
-  void on_exception(trainhook::Event& e) override;
 
  protected:
-  // Null without a destination: nothing is uploaded, no run is opened.
+  // Null without a destination (nothing is uploaded, no run is opened) or
+  // once the run has ended. The base opens the run at train begin, before the
+  // training loop: its worker thread and its spare staging folders would
+  // otherwise be made inside the first save.
   std::unique_ptr<support::Delivery<Upload>> open_run(trainhook::Event& e) override;
+  // The base's sequence: the deck at every train end; the end notes and the
+  // wait before the base ends the run at train end and at on_exception (a run
+  // is opened to end it if none is open: the uploads are reported either way).
+  void train_ending(trainhook::Event& e) override;
+  void run_ending(trainhook::Event& e, const support::RunEnd& end) override;
+  void run_failing(trainhook::Event& e, const support::RunEnd& end) override;
+  bool opens_run_to_end() const override { return true; }
 
  private:
   // The newest checkpoint on_save reported (complete) and its upload's row
@@ -68,8 +76,9 @@ class FlyteCallback final : public support::IntegrationCallback<Upload> {
   // Queues u (opening the run if needed); when it cannot be queued, its row
   // says so and its cleanup runs. Returns its row.
   size_t enqueue_upload(trainhook::Event& e, Upload u);
-  // Ends the run: waits for the uploads up to `timeout`, stopping them after it.
-  void finish_uploads(const support::RunEnd& end, std::chrono::milliseconds timeout);
+  // Before the base ends the run: it waits for the uploads up to `timeout`,
+  // stopping them after it.
+  void prepare_end(std::chrono::milliseconds timeout);
   // On the base's report: "uploaded to ...", "not uploaded: ..." and the end-of-run line.
   void report_uploads(const support::DeliveryResult<Upload>& result);
 

@@ -1,7 +1,7 @@
 // The "mlflow" callback (kind integration): HF MLflowCallback semantics over
 // MLflow's REST API. The training thread only validates settings, builds the
-// run plan and enqueues records; the support::IntegrationCallback base owns
-// the worker and the run's end (FINISHED at train end, KILLED there after a
+// run plan and enqueues records; the support::Integration base owns the
+// worker and the run's begin and end (FINISHED at train end, KILLED there after a
 // stop signal, FAILED at on_exception with the tag trainhook.failure =
 // "<kind>: <message>", FAILED when destroyed without either); the Sender delivers on the worker thread, its
 // HTTP requests on a support::RequestThread (see sender.hpp for delivery, the memory bound, spooling and
@@ -24,14 +24,12 @@
 
 namespace trainhook::mlflow {
 
-class MlflowCallback final : public support::IntegrationCallback<Record> {
+class MlflowCallback final : public support::Integration<Record> {
  public:
   explicit MlflowCallback(trainhook::Setup& setup);
 
-  void on_train_begin(trainhook::Event& e) override;
   void on_log(trainhook::Event& e) override;
   void on_save(trainhook::Event& e) override;
-  void on_train_end(trainhook::Event& e) override;
 
  private:
   std::unique_ptr<support::Delivery<Record>> open_run(trainhook::Event& e) override;

@@ -22,20 +22,22 @@
 
 namespace trainhook::prometheus {
 
-class PrometheusCallback final : public support::IntegrationCallback<PushRequest> {
+class PrometheusCallback final : public support::Integration<PushRequest> {
  public:
   explicit PrometheusCallback(trainhook::Setup& setup);
 
-  void on_train_begin(trainhook::Event& e) override;
   void on_step_begin(trainhook::Event& e) override;
   void on_step_end(trainhook::Event& e) override;
   void on_log(trainhook::Event& e) override;
   void on_evaluate(trainhook::Event& e) override;
-  void on_train_end(trainhook::Event& e) override;
-  void on_exception(trainhook::Event& e) override;
 
  private:
   std::unique_ptr<support::Delivery<PushRequest>> open_run(trainhook::Event& e) override;
+  // The base's sequence: the first push at train begin; the linger before the
+  // run ends (up 0, final push) at train end and at on_exception.
+  void run_began(trainhook::Event& e, bool opened) override;
+  void run_ending(trainhook::Event& e, const support::RunEnd& end) override;
+  void run_failing(trainhook::Event& e, const support::RunEnd& end) override;
   PrometheusRun& run() { return static_cast<PrometheusRun&>(delivery()); }
   void set_values(trainhook::Event& e);
 

@@ -16,6 +16,30 @@
 //                              train end, and failure on destruction (the run
 //                              is marked FAILED when the callback goes away
 //                              without finish(), e.g. training threw).
+//                              Its entry points are overridable: kept for
+//                              the packs built on it before Integration.
+//   Integration<Record>        the IntegrationCallback every integration
+//                              derives from: on_train_begin, on_train_end
+//                              and on_exception are final, and the base runs
+//                              the sequence, calling the plugin's hooks.
+//
+// Integration's sequence (the hooks default to doing nothing):
+//   on_train_begin  a run open and ends_open_run_at_begin(): finish() it;
+//                   start(); with a run open: run_began(e, opened), `opened`
+//                   true when start() opened it now
+//   on_train_end    train_ending(e), at every train end, run or not; then,
+//                   with a run open (or opens_run_to_end() and start()):
+//                   run_ending(e, end), end = finished (killed after a first
+//                   signal), and finish(end) -- unless
+//                   keeps_run_after_train_end(): the run stays open and ends
+//                   as finished at destruction
+//   on_exception    with a run open (or opens_run_to_end() and start()):
+//                   run_failing(e, end), end = on_exception's RunEnd, and
+//                   finish(end)
+// So no integration can forget to open, flush or end its run, and a run ends
+// exactly once (finish() closes it; a later end finds none). The other events
+// stay the plugin's: they enqueue() into the open run, and may start() one
+// (a log after train end, for the final evaluate()).
 //
 // The outcome of a run, owned here once for every integration:
 //   finished  on_train_end of a run nobody stopped;
@@ -346,6 +370,65 @@ class IntegrationCallback : public trainhook::Callback {
  private:
   std::unique_ptr<DeliveryQueue<Record>> queue_;
   RunOutcome outcome_at_destruction_ = RunOutcome::failed;
+};
+
+// The integration base with the sequence owned here (see the top): a plugin
+// implements open_run() and the hooks it needs, never the three entry points.
+template <class Record>
+class Integration : public IntegrationCallback<Record> {
+  using Base = IntegrationCallback<Record>;
+
+ public:
+  void on_train_begin(trainhook::Event& e) final {
+    if (this->running() && ends_open_run_at_begin()) this->finish(RunOutcome::finished);
+    const bool was_open = this->running();
+    if (this->start(e)) run_began(e, !was_open);
+  }
+  void on_train_end(trainhook::Event& e) final {
+    train_ending(e);
+    if (!open_to_end(e)) return;
+    const RunEnd end = this->end_of(RunOutcome::finished);
+    if (keeps_run_after_train_end()) {
+      this->finish_at_destruction(RunOutcome::finished);
+      run_ending(e, end);
+      return;
+    }
+    run_ending(e, end);
+    this->finish(end);
+  }
+  void on_exception(trainhook::Event& e) final {
+    if (!open_to_end(e)) return;
+    const RunEnd end = Base::failure_end(e);
+    run_failing(e, end);
+    this->finish(end);
+  }
+
+ protected:
+  using Base::Base;
+
+  // Train begin, a run open (`opened`: start() opened it now, rather than an
+  // earlier event): the run's first records.
+  virtual void run_began(trainhook::Event& /*e*/, bool /*opened*/) {}
+  // Every train end, before the run (if any) ends; a record queued here goes
+  // out with the run when start() can open one.
+  virtual void train_ending(trainhook::Event& /*e*/) {}
+  // Train end with a run open: the final records before the end mark
+  // (`end`: finished, or killed after a first signal).
+  virtual void run_ending(trainhook::Event& /*e*/, const RunEnd& /*end*/) {}
+  // on_exception with a run open: what the failure still needs before the
+  // run ends as `end` (failed, or killed for a second signal).
+  virtual void run_failing(trainhook::Event& /*e*/, const RunEnd& /*end*/) {}
+  // True: a run still open at train begin (e.g. from an evaluate() before
+  // train()) ends as finished first and a new one opens.
+  virtual bool ends_open_run_at_begin() const { return false; }
+  // True: a train end or failure with no run open opens one (start()) to end it.
+  virtual bool opens_run_to_end() const { return false; }
+  // True: train end does not end the run (run_ending() flushes what it must);
+  // it ends as finished when the callback is destroyed, or by on_exception.
+  virtual bool keeps_run_after_train_end() const { return false; }
+
+ private:
+  bool open_to_end(trainhook::Event& e) { return this->running() || (opens_run_to_end() && this->start(e)); }
 };
 
 }  // namespace trainhook::support

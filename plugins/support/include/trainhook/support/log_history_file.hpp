@@ -1,6 +1,6 @@
 // What the jsonl and csv loggers share: a Kind::integration callback that
 // writes the run's log_history to a file in output_dir, one line per log
-// record, from the base's worker thread (support::IntegrationCallback); the
+// record, from the base's worker thread (support::Integration); the
 // plugins write only the file format (LogHistoryFormat).
 //
 // What a line holds: the record the trainer appends to log_history, with its
@@ -100,27 +100,29 @@ LogRecord capture_log(const trainhook::Values& logs, const th_state& state, LogK
 // The entry log() appended to log_history for that record (worker thread).
 nlohmann::json log_history_entry(const LogRecord& record);
 
-class LogHistoryFileCallback : public IntegrationCallback<LogHistoryItem> {
+class LogHistoryFileCallback : public Integration<LogHistoryItem> {
  public:
   using FormatFactory = std::function<std::unique_ptr<LogHistoryFormat>()>;
   // `plugin`: the name in messages ("jsonl: wrote 12 lines to ...").
   LogHistoryFileCallback(trainhook::Host host, std::string plugin, LogHistoryFileOptions options,
                          FormatFactory make_format);
 
-  void on_train_begin(trainhook::Event& e) override;
   void on_log(trainhook::Event& e) override;
   // Waits (bounded) until the queued lines are in the file, so once on_save
   // returns the file holds the checkpoint's log_history (the trainer writes
   // the folder first, as HF does; a run killed later and resumed from it
   // loses no line).
   void on_save(trainhook::Event& e) override;
-  void on_train_end(trainhook::Event& e) override;
 
   // The file: `file` when absolute, else under output_dir.
   std::filesystem::path file_path() const;
 
  private:
   std::unique_ptr<Delivery<LogHistoryItem>> open_run(trainhook::Event& e) override;
+  // The base's sequence: a run still open at train begin (an evaluate()
+  // before train()) is closed first; the new one begins with the reset.
+  bool ends_open_run_at_begin() const override { return true; }
+  void run_began(trainhook::Event& e, bool opened) override;
 
   std::string plugin_;
   LogHistoryFileOptions options_;

@@ -8,7 +8,8 @@
 // destroyed without train end). On EXCEPTION (the base's on_exception) the
 // run closes at once: a text trainhook/failure "<kind> at step N: message",
 // a failed session, the file flushed and closed. Only the world-zero process
-// writes (the rank rule of support::IntegrationCallback).
+// writes (the rank rule of support::IntegrationCallback). The base
+// (support::Integration) opens and ends the run; this class writes the records.
 //
 // The training thread only copies values into a queue; the base's worker
 // thread does the encoding and the I/O (EventFileDelivery). A writer reopened
@@ -32,19 +33,21 @@ namespace trainhook::tensorboard {
 
 class TensorBoardRun;
 
-class TensorBoardCallback final : public support::IntegrationCallback<EventItem> {
+class TensorBoardCallback final : public support::Integration<EventItem> {
  public:
   explicit TensorBoardCallback(trainhook::Setup& setup);
 
-  void on_train_begin(trainhook::Event& e) override;
   void on_log(trainhook::Event& e) override;
   // Weight/gradient histograms when configured (histograms.hpp).
   void on_pre_optimizer_step(trainhook::Event& e) override;
-  void on_train_end(trainhook::Event& e) override;
 
  private:
   std::unique_ptr<support::Delivery<EventItem>> open_run(trainhook::Event& e) override;
   TensorBoardRun& run();
+  // The base's sequence: args, model_config and the hparams session start
+  // at train begin; the last step noted before the run ends at train end.
+  void run_began(trainhook::Event& e, bool opened) override;
+  void run_ending(trainhook::Event& e, const support::RunEnd& end) override;
 
   TensorBoardOptions options_;
   std::filesystem::path log_dir_;  // resolved at the first open(), reused for the rest of the run

@@ -1,7 +1,7 @@
 // The "wandb" integration callback (report_to wandb): HF WandbCallback's
 // behaviour over our W&B-style HTTP protocol. The training thread only turns
 // logs into records and enqueues them; RunUploader does all I/O on the
-// worker thread of the support::IntegrationCallback base. WANDB_MODE=disabled:
+// worker thread of the support::Integration base. WANDB_MODE=disabled:
 // the callback does nothing at all.
 //
 // The run ends when the callback is destroyed, not at on_train_end: HF's run
@@ -32,19 +32,22 @@ namespace trainhook::wandb {
 
 class WandbRun;
 
-class WandbCallback final : public support::IntegrationCallback<Record> {
+class WandbCallback final : public support::Integration<Record> {
  public:
   explicit WandbCallback(trainhook::Setup& setup);
 
-  void on_train_begin(trainhook::Event& e) override;
   void on_log(trainhook::Event& e) override;
   void on_predict(trainhook::Event& e) override;
   void on_save(trainhook::Event& e) override;
-  void on_train_end(trainhook::Event& e) override;
 
  private:
   std::unique_ptr<support::Delivery<Record>> open_run(trainhook::Event& e) override;
   WandbRun& run();
+  // The base's sequence: the start record when train begin opens the run;
+  // the model upload and the drain at train end, where the run stays open.
+  void run_began(trainhook::Event& e, bool opened) override;
+  void run_ending(trainhook::Event& e, const support::RunEnd& end) override;
+  bool keeps_run_after_train_end() const override { return true; }
 
   bool disabled_ = false;
   std::optional<WandbOptions> options_;
