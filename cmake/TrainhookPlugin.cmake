@@ -43,7 +43,7 @@ function(trainhook_add_plugin name)
   endif()
   set_target_properties(${target} PROPERTIES
     # libtrainhook_<name> + the platform's shared-library suffix: the pattern the
-    # registry scans for (core/include/trainhook/plugin_host/plugin_file_name.hpp,
+    # registry scans for (core/include/trainhook/plugin_host/registry/plugin_file_name.hpp,
     # whose suffix is Boost.DLL's; a MODULE's default suffix differs on macOS).
     PREFIX "lib"
     OUTPUT_NAME "trainhook_${name}"

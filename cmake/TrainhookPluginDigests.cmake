@@ -2,7 +2,7 @@
 # one sha256sum line ("<sha256>  <file name>") per library in DIGEST_FILES (file
 # names in DIGEST_DIR, separated by commas). With TRAINHOOK_PLUGIN_LOCK set, the registry checks the
 # trainer's plugins in its default folder against this file, so a site's lock
-# lists only third-party packs (core/include/trainhook/plugin_host/plugin_lock.hpp).
+# lists only third-party packs (core/include/trainhook/plugin_host/registry/plugin_lock.hpp).
 # Run twice, on the bytes each place holds:
 #   - in the build tree by the trainhook_plugins target (plugins/CMakeLists.txt):
 #       cmake -DDIGEST_DIR=... -DDIGEST_FILES=a.so,b.so -P TrainhookPluginDigests.cmake

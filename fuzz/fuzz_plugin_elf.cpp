@@ -1,5 +1,5 @@
 // The ELF pre-check run on every candidate plugin file before dlopen.
-#include "plugin_file_checks.hpp"
+#include "registry/plugin_file_checks.hpp"
 
 #include <unistd.h>
 #include <cstddef>

@@ -1,8 +1,8 @@
 // The two files the plugin registry reads besides the libraries: the registry
 // cache (JSON, rebuilt when damaged) and plugins.lock (sha256sum lines). The
 // first byte picks which one the rest of the input is.
-#include "plugin_lock_file.hpp"
-#include "registry_cache.hpp"
+#include "registry/plugin_lock_file.hpp"
+#include "registry/registry_cache.hpp"
 
 #include <trainhook/common/errors.hpp>
 

@@ -2,7 +2,7 @@
 // a plugin of ours, named as the registry names plugin files.
 #include "plugin_driver.hpp"
 
-#include <trainhook/plugin_host/plugin_file_name.hpp>
+#include <trainhook/plugin_host/registry/plugin_file_name.hpp>
 
 #include <cstdlib>
 #include <stdexcept>

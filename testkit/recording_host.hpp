@@ -6,7 +6,7 @@
 #pragma once
 
 #include <trainhook/callbacks/callback_handler.hpp>
-#include <trainhook/plugin_host/host_services.hpp>
+#include <trainhook/plugin_host/host/host_services.hpp>
 
 #include <algorithm>
 #include <cstdint>

@@ -49,7 +49,7 @@
 #include <trainhook/data/tensor_dataset.hpp>
 #include <trainhook/models/cnn.hpp>
 #include <trainhook/models/mlp.hpp>
-#include <trainhook/plugin_host/plugin_registry.hpp>
+#include <trainhook/plugin_host/registry/plugin_registry.hpp>
 #include <trainhook/trainer/trainer.hpp>
 
 #include <spdlog/spdlog.h>

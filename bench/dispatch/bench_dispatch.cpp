@@ -3,8 +3,8 @@
 // plugin's C++ layer -> its on_step_end. Prints each result as a ratio to the
 // 50 ns target (ratio <= 1 meets it).
 #include <trainhook/callbacks/callback_handler.hpp>
-#include <trainhook/plugin_host/host_services.hpp>
-#include <trainhook/plugin_host/plugin_registry.hpp>
+#include <trainhook/plugin_host/host/host_services.hpp>
+#include <trainhook/plugin_host/registry/plugin_registry.hpp>
 
 #include <benchmark/benchmark.h>
 #include <spdlog/spdlog.h>

@@ -8,9 +8,9 @@
 //
 // usage: bench_isolation [--events N] [--repeats R]
 #include <trainhook/callbacks/callback_handler.hpp>
-#include <trainhook/plugin_host/host_services.hpp>
-#include <trainhook/plugin_host/isolation.hpp>
-#include <trainhook/plugin_host/plugin_registry.hpp>
+#include <trainhook/plugin_host/host/host_services.hpp>
+#include <trainhook/plugin_host/isolation/isolation.hpp>
+#include <trainhook/plugin_host/registry/plugin_registry.hpp>
 
 #include <spdlog/spdlog.h>
 

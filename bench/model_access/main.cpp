@@ -13,8 +13,8 @@
 // usage: bench_model_access [repeats=3] [steps=100]
 #include <bench_harness.hpp>
 
-#include <trainhook/plugin_host/model_access.hpp>
-#include <trainhook/plugin_host/plugin_registry.hpp>
+#include <trainhook/plugin_host/host/model_access.hpp>
+#include <trainhook/plugin_host/registry/plugin_registry.hpp>
 #include <trainhook/trainer/trainer.hpp>
 
 #include <cstdio>

@@ -18,7 +18,7 @@
 //          [--step_us 50] [--save_every 5000] [--report_to all|a,b] [--plugin_config JSON]
 //          [--json FILE]
 #include <trainhook/callbacks/callback_handler.hpp>
-#include <trainhook/plugin_host/plugin_registry.hpp>
+#include <trainhook/plugin_host/registry/plugin_registry.hpp>
 #include <trainhook/callbacks/state.hpp>
 #include <trainhook/trainer/trainer_services.hpp>
 #include <trainhook/args/training_arguments.hpp>

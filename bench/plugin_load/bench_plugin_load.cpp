@@ -13,8 +13,8 @@
 // repeats are printed and, with --json FILE, written as JSON.
 //
 // usage: bench_plugin_load [--copies 100] [--repeats 7] [--json FILE]
-#include <trainhook/plugin_host/plugin_file_name.hpp>
-#include <trainhook/plugin_host/plugin_registry.hpp>
+#include <trainhook/plugin_host/registry/plugin_file_name.hpp>
+#include <trainhook/plugin_host/registry/plugin_registry.hpp>
 
 #include <spdlog/spdlog.h>
 #include <nlohmann/json.hpp>

@@ -11,7 +11,7 @@
 #include <bench_harness.hpp>
 
 #include <trainhook/data/batch_sampler.hpp>
-#include <trainhook/plugin_host/plugin_registry.hpp>
+#include <trainhook/plugin_host/registry/plugin_registry.hpp>
 #include <trainhook/optim/lr_schedule.hpp>
 #include <trainhook/optim/optimizer_factory.hpp>
 #include <trainhook/trainer/trainer.hpp>

@@ -1,5 +1,5 @@
 """The core's rules, through the C functions libtrainhook_base exports
-(core/include/trainhook/plugin_host/bridge_api.h): the plugin search path, the
+(core/include/trainhook/plugin_host/host/bridge_api.h): the plugin search path, the
 file checks and refusal reasons, ABI negotiation and the tensor-view rules are
 the C++ host's own, not a copy of them.
 

@@ -2,8 +2,8 @@
 // PluginRegistry, driven by core's CallbackHandler (HF flag reset rules), its
 // counter saved into TrainerState.stateful_callbacks and restored from it.
 #include <trainhook/callbacks/callback_handler.hpp>
-#include <trainhook/plugin_host/host_services.hpp>
-#include <trainhook/plugin_host/plugin_registry.hpp>
+#include <trainhook/plugin_host/host/host_services.hpp>
+#include <trainhook/plugin_host/registry/plugin_registry.hpp>
 #include <trainhook/callbacks/state.hpp>
 
 #include <doctest/doctest.h>

@@ -1,7 +1,7 @@
 // bridge_api.h, the C functions foreign hosts (python/trainhook) call: the
 // registry's resolution and messages, loading with its refusals, the tensor-view
 // rules and the constants the Python mirror of abi.h is checked against.
-#include <trainhook/plugin_host/bridge_api.h>
+#include <trainhook/plugin_host/host/bridge_api.h>
 
 #include <doctest/doctest.h>
 

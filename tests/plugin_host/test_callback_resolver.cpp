@@ -1,10 +1,10 @@
 // resolve_callbacks: report_to, callbacks and the progress default become one
 // ordered list with each rule in one place; the Python bridge gives the same
 // answers and errors (test_bridge_api.cpp covers its JSON).
-#include <trainhook/plugin_host/bridge_api.h>
+#include <trainhook/plugin_host/host/bridge_api.h>
 #include <trainhook/common/errors.hpp>
-#include <trainhook/plugin_host/callback_resolver.hpp>
-#include <trainhook/plugin_host/plugin_registry.hpp>
+#include <trainhook/plugin_host/registry/plugin_registry.hpp>
+#include <trainhook/plugin_host/selection/callback_resolver.hpp>
 
 #include <doctest/doctest.h>
 

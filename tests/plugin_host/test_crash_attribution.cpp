@@ -6,12 +6,12 @@
 // dies of the signal as before. The plugin is tests/reliability's
 // process_end_plugin.c, driven through its C table here (no trainer). Each
 // case runs in a child process (a crash ends it).
-#include "crash_handler.hpp"
-#include "plugin_address_table.hpp"
-#include "plugin_loader.hpp"
+#include "containment/crash_handler.hpp"
+#include "containment/plugin_address_table.hpp"
+#include "registry/plugin_loader.hpp"
 
-#include <trainhook/plugin_host/plugin_file_name.hpp>
-#include <trainhook/plugin_host/process_end.hpp>
+#include <trainhook/plugin_host/containment/process_end.hpp>
+#include <trainhook/plugin_host/registry/plugin_file_name.hpp>
 
 #include <doctest/doctest.h>
 #include <child_process.hpp>

@@ -3,13 +3,13 @@
 // --plugin_isolation and plugin_config, and IsolatedCallback against the
 // isolated_faults test plugin in a real trainhook-plugin-runner (control
 // flags, metrics, logs, state; a crash named, then no second wait).
-#include "isolated_callback.hpp"
-#include "isolation_protocol.hpp"
+#include "isolation/isolated_callback.hpp"
+#include "isolation/isolation_protocol.hpp"
 
 #include <trainhook/common/errors.hpp>
-#include <trainhook/plugin_host/end_request.hpp>
-#include <trainhook/plugin_host/isolation.hpp>
-#include <trainhook/plugin_host/model_access.hpp>
+#include <trainhook/plugin_host/host/end_request.hpp>
+#include <trainhook/plugin_host/host/model_access.hpp>
+#include <trainhook/plugin_host/isolation/isolation.hpp>
 
 #include <doctest/doctest.h>
 #include <sanitizer.hpp>

@@ -1,7 +1,7 @@
 // The rules abi.h states for ABI 1.1's host services (model_access_rules.cpp):
 // which tensors are readable/writable at which event, the LR factor, plugin
 // metric names and values, skipping an optimizer step. Torch-free.
-#include <trainhook/plugin_host/model_access.hpp>
+#include <trainhook/plugin_host/host/model_access.hpp>
 
 #include <doctest/doctest.h>
 

@@ -1,7 +1,7 @@
 // PluginExitGuard: while armed, exit()/quick_exit() ends the process with
 // kPluginExitStatus and a message; disarmed, and in a forked child, exit()
 // keeps its status. Each case runs in a child process (it ends the process).
-#include <trainhook/plugin_host/plugin_exit_guard.hpp>
+#include <trainhook/plugin_host/containment/plugin_exit_guard.hpp>
 
 #include <doctest/doctest.h>
 #include <child_process.hpp>

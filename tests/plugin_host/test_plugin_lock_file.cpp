@@ -6,11 +6,11 @@
 // names a library its line decides. plugin_lock_entries gives the lines
 // `trainhook plugins lock` prints. Files here are plain bytes: only names and
 // digests matter, nothing is loaded.
-#include "plugin_lock_file.hpp"
+#include "registry/plugin_lock_file.hpp"
 
 #include <trainhook/common/errors.hpp>
 #include <trainhook/common/sha256sum.hpp>
-#include <trainhook/plugin_host/plugin_lock.hpp>
+#include <trainhook/plugin_host/registry/plugin_lock.hpp>
 
 #include <doctest/doctest.h>
 #include <temp_dir.hpp>

@@ -1,8 +1,8 @@
 // PluginRegistry with the plugins built by tests/sdk: the plain-C plugin, the
 // two-callback pack, and every kind of refused file, each checked by message.
 #include <trainhook/callbacks/callback_handler.hpp>
-#include <trainhook/plugin_host/plugin_file_name.hpp>
-#include <trainhook/plugin_host/plugin_registry.hpp>
+#include <trainhook/plugin_host/registry/plugin_file_name.hpp>
+#include <trainhook/plugin_host/registry/plugin_registry.hpp>
 
 #include <doctest/doctest.h>
 #include <recording_host.hpp>

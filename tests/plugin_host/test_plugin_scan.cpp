@@ -3,10 +3,10 @@
 // counts as soon as it arrives, whatever a library's constructor left running
 // with the scanner's pipes, and everything in the scanner's process group ends
 // with the scan.
-#include "helper_executable.hpp"
-#include "plugin_scan.hpp"
+#include "isolation/helper_executable.hpp"
+#include "registry/plugin_scan.hpp"
 
-#include <trainhook/plugin_host/plugin_file_name.hpp>
+#include <trainhook/plugin_host/registry/plugin_file_name.hpp>
 
 #include <doctest/doctest.h>
 #include <sanitizer.hpp>

@@ -2,9 +2,9 @@
 // a forked child that returns from a plugin call (PluginCallGuard), and the
 // descriptors filled at start. Each case that changes the process runs in a
 // child process, so a failure cannot take the test runner's stdout or signals.
-#include <trainhook/plugin_host/process_containment.hpp>
+#include <trainhook/plugin_host/containment/process_containment.hpp>
 
-#include "crash_handler.hpp"
+#include "containment/crash_handler.hpp"
 
 #include <doctest/doctest.h>
 

@@ -6,12 +6,12 @@
 // a FIFO or a device is ignored with a warning; entries of the previous
 // version are stale, not damage. The libraries: registry_cache_plugins.c
 // (three variants of one file, and GATED_CTOR), misbehaving_plugins.cpp.
-#include "registry_cache.hpp"
+#include "registry/registry_cache.hpp"
 
 #include <trainhook/common/errors.hpp>
 #include <trainhook/common/sha256sum.hpp>
-#include <trainhook/plugin_host/plugin_file_name.hpp>
-#include <trainhook/plugin_host/plugin_registry.hpp>
+#include <trainhook/plugin_host/registry/plugin_file_name.hpp>
+#include <trainhook/plugin_host/registry/plugin_registry.hpp>
 
 #include <doctest/doctest.h>
 #include <sanitizer.hpp>

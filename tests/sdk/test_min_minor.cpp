@@ -4,7 +4,7 @@
 // never reads the 1.2 field there; the same source built without the
 // declaration is refused by that host, as every plugin of a newer minor is.
 // The host here is testkit's, which applies the trainer's own rule
-// (core/src/plugin_host/plugin_loader.cpp: a plugin minor above the host's is refused).
+// (core/src/plugin_host/registry/plugin_loader.cpp: a plugin minor above the host's is refused).
 #include <doctest/doctest.h>
 #include <plugin_driver.hpp>
 

@@ -7,11 +7,11 @@
 // Prints the TRAINHOOK_PLUGIN_LOCK lines ("<sha256>  <file name>") of the
 // plugin libraries given (files or folders), or of every one on the search
 // path but the trainer's own (covered by their installed digests): what a pack
-// ships and a site appends to its lock (trainhook/plugin_host/plugin_lock.hpp).
+// ships and a site appends to its lock (trainhook/plugin_host/registry/plugin_lock.hpp).
 #include <trainhook/cli/commands.hpp>
 #include <trainhook/common/closest_name.hpp>
-#include <trainhook/plugin_host/plugin_lock.hpp>
-#include <trainhook/plugin_host/plugin_registry.hpp>
+#include <trainhook/plugin_host/registry/plugin_lock.hpp>
+#include <trainhook/plugin_host/registry/plugin_registry.hpp>
 
 #include <spdlog/spdlog.h>
 

@@ -4,8 +4,8 @@
 // through spdlog and whose training-run services are empty.
 #include <trainhook/cli/commands.hpp>
 #include <trainhook/common/closest_name.hpp>
-#include <trainhook/plugin_host/host_services.hpp>
-#include <trainhook/plugin_host/plugin_registry.hpp>
+#include <trainhook/plugin_host/host/host_services.hpp>
+#include <trainhook/plugin_host/registry/plugin_registry.hpp>
 #include <trainhook/strings.hpp>
 
 #include <spdlog/spdlog.h>

@@ -15,9 +15,9 @@
 #include <trainhook/data/data_files.hpp>
 #include <trainhook/distributed/launch_env.hpp>
 #include <trainhook/models/model_factory.hpp>
-#include <trainhook/plugin_host/plugin_exit_guard.hpp>
-#include <trainhook/plugin_host/process_containment.hpp>
-#include <trainhook/plugin_host/process_end.hpp>
+#include <trainhook/plugin_host/containment/plugin_exit_guard.hpp>
+#include <trainhook/plugin_host/containment/process_containment.hpp>
+#include <trainhook/plugin_host/containment/process_end.hpp>
 #include <trainhook/trainer/device_placement.hpp>
 #include <trainhook/trainer/evaluate_only_model.hpp>
 #include <trainhook/trainer/label_metrics.hpp>

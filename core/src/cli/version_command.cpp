@@ -2,7 +2,7 @@
 // trainer this is: the package version, the plugin ABI it speaks, the LibTorch
 // it was built with, and the folders it searches for plugins.
 #include <trainhook/cli/commands.hpp>
-#include <trainhook/plugin_host/plugin_registry.hpp>
+#include <trainhook/plugin_host/registry/plugin_registry.hpp>
 
 #include <trainhook/abi.h>
 #include <torch/version.h>

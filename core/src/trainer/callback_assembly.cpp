@@ -9,12 +9,12 @@
 // is_world_process_zero itself where it should act once.
 #include "trainer_impl.hpp"
 
-#include <trainhook/plugin_host/callback_resolver.hpp>
-#include <trainhook/plugin_host/section_check.hpp>
+#include <trainhook/plugin_host/selection/callback_resolver.hpp>
+#include <trainhook/plugin_host/selection/section_check.hpp>
 
 #include <trainhook/callbacks/default_flow_callback.hpp>
 #include <trainhook/common/errors.hpp>
-#include <trainhook/plugin_host/isolation.hpp>
+#include <trainhook/plugin_host/isolation/isolation.hpp>
 #include <trainhook/strings.hpp>
 
 #include <spdlog/spdlog.h>

@@ -9,7 +9,7 @@
 // that too). Owned by the reliability work.
 #include "trainer_impl.hpp"
 
-#include <trainhook/plugin_host/process_end.hpp>
+#include <trainhook/plugin_host/containment/process_end.hpp>
 #include <trainhook/trainer/signal_guard.hpp>
 
 #include <spdlog/spdlog.h>

@@ -3,7 +3,7 @@
 // speed metrics.
 #include "trainer_impl.hpp"
 
-#include <trainhook/plugin_host/plugin_exit_guard.hpp>
+#include <trainhook/plugin_host/containment/plugin_exit_guard.hpp>
 #include <trainhook/optim/optimizer_factory.hpp>
 #include <trainhook/trainer/training_loss.hpp>
 

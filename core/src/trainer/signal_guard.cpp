@@ -1,8 +1,8 @@
 #include <trainhook/trainer/signal_guard.hpp>
 
 #include <trainhook/common/signal_safe_write.hpp>
-#include <trainhook/plugin_host/end_request.hpp>
-#include <trainhook/plugin_host/process_containment.hpp>
+#include <trainhook/plugin_host/containment/process_containment.hpp>
+#include <trainhook/plugin_host/host/end_request.hpp>
 
 #include <spdlog/spdlog.h>
 

@@ -7,7 +7,7 @@
 #include "trainer_impl.hpp"
 
 #include <trainhook/callbacks/bounded_fire.hpp>
-#include <trainhook/plugin_host/end_request.hpp>
+#include <trainhook/plugin_host/host/end_request.hpp>
 #include <trainhook/trainer/run_failure.hpp>
 #include <trainhook/trainer/signal_guard.hpp>
 

@@ -5,7 +5,7 @@
 #include <trainhook/args/argument_parser.hpp>
 #include <trainhook/args/plugin_config_sections.hpp>
 #include <trainhook/args/secret_masking.hpp>
-#include <trainhook/plugin_host/plugin_exit_guard.hpp>
+#include <trainhook/plugin_host/containment/plugin_exit_guard.hpp>
 #include <trainhook/checkpoint/reproducibility.hpp>
 #include <trainhook/trainer/signal_guard.hpp>
 

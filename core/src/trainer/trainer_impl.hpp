@@ -17,8 +17,8 @@
 #include <trainhook/models/model.hpp>
 #include <trainhook/optim/grad_scaler.hpp>
 #include <trainhook/optim/lr_schedule.hpp>
-#include <trainhook/plugin_host/callback_resolver.hpp>
-#include <trainhook/plugin_host/plugin_registry.hpp>
+#include <trainhook/plugin_host/registry/plugin_registry.hpp>
+#include <trainhook/plugin_host/selection/callback_resolver.hpp>
 #include <trainhook/trainer/device_placement.hpp>
 #include <trainhook/trainer/eval_prediction.hpp>
 #include <trainhook/trainer/memory_metrics.hpp>

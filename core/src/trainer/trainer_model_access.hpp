@@ -11,7 +11,7 @@
 #pragma once
 
 #include <trainhook/callbacks/callback.hpp>
-#include <trainhook/plugin_host/model_access.hpp>
+#include <trainhook/plugin_host/host/model_access.hpp>
 #include <trainhook/trainer/trainer.hpp>
 
 #include <torch/types.h>

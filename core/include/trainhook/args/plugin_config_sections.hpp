@@ -3,7 +3,7 @@
 // `early_stoping.patience=5`) and an error; a section of a plugin that is
 // installed but not enabled in this run is a warning, since a team's shared
 // config file holds settings for every integration and report_to picks per
-// run. The trainer checks before training starts (plugin_host/section_check.hpp
+// run. The trainer checks before training starts (plugin_host/selection/section_check.hpp
 // runs this against the registry).
 #pragma once
 

@@ -1,6 +1,6 @@
 // The rule of report_to's special names, as HF's TrainingArguments has it:
 // "none" and "all" each stand alone. The CLI's validation and the callback
-// resolver (plugin_host/callback_resolver.hpp) both ask here, so the flag and
+// resolver (plugin_host/selection/callback_resolver.hpp) both ask here, so the flag and
 // the Python bridge refuse the same lists.
 #pragma once
 

@@ -115,7 +115,7 @@ struct TrainingArguments {
   nlohmann::json plugin_config = nlohmann::json::object();
   PluginErrorPolicy plugin_error_policy = PluginErrorPolicy::disable;
   // Callbacks (or integrations) run in a helper process each, as if their
-  // plugin_config section said "isolation": "process" (plugin_host/isolation.hpp).
+  // plugin_config section said "isolation": "process" (plugin_host/isolation/isolation.hpp).
   std::vector<std::string> plugin_isolation;
   // Seconds each callback's on_train_end may take before the trainer stops
   // waiting, names it and exits (the final model is saved before); 0: no bound.

@@ -18,7 +18,7 @@
 #include <trainhook/callbacks/popped_callback.hpp>
 #include <trainhook/callbacks/state.hpp>
 #include <trainhook/distributed/gradient_reduction.hpp>
-#include <trainhook/plugin_host/plugin_registry.hpp>
+#include <trainhook/plugin_host/registry/plugin_registry.hpp>
 #include <trainhook/trainer/metrics_io.hpp>
 
 #include <filesystem>

@@ -8,7 +8,7 @@
 
 #include <trainhook/callbacks/callback_handler.hpp>
 #include <trainhook/callbacks/state.hpp>
-#include <trainhook/plugin_host/host_services.hpp>
+#include <trainhook/plugin_host/host/host_services.hpp>
 
 #include <functional>
 #include <mutex>

@@ -140,7 +140,7 @@ struct CallError : std::runtime_error {
 // Throws std::runtime_error naming the file when it cannot be loaded, has no
 // entry symbol or its entry fails. The entry is told the host speaks ABI
 // 1.<host_abi_minor>, and a library that answers a newer minor is refused as
-// the trainer's loader refuses it (core/src/plugin_host/plugin_loader.cpp).
+// the trainer's loader refuses it (core/src/plugin_host/registry/plugin_loader.cpp).
 class Library {
  public:
   explicit Library(const std::string& path, uint32_t host_abi_minor = TRAINHOOK_ABI_VERSION_MINOR);

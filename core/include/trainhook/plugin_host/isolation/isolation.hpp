@@ -1,0 +1,51 @@
+// Plugin isolation: a callback named in --plugin_isolation, or whose
+// plugin_config section says "isolation": "process", runs in a helper process
+// (trainhook-plugin-runner) instead of the trainer's. Its library is loaded
+// only there; a crash, hang or exit of it fails that callback's call (named,
+// with the cause) and plugin_error_policy decides, as for any failing callback.
+#pragma once
+
+#include <trainhook/callbacks/callback.hpp>
+#include <trainhook/plugin_host/host/host_services.hpp>
+
+#include <filesystem>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace trainhook {
+
+// The environment variable that sets the default bound of one isolated call.
+inline constexpr const char* kIsolationTimeoutEnv = "TRAINHOOK_ISOLATION_TIMEOUT";
+inline constexpr double kDefaultIsolationTimeoutSeconds = 30.0;
+
+struct PluginIsolation {
+  bool isolated = false;
+  // How long one call (an event, save_state, load_state) may take in the
+  // helper before it is killed and the call fails.
+  double timeout_seconds = kDefaultIsolationTimeoutSeconds;
+  // The callback's plugin_config section without the host's keys (isolation,
+  // isolation_timeout), as JSON text: what the plugin itself receives.
+  std::string plugin_config = "{}";
+};
+
+// Reads `name`'s isolation from --plugin_isolation and its plugin_config
+// section (keys `isolation`: "process" | "in_process", `isolation_timeout`:
+// seconds > 0; else $TRAINHOOK_ISOLATION_TIMEOUT, else 30). Throws
+// ArgumentError for a bad value.
+PluginIsolation plugin_isolation_of(const std::vector<std::string>& plugin_isolation,
+                                    const nlohmann::json& plugin_config, const std::string& name);
+
+namespace detail {
+
+// Starts the helper for callback `callback` of `library` (never loaded in this
+// process) and creates the callback there. Throws PluginError naming the file
+// when the helper cannot start or the plugin's create() fails.
+std::unique_ptr<InternalCallback> make_isolated_callback(const std::filesystem::path& library,
+                                                         const std::string& callback, HostServices& host,
+                                                         const std::string& config_json,
+                                                         double timeout_seconds);
+
+}  // namespace detail
+}  // namespace trainhook

@@ -1,0 +1,141 @@
+// Discovers plugin libraries (file names as in plugin_file_name.hpp) and
+// learns what each exports without running its code in this process: a helper
+// process (trainhook-plugin-scanner) loads each library that the registry
+// cache does not already know (plugin_scan.hpp, registry_cache.hpp), so a
+// library that crashes, hangs or exits while loading is recorded as refused
+// and harms nobody. A library is loaded into this process only when a run
+// creates one of its callbacks or runs one of its commands. No LibTorch here.
+//
+// Lifetime: each created callback holds a shared reference to its library, so
+// a library is unloaded only after every callback it made is destroyed.
+#pragma once
+
+#include <trainhook/callbacks/callback.hpp>
+#include <trainhook/common/closest_name.hpp>
+#include <trainhook/common/errors.hpp>
+#include <trainhook/plugin_host/host/host_services.hpp>
+
+#include <filesystem>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace trainhook {
+
+struct PluginSearchOptions {
+  // In search order: --plugin_dir (repeatable), then TRAINHOOK_PLUGIN_PATH
+  // (colon-separated, when use_environment), then default_dir.
+  std::vector<std::filesystem::path> plugin_dirs;
+  bool use_environment = true;
+  std::filesystem::path default_dir;  // empty = default_plugin_dir()
+  bool allow_unsafe_plugin_paths = false;
+  // Two libraries exporting the same name: a library in an earlier folder
+  // (a --plugin_dir or TRAINHOOK_PLUGIN_PATH folder) overrides the later one,
+  // with a one-line notice, so a development build shadows an installed pack.
+  // Two in the same folder are an error unless this is set, then the first in
+  // search order wins (with a warning).
+  bool allow_duplicate_plugins = false;
+};
+
+// <dir of the running executable>/../lib/trainhook/plugins, which holds both in
+// the build tree and in an installed prefix.
+std::filesystem::path default_plugin_dir();
+
+// The folders searched, in order, each with where it came from ("--plugin_dir",
+// "TRAINHOOK_PLUGIN_PATH" or "default"); folders that do not exist included.
+std::vector<std::pair<std::filesystem::path, std::string>> plugin_search_dirs(
+    const PluginSearchOptions& options);
+
+struct CallbackDescriptor {
+  std::string name;
+  std::string version;
+  int32_t kind = 0;  // TH_KIND_*
+  std::string description;
+  // Set when an earlier library won this name: it overrides this one (an
+  // earlier folder) or allow_duplicate_plugins let it win (the same folder).
+  std::filesystem::path shadowed_by;
+  bool overridden = false;  // shadowed_by is in an earlier folder of the search path
+  uint64_t event_mask = 0;  // TH_EVENT_BIT()s of the events it wants
+};
+
+// A CLI subcommand a library exports (th_command_info): `trainhook <name> ...`.
+struct CommandDescriptor {
+  std::string name;
+  std::string description;
+  std::filesystem::path shadowed_by;  // as for callbacks
+  bool overridden = false;
+};
+
+struct LibraryRecord {
+  std::filesystem::path path;
+  size_t folder = 0;           // index of the folder it was found in, in searched_dirs()
+  bool loaded = false;         // accepted by the scan (not: mapped into this process; that is on demand)
+  std::string refused_reason;  // set when !loaded
+  std::string plugin_name;
+  std::string plugin_version;
+  uint32_t abi_major = 0;
+  uint32_t abi_minor = 0;
+  std::vector<CallbackDescriptor> callbacks;
+  std::vector<CommandDescriptor> commands;
+};
+
+class PluginRegistry {
+ public:
+  // Scans the search path (see the top of this file; TRAINHOOK_PLUGIN_LOCK
+  // pins the allowed files). Refused files are recorded, not thrown; a name
+  // exported twice in one folder throws PluginError naming both libraries
+  // unless allowed (across folders the earlier one overrides).
+  explicit PluginRegistry(const PluginSearchOptions& options);
+  ~PluginRegistry();
+  PluginRegistry(PluginRegistry&&) noexcept;
+  PluginRegistry& operator=(PluginRegistry&&) noexcept;
+
+  const std::vector<LibraryRecord>& libraries() const noexcept;
+  std::vector<std::string> searched_dirs() const;
+  // Names of loaded callbacks of a kind (TH_KIND_*), in search order.
+  std::vector<std::string> available(int32_t kind) const;
+  bool has(const std::string& callback_name) const;
+
+  // report_to: "none", "all", or names of integrations. Throws PluginError for
+  // an unknown name, listing the available integrations, the closest name and
+  // the folders searched.
+  std::vector<std::string> resolve_report_to(const std::vector<std::string>& report_to) const;
+  // `callbacks`: names of any kind; same errors.
+  void check_callbacks(const std::vector<std::string>& names) const;
+
+  // The library file (canonical path) that provides `callback_name`, for a
+  // host that loads it in another process. Throws PluginError for an unknown
+  // name. Like create(), it first checks that the file still holds the bytes
+  // the scan judged (SHA-256): a changed file is scanned again, and one that is
+  // refused now throws PluginError naming the file and the reason.
+  std::filesystem::path library_of(const std::string& callback_name) const;
+  // How many libraries this registry read with the scanner (the rest came
+  // from the registry cache), including any scanned again before a load.
+  size_t scanned_count() const noexcept;
+
+  // Loads the callback's library into this process on first use (only enabled
+  // callbacks' libraries are ever loaded) and creates an instance; `host` must outlive it. config_json is its
+  // section of plugin_config ("{}" when none). Throws PluginError with the plugin's message. Before
+  // loading, the file's SHA-256 is compared with the scanned bytes' (see library_of).
+  std::unique_ptr<detail::InternalCallback> create(const std::string& callback_name, HostServices& host,
+                                                   const std::string& config_json) const;
+
+  // Human-readable listing for `trainhook plugins`.
+  std::string describe() const;
+
+  // Plugin CLI subcommands (th_command_info), in search order.
+  std::vector<std::string> command_names() const;
+  bool has_command(const std::string& name) const;
+  // Runs `trainhook <name> args...` on this thread with a th_host over `host`;
+  // returns the command's exit code. Throws PluginError for an unknown name
+  // (with the closest one) or when the command reports an error.
+  int run_command(const std::string& name, const std::vector<std::string>& args, HostServices& host) const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace trainhook

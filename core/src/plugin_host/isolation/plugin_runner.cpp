@@ -1,0 +1,325 @@
+// trainhook-plugin-runner: runs ONE plugin callback in its own process for the
+// trainer's IsolatedCallback (isolated_callback.hpp), talking over the socket
+// on descriptor isolation::kRunnerFd. Torch-free: it links trainhook_base only.
+//
+//   trainhook-plugin-runner <library file> <callback name>
+//
+// Threads: a reader thread owns the socket's input. It hands calls (create,
+// event, save/load state, shutdown) to the main thread, which runs the plugin,
+// and replies to the main thread or to whichever plugin thread made a host
+// request; one host request is outstanding at a time (request_mu_). Any thread
+// may send (send_mu_): a plugin's worker logs while the main thread waits.
+//
+// Lifetime: the process ends after Shutdown, or as soon as the trainer's end
+// of the socket closes (the trainer died or gave up on it). It ignores SIGINT
+// and SIGTERM and lives in its own process group: the trainer decides when it
+// ends, so it is still there for on_train_end after a Ctrl-C.
+#include "../host/plugin_callback.hpp"
+#include "../registry/plugin_loader.hpp"
+#include "isolation_protocol.hpp"
+
+#include <trainhook/plugin_host/host/end_request.hpp>
+#include <trainhook/plugin_host/host/host_services.hpp>
+#include <trainhook/plugin_host/host/model_access.hpp>
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <condition_variable>
+#include <cstdio>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+namespace trainhook::detail {
+namespace {
+
+using isolation::Msg;
+
+class Link {
+ public:
+  explicit Link(int fd) : in_(fd), out_(fd) {}
+
+  // Sends one message built by `build(Writer&)`.
+  template <class Build>
+  void send(Build&& build) {
+    thread_local isolation::Writer w;
+    build(w);
+    std::lock_guard<std::mutex> lock(send_mu_);
+    if (!out_.send(w.finish())) gone();
+  }
+
+  // Sends a request and waits for its Reply; returns the reply's payload.
+  template <class Build>
+  std::string request(Build&& build) {
+    std::unique_lock<std::mutex> req(request_mu_);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      reply_ready_ = false;
+    }
+    send(build);
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait(lock, [&] { return reply_ready_; });
+    return reply_;
+  }
+
+  // Main thread: the next call (its type; payload in call()).
+  Msg next_call() {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait(lock, [&] { return call_ready_; });
+    call_ready_ = false;
+    return call_type_;
+  }
+  isolation::Reader call() const { return isolation::Reader(call_.data(), call_.size()); }
+
+  // The reader thread's loop; never returns (the process ends on EOF).
+  void read_forever() {
+    for (;;) {
+      if (in_.receive(std::chrono::steady_clock::time_point::max()) != isolation::Channel::Result::message)
+        gone();
+      const Msg type = in_.type();
+      if (type == Msg::EndNow) {
+        request_end_now();
+        continue;
+      }
+      if (type == Msg::StopSignal) {
+        isolation::Reader r = in_.payload();
+        record_stop_signal(r.i32());  // th_host.stop_signal (ABI 1.3)
+        continue;
+      }
+      const std::string_view bytes = in_.payload_bytes();
+      std::lock_guard<std::mutex> lock(mu_);
+      if (type == Msg::Reply) {
+        reply_.assign(bytes.data(), bytes.size());
+        reply_ready_ = true;
+      } else {
+        // One call at a time: the trainer sends the next only after our Done.
+        call_.assign(bytes.data(), bytes.size());  // keeps the capacity
+        call_type_ = type;
+        call_ready_ = true;
+      }
+      cv_.notify_all();
+    }
+  }
+
+  // The trainer's end is closed: nobody is left to serve.
+  [[noreturn]] static void gone() {
+    std::fflush(nullptr);
+    ::_exit(0);
+  }
+
+ private:
+  isolation::Channel in_;
+  isolation::Channel out_;
+  std::mutex send_mu_, request_mu_, mu_;
+  std::condition_variable cv_;
+  std::string reply_, call_;
+  bool reply_ready_ = false, call_ready_ = false;
+  Msg call_type_ = Msg::Shutdown;
+};
+
+std::string read_refusal(const std::string& reply) {
+  isolation::Reader r(reply.data(), reply.size());
+  return std::string(r.str());
+}
+
+// What the plugin's th_host reaches, forwarded to the trainer.
+class RunnerServices final : public HostServices, public ModelAccess {
+ public:
+  RunnerServices(Link& link, std::string output_dir, std::string args_json, std::string run_name,
+                 std::string model_description)
+      : link_(link),
+        output_dir_(std::move(output_dir)),
+        args_json_(std::move(args_json)),
+        run_name_(std::move(run_name)),
+        model_description_(std::move(model_description)) {}
+
+  void log(int32_t level, const std::string&, const std::string& message) override {
+    link_.send([&](isolation::Writer& w) {
+      w.begin(Msg::Log);
+      w.i32(level);
+      w.str(message);
+    });
+  }
+  std::string output_dir() const override { return output_dir_; }
+  std::string training_args_json() const override { return args_json_; }
+  void request_stop(const std::string&, const std::string& reason) override {
+    link_.send([&](isolation::Writer& w) {
+      w.begin(Msg::Stop);
+      w.str(reason);
+    });
+  }
+  std::string trainer_state_json() const override {
+    const std::string reply = link_.request([](isolation::Writer& w) { w.begin(Msg::ReqTrainerState); });
+    return read_refusal(reply);
+  }
+  std::string model_description() const override { return model_description_; }
+  std::string run_name() const override { return run_name_; }
+  std::string set_resume_checkpoint(const std::string& path) override {
+    return read_refusal(link_.request([&](isolation::Writer& w) {
+      w.begin(Msg::ReqSetResume);
+      w.str(path);
+    }));
+  }
+  ModelAccess* model_access() override { return this; }
+  // th_host.isolated (ABI 1.4): known in create(), so a callback that needs
+  // tensor views refuses there rather than at its first step.
+  bool isolated() const override { return true; }
+
+  // ModelAccess: everything but the tensors crosses; tensors are refused.
+  std::string tensors(int32_t, int32_t, th_tensor_list&) override {
+    return "runs in its own process (plugin_isolation): the model's tensors are not shared with it; run it "
+           "in process to read or write them";
+  }
+  std::string learning_rates(double* out, uint32_t capacity, uint32_t& count) override {
+    const std::string reply = link_.request([&](isolation::Writer& w) {
+      w.begin(Msg::ReqLearningRates);
+      w.u32(capacity);
+    });
+    isolation::Reader r(reply.data(), reply.size());
+    std::string why(r.str());
+    count = r.u32();
+    for (uint32_t i = 0; i < std::min(count, capacity) && why.empty(); ++i) out[i] = r.f64();
+    return why;
+  }
+  std::string set_lr_factor(double factor) override {
+    return read_refusal(link_.request([&](isolation::Writer& w) {
+      w.begin(Msg::ReqSetLrFactor);
+      w.f64(factor);
+    }));
+  }
+  double lr_factor() const override {
+    const std::string reply = link_.request([](isolation::Writer& w) { w.begin(Msg::ReqLrFactor); });
+    isolation::Reader r(reply.data(), reply.size());
+    return r.f64();
+  }
+  std::string add_metric(const std::string& name, double value) override {
+    return read_refusal(link_.request([&](isolation::Writer& w) {
+      w.begin(Msg::ReqAddMetric);
+      w.str(name);
+      w.f64(value);
+    }));
+  }
+  std::string skip_optimizer_step() override {
+    return read_refusal(link_.request([](isolation::Writer& w) { w.begin(Msg::ReqSkipStep); }));
+  }
+
+ private:
+  Link& link_;
+  std::string output_dir_, args_json_, run_name_, model_description_;
+};
+
+void send_done(Link& link, int32_t status, const std::string& message) {
+  link.send([&](isolation::Writer& w) {
+    w.begin(Msg::Done);
+    w.i32(status);
+    w.str(message);
+  });
+}
+
+int run(const std::string& library_file, const std::string& callback_name) {
+  Link link(isolation::kRunnerFd);
+  std::thread reader([&link] { link.read_forever(); });
+  reader.detach();  // ends with the process
+
+  if (link.next_call() != Msg::Create) return 2;
+  isolation::Reader c = link.call();
+  const uint32_t version = c.u32();
+  const std::string library(c.str()), name(c.str()), config(c.str());
+  const std::string output_dir(c.str()), args_json(c.str()), run_name(c.str()), description(c.str());
+  RunnerServices services(link, output_dir, args_json, run_name, description);
+  std::unique_ptr<PluginCallback> callback;
+  std::string error;
+  try {
+    if (version != isolation::kProtocolVersion)
+      throw std::runtime_error("trainhook-plugin-runner speaks protocol " +
+                               std::to_string(isolation::kProtocolVersion) + ", the trainer " +
+                               std::to_string(version) + " (mixed installations?)");
+    LibraryRecord rec;
+    rec.path = library;
+    std::shared_ptr<const PluginLibrary> lib = load_plugin_library(library_file, rec);
+    if (!lib) throw std::runtime_error("cannot load " + library + ": " + rec.refused_reason);
+    const th_callback_info* info = find_callback(*lib, name);
+    if (info == nullptr) throw std::runtime_error(library + " exports no callback '" + name + "'");
+    callback = std::make_unique<PluginCallback>(lib, *info, services, config);
+  } catch (const std::exception& e) {
+    error = e.what();
+    callback.reset();
+  }
+  (void)callback_name;
+  link.send([&](isolation::Writer& w) {
+    w.begin(Msg::Created);
+    w.u8(callback ? 1 : 0);
+    w.u64(callback ? callback->event_mask() : 0);
+    w.u8(callback && callback->critical() ? 1 : 0);
+    w.u8(callback && callback->has_save_state() ? 1 : 0);
+    w.u8(callback && callback->has_load_state() ? 1 : 0);
+    w.str(error);
+  });
+  if (!callback) return 0;
+
+  isolation::EventStorage storage;
+  th_event_args args{};
+  for (;;) {
+    const Msg type = link.next_call();
+    isolation::Reader r = link.call();
+    try {
+      switch (type) {
+        case Msg::Event: {
+          isolation::read_event(r, storage, args);
+          callback->on_event(args.event, args);
+          link.send([&](isolation::Writer& w) {
+            w.begin(Msg::Done);
+            w.i32(TH_OK);
+            w.str("");
+            w.raw(args.control, sizeof(th_control));
+          });
+          break;
+        }
+        case Msg::SaveState: {
+          const std::optional<nlohmann::json> state = callback->save_state();
+          link.send([&](isolation::Writer& w) {
+            w.begin(Msg::Done);
+            w.i32(TH_OK);
+            w.str("");
+            w.u8(state ? 1 : 0);
+            if (state) w.str(state->dump());
+          });
+          break;
+        }
+        case Msg::LoadState:
+          callback->load_state(nlohmann::json::parse(r.str()));
+          send_done(link, TH_OK, "");
+          break;
+        case Msg::Shutdown:
+          callback.reset();  // the plugin's destroy(): integrations flush here
+          send_done(link, TH_OK, "");
+          return 0;
+        default:
+          send_done(link, TH_ERROR, std::string("unexpected message ") + isolation::msg_name(type));
+          break;
+      }
+    } catch (const std::exception& e) {
+      send_done(link, TH_ERROR, e.what());
+    }
+  }
+}
+
+}  // namespace
+}  // namespace trainhook::detail
+
+int main(int argc, char** argv) {
+  if (argc != 3) {
+    std::fprintf(stderr,
+                 "usage: trainhook-plugin-runner <library> <callback>\n"
+                 "Started by the trainer for --plugin_isolation; not meant to be run by hand.\n");
+    return 2;
+  }
+  ::signal(SIGINT, SIG_IGN);
+  ::signal(SIGTERM, SIG_IGN);
+  ::signal(SIGPIPE, SIG_IGN);
+  const int rc = trainhook::detail::run(argv[1], argv[2]);
+  std::fflush(nullptr);
+  ::_exit(rc);  // the reader thread is still blocked in read(); nothing to unwind
+}

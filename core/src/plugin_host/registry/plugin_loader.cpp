@@ -1,0 +1,204 @@
+#include "plugin_loader.hpp"
+
+#include "../containment/plugin_address_table.hpp"
+#include "plugin_file_checks.hpp"
+
+#include <trainhook/strings.hpp>
+
+#include <boost/dll/shared_library.hpp>
+
+#include <dlfcn.h>  // dlerror(): the loader's reason for a failed Boost.DLL load
+#include <cstring>
+#include <set>
+
+#ifndef TRAINHOOK_VERSION
+#define TRAINHOOK_VERSION "0.0.0"
+#endif
+
+namespace trainhook::detail {
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr size_t kErrSize = 1024;
+
+bool valid_name(const char* s, bool allow_dash) {
+  if (s == nullptr || *s == '\0') return false;
+  for (const char* p = s; *p != '\0'; ++p) {
+    const char c = *p;
+    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || (allow_dash && c == '-')))
+      return false;
+  }
+  return true;
+}
+
+std::string quoted(const char* s) {
+  return s == nullptr ? std::string("(null)") : "'" + std::string(s) + "'";
+}
+
+// Copies the static information a library returned into `lib` (host-owned,
+// zeroed structs; see PluginLibrary) and validates it; "" when usable. The
+// plugin's arrays are arrays of pointers, so each element is read through its
+// own pointer and only up to its own struct_size.
+std::string copy_plugin_info(const th_plugin_info* raw, detail::PluginLibrary& lib) {
+  if (raw == nullptr) return "entry " TRAINHOOK_ENTRY_SYMBOL " returned TH_OK but no plugin information";
+  if (!TH_HAS_FIELD(raw, th_plugin_info, callbacks))
+    return "th_plugin_info.struct_size is " + std::to_string(raw->struct_size) + ", smaller than ABI 1.0's " +
+           std::to_string(TH_STRUCT_SIZE(th_plugin_info, callbacks));
+  const th_plugin_info info = detail::abi_copy(*raw, TH_PLUGIN_INFO_STRUCT_SIZE);
+  const std::string host_abi =
+      std::to_string(TRAINHOOK_ABI_VERSION_MAJOR) + "." + std::to_string(TRAINHOOK_ABI_VERSION_MINOR);
+  const std::string plugin_abi = std::to_string(info.abi_major) + "." + std::to_string(info.abi_minor);
+  if (info.abi_major != TRAINHOOK_ABI_VERSION_MAJOR)
+    return "ABI major version mismatch: the plugin was built for ABI " + plugin_abi +
+           ", this trainhook speaks ABI " + host_abi + " (rebuild the plugin against this SDK)";
+  if (info.abi_minor > TRAINHOOK_ABI_VERSION_MINOR)
+    return "the plugin was built for ABI " + plugin_abi + ", newer than this trainhook's ABI " + host_abi +
+           " (upgrade trainhook, or rebuild the plugin against this SDK)";
+  if (!valid_name(info.name, true)) return "plugin name " + quoted(info.name) + " is not [a-z0-9_-]+";
+  if (info.version == nullptr) return "plugin " + quoted(info.name) + " has no version";
+  if (info.callback_count > 0 && info.callbacks == nullptr)
+    return "callback_count is " + std::to_string(info.callback_count) + " but callbacks is NULL";
+  lib.callbacks.assign(info.callback_count, th_callback_info{});
+  lib.vtables.assign(info.callback_count, th_callback_vtable{});
+  std::set<std::string> names;
+  for (uint32_t i = 0; i < info.callback_count; ++i) {
+    if (info.callbacks[i] == nullptr) return "callback #" + std::to_string(i) + " is NULL";
+    const th_callback_info& in = *info.callbacks[i];
+    const std::string which = "callback #" + std::to_string(i) + " " +
+                              quoted(TH_HAS_FIELD(&in, th_callback_info, name) ? in.name : nullptr);
+    if (!TH_HAS_FIELD(&in, th_callback_info, vtable))
+      return which + ": th_callback_info.struct_size " + std::to_string(in.struct_size) + " is too small";
+    th_callback_info& cb = lib.callbacks[i] = detail::abi_copy(in, TH_CALLBACK_INFO_STRUCT_SIZE);
+    if (!valid_name(cb.name, false)) return which + ": name is not [a-z0-9_]+";
+    if (!names.insert(cb.name).second) return which + ": the library exports this name twice";
+    if (cb.version == nullptr) return which + ": no version";
+    if (cb.kind != TH_KIND_CALLBACK && cb.kind != TH_KIND_INTEGRATION)
+      return which + ": unknown kind " + std::to_string(cb.kind);
+    if (cb.create == nullptr) return which + ": create is NULL";
+    if (!TH_HAS_FIELD(cb.vtable, th_callback_vtable, destroy) || cb.vtable->on_event == nullptr ||
+        cb.vtable->destroy == nullptr)
+      return which + ": vtable is missing, too small, or lacks on_event/destroy";
+    lib.vtables[i] = detail::abi_copy(*cb.vtable, TH_CALLBACK_VTABLE_STRUCT_SIZE);
+    cb.vtable = &lib.vtables[i];
+  }
+  const uint32_t command_count =
+      TH_HAS_FIELD(&info, th_plugin_info, commands) && info.commands != nullptr ? info.command_count : 0;
+  if (TH_HAS_FIELD(&info, th_plugin_info, commands) && info.command_count > 0 && info.commands == nullptr)
+    return "command_count is " + std::to_string(info.command_count) + " but commands is NULL";
+  lib.commands.assign(command_count, th_command_info{});
+  std::set<std::string> commands;
+  for (uint32_t i = 0; i < command_count; ++i) {
+    if (info.commands[i] == nullptr) return "command #" + std::to_string(i) + " is NULL";
+    const th_command_info& in = *info.commands[i];
+    const std::string which = "command #" + std::to_string(i) + " " +
+                              quoted(TH_HAS_FIELD(&in, th_command_info, name) ? in.name : nullptr);
+    if (!TH_HAS_FIELD(&in, th_command_info, run) || in.run == nullptr)
+      return which + ": run is NULL or missing";
+    const th_command_info& c = lib.commands[i] = detail::abi_copy(in, TH_COMMAND_INFO_STRUCT_SIZE);
+    if (!valid_name(c.name, true)) return which + ": name is not [a-z0-9-]+";
+    if (!commands.insert(c.name).second) return which + ": the library exports this name twice";
+  }
+  for (const auto& cb : lib.callbacks) lib.callback_ptrs.push_back(&cb);
+  for (const auto& c : lib.commands) lib.command_ptrs.push_back(&c);
+  lib.info_copy = info;
+  lib.info_copy.callbacks = lib.callback_ptrs.data();
+  lib.info_copy.command_count = command_count;
+  lib.info_copy.commands = lib.command_ptrs.data();
+  lib.info = &lib.info_copy;
+  return {};
+}
+
+uint32_t command_count(const th_plugin_info* info) {
+  return TH_HAS_FIELD(info, th_plugin_info, commands) && info->commands != nullptr ? info->command_count : 0;
+}
+
+}  // namespace
+
+std::shared_ptr<const PluginLibrary> load_plugin_library(const fs::path& file, LibraryRecord& rec) {
+  // One mechanism: the ELF pre-check reads the file, then Boost.DLL loads it.
+  if (std::string problem = detail::elf_problem(file, TRAINHOOK_ENTRY_SYMBOL); !problem.empty()) {
+    rec.refused_reason = problem;
+    return nullptr;
+  }
+  auto lib = std::make_shared<PluginLibrary>();
+  lib->path = rec.path;
+  std::error_code ec;
+  (void)::dlerror();  // clear a stale message, so the one read below is this load's
+  // RTLD_NODELETE: dlclose (the last PluginLibrary let go) leaves the library
+  // mapped, so its destructors run only in exit() after everything is saved,
+  // a thread it left running never executes unmapped code, and the crash
+  // handler's address table stays true (plugin_address_table.hpp).
+  lib->library.load(file,
+                    boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local |
+                        static_cast<boost::dll::load_mode::type>(RTLD_NODELETE),
+                    ec);
+  if (ec || !lib->library.is_loaded()) {
+    // Boost.DLL (1.74) reports every dlopen failure as "Bad file descriptor" and
+    // leaves the loader's own message (the missing symbol or library, the wrong
+    // format) in dlerror(); read it before anything else calls the loader.
+    const char* loader = ::dlerror();
+    rec.refused_reason = "cannot be loaded: " +
+                         (loader != nullptr ? std::string(loader) : ec.message() + " (no loader message)");
+    return nullptr;
+  }
+  if (!lib->library.has(TRAINHOOK_ENTRY_SYMBOL)) {
+    rec.refused_reason = "no entry symbol " TRAINHOOK_ENTRY_SYMBOL " after loading";
+    return nullptr;
+  }
+  auto entry = lib->library.get<std::remove_pointer_t<th_plugin_entry_fn>>(TRAINHOOK_ENTRY_SYMBOL);
+  // Before any more of its code runs: a crash from here on is named by address.
+  const void* entry_address = reinterpret_cast<const void*>(entry);
+  (void)enter_plugin_library(entry_address, rec.path.string());
+  const th_host_info host{TH_HOST_INFO_STRUCT_SIZE, TRAINHOOK_ABI_VERSION_MAJOR, TRAINHOOK_ABI_VERSION_MINOR,
+                          TRAINHOOK_VERSION};
+  char err[kErrSize];
+  err[0] = '\0';
+  const th_plugin_info* info = nullptr;
+  const th_status st = entry(&host, &info, err, sizeof err);
+  err[kErrSize - 1] = '\0';
+  if (st != TH_OK) {
+    const std::string msg = err[0] != '\0' ? err : "no message";
+    rec.refused_reason =
+        st == TH_ABI_MISMATCH
+            ? "ABI negotiation failed: the plugin refused this trainhook (ABI " +
+                  std::to_string(TRAINHOOK_ABI_VERSION_MAJOR) + "." +
+                  std::to_string(TRAINHOOK_ABI_VERSION_MINOR) + "): " + msg
+            : "entry " TRAINHOOK_ENTRY_SYMBOL " returned error " + std::to_string(st) + ": " + msg;
+    return nullptr;
+  }
+  if (std::string problem = copy_plugin_info(info, *lib); !problem.empty()) {
+    rec.refused_reason = problem;
+    if (info != nullptr && TH_HAS_FIELD(info, th_plugin_info, abi_minor)) {
+      rec.abi_major = info->abi_major;
+      rec.abi_minor = info->abi_minor;
+    }
+    return nullptr;
+  }
+  info = lib->info;
+  name_plugin_library(entry_address, info->name);
+  rec.loaded = true;
+  rec.plugin_name = info->name;
+  rec.plugin_version = info->version;
+  rec.abi_major = info->abi_major;
+  rec.abi_minor = info->abi_minor;
+  for (uint32_t i = 0; i < info->callback_count; ++i) {
+    const th_callback_info& cb = *info->callbacks[i];
+    rec.callbacks.push_back(
+        {cb.name, cb.version, cb.kind, cb.description != nullptr ? cb.description : "", {}});
+    rec.callbacks.back().event_mask = cb.event_mask;
+  }
+  for (uint32_t i = 0; i < command_count(info); ++i) {
+    const th_command_info& c = *info->commands[i];
+    rec.commands.push_back({c.name, c.description != nullptr ? c.description : "", {}});
+  }
+  return lib;
+}
+
+const th_callback_info* find_callback(const PluginLibrary& library, const std::string& name) {
+  for (uint32_t i = 0; i < library.info->callback_count; ++i)
+    if (name == library.info->callbacks[i]->name) return library.info->callbacks[i];
+  return nullptr;
+}
+
+}  // namespace trainhook::detail
