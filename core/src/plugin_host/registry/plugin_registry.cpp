@@ -33,9 +33,6 @@
 #include <set>
 #include <sstream>
 
-#ifndef TRAINHOOK_VERSION
-#define TRAINHOOK_VERSION "0.0.0"
-#endif
 #ifndef TRAINHOOK_PLUGIN_REL_DIR
 #define TRAINHOOK_PLUGIN_REL_DIR "lib/trainhook/plugins"
 #endif
