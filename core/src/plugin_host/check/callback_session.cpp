@@ -1,6 +1,9 @@
 #include "callback_session.hpp"
 
+#include <cxxabi.h>
+
 #include <chrono>
+#include <cstdlib>
 #include <exception>
 #include <typeinfo>
 
@@ -20,7 +23,11 @@ std::string describe_current_exception() {
   try {
     throw;
   } catch (const std::exception& e) {
-    return std::string(typeid(e).name()) + ": " + e.what();
+    int status = 0;
+    char* name = abi::__cxa_demangle(typeid(e).name(), nullptr, nullptr, &status);
+    std::string out = std::string(status == 0 && name != nullptr ? name : typeid(e).name()) + ": " + e.what();
+    std::free(name);
+    return out;
   } catch (...) {
     return "an exception of an unknown type";
   }
@@ -55,7 +62,7 @@ void CallbackSession::crossed(const Instance& in, const char* what, int64_t step
   report("exceptions", Verdict::fail,
          where + " let a C++ exception out through the C ABI (" + exception +
              "); catch everything at the boundary and return a status (plugin.hpp's layer does)");
-  throw StopRun{where + " threw"};
+  throw StopRun{"stopped: " + where + " threw (see exceptions)", true};
 }
 
 void CallbackSession::create() {

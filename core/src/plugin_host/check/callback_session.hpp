@@ -24,9 +24,11 @@ std::string event_name(int32_t id);
 // "<type>: <what>" of the exception being handled (inside a catch block).
 std::string describe_current_exception();
 
-// Thrown out of a run that cannot go on; the reason is reported already.
+// Thrown out of a run that cannot go on. `exception`: a C++ exception crossed,
+// already reported under "exceptions" (the run's own check is then a SKIP).
 struct StopRun {
   std::string why;
+  bool exception = false;
 };
 
 struct EventTimes {

@@ -27,7 +27,7 @@ bool per_step(const std::string& key) {
 std::string ms(double v) {
   char buf[32];
   if (v < 0.1)
-    std::snprintf(buf, sizeof buf, "%.1f us", v * 1000);
+    std::snprintf(buf, sizeof buf, "%.2f us", v * 1000);
   else
     std::snprintf(buf, sizeof buf, v < 10 ? "%.2f ms" : "%.0f ms", v);
   return buf;

@@ -46,7 +46,7 @@ void check_events(CheckContext& ctx) {
       trainer.train(0);  // the second train() of the same trainer
       session.destroy();
     } catch (const StopRun& stop) {
-      report("events", Verdict::fail, stop.why);
+      report("events", stop.exception ? Verdict::skip : Verdict::fail, stop.why);
       report("resume", Verdict::skip, "the run before it stopped");
       return;
     }
@@ -83,7 +83,7 @@ void check_events(CheckContext& ctx) {
     trainer.train(checkpoint);
     session.destroy();
   } catch (const StopRun& stop) {
-    report("resume", Verdict::fail, stop.why);
+    report("resume", stop.exception ? Verdict::skip : Verdict::fail, stop.why);
     return;
   }
   if (session.error_count() > 0) {
@@ -95,7 +95,7 @@ void check_events(CheckContext& ctx) {
   std::string what;
   for (const auto& [name, json] : states) what += (what.empty() ? "" : ", ") + name + " (" + std::to_string(json.size()) + " bytes)";
   report("resume", Verdict::pass,
-         states.empty() ? "stateless: new instances resumed from checkpoint-" + std::to_string(checkpoint)
+         states.empty() ? "nothing saved (no save_state, or an empty state): new instances resumed from checkpoint-" + std::to_string(checkpoint)
                         : "the state saved at checkpoint-" + std::to_string(checkpoint) + " of " + what +
                               " loaded into new instances, which resumed to the end");
 }
