@@ -128,16 +128,24 @@ th_status create(const th_host* host, const char* config_json, void** out, char*
 }
 
 const th_callback_vtable vtable = {TH_CALLBACK_VTABLE_STRUCT_SIZE, on_event, nullptr, nullptr, destroy};
-const th_callback_info callback = {TH_CALLBACK_INFO_STRUCT_SIZE, "careless", "0.1.0", TH_KIND_CALLBACK,
-                                   "breaks one rule of the plugin check", TH_EVENT_MASK_ALL, create, &vtable};
+const th_callback_info callback = {
+    TH_CALLBACK_INFO_STRUCT_SIZE,          "careless",        "0.1.0", TH_KIND_CALLBACK,
+    "breaks one rule of the plugin check", TH_EVENT_MASK_ALL, create,  &vtable};
 const th_callback_info* const callbacks[] = {&callback};
-const th_plugin_info info = {TH_PLUGIN_INFO_STRUCT_SIZE, TRAINHOOK_ABI_VERSION_MAJOR, TRAINHOOK_ABI_MIN_MINOR,
-                             "careless", "0.1.0", 1, callbacks, 0, nullptr};
+const th_plugin_info info = {TH_PLUGIN_INFO_STRUCT_SIZE,
+                             TRAINHOOK_ABI_VERSION_MAJOR,
+                             TRAINHOOK_ABI_MIN_MINOR,
+                             "careless",
+                             "0.1.0",
+                             1,
+                             callbacks,
+                             0,
+                             nullptr};
 
 }  // namespace
 
-extern "C" TRAINHOOK_EXPORT th_status TRAINHOOK_ENTRY_NAME(const th_host_info*, const th_plugin_info** out, char*,
-                                                           size_t) {
+extern "C" TRAINHOOK_EXPORT th_status TRAINHOOK_ENTRY_NAME(const th_host_info*, const th_plugin_info** out,
+                                                           char*, size_t) {
   *out = &info;
   return TH_OK;
 }

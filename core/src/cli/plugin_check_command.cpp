@@ -13,9 +13,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <map>
 #include <cstdio>
 #include <filesystem>
+#include <map>
 #include <stdexcept>
 #include <string>
 
@@ -26,7 +26,8 @@ void check_usage(std::FILE* out) {
   std::fprintf(
       out,
       "usage: trainhook plugin check LIBRARY [--plugin_config NAME.KEY=VALUE]... [--readme FILE]\n"
-      "                              [--step_budget_ms N] [--event_budget_ms N] [--timeout S] [--keep_folder]\n"
+      "                              [--step_budget_ms N] [--event_budget_ms N] [--timeout S] "
+      "[--keep_folder]\n"
       "Loads the plugin library in helper processes, in a fresh temporary folder, and checks it: its entry\n"
       "table and plugin_config keys (and the README's \"| key |\" table with --readme), every event in the\n"
       "Hugging Face order (two train() cycles, evaluate, save, predict, a resume from its saved state),\n"
@@ -67,8 +68,9 @@ void print_result(const PluginCheckResult& r) {
 int check_command(const std::vector<std::string>& args) {
   PluginCheckOptions o;
   std::map<std::string, nlohmann::json> sections;
-  const std::vector<std::string> flags = {"--plugin_config", "--readme",  "--step_budget_ms", "--event_budget_ms",
-                                          "--timeout",       "--keep_folder", "--help"};
+  const std::vector<std::string> flags = {
+      "--plugin_config", "--readme", "--step_budget_ms", "--event_budget_ms", "--timeout",
+      "--keep_folder",   "--help"};
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     if (a == "--help" || a == "-h") {
@@ -80,7 +82,8 @@ int check_command(const std::vector<std::string>& args) {
       continue;
     }
     if (a.rfind("--", 0) != 0) {
-      if (!o.library.empty()) throw std::invalid_argument("one LIBRARY at a time (got " + o.library.string() + " and " + a + ")");
+      if (!o.library.empty())
+        throw std::invalid_argument("one LIBRARY at a time (got " + o.library.string() + " and " + a + ")");
       o.library = a;
       continue;
     }
@@ -111,7 +114,8 @@ int check_command(const std::vector<std::string>& args) {
       o.group_time_limit = std::chrono::milliseconds(static_cast<int64_t>(number_arg(a, v) * 1000));
     }
   }
-  if (o.library.empty()) throw std::invalid_argument("which plugin library? (trainhook plugin check LIBRARY)");
+  if (o.library.empty())
+    throw std::invalid_argument("which plugin library? (trainhook plugin check LIBRARY)");
   std::error_code ec;
   if (!std::filesystem::is_regular_file(o.library, ec))
     throw std::invalid_argument(o.library.string() + ": no such file");

@@ -115,7 +115,8 @@ bool drain(int fd, std::string& out, size_t keep, bool keep_tail) {
 
 bool has_exited(pid_t pid) {
   siginfo_t info{};
-  return ::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info.si_pid == pid;
+  return ::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+         info.si_pid == pid;
 }
 
 struct GroupRun {
@@ -185,7 +186,8 @@ GroupRun run_group(const fs::path& helper, const std::string& group, const fs::p
       run.timed_out = true;
       break;
     }
-    pollfd fds[2] = {{result_open ? result.read : -1, POLLIN, 0}, {output_open ? output.read : -1, POLLIN, 0}};
+    pollfd fds[2] = {{result_open ? result.read : -1, POLLIN, 0},
+                     {output_open ? output.read : -1, POLLIN, 0}};
     const int n = ::poll(fds, 2, static_cast<int>(std::min<int64_t>(left, 20)));
     if (n < 0 && errno != EINTR) break;
     if (result_open && (fds[0].revents & (POLLIN | POLLHUP | POLLERR)) != 0)
@@ -228,7 +230,8 @@ std::string output_tail(const std::string& output) {
 }  // namespace
 
 bool PluginCheckReport::failed() const {
-  return std::any_of(results.begin(), results.end(), [](const auto& r) { return r.verdict == CheckVerdict::fail; });
+  return std::any_of(results.begin(), results.end(),
+                     [](const auto& r) { return r.verdict == CheckVerdict::fail; });
 }
 
 const char* verdict_name(CheckVerdict v) {
@@ -307,18 +310,21 @@ PluginCheckReport run_plugin_check(const PluginCheckOptions& options) {
       const int sig = WTERMSIG(run.status);
       exception = sig == SIGABRT && run.in_call;
       why = "killed by " + signal_text(sig) + where +
-            (exception ? ": std::terminate, the way a C++ exception thrown across the C ABI (through a noexcept "
-                         "frame) ends the process"
-                       : "");
+            (exception
+                 ? ": std::terminate, the way a C++ exception thrown across the C ABI (through a noexcept "
+                   "frame) ends the process"
+                 : "");
     } else {
-      why = "the helper exited with status " + std::to_string(WIFEXITED(run.status) ? WEXITSTATUS(run.status) : -1) +
-            where + (run.in_call ? " (the plugin ended the process)" : "");
+      why = "the helper exited with status " +
+            std::to_string(WIFEXITED(run.status) ? WEXITSTATUS(run.status) : -1) + where +
+            (run.in_call ? " (the plugin ended the process)" : "");
     }
     why += output_tail(run.output);
     if (exception) take(nlohmann::json{{"check", "exceptions"}, {"verdict", "FAIL"}, {"detail", why}});
     for (size_t i = 0; i < missing.size(); ++i)
-      found[missing[i]] = PluginCheckResult{missing[i], "", i == 0 && !exception ? CheckVerdict::fail : CheckVerdict::skip,
-                                            i == 0 ? why : "not run: the group stopped at " + missing[0]};
+      found[missing[i]] =
+          PluginCheckResult{missing[i], "", i == 0 && !exception ? CheckVerdict::fail : CheckVerdict::skip,
+                            i == 0 ? why : "not run: the group stopped at " + missing[0]};
   }
   if (loadable && found.count("exceptions") == 0)
     found["exceptions"] = PluginCheckResult{
@@ -329,7 +335,8 @@ PluginCheckReport run_plugin_check(const PluginCheckOptions& options) {
     auto it = found.find(c.id);
     if (it == found.end()) {
       if (c.id == std::string("readme_table")) continue;
-      report.results.push_back(PluginCheckResult{c.id, c.title, CheckVerdict::skip, "not run: the library cannot be loaded"});
+      report.results.push_back(
+          PluginCheckResult{c.id, c.title, CheckVerdict::skip, "not run: the library cannot be loaded"});
       continue;
     }
     it->second.title = c.title;

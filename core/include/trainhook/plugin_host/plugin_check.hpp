@@ -37,8 +37,8 @@ struct PluginCheckOptions {
   std::filesystem::path library;
   // plugin_config sections by callback name: a JSON object each.
   std::map<std::string, std::string> configs;
-  std::filesystem::path readme;  // empty: no readme_table check
-  double step_budget_ms = 2;     // mean per call of a per-step event
+  std::filesystem::path readme;   // empty: no readme_table check
+  double step_budget_ms = 2;      // mean per call of a per-step event
   double event_budget_ms = 2000;  // mean per call of any other event
   std::chrono::milliseconds group_time_limit{std::chrono::seconds(120)};
   bool keep_folder = false;  // leave the temporary folder (its path is in the report)

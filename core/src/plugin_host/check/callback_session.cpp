@@ -57,7 +57,8 @@ void CallbackSession::record_error(const Instance& in, const char* what, int64_t
                       ": status " + std::to_string(st) + ": " + (err[0] != '\0' ? err : "(no message)"));
 }
 
-void CallbackSession::crossed(const Instance& in, const char* what, int64_t step, const std::string& exception) {
+void CallbackSession::crossed(const Instance& in, const char* what, int64_t step,
+                              const std::string& exception) {
   const std::string where = std::string(in.info->name) + "." + what + " at step " + std::to_string(step);
   report("exceptions", Verdict::fail,
          where + " let a C++ exception out through the C ABI (" + exception +

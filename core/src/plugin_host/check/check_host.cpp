@@ -34,8 +34,10 @@ CheckHost::CheckHost(std::string output_dir, std::string run_name)
     params_[i] = 0.01f * static_cast<float>(i);
     grads_[i] = 0.001f;
   }
-  param_views_ = {view(params_.data(), weight_shape_.data(), 2), view(params_.data() + 12, bias_shape_.data(), 1)};
-  grad_views_ = {view(grads_.data(), weight_shape_.data(), 2), view(grads_.data() + 12, bias_shape_.data(), 1)};
+  param_views_ = {view(params_.data(), weight_shape_.data(), 2),
+                  view(params_.data() + 12, bias_shape_.data(), 1)};
+  grad_views_ = {view(grads_.data(), weight_shape_.data(), 2),
+                 view(grads_.data() + 12, bias_shape_.data(), 1)};
 
   table_.struct_size = TH_HOST_STRUCT_SIZE;
   table_.abi_major = TRAINHOOK_ABI_VERSION_MAJOR;
@@ -134,7 +136,8 @@ th_status CheckHost::tensors_fn(void* ctx, int32_t kind, int32_t access, th_tens
                                 size_t err_size) {
   auto* h = static_cast<CheckHost*>(ctx);
   if (out == nullptr || !TH_HAS_FIELD(out, th_tensor_list, tensors)) {
-    write_err(err, err_size, "tensors: `out` is NULL or its struct_size is not set to TH_TENSOR_LIST_STRUCT_SIZE");
+    write_err(err, err_size,
+              "tensors: `out` is NULL or its struct_size is not set to TH_TENSOR_LIST_STRUCT_SIZE");
     return TH_INVALID_ARGUMENT;
   }
   if ((access != TH_ACCESS_READ && access != TH_ACCESS_WRITE) ||

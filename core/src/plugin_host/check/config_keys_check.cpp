@@ -39,7 +39,8 @@ std::vector<std::string> listed_keys(const std::string& message, bool& found) {
   const size_t at = message.find("keys: ");
   if (at == std::string::npos) return {};
   size_t end = message.find_first_of(";)\n", at);
-  const std::string list = message.substr(at + 6, end == std::string::npos ? std::string::npos : end - at - 6);
+  const std::string list =
+      message.substr(at + 6, end == std::string::npos ? std::string::npos : end - at - 6);
   std::vector<std::string> keys;
   std::stringstream in(list);
   std::string k;
@@ -88,7 +89,8 @@ void check_config_keys(CheckContext& ctx) {
   std::set<std::string> declared;
   for (uint32_t i = 0; ctx.info->callbacks != nullptr && i < ctx.info->callback_count; ++i) {
     const th_callback_info* cb = ctx.info->callbacks[i];
-    if (cb == nullptr || cb->create == nullptr || cb->vtable == nullptr || cb->vtable->destroy == nullptr) continue;
+    if (cb == nullptr || cb->create == nullptr || cb->vtable == nullptr || cb->vtable->destroy == nullptr)
+      continue;
     const std::string probe = std::string("{\"") + kProbeKey + "\": 1}";
     char err[2048] = {0};
     void* self = nullptr;
@@ -109,7 +111,8 @@ void check_config_keys(CheckContext& ctx) {
       if (self != nullptr) cb->vtable->destroy(self);
       warn = true;
       every_listed = false;
-      detail += std::string(detail.empty() ? "" : "\n") + cb->name + ": accepts the unknown key '" + kProbeKey +
+      detail += std::string(detail.empty() ? "" : "\n") + cb->name + ": accepts the unknown key '" +
+                kProbeKey +
                 "' without a word: a typo in its plugin_config goes unnoticed (options.hpp refuses it)";
       continue;
     }

@@ -14,7 +14,8 @@ bool plain_name(const char* s, const char* extra) {
   if (s == nullptr || *s == '\0') return false;
   for (const char* p = s; *p != '\0'; ++p) {
     const char c = *p;
-    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || std::string(extra).find(c) != std::string::npos))
+    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+          std::string(extra).find(c) != std::string::npos))
       return false;
   }
   return true;
@@ -59,11 +60,13 @@ void check_entry_table(CheckContext& ctx) {
       continue;
     }
     const std::string name = text(cb->name);
-    shown += "\n  " + std::string(cb->kind == TH_KIND_INTEGRATION ? "integration " : "callback ") + name + " " +
-             text(cb->version) + ": " + text(cb->description) + "\n    events: " + events_of(cb->event_mask) +
+    shown += "\n  " + std::string(cb->kind == TH_KIND_INTEGRATION ? "integration " : "callback ") + name +
+             " " + text(cb->version) + ": " + text(cb->description) +
+             "\n    events: " + events_of(cb->event_mask) +
              (cb->vtable != nullptr && cb->vtable->save_state != nullptr ? "; stateful" : "");
     if (cb->struct_size < TH_CALLBACK_INFO_STRUCT_SIZE)
-      fails.push_back(name + ": th_callback_info.struct_size " + std::to_string(cb->struct_size) + " is too small");
+      fails.push_back(name + ": th_callback_info.struct_size " + std::to_string(cb->struct_size) +
+                      " is too small");
     if (!plain_name(cb->name, "_")) fails.push_back(name + ": a callback name is [a-z0-9_]+");
     if (!names.insert(name).second) fails.push_back(name + ": exported twice");
     if (cb->version == nullptr || *cb->version == '\0') fails.push_back(name + ": no version");
@@ -99,7 +102,11 @@ void check_entry_table(CheckContext& ctx) {
   std::string detail = shown;
   for (const auto& f : fails) detail += "\n  FAIL: " + f;
   for (const auto& w : warns) detail += "\n  WARN: " + w;
-  report("entry_table", !fails.empty() ? Verdict::fail : !warns.empty() ? Verdict::warn : Verdict::pass, detail);
+  report("entry_table",
+         !fails.empty()   ? Verdict::fail
+         : !warns.empty() ? Verdict::warn
+                          : Verdict::pass,
+         detail);
 }
 
 }  // namespace trainhook::plugin_check

@@ -63,7 +63,8 @@ void check_event_time(CheckContext& ctx) {
   for (const auto& [key, t] : session.times())
     rows.push_back(Row{key, t.total_ns / 1e6 / static_cast<double>(t.calls), t.max_ns / 1e6,
                        per_step(key) ? ctx.step_budget_ms : ctx.event_budget_ms, t.calls, t.max_step});
-  std::sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) { return a.mean_ms / a.budget_ms > b.mean_ms / b.budget_ms; });
+  std::sort(rows.begin(), rows.end(),
+            [](const Row& a, const Row& b) { return a.mean_ms / a.budget_ms > b.mean_ms / b.budget_ms; });
   bool slow = false, spike = false;
   std::string detail;
   for (size_t i = 0; i < rows.size(); ++i) {
@@ -73,14 +74,21 @@ void check_event_time(CheckContext& ctx) {
     slow = slow || over;
     spike = spike || once;
     if (i >= 6 && !over && !once) continue;  // the slowest few, and every one over
-    detail += "\n  " + std::string(over ? "OVER " : once ? "once " : "     ") + r.key + ": " +
-              std::to_string(r.calls) + " calls, mean " + ms(r.mean_ms) + ", max " + ms(r.max_ms) + " (step " +
-              std::to_string(r.max_step) + "); budget " + ms(r.budget_ms) + (per_step(r.key) ? " per step" : "");
+    detail += "\n  " +
+              std::string(over   ? "OVER "
+                          : once ? "once "
+                                 : "     ") +
+              r.key + ": " + std::to_string(r.calls) + " calls, mean " + ms(r.mean_ms) + ", max " +
+              ms(r.max_ms) + " (step " + std::to_string(r.max_step) + "); budget " + ms(r.budget_ms) +
+              (per_step(r.key) ? " per step" : "");
   }
-  const std::string head = slow ? "events slower than their budget (--step_budget_ms, --event_budget_ms):"
-                                : spike ? "within budget on average; a single call was over:"
-                                        : "every event within its budget:";
-  report("event_time", slow ? Verdict::fail : spike ? Verdict::warn : Verdict::pass,
+  const std::string head = slow    ? "events slower than their budget (--step_budget_ms, --event_budget_ms):"
+                           : spike ? "within budget on average; a single call was over:"
+                                   : "every event within its budget:";
+  report("event_time",
+         slow    ? Verdict::fail
+         : spike ? Verdict::warn
+                 : Verdict::pass,
          rows.empty() ? "no event was called" : head + detail);
 }
 

@@ -53,13 +53,13 @@ void check_events(CheckContext& ctx) {
     calls = calls_of(session);
     if (session.error_count() > 0) {
       report("events", Verdict::fail,
-             std::to_string(session.error_count()) + " call(s) did not return TH_OK:" +
-                 listed(session.errors(), session.error_count()));
+             std::to_string(session.error_count()) +
+                 " call(s) did not return TH_OK:" + listed(session.errors(), session.error_count()));
     } else {
       report("events", Verdict::pass,
              std::to_string(calls) + " calls to " + std::to_string(created) +
-                 " callback(s): init_end, 2 train() cycles of " + std::to_string(shape.epochs) + " epochs x " +
-                 std::to_string(shape.steps_per_epoch) + " steps (gradient accumulation " +
+                 " callback(s): init_end, 2 train() cycles of " + std::to_string(shape.epochs) +
+                 " epochs x " + std::to_string(shape.steps_per_epoch) + " steps (gradient accumulation " +
                  std::to_string(shape.grad_accum) + ", logs, evaluations, saves), predict");
     }
   }
@@ -88,16 +88,20 @@ void check_events(CheckContext& ctx) {
   }
   if (session.error_count() > 0) {
     report("resume", Verdict::fail,
-           "resuming from checkpoint-" + std::to_string(checkpoint) + ": " + std::to_string(session.error_count()) +
+           "resuming from checkpoint-" + std::to_string(checkpoint) + ": " +
+               std::to_string(session.error_count()) +
                " call(s) did not return TH_OK:" + listed(session.errors(), session.error_count()));
     return;
   }
   std::string what;
-  for (const auto& [name, json] : states) what += (what.empty() ? "" : ", ") + name + " (" + std::to_string(json.size()) + " bytes)";
+  for (const auto& [name, json] : states)
+    what += (what.empty() ? "" : ", ") + name + " (" + std::to_string(json.size()) + " bytes)";
   report("resume", Verdict::pass,
-         states.empty() ? "nothing saved (no save_state, or an empty state): new instances resumed from checkpoint-" + std::to_string(checkpoint)
-                        : "the state saved at checkpoint-" + std::to_string(checkpoint) + " of " + what +
-                              " loaded into new instances, which resumed to the end");
+         states.empty()
+             ? "nothing saved (no save_state, or an empty state): new instances resumed from checkpoint-" +
+                   std::to_string(checkpoint)
+             : "the state saved at checkpoint-" + std::to_string(checkpoint) + " of " + what +
+                   " loaded into new instances, which resumed to the end");
 }
 
 }  // namespace trainhook::plugin_check

@@ -31,8 +31,8 @@ void FakeTrainer::set_rank(int32_t rank, int32_t world_size) {
   state_.is_local_process_zero = rank == 0 ? 1 : 0;
 }
 
-void FakeTrainer::fire(int32_t event, const th_values* values, const char* checkpoint_dir, int64_t batch_index,
-                       int64_t batch_count, int32_t prediction_kind) {
+void FakeTrainer::fire(int32_t event, const th_values* values, const char* checkpoint_dir,
+                       int64_t batch_index, int64_t batch_count, int32_t prediction_kind) {
   th_event_args a{};
   a.struct_size = args_struct_size;
   a.event = event;
@@ -108,7 +108,8 @@ void FakeTrainer::train(int64_t from_step, std::map<int64_t, std::map<std::strin
 
 void FakeTrainer::evaluate() {
   fire(TH_EVENT_EVALUATE_BEGIN);
-  for (int b = 0; b < shape_.eval_batches; ++b) fire(TH_EVENT_PREDICTION_STEP, nullptr, nullptr, b, shape_.eval_batches, 0);
+  for (int b = 0; b < shape_.eval_batches; ++b)
+    fire(TH_EVENT_PREDICTION_STEP, nullptr, nullptr, b, shape_.eval_batches, 0);
   testkit::Values metrics{{"eval_loss", loss_at(state_.global_step) * 1.1},
                           {"eval_accuracy", 0.5},
                           {"eval_runtime", 0.01},
@@ -119,7 +120,8 @@ void FakeTrainer::evaluate() {
 }
 
 void FakeTrainer::predict() {
-  for (int b = 0; b < shape_.eval_batches; ++b) fire(TH_EVENT_PREDICTION_STEP, nullptr, nullptr, b, shape_.eval_batches, 1);
+  for (int b = 0; b < shape_.eval_batches; ++b)
+    fire(TH_EVENT_PREDICTION_STEP, nullptr, nullptr, b, shape_.eval_batches, 1);
   testkit::Values metrics{{"test_loss", 0.9}, {"test_runtime", 0.01}};
   fire(TH_EVENT_PREDICT, metrics.view());
 }

@@ -45,11 +45,13 @@ void check_hostile_inputs(CheckContext& ctx) {
            r.add("loss", step % 2 == 0 ? nan : inf).add("grad_norm", inf).add("learning_rate", 1e-3);
          };
        }},
-      {"an empty log record", -1, [](FakeTrainer& t, CheckHost&) { t.fill_log = [](testkit::Values&, int64_t) {}; }},
+      {"an empty log record", -1,
+       [](FakeTrainer& t, CheckHost&) { t.fill_log = [](testkit::Values&, int64_t) {}; }},
       {"a log record of 10000 keys", -1,
        [](FakeTrainer& t, CheckHost&) {
          t.fill_log = [](testkit::Values& r, int64_t step) {
-           for (int i = 0; i < 10000; ++i) r.add("metric_" + std::to_string(i), static_cast<double>(i + step));
+           for (int i = 0; i < 10000; ++i)
+             r.add("metric_" + std::to_string(i), static_cast<double>(i + step));
            for (int i = 0; i < 100; ++i) r.add_string("note_" + std::to_string(i), std::string(200, 'x'));
          };
        }},
@@ -101,10 +103,12 @@ void check_hostile_inputs(CheckContext& ctx) {
       continue;
     }
     failed = true;
-    detail += "\n  FAIL: " + c.name + ": " + std::to_string(session.error_count()) + " call(s) did not return TH_OK";
+    detail += "\n  FAIL: " + c.name + ": " + std::to_string(session.error_count()) +
+              " call(s) did not return TH_OK";
     for (const auto& e : session.errors()) detail += "\n    " + e;
   }
-  report("hostile_inputs", failed ? Verdict::fail : Verdict::pass, detail.empty() ? "no case ran" : detail.substr(1));
+  report("hostile_inputs", failed ? Verdict::fail : Verdict::pass,
+         detail.empty() ? "no case ran" : detail.substr(1));
 }
 
 }  // namespace trainhook::plugin_check

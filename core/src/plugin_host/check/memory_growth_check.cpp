@@ -71,10 +71,10 @@ void check_memory_growth(CheckContext& ctx) {
   for (size_t i = 1; i < samples.size(); ++i) rises += samples[i] > samples[i - 1] ? 1 : 0;
   const int64_t steps = static_cast<int64_t>(samples.size() - 1) * kEvery;
   const bool steady = rises * 4 >= (samples.size() - 1) * 3;  // rose in 3 of 4 intervals
-  const std::string figures = mib(growth) + " over " + std::to_string(steps) + " steps (" +
-                              std::to_string(growth / steps) + " bytes per step; resident " + mib(samples.front()) +
-                              " -> " + mib(samples.back()) + ", rose in " + std::to_string(rises) + " of " +
-                              std::to_string(samples.size() - 1) + " intervals)";
+  const std::string figures =
+      mib(growth) + " over " + std::to_string(steps) + " steps (" + std::to_string(growth / steps) +
+      " bytes per step; resident " + mib(samples.front()) + " -> " + mib(samples.back()) + ", rose in " +
+      std::to_string(rises) + " of " + std::to_string(samples.size() - 1) + " intervals)";
   if (growth >= kFailBytes && steady)
     report("memory_growth", Verdict::fail, "memory grows with every step: " + figures);
   else if (growth >= kWarnBytes)

@@ -43,9 +43,10 @@ void check_process_footprint(CheckContext& ctx) {
                                 listed(children) + " (wait for them before destroy returns)");
   const auto signals = changed_signals(ctx.before, now);
   report("signal_handlers", signals.empty() ? Verdict::pass : Verdict::fail,
-         signals.empty() ? "every signal disposition as before"
-                         : "changed the disposition of " + listed(signals, 32) +
-                               " (the trainer owns its signal handlers: stop and save on SIGTERM, name crashes)");
+         signals.empty()
+             ? "every signal disposition as before"
+             : "changed the disposition of " + listed(signals, 32) +
+                   " (the trainer owns its signal handlers: stop and save on SIGTERM, name crashes)");
   const auto fds = changed_std_fds(ctx.before, now);
   report("std_descriptors", fds.empty() ? Verdict::pass : Verdict::fail,
          fds.empty() ? "stdin, stdout and stderr as before" : listed(fds));

@@ -14,10 +14,10 @@
 namespace trainhook::plugin_check {
 
 struct ProcessSnapshot {
-  std::vector<pid_t> threads;          // /proc/self/task
-  std::vector<pid_t> children;         // processes whose parent is this one
-  std::vector<std::string> handlers;   // per signal 1..31: "<handler>/<flags>"
-  std::vector<std::string> std_fds;    // 0, 1, 2: "closed" or "<dev>:<inode>"
+  std::vector<pid_t> threads;         // /proc/self/task
+  std::vector<pid_t> children;        // processes whose parent is this one
+  std::vector<std::string> handlers;  // per signal 1..31: "<handler>/<flags>"
+  std::vector<std::string> std_fds;   // 0, 1, 2: "closed" or "<dev>:<inode>"
   std::string cwd;
 
   static ProcessSnapshot take();
