@@ -67,7 +67,7 @@ void CallbackSession::crossed(const Instance& in, const char* what, int64_t step
 }
 
 void CallbackSession::create() {
-  for (uint32_t i = 0; i < info_.callback_count; ++i) {
+  for (uint32_t i = 0; info_.callbacks != nullptr && i < info_.callback_count; ++i) {
     const th_callback_info* cb = info_.callbacks[i];
     if (cb == nullptr || cb->create == nullptr || cb->vtable == nullptr || cb->vtable->on_event == nullptr ||
         cb->vtable->destroy == nullptr)

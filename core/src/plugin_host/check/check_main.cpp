@@ -112,6 +112,15 @@ int main(int argc, char** argv) {
   }
   ctx.progress.done();
   ctx.info = &library->info();
+  if (ctx.info->abi_major != TRAINHOOK_ABI_VERSION_MAJOR) {
+    // The trainer refuses it (plugin_loader.cpp): nothing else of it ever runs.
+    check::report("entry_table", check::Verdict::fail,
+                  "cannot be loaded: ABI major version mismatch: the plugin was built for ABI " +
+                      std::to_string(ctx.info->abi_major) + "." + std::to_string(ctx.info->abi_minor) +
+                      ", this trainer speaks " + std::to_string(TRAINHOOK_ABI_VERSION_MAJOR) + "." +
+                      std::to_string(TRAINHOOK_ABI_VERSION_MINOR));
+    ::_exit(0);
+  }
 
   if (group == "entry") {
     check::check_entry_table(ctx);
