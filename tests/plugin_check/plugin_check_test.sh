@@ -47,6 +47,14 @@ expect_line loss_guard "^PASS  hostile_inputs "
 expect_line loss_guard "ok: rank 1 of a world of 4"
 expect_line loss_guard "^plugin check: 15 PASS, 0 WARN, 0 FAIL, 0 SKIP"
 
+# A README whose key table drifted from the declaration: the keys on both sides are named.
+README="$(mktemp)"
+trap 'rm -f "$README"' EXIT
+printf '# loss_guard\n\n| key | default | meaning |\n|---|---|---|\n| `max_los` | 1e6 | a typo |\n\nText.\n' >"$README"
+check 1 readme_drift "$LOSS_GUARD" --readme "$README" --timeout 60
+only_fail readme_drift readme_table
+expect_line readme_drift "differs from the declaration: not documented: max_loss; documented but not declared: max_los"
+
 check 0 acme_metrics "$PLUGINS/acme_metrics/libtrainhook_acme_metrics.so" --timeout 60
 expect_line acme_metrics "integration acme_metrics 1.0.0"
 expect_line acme_metrics "acme_metrics: keys: file"
