@@ -4,12 +4,14 @@
 #    table), and both plugins of examples/third_party_plugin (acme_logger
 #    pointed at a port where nothing listens, so its records go to its spool
 #    under output_dir)
+#  - a plugin that ignores unknown plugin_config keys passes with a WARN
 #  - each careless plugin fails (exit 1) and the FAIL names the check of the
 #    rule it breaks, with what it found
 #  - usage errors exit 2 naming the file or the argument
 # Usage: plugin_check_test.sh <trainhook> <plugin folder> <loss_guard library> <source root>
+#        <tests/sdk's C plugin, which ignores unknown plugin_config keys>
 set -uo pipefail
-TH="$1" PLUGINS="$2" LOSS_GUARD="$3" SRC="$4"
+TH="$1" PLUGINS="$2" LOSS_GUARD="$3" SRC="$4" LAX_KEYS="$5"
 KEEP_GOING=1
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/test_lib.sh"
 LIB=libtrainhook_careless.so
@@ -72,6 +74,11 @@ check 1 acme_logger_unconfigured "$PLUGINS/acme_logger/libtrainhook_acme_logger.
 expect_line acme_logger_unconfigured "^FAIL  events "
 expect_line acme_logger_unconfigured "acme_logger.url: required"
 expect_line acme_logger_unconfigured "--plugin_config acme_logger.KEY=VALUE"
+
+# A callback that ignores unknown keys passes with a WARN (exit 0) saying what that costs its users.
+check 0 lax_keys "$LAX_KEYS" --timeout 60
+expect_line lax_keys "^WARN  config_keys "
+expect_line lax_keys "c_counter: accepts the unknown key .* a typo in its plugin_config goes unnoticed"
 
 # ---- careless plugins fail, each naming its check --------------------------
 check 1 throws "$PLUGINS/throws/$LIB" --timeout 60
