@@ -26,6 +26,7 @@ done
 dpkg-deb --contents "$RUNTIME" | awk '{print $6}' >"$OUT/runtime.files"
 for f in ./usr/bin/trainhook ./usr/lib/libtrainhook.so ./usr/lib/libtrainhook_base.so \
          ./usr/libexec/trainhook/trainhook-plugin-scanner ./usr/libexec/trainhook/trainhook-plugin-runner \
+         ./usr/libexec/trainhook/trainhook-plugin-check \
          ./usr/lib/trainhook/plugins/libtrainhook_early_stopping.so ./usr/lib/trainhook/plugins/libtrainhook_jsonl.so \
          ./usr/lib/trainhook/plugins/trainhook-plugins.sha256; do
   grep -qxF "$f" "$OUT/runtime.files" || fail "the runtime package lacks $f"

@@ -7,7 +7,8 @@
 #     acme_logger (on the installed integration base, Trainhook::support); every
 #     installed support header compiles from the prefix
 #  3. the pack's own test (ctest in its build: test_acme_logger on the installed
-#     test host, Trainhook::testkit) passes
+#     test host, Trainhook::testkit) passes, and so does the installed
+#     `trainhook plugin check` on acme_metrics
 #  4. the installed `trainhook plugins --plugin_dir` loads both; the installed
 #     trainer finds its own plugins in its default folder
 #  5. pinning: the install wrote the trainer's own digests next to its plugins
@@ -54,6 +55,10 @@ fi
 grep -q " T trainhook_plugin_v1$" "$TMP/logger.syms" || fail "acme_logger does not export its entry"
 (cd "$TMP/example" && "$(dirname "$CMAKE")/ctest" --output-on-failure) >"$TMP/ctest.log" 2>&1 || { cat "$TMP/ctest.log"; fail "the pack's own test"; }
 grep -q "100% tests passed, 0 tests failed out of 1" "$TMP/ctest.log" || { cat "$TMP/ctest.log"; fail "the pack's test did not run"; }
+# The pack author's last step (docs/plugins.md): the installed `trainhook plugin
+# check` finds its helper in the prefix's libexec and passes the pack's library.
+OUT="$("$TH" plugin check "$LIB" 2>&1)" || { echo "$OUT"; fail "trainhook plugin check failed on acme_metrics"; }
+grep -q "^plugin check: [0-9]* PASS, [0-9]* WARN, 0 FAIL, 0 SKIP" <<<"$OUT" || { echo "$OUT"; fail "plugin check summary"; }
 
 # Every installed support header, from the prefix alone.
 mkdir -p "$TMP/headers"

@@ -17,6 +17,7 @@ void usage(std::FILE* out) {
                "commands:\n"
                "  train     train, evaluate and predict (trainhook train --help)\n"
                "  plugins   list the plugin libraries found and why any was refused\n"
+               "  plugin    check a plugin library before shipping it (trainhook plugin check --help)\n"
                "  launch    run a command in N processes, like torchrun (trainhook launch --help)\n"
                "  version   the version, plugin ABI, LibTorch and plugin search path (also --version)\n");
   // Commands added by plugin libraries (th_command_info).
@@ -38,6 +39,7 @@ int main(int argc, char** argv) {
   try {
     if (command == "train") return trainhook::cli::train_command(args, argv[0]);
     if (command == "plugins") return trainhook::cli::plugins_command(args, argv[0]);
+    if (command == "plugin") return trainhook::cli::plugin_command(args, argv[0]);
     if (command == "launch") return trainhook::cli::launch_command(args, argv[0]);
     if (command == "version" || command == "--version") return trainhook::cli::version_command(args, argv[0]);
   } catch (const std::exception& e) {
@@ -48,7 +50,7 @@ int main(int argc, char** argv) {
   }
   // Anything else may be a command that a plugin library exports.
   try {
-    return trainhook::cli::run_plugin_command(command, args, {"train", "plugins", "launch", "version"});
+    return trainhook::cli::run_plugin_command(command, args, {"train", "plugins", "plugin", "launch", "version"});
   } catch (const std::invalid_argument& e) {
     std::fprintf(stderr, "trainhook: %s\n", e.what());
     return 2;

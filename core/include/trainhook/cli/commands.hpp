@@ -13,6 +13,8 @@ namespace trainhook::cli {
 int train_command(const std::vector<std::string>& args, const std::string& program_path);
 // trainhook plugins [--plugin_dir D]... : list every plugin library found, and refusals.
 int plugins_command(const std::vector<std::string>& args, const std::string& program_path);
+// trainhook plugin check LIBRARY [options] : check one plugin library before shipping it.
+int plugin_command(const std::vector<std::string>& args, const std::string& program_path);
 // trainhook launch --nproc_per_node N [--nnodes M --node_rank R] [--master_addr A]
 // [--master_port P] -- <command> [args...] : torchrun's static launch without
 // Python: N local processes of this program with RANK, WORLD_SIZE, LOCAL_RANK,

@@ -1,0 +1,107 @@
+// events and resume: the library's callbacks through a fake run in the
+// Hugging Face order (fake_trainer.hpp): init_end, a train() of 2 epochs with
+// logs, evaluations and saves, predict, then a second train() on the same
+// instances (a script may call train() twice); then a new instance is given
+// the state saved at the first checkpoint (load_state) and resumes from it.
+// Every call must return TH_OK.
+#include "callback_session.hpp"
+#include "checks.hpp"
+#include "fake_trainer.hpp"
+
+#include <nlohmann/json.hpp>
+
+namespace trainhook::plugin_check {
+namespace {
+
+std::string listed(const std::vector<std::string>& errors, uint64_t count) {
+  std::string out;
+  for (const auto& e : errors) out += "\n  " + e;
+  if (count > errors.size()) out += "\n  ... " + std::to_string(count - errors.size()) + " more";
+  return out;
+}
+
+uint64_t calls_of(const CallbackSession& s) {
+  uint64_t n = 0;
+  for (const auto& [name, t] : s.times()) n += t.calls;
+  return n;
+}
+
+}  // namespace
+
+void check_events(CheckContext& ctx) {
+  CheckHost host(ctx.output_dir, "plugin-check");
+  const RunShape shape;
+  std::map<int64_t, std::map<std::string, std::string>> saved;
+  uint64_t calls = 0;
+  size_t created = 0;
+  {
+    CallbackSession session(*ctx.info, host, ctx.progress, ctx.configs);
+    try {
+      session.create();
+      created = session.size();
+      FakeTrainer trainer(session, ctx.output_dir, shape);
+      trainer.init_end();
+      trainer.train(0, &saved);
+      trainer.predict();
+      trainer.train(0);  // the second train() of the same trainer
+      session.destroy();
+    } catch (const StopRun& stop) {
+      report("events", stop.exception ? Verdict::skip : Verdict::fail, stop.why);
+      report("resume", Verdict::skip, "the run before it stopped");
+      return;
+    }
+    calls = calls_of(session);
+    if (session.error_count() > 0) {
+      report("events", Verdict::fail,
+             std::to_string(session.error_count()) +
+                 " call(s) did not return TH_OK:" + listed(session.errors(), session.error_count()));
+    } else {
+      report("events", Verdict::pass,
+             std::to_string(calls) + " calls to " + std::to_string(created) +
+                 " callback(s): init_end, 2 train() cycles of " + std::to_string(shape.epochs) +
+                 " epochs x " + std::to_string(shape.steps_per_epoch) + " steps (gradient accumulation " +
+                 std::to_string(shape.grad_accum) + ", logs, evaluations, saves), predict");
+    }
+  }
+
+  // Resume: the state the first checkpoint holds, into new instances.
+  const int64_t checkpoint = shape.save_steps;
+  const auto states = saved.count(checkpoint) != 0 ? saved[checkpoint] : std::map<std::string, std::string>{};
+  std::string bad_json;
+  for (const auto& [name, json] : states)
+    if (!nlohmann::json::accept(json)) bad_json += "\n  " + name + ": " + json.substr(0, 200);
+  if (!bad_json.empty()) {
+    report("resume", Verdict::fail, "save_state wrote text that is not JSON:" + bad_json);
+    return;
+  }
+  CallbackSession session(*ctx.info, host, ctx.progress, ctx.configs);
+  try {
+    session.create();
+    session.load_states(states);
+    FakeTrainer trainer(session, ctx.output_dir, shape);
+    trainer.init_end();
+    trainer.train(checkpoint);
+    session.destroy();
+  } catch (const StopRun& stop) {
+    report("resume", stop.exception ? Verdict::skip : Verdict::fail, stop.why);
+    return;
+  }
+  if (session.error_count() > 0) {
+    report("resume", Verdict::fail,
+           "resuming from checkpoint-" + std::to_string(checkpoint) + ": " +
+               std::to_string(session.error_count()) +
+               " call(s) did not return TH_OK:" + listed(session.errors(), session.error_count()));
+    return;
+  }
+  std::string what;
+  for (const auto& [name, json] : states)
+    what += (what.empty() ? "" : ", ") + name + " (" + std::to_string(json.size()) + " bytes)";
+  report("resume", Verdict::pass,
+         states.empty()
+             ? "nothing saved (no save_state, or an empty state): new instances resumed from checkpoint-" +
+                   std::to_string(checkpoint)
+             : "the state saved at checkpoint-" + std::to_string(checkpoint) + " of " + what +
+                   " loaded into new instances, which resumed to the end");
+}
+
+}  // namespace trainhook::plugin_check

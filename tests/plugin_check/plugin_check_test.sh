@@ -1,0 +1,143 @@
+#!/usr/bin/env bash
+# `trainhook plugin check` as a pack's CI runs it:
+#  - the examples pass (exit 0): examples/c_plugin (with its README's key
+#    table), and both plugins of examples/third_party_plugin (acme_logger
+#    pointed at a port where nothing listens, so its records go to its spool
+#    under output_dir)
+#  - a plugin that ignores unknown plugin_config keys passes with a WARN
+#  - each careless plugin fails (exit 1) and the FAIL names the check of the
+#    rule it breaks, with what it found
+#  - usage errors exit 2 naming the file or the argument
+# Usage: plugin_check_test.sh <trainhook> <plugin folder> <loss_guard library> <source root>
+#        <tests/sdk's C plugin, which ignores unknown plugin_config keys>
+set -uo pipefail
+TH="$1" PLUGINS="$2" LOSS_GUARD="$3" SRC="$4" LAX_KEYS="$5"
+KEEP_GOING=1
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/test_lib.sh"
+LIB=libtrainhook_careless.so
+
+# check EXPECTED_STATUS NAME ARGS...: runs the check; its output in $OUT.
+check() {
+  local want=$1 name=$2
+  shift 2
+  OUT="$("$TH" plugin check "$@" 2>&1)"
+  local rc=$?
+  if [[ $rc -ne $want ]]; then
+    echo "$OUT"
+    fail "$name: exit status $rc, expected $want"
+  fi
+}
+# expect_line NAME REGEX: a line of $OUT matches.
+expect_line() {
+  grep -qE -- "$2" <<<"$OUT" || { echo "$OUT"; fail "$1: no line matching: $2"; }
+}
+# only_fail NAME CHECK: CHECK fails, and no other check does.
+only_fail() {
+  expect_line "$1" "^FAIL  $2 "
+  local others
+  others="$(grep -E '^FAIL  ' <<<"$OUT" | grep -vE "^FAIL  $2 ")"
+  [[ -z $others ]] || { echo "$OUT"; fail "$1: other checks failed too: $others"; }
+}
+
+# ---- the examples pass -------------------------------------------------------
+check 0 loss_guard "$LOSS_GUARD" --readme "$SRC/examples/c_plugin/README.md" --timeout 60
+expect_line loss_guard "^PASS  entry_table "
+expect_line loss_guard "callback loss_guard 1.0.0: stops training when the logged loss"
+expect_line loss_guard "loss_guard: keys: max_loss"
+expect_line loss_guard "^PASS  readme_table "
+expect_line loss_guard "^PASS  hostile_inputs "
+expect_line loss_guard "ok: rank 1 of a world of 4"
+expect_line loss_guard "^plugin check: 15 PASS, 0 WARN, 0 FAIL, 0 SKIP"
+
+# A README whose key table drifted from the declaration: the keys on both sides are named.
+README="$(mktemp)"
+trap 'rm -f "$README"' EXIT
+printf '# loss_guard\n\n| key | default | meaning |\n|---|---|---|\n| `max_los` | 1e6 | a typo |\n\nText.\n' >"$README"
+check 1 readme_drift "$LOSS_GUARD" --readme "$README" --timeout 60
+only_fail readme_drift readme_table
+expect_line readme_drift "differs from the declaration: not documented: max_loss; documented but not declared: max_los"
+
+check 0 acme_metrics "$PLUGINS/acme_metrics/libtrainhook_acme_metrics.so" --timeout 60
+expect_line acme_metrics "integration acme_metrics 1.0.0"
+expect_line acme_metrics "acme_metrics: keys: file"
+expect_line acme_metrics "^PASS  files_in_cwd "
+
+PORT=$(free_port)
+check 0 acme_logger "$PLUGINS/acme_logger/libtrainhook_acme_logger.so" --timeout 60 \
+  --plugin_config "acme_logger.url=http://127.0.0.1:$PORT/" --plugin_config acme_logger.max_attempts=1
+expect_line acme_logger "acme_logger: keys: url, max_attempts, queue_size"
+expect_line acme_logger "^PASS  threads_left "
+expect_line acme_logger "trainer of ABI 1.1 \(absent optional fields\)"
+
+# Without its required url, acme_logger cannot even be created: the events fail saying how to give it.
+check 1 acme_logger_unconfigured "$PLUGINS/acme_logger/libtrainhook_acme_logger.so" --timeout 60
+expect_line acme_logger_unconfigured "^FAIL  events "
+expect_line acme_logger_unconfigured "acme_logger.url: required"
+expect_line acme_logger_unconfigured "--plugin_config acme_logger.KEY=VALUE"
+
+# A callback that ignores unknown keys passes with a WARN (exit 0) saying what that costs its users.
+check 0 lax_keys "$LAX_KEYS" --timeout 60
+expect_line lax_keys "^WARN  config_keys "
+expect_line lax_keys "c_counter: accepts the unknown key .* a typo in its plugin_config goes unnoticed"
+
+# ---- careless plugins fail, each naming its check --------------------------
+check 1 throws "$PLUGINS/throws/$LIB" --timeout 60
+only_fail throws exceptions
+expect_line throws "careless.on_log at step [0-9]+ let a C\\+\\+ exception out through the C ABI \\(std::runtime_error: careless: a log record"
+expect_line throws "^SKIP  events .*|stopped: careless.on_log at step 2 threw \\(see exceptions\\)"
+
+# Thrown below a noexcept function: std::terminate's SIGABRT inside the call.
+check 1 aborts "$PLUGINS/aborts/$LIB" --timeout 60
+only_fail aborts exceptions
+expect_line aborts "killed by SIGABRT in careless.on_log at step 2: std::terminate"
+expect_line aborts "^SKIP  events "
+
+check 1 thread "$PLUGINS/thread/$LIB" --timeout 60
+only_fail thread threads_left
+expect_line thread "thread\(s\) still running 1 s after destroy"
+
+check 1 sigterm "$PLUGINS/sigterm/$LIB" --timeout 60
+only_fail sigterm signal_handlers
+expect_line sigterm "changed the disposition of SIGTERM"
+
+check 1 writes_cwd "$PLUGINS/writes_cwd/$LIB" --timeout 60
+only_fail writes_cwd files_in_cwd
+expect_line writes_cwd "instead of th_host.output_dir: careless_summary.txt"
+
+check 1 slow "$PLUGINS/slow/$LIB" --timeout 60 --step_budget_ms 5
+only_fail slow event_time
+expect_line slow "OVER careless.on_step_end: 60 calls, mean [0-9.]+ ms"
+expect_line slow "^SKIP  memory_growth .*|too slow to measure"
+
+check 1 leaks "$PLUGINS/leaks/$LIB" --timeout 60
+only_fail leaks memory_growth
+expect_line leaks "memory grows with every step: .* over [0-9]+ steps \(4[0-9]{3} bytes per step"
+
+check 1 closes_stderr "$PLUGINS/closes_stderr/$LIB" --timeout 60
+only_fail closes_stderr std_descriptors
+expect_line closes_stderr "fd 2 \(stderr\) closed"
+
+check 1 chdir "$PLUGINS/chdir/$LIB" --timeout 60
+only_fail chdir working_directory
+expect_line chdir "changed from .*/cwd to .*/output_dir"
+
+# A hang: the group is killed at --timeout and the event it hung in is named.
+check 1 hangs "$PLUGINS/hangs/$LIB" --timeout 3
+expect_line hangs "^FAIL  events "
+expect_line hangs "no answer within 3 s: hung in careless.on_evaluate at step 4"
+
+# A crash: the signal and the event.
+check 1 crashes "$PLUGINS/crashes/$LIB" --timeout 60
+expect_line crashes "^FAIL  events "
+expect_line crashes "killed by SIGSEGV in careless.on_save at step 4"
+expect_line crashes "^SKIP  resume "
+
+# ---- usage errors ------------------------------------------------------------
+check 2 missing_file "$PLUGINS/no_such_library.so"
+expect_line missing_file "no_such_library.so: no such file"
+check 2 bad_flag "$LOSS_GUARD" --step_budget 3
+expect_line bad_flag "unknown argument '--step_budget' \(did you mean '--step_budget_ms'\?\)"
+check 2 no_library
+expect_line no_library "which plugin library"
+
+exit $((failures > 0))
