@@ -53,12 +53,11 @@ FakeHost::FakeHost() {
   table_.profile_span = &FakeHost::profile_span_fn;
 }
 
-void FakeHost::play_abi_minor(uint32_t minor) {
+uint32_t host_table_size(uint32_t minor) {
   if (minor > TRAINHOOK_ABI_VERSION_MINOR)
-    throw std::invalid_argument("play_abi_minor(" + std::to_string(minor) + "): this testkit speaks ABI 1." +
+    throw std::invalid_argument("ABI 1." + std::to_string(minor) + ": this testkit speaks ABI 1." +
                                 std::to_string(TRAINHOOK_ABI_VERSION_MINOR) + " at most");
-  // The last th_host field of each minor (abi.h): a table of that size is what
-  // a host built against that minor's header fills.
+  // The last th_host field of each minor (abi.h).
   static const uint32_t sizes[] = {
       static_cast<uint32_t>(TH_STRUCT_SIZE(th_host, run_name)),       // 1.0
       static_cast<uint32_t>(TH_STRUCT_SIZE(th_host, set_critical)),   // 1.1
@@ -69,8 +68,14 @@ void FakeHost::play_abi_minor(uint32_t minor) {
   };
   static_assert(sizeof sizes / sizeof sizes[0] == TRAINHOOK_ABI_VERSION_MINOR + 1,
                 "a new ABI minor adds its last th_host field here");
+  return sizes[minor];
+}
+
+void FakeHost::play_abi_minor(uint32_t minor) {
+  // A table of that size is what a host built against that minor's header fills.
+  const uint32_t size = host_table_size(minor);
   table_.abi_minor = minor;
-  table_.struct_size = sizes[minor];
+  table_.struct_size = size;
 }
 
 void FakeHost::profile_span_fn(void* ctx, const char* what, int64_t start_ns, int64_t end_ns) {

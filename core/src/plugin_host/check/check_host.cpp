@@ -1,5 +1,7 @@
 #include "check_host.hpp"
 
+#include <trainhook/testkit/plugin_driver.hpp>
+
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -86,23 +88,12 @@ CheckHost::CheckHost(std::string output_dir, std::string run_name)
 }
 
 void CheckHost::play_minor(uint32_t minor) {
-  // The last th_host field of each minor (abi.h).
-  static const uint32_t sizes[] = {
-      static_cast<uint32_t>(TH_STRUCT_SIZE(th_host, run_name)),       // 1.0
-      static_cast<uint32_t>(TH_STRUCT_SIZE(th_host, set_critical)),   // 1.1
-      static_cast<uint32_t>(TH_STRUCT_SIZE(th_host, end_requested)),  // 1.2
-      static_cast<uint32_t>(TH_STRUCT_SIZE(th_host, stop_signal)),    // 1.3
-      static_cast<uint32_t>(TH_STRUCT_SIZE(th_host, isolated)),       // 1.4
-      static_cast<uint32_t>(TH_STRUCT_SIZE(th_host, profile_span)),   // 1.5
-  };
-  static_assert(sizeof sizes / sizeof sizes[0] == TRAINHOOK_ABI_VERSION_MINOR + 1,
-                "a new ABI minor adds its last th_host field here");
   if (minor > TRAINHOOK_ABI_VERSION_MINOR) minor = TRAINHOOK_ABI_VERSION_MINOR;
   table_.abi_minor = minor;
-  table_.struct_size = sizes[minor];
+  table_.struct_size = testkit::host_table_size(minor);
   // Past the cut: NULL, as a table that ends there has nothing.
   char* base = reinterpret_cast<char*>(&table_);
-  std::memset(base + sizes[minor], 0, sizeof(th_host) - sizes[minor]);
+  std::memset(base + table_.struct_size, 0, sizeof(th_host) - table_.struct_size);
 }
 
 void CheckHost::set_rank(int32_t rank, int32_t world_size) {

@@ -6,6 +6,7 @@
 #include <trainhook/plugin_host/check/plugin_check.hpp>
 
 #include "../isolation/helper_executable.hpp"
+#include "../isolation/helper_pipe.hpp"
 
 #include <trainhook/common/errors.hpp>
 
@@ -75,50 +76,6 @@ CheckVerdict verdict_of(const std::string& s) {
   return CheckVerdict::fail;
 }
 
-struct Pipe {
-  int read = -1;
-  int write = -1;
-  Pipe() {
-    int fds[2];
-    if (::pipe2(fds, O_CLOEXEC) != 0)
-      throw PluginError(std::string("cannot create a pipe for the plugin check: ") + std::strerror(errno));
-    read = fds[0];
-    write = fds[1];
-    ::fcntl(read, F_SETFL, ::fcntl(read, F_GETFL) | O_NONBLOCK);
-  }
-  ~Pipe() {
-    if (read >= 0) ::close(read);
-    close_write();
-  }
-  void close_write() {
-    if (write >= 0) ::close(write);
-    write = -1;
-  }
-};
-
-// What is available on fd, into out (the first `keep` bytes, or the last ones
-// with keep_tail); false at end of file.
-bool drain(int fd, std::string& out, size_t keep, bool keep_tail) {
-  char buf[4096];
-  for (;;) {
-    const ssize_t n = ::read(fd, buf, sizeof buf);
-    if (n < 0) return errno == EINTR || errno == EAGAIN;
-    if (n == 0) return false;
-    out.append(buf, static_cast<size_t>(n));
-    if (out.size() <= keep) continue;
-    if (keep_tail)
-      out.erase(0, out.size() - keep);
-    else
-      out.resize(keep);
-  }
-}
-
-bool has_exited(pid_t pid) {
-  siginfo_t info{};
-  return ::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 &&
-         info.si_pid == pid;
-}
-
 struct GroupRun {
   std::vector<nlohmann::json> lines;
   std::string output;  // the tail of what the library printed
@@ -150,7 +107,7 @@ GroupRun run_group(const fs::path& helper, const std::string& group, const fs::p
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
 
-  Pipe result, output;
+  detail::HelperPipe result("the plugin check"), output("the plugin check");
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_adddup2(&actions, output.write, STDOUT_FILENO);
@@ -191,17 +148,17 @@ GroupRun run_group(const fs::path& helper, const std::string& group, const fs::p
     const int n = ::poll(fds, 2, static_cast<int>(std::min<int64_t>(left, 20)));
     if (n < 0 && errno != EINTR) break;
     if (result_open && (fds[0].revents & (POLLIN | POLLHUP | POLLERR)) != 0)
-      result_open = drain(result.read, answer, kMaxAnswer, false);
+      result_open = detail::drain_pipe(result.read, answer, kMaxAnswer, false);
     if (output_open && (fds[1].revents & (POLLIN | POLLHUP | POLLERR)) != 0)
-      output_open = drain(output.read, run.output, kOutputTail, true);
-    exited = has_exited(pid);
+      output_open = detail::drain_pipe(output.read, run.output, kOutputTail, true);
+    exited = detail::has_exited(pid);
   }
   // The whole group while the helper is unreaped (its pid, the group's id, is not reused).
   ::kill(-pid, SIGKILL);
   while (::waitpid(pid, &run.status, 0) < 0 && errno == EINTR) {
   }
-  if (result_open) drain(result.read, answer, kMaxAnswer, false);
-  if (output_open) drain(output.read, run.output, kOutputTail, true);
+  if (result_open) detail::drain_pipe(result.read, answer, kMaxAnswer, false);
+  if (output_open) detail::drain_pipe(output.read, run.output, kOutputTail, true);
 
   std::istringstream lines(answer);
   std::string line;

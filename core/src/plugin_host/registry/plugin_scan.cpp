@@ -2,6 +2,8 @@
 
 #include "library_record_json.hpp"
 
+#include "../isolation/helper_pipe.hpp"
+
 #include <trainhook/common/errors.hpp>
 
 #include <fcntl.h>
@@ -37,52 +39,6 @@ std::string signal_text(int sig) {
   return abbrev != nullptr ? "SIG" + std::string(abbrev) : "signal " + std::to_string(sig);
 }
 
-// Both ends close-on-exec; the child's ends are dup2'ed to fixed numbers. Our
-// read end does not block: a process the library started may hold the write
-// end open after the scanner is gone.
-struct Pipe {
-  int read = -1;
-  int write = -1;
-  Pipe() {
-    int fds[2];
-    if (::pipe2(fds, O_CLOEXEC) != 0)
-      throw PluginError(std::string("cannot create a pipe for the plugin scanner: ") + std::strerror(errno));
-    read = fds[0];
-    write = fds[1];
-    ::fcntl(read, F_SETFL, ::fcntl(read, F_GETFL) | O_NONBLOCK);
-  }
-  ~Pipe() {
-    close_read();
-    close_write();
-  }
-  void close_read() {
-    if (read >= 0) ::close(read);
-    read = -1;
-  }
-  void close_write() {
-    if (write >= 0) ::close(write);
-    write = -1;
-  }
-};
-
-// Reads what is available on fd into out, keeping at most `keep` bytes: the
-// first ones (an answer) or, with keep_tail, the last ones (printed output).
-// False at end of file or on an error.
-bool drain(int fd, std::string& out, size_t keep, bool keep_tail) {
-  char buf[4096];
-  for (;;) {
-    const ssize_t n = ::read(fd, buf, sizeof buf);
-    if (n < 0) return errno == EINTR || errno == EAGAIN;
-    if (n == 0) return false;
-    out.append(buf, static_cast<size_t>(n));
-    if (out.size() <= keep) continue;
-    if (keep_tail)
-      out.erase(0, out.size() - keep);
-    else
-      out.resize(keep);
-  }
-}
-
 // A descriptor that becomes readable when `pid` exits (Linux 5.3+), or -1:
 // then the wait checks with waitid every kExitCheck instead.
 int open_pidfd(pid_t pid) {
@@ -94,14 +50,6 @@ int open_pidfd(pid_t pid) {
 #endif
 }
 constexpr int64_t kExitCheckMs = 20;
-
-// Whether `pid` has exited, without reaping it: its process group id stays
-// taken until waitpid, so kill(-pid) cannot reach a stranger.
-bool has_exited(pid_t pid) {
-  siginfo_t info{};
-  return ::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 &&
-         info.si_pid == pid;
-}
 
 std::string tail_of(const std::string& output) {
   std::string t = output.size() > kOutputTail ? output.substr(output.size() - kOutputTail) : output;
@@ -125,8 +73,8 @@ std::chrono::milliseconds scan_time_limit() {
 
 bool scan_in_helper(const fs::path& scanner, const fs::path& file, std::chrono::milliseconds limit,
                     LibraryRecord& rec) {
-  Pipe result;
-  Pipe output;
+  HelperPipe result("the plugin scanner");
+  HelperPipe output("the plugin scanner");
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_adddup2(&actions, output.write, STDOUT_FILENO);
@@ -190,9 +138,9 @@ bool scan_in_helper(const fs::path& scanner, const fs::path& file, std::chrono::
       break;
     }
     if (result_open && (fds[0].revents & (POLLIN | POLLHUP | POLLERR)) != 0)
-      result_open = drain(result.read, json, kMaxAnswer, false);
+      result_open = drain_pipe(result.read, json, kMaxAnswer, false);
     if (output_open && (fds[1].revents & (POLLIN | POLLHUP | POLLERR)) != 0)
-      output_open = drain(output.read, printed, kOutputTail, true);
+      output_open = drain_pipe(output.read, printed, kOutputTail, true);
     exited = pidfd >= 0 ? (fds[2].revents & POLLIN) != 0 : has_exited(pid);
   }
   // The whole group, while the scanner is not yet reaped (so its pid, the
@@ -204,8 +152,8 @@ bool scan_in_helper(const fs::path& scanner, const fs::path& file, std::chrono::
   }
   if (pidfd >= 0) ::close(pidfd);
   // What the scanner wrote before it exited is in the pipes now.
-  if (result_open) drain(result.read, json, kMaxAnswer, false);
-  if (output_open) drain(output.read, printed, kOutputTail, true);
+  if (result_open) drain_pipe(result.read, json, kMaxAnswer, false);
+  if (output_open) drain_pipe(output.read, printed, kOutputTail, true);
   if (wait_error != 0)
     throw PluginError(std::string("waiting for the plugin scanner: ") + std::strerror(wait_error));
 

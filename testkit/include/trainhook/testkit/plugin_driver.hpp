@@ -33,6 +33,10 @@
 
 namespace testkit {
 
+// The th_host size a host of ABI 1.<minor> fills (0 to this SDK's minor): the
+// end of that minor's last field. Throws std::invalid_argument above it.
+uint32_t host_table_size(uint32_t minor);
+
 // A th_host whose services are plain members. Logs, stop requests and the
 // resume checkpoint a plugin asks for are recorded; with echo_prefix set, log
 // lines and stop requests are also printed to stderr (for drivers run by
