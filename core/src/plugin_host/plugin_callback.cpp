@@ -3,7 +3,7 @@
 #include "crash_handler.hpp"
 
 #include <trainhook/callbacks/callback_handler.hpp>
-#include <trainhook/plugin_host/plugin_registry.hpp>
+#include <trainhook/common/errors.hpp>
 #include <trainhook/plugin_host/process_containment.hpp>
 
 #include <spdlog/spdlog.h>

@@ -7,7 +7,7 @@
 
 #include "plugin_library.hpp"
 
-#include <trainhook/plugin_host/plugin_registry.hpp>
+#include <trainhook/plugin_host/library_record.hpp>
 
 #include <filesystem>
 #include <memory>

@@ -11,7 +11,7 @@
 // to the lock file's folder.
 #pragma once
 
-#include <trainhook/plugin_host/plugin_registry.hpp>
+#include <trainhook/plugin_host/plugin_search.hpp>
 
 #include <filesystem>
 #include <string>
