@@ -21,7 +21,7 @@
 #include <trainhook/plugin_host/registry/plugin_registry.hpp>
 #include <trainhook/callbacks/state.hpp>
 #include <trainhook/trainer/trainer_services.hpp>
-#include <trainhook/args/training_arguments.hpp>
+#include <trainhook/args/arguments_json.hpp>
 
 #include <spdlog/spdlog.h>
 #include <nlohmann/json.hpp>

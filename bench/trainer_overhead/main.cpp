@@ -14,6 +14,7 @@
 #include <trainhook/plugin_host/registry/plugin_registry.hpp>
 #include <trainhook/optim/lr_schedule.hpp>
 #include <trainhook/optim/optimizer_factory.hpp>
+#include <trainhook/trainer/options_from_arguments.hpp>
 #include <trainhook/trainer/trainer.hpp>
 
 #include <torch/torch.h>
@@ -36,7 +37,7 @@ trainhook::TrainingArguments overhead_args(int64_t steps) {
 double raw_loop(const trainhook::TensorDataset& data, int64_t steps) {
   auto model = make_mlp(kHidden);
   const auto args = overhead_args(steps);
-  auto optimizer = trainhook::make_optimizer(args, *model);
+  auto optimizer = trainhook::make_optimizer(trainhook::optimizer_options(args), *model);
   trainhook::LrScheduler scheduler(trainhook::SchedulerType::linear, args.learning_rate, 0, steps);
   trainhook::SamplerOptions so;
   so.batch_size = kBatch;

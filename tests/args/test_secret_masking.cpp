@@ -2,7 +2,7 @@
 // every plugin's training_args_json carry), after HF's TrainingArguments.to_dict.
 #include <doctest/doctest.h>
 #include <trainhook/args/secret_masking.hpp>
-#include <trainhook/args/training_arguments.hpp>
+#include <trainhook/args/arguments_json.hpp>
 #include <trainhook/secret_keys.hpp>
 
 using nlohmann::json;

@@ -334,14 +334,3 @@ TEST_CASE("resolve_steps: ratios below 1, counts from 1, 0 = never") {
   CHECK(trainhook::resolve_steps(-1, 1000) == 0);
 }
 
-TEST_CASE("resolve_warmup_steps: warmup_steps wins over warmup_ratio") {
-  TrainingArguments a;
-  CHECK(trainhook::resolve_warmup_steps(a, 100) == 0);
-  a.warmup_ratio = 0.1;
-  CHECK(trainhook::resolve_warmup_steps(a, 100) == 10);
-  CHECK(trainhook::resolve_warmup_steps(a, 15) == 2);  // ceil(1.5)
-  a.warmup_steps = 5;
-  CHECK(trainhook::resolve_warmup_steps(a, 100) == 5);
-  a.warmup_steps = 0.2;
-  CHECK(trainhook::resolve_warmup_steps(a, 100) == 20);
-}

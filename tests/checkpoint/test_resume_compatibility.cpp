@@ -3,6 +3,8 @@
 // differences come back for a warning.
 #include <trainhook/checkpoint/resume_compatibility.hpp>
 
+#include <trainhook/args/arguments_json.hpp>
+
 #include <trainhook/checkpoint/checkpoint_dirs.hpp>
 
 #include <doctest/doctest.h>
@@ -21,28 +23,28 @@ TEST_CASE("the same arguments resume, other run-shaping arguments are listed") {
   saved.max_steps = 360;
   saved.seed = 1;
   std::ofstream(d.path / kTrainingArgsFile) << to_json(saved).dump(2);
-  CHECK(resume_argument_differences(d.path, saved).empty());
+  CHECK(resume_argument_differences(d.path, to_json(saved)).empty());
 
   TrainingArguments now = saved;
   now.max_steps = 180;
   now.seed = 2;
   now.run_name = "renamed";  // not a run-shaping argument
   now.logging_steps = 7;
-  const auto diffs = resume_argument_differences(d.path, now);
+  const auto diffs = resume_argument_differences(d.path, to_json(now));
   CHECK(diffs == std::vector<std::string>{"max_steps: 360 in the checkpoint, 180 now",
                                           "seed: 1 in the checkpoint, 2 now"});
 
   CHECK_THROWS_WITH_AS(
-      check_resume_compatibility(d.path, now, true),
+      check_resume_compatibility(d.path, to_json(now), true),
       doctest::Contains("it was written by a run with other arguments (max_steps: 360 in the "
                         "checkpoint, 180 now; seed: 1 in the checkpoint, 2 now)"),
       std::runtime_error);
-  CHECK_THROWS_WITH_AS(check_resume_compatibility(d.path, now, true),
+  CHECK_THROWS_WITH_AS(check_resume_compatibility(d.path, to_json(now), true),
                        doctest::Contains(("pass --resume_from_checkpoint " + d.path.string() +
                                           ", or to train from scratch pass --overwrite_output_dir")
                                              .c_str()),
                        std::runtime_error);
-  CHECK(check_resume_compatibility(d.path, now, false) == diffs);
+  CHECK(check_resume_compatibility(d.path, to_json(now), false) == diffs);
 }
 
 TEST_CASE("adamw_torch and adamw_torch_fused resume each other, another optimizer is listed") {
@@ -52,16 +54,16 @@ TEST_CASE("adamw_torch and adamw_torch_fused resume each other, another optimize
   std::ofstream(d.path / kTrainingArgsFile) << to_json(saved).dump(2);
   TrainingArguments now = saved;
   now.optim = OptimizerName::adamw_torch_fused;
-  CHECK(check_resume_compatibility(d.path, now, true).empty());
+  CHECK(check_resume_compatibility(d.path, to_json(now), true).empty());
   now.optim = OptimizerName::sgd;
-  CHECK(resume_argument_differences(d.path, now) ==
+  CHECK(resume_argument_differences(d.path, to_json(now)) ==
         std::vector<std::string>{"optim: \"adamw_torch\" in the checkpoint, \"sgd\" now"});
 }
 
 TEST_CASE("a checkpoint without training_args.json has nothing to compare") {
   TempDir d("th_resume");
   TrainingArguments now;
-  CHECK(check_resume_compatibility(d.path, now, true).empty());
+  CHECK(check_resume_compatibility(d.path, to_json(now), true).empty());
 }
 
 TEST_CASE(

@@ -7,6 +7,7 @@
 #include <trainhook/args/training_arguments.hpp>
 #include <trainhook/callbacks/state.hpp>
 #include <trainhook/distributed/data_parallel.hpp>
+#include <trainhook/distributed/make_data_parallel.hpp>
 #include <trainhook/distributed/multi_process.hpp>
 #include <trainhook/distributed/single_process.hpp>
 #include <trainhook/checkpoint/checkpoint_io.hpp>

@@ -25,13 +25,10 @@ torch::nn::Sequential model_with_seed(int64_t seed) {
   return m;
 }
 
-trainhook::TrainingArguments adamw_args(trainhook::OptimizerName optim, const char* optim_args = nullptr) {
-  trainhook::TrainingArguments args;
-  args.optim = optim;
-  args.learning_rate = 0.01;
-  args.weight_decay = 0.1;
-  if (optim_args != nullptr) args.optim_args = optim_args;
-  return args;
+trainhook::OptimizerOptions adamw_args(trainhook::OptimizerName optim, const char* optim_args = nullptr) {
+  auto options = trainhook::OptimizerOptions().optim(optim).learning_rate(0.01).weight_decay(0.1);
+  if (optim_args != nullptr) options.optim_args(optim_args);
+  return options;
 }
 
 void train_steps(torch::nn::Sequential& m, torch::optim::Optimizer& opt, int steps, int64_t data_seed) {

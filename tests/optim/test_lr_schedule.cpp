@@ -33,16 +33,37 @@ TEST_CASE("constant ignores warmup, constant_with_warmup warms up then stays") {
 }
 
 TEST_CASE("warmup steps: warmup_steps wins, values below 1 and warmup_ratio are ratios rounded up") {
-  TrainingArguments a;
-  a.warmup_steps = 7;
-  a.warmup_ratio = 0.5;
+  ScheduleOptions a;
+  CHECK(warmup_steps_for(a, 100) == 0);
+  a.warmup_steps(7).warmup_ratio(0.5);
   CHECK(warmup_steps_for(a, 100) == 7);
-  a.warmup_steps = 0.1;
+  a.warmup_steps(0.1);
   CHECK(warmup_steps_for(a, 95) == 10);
-  a.warmup_steps = 0;
+  a.warmup_steps(0.07);
+  CHECK(warmup_steps_for(a, 100) == 7);  // not 8 from 7.000000000000001
+  a.warmup_steps(0.001);
+  CHECK(warmup_steps_for(a, 10) == 1);  // a warmup asked for is at least one step
+  a.warmup_steps(0);
   CHECK(warmup_steps_for(a, 11) == 6);
-  a.warmup_ratio = 0;
+  CHECK(warmup_steps_for(a, 15) == 8);  // ceil(7.5)
+  a.warmup_ratio(0.01);
+  CHECK(warmup_steps_for(a, 10) == 1);  // ceil(0.1)
+  a.warmup_ratio(0);
   CHECK(warmup_steps_for(a, 11) == 0);
+}
+
+TEST_CASE("a schedule from ScheduleOptions: its warmup resolved against the run's steps") {
+  const auto options = ScheduleOptions().type(SchedulerType::linear).learning_rate(0.1).warmup_ratio(0.2);
+  const LrScheduler from_options(options, 10);
+  const LrScheduler spelled_out(SchedulerType::linear, 0.1, 2, 10);
+  CHECK(from_options.lr() == spelled_out.lr());
+  LrScheduler a(options, 10), b(SchedulerType::linear, 0.1, 2, 10);
+  for (int i = 0; i < 5; ++i) {
+    a.step();
+    b.step();
+    CHECK(a.lr() == doctest::Approx(b.lr()));
+  }
+  CHECK(a.lr() == doctest::Approx(0.1 * 5.0 / 8.0));
 }
 
 TEST_CASE("the scheduler counts steps, saves and restores them") {

@@ -92,18 +92,16 @@ int plateau_cases_command(const std::vector<std::string>& a) {
 int optim_command(const std::vector<std::string>& a) {
   if (a.size() != 5)
     throw std::invalid_argument("usage: optim <optim> <optim_args|-> <lr> <weight_decay> <steps>");
-  trainhook::TrainingArguments args;
+  trainhook::OptimizerOptions options;
   const auto name = parse_enum<trainhook::OptimizerName>(a[0]);
   if (!name) throw std::invalid_argument("unknown optim " + a[0]);
-  args.optim = *name;
-  if (a[1] != "-") args.optim_args = a[1];
-  args.learning_rate = std::stod(a[2]);
-  args.weight_decay = std::stod(a[3]);
+  options.optim(*name).learning_rate(std::stod(a[2])).weight_decay(std::stod(a[3]));
+  if (a[1] != "-") options.optim_args(a[1]);
   torch::manual_seed(7);
   torch::nn::Linear model(4, 3);
   nlohmann::json out;
   out["initial"] = {{"weight", tensor_json(model->weight)}, {"bias", tensor_json(model->bias)}};
-  auto optimizer = trainhook::make_optimizer(args, *model);
+  auto optimizer = trainhook::make_optimizer(options, *model);
   nlohmann::json batches = nlohmann::json::array();
   for (int64_t step = 0, n = std::stoll(a[4]); step < n; ++step) {
     const auto x = torch::randn({5, 4});

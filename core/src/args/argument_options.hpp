@@ -5,7 +5,7 @@
 // config-file keys, --help and the "did you mean" candidates.
 #pragma once
 
-#include <trainhook/args/argument_parser.hpp>
+#include <trainhook/args/parsed_arguments.hpp>
 #include <trainhook/common/errors.hpp>
 
 #include <functional>

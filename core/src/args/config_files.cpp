@@ -3,7 +3,7 @@
 
 #include "yaml_config.hpp"
 
-#include <trainhook/args/argument_parser.hpp>
+#include <trainhook/common/errors.hpp>
 #include <trainhook/common/checked_json.hpp>
 #include <trainhook/strings.hpp>
 

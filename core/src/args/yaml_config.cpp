@@ -3,7 +3,7 @@
 // plain scalars, merge keys, rejecting duplicate keys, and errors as file:line.
 #include "yaml_config.hpp"
 
-#include <trainhook/args/argument_parser.hpp>
+#include <trainhook/common/errors.hpp>
 
 #include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>

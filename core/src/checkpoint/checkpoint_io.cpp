@@ -11,9 +11,10 @@
 #include <trainhook/checkpoint/hf_scheduler_file.hpp>
 #include <trainhook/checkpoint/reproducibility.hpp>
 #include <trainhook/checkpoint/safetensors_io.hpp>
+#include <trainhook/checkpoint/serialize_archive_file.hpp>
 #include <trainhook/checkpoint/torch_pickle_io.hpp>
 #include <trainhook/common/checked_json.hpp>
-#include <trainhook/models/torchscript_model.hpp>
+#include <trainhook/models/own_weights_file.hpp>
 
 #include <ATen/CPUGeneratorImpl.h>
 #include <spdlog/spdlog.h>
@@ -78,25 +79,6 @@ void compare_shapes(const torch::nn::Module& module, torch::serialize::InputArch
 
 }  // namespace
 
-void save_archive_atomically(torch::serialize::OutputArchive& archive, const fs::path& file) {
-  write_file_atomically(file, [&](const fs::path& tmp) {
-    std::FILE* f = std::fopen(tmp.c_str(), "wb");
-    if (f == nullptr)
-      throw std::runtime_error(std::string("cannot open for writing: ") + std::strerror(errno));
-    int error = 0;
-    // LibTorch's writer throws c10::Error on a short write and then again
-    // from its destructor (std::terminate): it is always told that all bytes
-    // went out, and the first failure is reported here instead.
-    archive.save_to([&](const void* data, size_t n) -> size_t {
-      if (error == 0 && n > 0 && std::fwrite(data, 1, n, f) != n) error = errno != 0 ? errno : EIO;
-      return n;
-    });
-    if (std::fflush(f) != 0 && error == 0) error = errno != 0 ? errno : EIO;
-    if (std::fclose(f) != 0 && error == 0) error = errno != 0 ? errno : EIO;
-    if (error != 0) throw std::runtime_error(std::strerror(error));
-  });
-}
-
 std::string rank_rng_state_file(int rank) { return "rng_state_" + std::to_string(rank) + ".pth"; }
 
 torch::Tensor cpu_rng_state() {
@@ -119,9 +101,10 @@ void check_checkpoint_world_size(const fs::path& dir, int world_size) {
 }
 
 void save_model_weights(torch::nn::Module& module, const fs::path& file) {
-  // A TorchScript model is saved as the archive it came in (torch.jit.load-able).
-  if (auto* script = dynamic_cast<ScriptModuleParameters*>(&module)) {
-    script->owner().save(file);
+  // A model with a weights format of its own (TorchScript: the archive it came
+  // in, torch.jit.load-able) writes it itself.
+  if (auto* own = dynamic_cast<OwnWeightsFile*>(&module)) {
+    own->save_weights(file);
     return;
   }
   torch::serialize::OutputArchive archive;
@@ -132,8 +115,8 @@ void save_model_weights(torch::nn::Module& module, const fs::path& file) {
 void load_model_weights(torch::nn::Module& module, const fs::path& file) {
   require(file);
   verify_file_in_manifest(file);  // damaged weights: an error naming the file
-  if (auto* script = dynamic_cast<ScriptModuleParameters*>(&module)) {
-    script->owner().load_weights(file);
+  if (auto* own = dynamic_cast<OwnWeightsFile*>(&module)) {
+    own->load_weights(file);
     return;
   }
   try {

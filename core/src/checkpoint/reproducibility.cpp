@@ -1,7 +1,7 @@
 #include <trainhook/checkpoint/reproducibility.hpp>
 
-#include <trainhook/checkpoint/checkpoint_io.hpp>
 #include <trainhook/checkpoint/hf_rng_state_file.hpp>
+#include <trainhook/checkpoint/serialize_archive_file.hpp>
 #include <trainhook/checkpoint/torch_pickle_io.hpp>
 
 #include <ATen/CPUGeneratorImpl.h>

@@ -57,7 +57,7 @@ nlohmann::json comparable(const std::string& key, const nlohmann::json& v) {
 }  // namespace
 
 std::vector<std::string> resume_argument_differences(const fs::path& checkpoint,
-                                                     const TrainingArguments& args) {
+                                                     const nlohmann::json& run_arguments) {
   const fs::path file = checkpoint / kTrainingArgsFile;
   std::error_code ec;
   if (!fs::exists(file, ec)) return {};
@@ -67,12 +67,11 @@ std::vector<std::string> resume_argument_differences(const fs::path& checkpoint,
     const nlohmann::json more = read_json_object(ours, "training arguments");
     for (auto it = more.begin(); it != more.end(); ++it) saved[it.key()] = it.value();
   }
-  const nlohmann::json now = to_json(args);
   std::vector<std::string> differences;
   for (const char* key : kRunKeys) {
     const auto it = saved.find(key);
     if (it == saved.end()) continue;  // an older file: nothing to compare
-    const nlohmann::json& current = now.contains(key) ? now[key] : nlohmann::json();
+    const nlohmann::json& current = run_arguments.contains(key) ? run_arguments[key] : nlohmann::json();
     if (!same_value(comparable(key, *it), comparable(key, current)))
       differences.push_back(std::string(key) + ": " + shown(*it) + " in the checkpoint, " + shown(current) +
                             " now");
@@ -80,9 +79,10 @@ std::vector<std::string> resume_argument_differences(const fs::path& checkpoint,
   return differences;
 }
 
-std::vector<std::string> check_resume_compatibility(const fs::path& checkpoint, const TrainingArguments& args,
+std::vector<std::string> check_resume_compatibility(const fs::path& checkpoint,
+                                                    const nlohmann::json& run_arguments,
                                                     bool found_automatically) {
-  std::vector<std::string> differences = resume_argument_differences(checkpoint, args);
+  std::vector<std::string> differences = resume_argument_differences(checkpoint, run_arguments);
   if (differences.empty() || !found_automatically) return differences;
   throw std::runtime_error("found " + checkpoint.string() +
                            " in output_dir, but it was written by a run with other arguments (" +

@@ -257,7 +257,7 @@ int train_command(const std::vector<std::string>& args, const std::string& progr
   if (targs.do_train && !targs.overwrite_output_dir && !targs.resume_from_checkpoint &&
       non_empty_dir(targs.output_dir)) {
     if (const auto last = latest_checkpoint(targs.output_dir)) {
-      check_resume_compatibility(*last, targs, /*found_automatically=*/true);  // another run's?
+      check_resume_compatibility(*last, to_json(targs), /*found_automatically=*/true);  // another run's?
       spdlog::info(
           "checkpoint detected, resuming training at {} (use --overwrite_output_dir to train from scratch)",
           last->string());

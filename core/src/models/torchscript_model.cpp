@@ -101,6 +101,10 @@ void ScriptModuleParameters::train(bool on) {
   owner_.script_module().train(on);
 }
 
+void ScriptModuleParameters::save_weights(const fs::path& file) { owner_.save(file); }
+
+void ScriptModuleParameters::load_weights(const fs::path& file) { owner_.load_weights(file); }
+
 TorchScriptModel::TorchScriptModel(const fs::path& file, TorchScriptOptions options)
     : file_(file), loss_name_(std::move(options.loss_)) {
   check_torchscript_archive(file);

@@ -261,12 +261,26 @@ double lr_factor(SchedulerType type, int64_t step, int64_t warmup_steps, int64_t
   return lr_factor(type, step, warmup_steps, total_steps, default_options(type));
 }
 
-int64_t warmup_steps_for(const TrainingArguments& args, int64_t max_steps) {
-  return resolve_warmup_steps(args, max_steps);
+int64_t warmup_steps_for(const ScheduleOptions& options, int64_t max_steps) {
+  // The tiny slack keeps products such as 100 * 0.07 (= 7.000000000000001)
+  // from rounding up to the next step.
+  const auto ratio_of_steps = [&](double ratio) {
+    return std::ceil(static_cast<double>(max_steps) * ratio - 1e-9);
+  };
+  if (options.warmup_steps_ >= 1) return static_cast<int64_t>(options.warmup_steps_);
+  if (options.warmup_steps_ > 0)
+    return std::max<int64_t>(1, static_cast<int64_t>(ratio_of_steps(options.warmup_steps_)));
+  if (options.warmup_ratio_ > 0)
+    return std::max<int64_t>(0, static_cast<int64_t>(ratio_of_steps(options.warmup_ratio_)));
+  return 0;
 }
 
 LrScheduler::LrScheduler(SchedulerType type, double base_lr, int64_t warmup_steps, int64_t total_steps)
     : LrScheduler(type, base_lr, warmup_steps, total_steps, nlohmann::json::object()) {}
+
+LrScheduler::LrScheduler(const ScheduleOptions& options, int64_t total_steps)
+    : LrScheduler(options.type_, options.learning_rate_, warmup_steps_for(options, total_steps), total_steps,
+                  options.kwargs_) {}
 
 LrScheduler::LrScheduler(SchedulerType type, double base_lr, int64_t warmup_steps, int64_t total_steps,
                          const nlohmann::json& kwargs)

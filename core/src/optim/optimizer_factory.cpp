@@ -119,21 +119,21 @@ std::map<std::string, std::string> parse_optim_args(const std::optional<std::str
   return out;
 }
 
-std::unique_ptr<torch::optim::Optimizer> make_optimizer(const TrainingArguments& args,
+std::unique_ptr<torch::optim::Optimizer> make_optimizer(const OptimizerOptions& options,
                                                         torch::nn::Module& module) {
-  auto values = parse_optim_args(args.optim_args);
-  switch (args.optim) {
+  auto values = parse_optim_args(options.optim_args_);
+  switch (options.optim_) {
     case OptimizerName::adamw_torch:
     case OptimizerName::adamw_torch_fused: {
-      const OptimArgs o(args.optim, values, {"amsgrad"});
-      const auto base = torch::optim::AdamWOptions(args.learning_rate)
-                            .betas({args.adam_beta1, args.adam_beta2})
-                            .eps(args.adam_epsilon)
+      const OptimArgs o(options.optim_, values, {"amsgrad"});
+      const auto base = torch::optim::AdamWOptions(options.learning_rate_)
+                            .betas({options.adam_beta1_, options.adam_beta2_})
+                            .eps(options.adam_epsilon_)
                             .amsgrad(o.boolean("amsgrad", false));
       auto defaults = base;
-      defaults.weight_decay(args.weight_decay);
-      auto groups = param_groups(module, base, args.weight_decay);
-      if (args.optim == OptimizerName::adamw_torch) {
+      defaults.weight_decay(options.weight_decay_);
+      auto groups = param_groups(module, base, options.weight_decay_);
+      if (options.optim_ == OptimizerName::adamw_torch) {
         return std::make_unique<torch::optim::AdamW>(std::move(groups), defaults);
       }
       // The parameters' device decides; they are placed before the optimizer is made.
@@ -149,14 +149,14 @@ std::unique_ptr<torch::optim::Optimizer> make_optimizer(const TrainingArguments&
       return std::make_unique<FusedAdamW>(std::move(groups), defaults);
     }
     case OptimizerName::sgd: {
-      const OptimArgs o(args.optim, values, {"momentum", "dampening", "nesterov", "weight_decay"});
+      const OptimArgs o(options.optim_, values, {"momentum", "dampening", "nesterov", "weight_decay"});
       const double momentum = o.number("momentum", 0.0);
       const double dampening = o.number("dampening", 0.0);
       const bool nesterov = o.boolean("nesterov", false);
       if (nesterov && (momentum <= 0 || dampening != 0))
         o.fail("nesterov", "needs momentum > 0 and dampening 0 (torch.optim.SGD's rule)");
-      const double weight_decay = o.number("weight_decay", args.weight_decay);
-      const auto base = torch::optim::SGDOptions(args.learning_rate)
+      const double weight_decay = o.number("weight_decay", options.weight_decay_);
+      const auto base = torch::optim::SGDOptions(options.learning_rate_)
                             .momentum(momentum)
                             .dampening(dampening)
                             .nesterov(nesterov);
@@ -165,28 +165,31 @@ std::unique_ptr<torch::optim::Optimizer> make_optimizer(const TrainingArguments&
       return std::make_unique<torch::optim::SGD>(param_groups(module, base, weight_decay), defaults);
     }
     case OptimizerName::adagrad: {
-      const OptimArgs o(args.optim, values, {"lr_decay", "initial_accumulator_value", "eps"});
-      const auto base = torch::optim::AdagradOptions(args.learning_rate)
+      const OptimArgs o(options.optim_, values, {"lr_decay", "initial_accumulator_value", "eps"});
+      const auto base = torch::optim::AdagradOptions(options.learning_rate_)
                             .lr_decay(o.number("lr_decay", 0.0))
                             .initial_accumulator_value(o.number("initial_accumulator_value", 0.0))
                             .eps(o.number("eps", 1e-10));
       auto defaults = base;
-      defaults.weight_decay(args.weight_decay);
-      return std::make_unique<torch::optim::Adagrad>(param_groups(module, base, args.weight_decay), defaults);
+      defaults.weight_decay(options.weight_decay_);
+      return std::make_unique<torch::optim::Adagrad>(param_groups(module, base, options.weight_decay_),
+                                                     defaults);
     }
     case OptimizerName::rmsprop: {
-      const OptimArgs o(args.optim, values, {"alpha", "eps", "momentum", "centered"});
-      const auto base = torch::optim::RMSpropOptions(args.learning_rate)
+      const OptimArgs o(options.optim_, values, {"alpha", "eps", "momentum", "centered"});
+      const auto base = torch::optim::RMSpropOptions(options.learning_rate_)
                             .alpha(o.number("alpha", 0.99))
                             .eps(o.number("eps", 1e-8))
                             .momentum(o.number("momentum", 0.0))
                             .centered(o.boolean("centered", false));
       auto defaults = base;
-      defaults.weight_decay(args.weight_decay);
-      return std::make_unique<torch::optim::RMSprop>(param_groups(module, base, args.weight_decay), defaults);
+      defaults.weight_decay(options.weight_decay_);
+      return std::make_unique<torch::optim::RMSprop>(param_groups(module, base, options.weight_decay_),
+                                                     defaults);
     }
   }
-  throw std::invalid_argument(std::string("optim: unsupported optimizer '") + enum_name(args.optim) + "'");
+  throw std::invalid_argument(std::string("optim: unsupported optimizer '") + enum_name(options.optim_) +
+                              "'");
 }
 
 void set_learning_rate(torch::optim::Optimizer& optimizer, double lr) {

@@ -4,6 +4,7 @@
 // folder names and rotation in checkpoint_dirs.cpp.
 #include "trainer_impl.hpp"
 
+#include <trainhook/args/arguments_json.hpp>
 #include <trainhook/callbacks/trainer_state_io.hpp>
 #include <trainhook/checkpoint/atomic_file.hpp>
 #include <trainhook/checkpoint/checkpoint_dirs.hpp>
@@ -121,7 +122,8 @@ std::optional<fs::path> Trainer::Impl::resolve_resume(std::optional<std::string>
           "resume_from_checkpoint=true: no complete checkpoint-<step> folder in output_dir '" +
           args.output_dir + "'");
     }
-    check_resume_compatibility(*latest, args, /*found_automatically=*/true);  // another run's checkpoint?
+    // Another run's checkpoint?
+    check_resume_compatibility(*latest, to_json(args), /*found_automatically=*/true);
     return latest;
   }
   const fs::path dir(*resume);
@@ -131,7 +133,7 @@ std::optional<fs::path> Trainer::Impl::resolve_resume(std::optional<std::string>
     throw std::runtime_error("resume_from_checkpoint: '" + *resume + "' has no " + kTrainerStateFile +
                              " (not a complete checkpoint)");
   }
-  for (const auto& d : check_resume_compatibility(dir, args, /*found_automatically=*/false))
+  for (const auto& d : check_resume_compatibility(dir, to_json(args), /*found_automatically=*/false))
     spdlog::warn("resuming {} with other arguments than it was saved with: {}", dir.string(), d);
   return dir;
 }

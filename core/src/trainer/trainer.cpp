@@ -7,6 +7,7 @@
 #include <trainhook/args/secret_masking.hpp>
 #include <trainhook/plugin_host/containment/plugin_exit_guard.hpp>
 #include <trainhook/checkpoint/reproducibility.hpp>
+#include <trainhook/distributed/make_data_parallel.hpp>
 #include <trainhook/trainer/signal_guard.hpp>
 
 #include <spdlog/spdlog.h>

@@ -160,8 +160,9 @@ struct Trainer::Impl {
   // Destruction order matters: handler (callbacks) first, then the services
   // they call, then the registry (libraries stay loaded while a callback lives).
   std::optional<PluginRegistry> registry;
-  CallbackSelection selection;       // what report_to/callbacks enable (callback_resolver.hpp)
-  TrainerModelAccess access{*this};  // ABI 1.1 model services (model_access.hpp)
+  CallbackSelection selection;  // what report_to/callbacks enable (callback_resolver.hpp)
+  // ABI 1.1 model services (model_access.hpp), reading members declared below.
+  TrainerModelAccess access{{handler, model, optimizer, scheduler}};
   std::unique_ptr<TrainerServices> services;
   // --profile (run_profile.hpp): declared before the handler, which times
   // every callback call into it.

@@ -1,7 +1,5 @@
 #include "trainer_model_access.hpp"
 
-#include "trainer_impl.hpp"
-
 #include <trainhook/optim/optimizer_factory.hpp>
 
 #include <cmath>
@@ -79,7 +77,7 @@ TrainerModelAccess::Views& TrainerModelAccess::views(int32_t kind) {
   if (!slot) {
     // Names and handles once: the module's structure does not change in a run.
     Views v;
-    auto& module = impl_.model->module();
+    auto& module = trainer_.model->module();
     if (kind == TH_TENSORS_BUFFERS) {
       for (const auto& item : module.named_buffers(true)) {
         v.names.push_back(item.key());
@@ -99,7 +97,7 @@ TrainerModelAccess::Views& TrainerModelAccess::views(int32_t kind) {
 }
 
 std::string TrainerModelAccess::tensors(int32_t kind, int32_t access, th_tensor_list& out) {
-  std::string why = model_access_rules::check_tensors(impl_.handler.current_event(), kind, access);
+  std::string why = model_access_rules::check_tensors(trainer_.handler.current_event(), kind, access);
   if (!why.empty()) return why;
   Views& v = views(kind);
   for (size_t i = 0; i < v.tensors.size(); ++i) {
@@ -117,8 +115,8 @@ std::string TrainerModelAccess::tensors(int32_t kind, int32_t access, th_tensor_
 }
 
 std::string TrainerModelAccess::learning_rates(double* out, uint32_t capacity, uint32_t& count) {
-  if (!impl_.optimizer) return "learning_rates: no optimizer yet (ask from on_train_begin on)";
-  const auto& groups = impl_.optimizer->param_groups();
+  if (!trainer_.optimizer) return "learning_rates: no optimizer yet (ask from on_train_begin on)";
+  const auto& groups = trainer_.optimizer->param_groups();
   count = static_cast<uint32_t>(groups.size());
   for (uint32_t i = 0; i < count && i < capacity; ++i) out[i] = groups[i].options().get_lr();
   return "";
@@ -128,7 +126,7 @@ std::string TrainerModelAccess::set_lr_factor(double factor) {
   std::string why = model_access_rules::check_factor(factor);
   if (!why.empty()) return why;
   factor_ = factor;
-  if (impl_.optimizer && impl_.scheduler) set_learning_rate(*impl_.optimizer, lr());
+  if (trainer_.optimizer && trainer_.scheduler) set_learning_rate(*trainer_.optimizer, lr());
   return "";
 }
 
@@ -140,13 +138,15 @@ std::string TrainerModelAccess::add_metric(const std::string& name, double value
 }
 
 std::string TrainerModelAccess::skip_optimizer_step() {
-  std::string why = model_access_rules::check_skip(impl_.handler.current_event());
+  std::string why = model_access_rules::check_skip(trainer_.handler.current_event());
   if (!why.empty()) return why;
   skip_ = true;
   return "";
 }
 
-double TrainerModelAccess::lr() const { return impl_.scheduler ? impl_.scheduler->lr() * factor_ : 0.0; }
+double TrainerModelAccess::lr() const {
+  return trainer_.scheduler ? trainer_.scheduler->lr() * factor_ : 0.0;
+}
 
 void TrainerModelAccess::add_micro_loss(double loss) {
   if (window_closed_) {
@@ -160,8 +160,8 @@ void TrainerModelAccess::end_window(std::optional<double> grad_norm_before_clipp
   step_.struct_size = TH_STEP_VALUES_STRUCT_SIZE;
   step_.loss = window_loss_;
   step_.grad_norm = grad_norm_before_clipping.value_or(std::numeric_limits<double>::quiet_NaN());
-  step_.learning_rate = impl_.optimizer && !impl_.optimizer->param_groups().empty()
-                            ? impl_.optimizer->param_groups()[0].options().get_lr()
+  step_.learning_rate = trainer_.optimizer && !trainer_.optimizer->param_groups().empty()
+                            ? trainer_.optimizer->param_groups()[0].options().get_lr()
                             : lr();
   window_closed_ = true;
 }

@@ -1,8 +1,8 @@
 // The trainer's ModelAccess (ABI 1.1): DLPack views of the model's parameters,
 // gradients and buffers, the learning rate and its factor, metrics from
 // plugins, skipping an optimizer step, and this step's values. Private to the
-// library; one per Trainer::Impl, which it reads (model, optimizer, scheduler,
-// the running event).
+// library; one per Trainer::Impl, of which it reads the model, optimizer,
+// scheduler and running event (Sources), never the Trainer itself.
 //
 // The training loop tells it about the step (add_micro_loss, end_window,
 // take_skip) and asks it for the learning rate to set (lr()); Impl::fire adds
@@ -11,9 +11,13 @@
 #pragma once
 
 #include <trainhook/callbacks/callback.hpp>
+#include <trainhook/callbacks/callback_handler.hpp>
+#include <trainhook/models/model.hpp>
+#include <trainhook/optim/lr_schedule.hpp>
 #include <trainhook/plugin_host/host/model_access.hpp>
-#include <trainhook/trainer/trainer.hpp>
+#include <trainhook/trainer/metrics.hpp>
 
+#include <torch/optim/optimizer.h>
 #include <torch/types.h>
 
 #include <map>
@@ -30,7 +34,14 @@ inline constexpr const char* kLrFactorCallbackName = "TrainhookLrFactor";
 class TrainerModelAccess final : public ModelAccess {
  public:
   // `impl` owns this object and outlives it.
-  explicit TrainerModelAccess(Trainer::Impl& impl) : impl_(impl) {}
+  // What it reads of the trainer: Trainer::Impl's members, which outlive it.
+  struct Sources {
+    const CallbackHandler& handler;  // the running event
+    const std::shared_ptr<Model>& model;
+    const std::unique_ptr<torch::optim::Optimizer>& optimizer;  // set by train()
+    const std::optional<LrScheduler>& scheduler;
+  };
+  explicit TrainerModelAccess(Sources sources) : trainer_(sources) {}
 
   std::string tensors(int32_t kind, int32_t access, th_tensor_list& out) override;
   std::string learning_rates(double* out, uint32_t capacity, uint32_t& count) override;
@@ -67,7 +78,7 @@ class TrainerModelAccess final : public ModelAccess {
   };
   Views& views(int32_t kind);
 
-  Trainer::Impl& impl_;
+  Sources trainer_;
   double factor_ = 1.0;
   std::map<std::string, double> pending_;
   bool skip_ = false;

@@ -15,6 +15,7 @@
 #include <trainhook/trainer/training_loss.hpp>
 
 #include <trainhook/checkpoint/resume_compatibility.hpp>
+#include <trainhook/trainer/options_from_arguments.hpp>
 #include <trainhook/trainer/signal_guard.hpp>
 
 #include <spdlog/spdlog.h>
@@ -38,9 +39,8 @@ TrainOutput Trainer::Impl::run_training(std::optional<std::string> resume_arg) {
   if (resume) check_checkpoint_world_size(*resume, args.world_size);
   memory.start("train");
   const TrainingPlan plan = plan_steps();
-  optimizer = make_optimizer(args, model->module());
-  scheduler.emplace(args.lr_scheduler_type, args.learning_rate, warmup_steps_for(args, plan.max_steps),
-                    plan.max_steps, args.lr_scheduler_kwargs);
+  optimizer = make_optimizer(optimizer_options(args), model->module());
+  scheduler.emplace(schedule_options(args), plan.max_steps);
   set_learning_rate(*optimizer, access.lr());
   state = TrainerState{};
   const StartPoint start = resume ? restore(*resume, plan) : StartPoint{};

@@ -5,6 +5,8 @@
 #pragma once
 
 #include <trainhook/common/errors.hpp>
+#include <trainhook/args/arguments_json.hpp>
+#include <trainhook/args/parsed_arguments.hpp>
 #include <trainhook/args/training_arguments.hpp>
 
 #include <stdexcept>
@@ -12,14 +14,6 @@
 #include <vector>
 
 namespace trainhook {
-
-struct ParsedArguments {
-  TrainingArguments training;
-  ModelArguments model;
-  DataArguments data;
-  bool help = false;                  // --help given: help_text() was requested
-  std::vector<std::string> warnings;  // e.g. unsupported HF arguments that are harmless
-};
 
 // args excludes the program name and the subcommand ("train").
 //

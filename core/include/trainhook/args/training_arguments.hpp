@@ -181,24 +181,13 @@ struct DataArguments {
   double feature_scale = 1.0;         // features are multiplied by this
 };
 
-// JSON with the HF key names (as training_args.json and plugins see it): every
-// field, optionals unset as null, plugin_config as the object it is.
-nlohmann::json to_json(const TrainingArguments& a);
-// The CLI's model and data arguments with their flag names (same conventions).
-nlohmann::json to_json(const ModelArguments& a);
-nlohmann::json to_json(const DataArguments& a);
 
-// An interval given as *_steps (logging_steps, eval_steps, save_steps,
-// warmup_steps) resolved against the run's total optimizer steps, as HF does:
+// An interval given as *_steps (logging_steps, eval_steps, save_steps;
+// warmup_steps: optim/lr_schedule.hpp's warmup_steps_for) resolved against the run's total optimizer steps, as HF does:
 // a value in (0, 1) is a ratio, ceil(max_steps * value); a value >= 1 is a step
 // count (validate() has checked it is whole); a value <= 0 gives 0 (never).
 // The trainer calls this once max_steps is known (also when it came from
 // num_train_epochs); validate() keeps the fields as the user gave them.
 int64_t resolve_steps(double value, int64_t max_steps);
-
-// The warmup step count for a run of max_steps optimizer steps: warmup_steps
-// when it is > 0 (a count, or a ratio when < 1), else ceil(warmup_ratio * max_steps)
-// (HF: warmup_steps overrides warmup_ratio; v5 folds the ratio into warmup_steps).
-int64_t resolve_warmup_steps(const TrainingArguments& a, int64_t max_steps);
 
 }  // namespace trainhook

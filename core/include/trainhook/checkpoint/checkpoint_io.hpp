@@ -22,6 +22,8 @@
 #pragma once
 
 #include <trainhook/callbacks/state.hpp>
+#include <trainhook/checkpoint/reproducibility.hpp>
+#include <trainhook/checkpoint/serialize_archive_file.hpp>
 #include <trainhook/models/model.hpp>
 #include <trainhook/optim/grad_scaler.hpp>
 #include <trainhook/optim/lr_schedule.hpp>
@@ -41,7 +43,6 @@ inline constexpr const char* kOptimizerFile = "optimizer.pt";
 inline constexpr const char* kSchedulerFile = "scheduler.json";
 // --fp16 runs only: the loss scaler (accelerate names its copy scaler.pt).
 inline constexpr const char* kScalerFile = "scaler.json";
-inline constexpr const char* kRngStateFile = "rng_state.pt";
 // "rng_state_<rank>.pth": rank's RNG state in a multi-process checkpoint.
 std::string rank_rng_state_file(int rank);
 // The default CPU generator's state as a byte tensor (what rng_state files hold).
@@ -49,11 +50,6 @@ torch::Tensor cpu_rng_state();
 // Resuming `dir` with `world_size` processes: throws std::runtime_error when
 // the checkpoint was written by a different number of processes.
 void check_checkpoint_world_size(const std::filesystem::path& dir, int world_size);
-
-// Writes the archive to a temporary beside `file` and renames it into place
-// (atomic_file.hpp); a full disk is a std::runtime_error naming the file and
-// the free space, never LibTorch's terminate.
-void save_archive_atomically(torch::serialize::OutputArchive& archive, const std::filesystem::path& file);
 
 void save_model_weights(torch::nn::Module& module, const std::filesystem::path& file);
 // Throws std::runtime_error naming the file (missing, or weights that do not fit the model).

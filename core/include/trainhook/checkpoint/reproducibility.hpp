@@ -8,6 +8,9 @@
 
 namespace trainhook {
 
+// The default CPU generator's state in a one-process checkpoint (save_rng_state).
+inline constexpr const char* kRngStateFile = "rng_state.pt";
+
 // Seeds LibTorch's default CPU generator and the C library's rand().
 // full_determinism also makes LibTorch use deterministic algorithms only, so
 // two runs with one seed give identical results on CPU.

@@ -1,11 +1,13 @@
 // Whether a checkpoint belongs to the run that resumes it: after
 // --overwrite_output_dir and a kill, the next run found the *old* run's
 // checkpoint-360 (max_steps 360) and resumed it for a run of max_steps 180.
-// The checkpoint's training_args.json is compared with this run's arguments
-// over the keys that shape a run. No LibTorch here.
+// The checkpoint's training_args.json is compared with this run's arguments,
+// given as the JSON object training_args.json is written from
+// (to_json(TrainingArguments): the trainer's), over the keys that shape a run.
+// No LibTorch here.
 #pragma once
 
-#include <trainhook/args/training_arguments.hpp>
+#include <nlohmann/json.hpp>
 
 #include <filesystem>
 #include <string>
@@ -17,14 +19,15 @@ namespace trainhook {
 // shapes the run (steps, epochs, seed, batch, optimiser and schedule);
 // empty when they agree or the checkpoint has no training_args.json.
 std::vector<std::string> resume_argument_differences(const std::filesystem::path& checkpoint,
-                                                     const TrainingArguments& args);
+                                                     const nlohmann::json& run_arguments);
 
 // found_automatically (no --resume_from_checkpoint, or `true`): any
 // difference throws std::runtime_error listing them and the two ways on.
 // Given by path: returns the differences for the caller to warn about, as HF
 // allows resuming with other arguments.
 std::vector<std::string> check_resume_compatibility(const std::filesystem::path& checkpoint,
-                                                    const TrainingArguments& args, bool found_automatically);
+                                                    const nlohmann::json& run_arguments,
+                                                    bool found_automatically);
 
 // "hidden_size: 16 saved, 32 now (--hidden_size)" for every key of
 // the model's config.json (TrainerOptions::model_config_json) that differs from

@@ -6,6 +6,8 @@
 // the batch they return.
 #pragma once
 
+#include <trainhook/data/batch.hpp>
+
 #include <torch/types.h>
 
 #include <cstdint>
@@ -15,23 +17,6 @@
 #include <vector>
 
 namespace trainhook {
-
-using NamedTensor = std::pair<std::string, torch::Tensor>;
-
-// A batch: the input and labels tensors, plus the other tensors of the data
-// set by name. A TorchScript model's forward takes them by name (HF's Trainer
-// passes a batch dict as keyword arguments); built-in models use inputs/labels.
-struct Batch {
-  torch::Tensor inputs;
-  torch::Tensor labels;
-  std::string input_name = "input";
-  std::string label_name = "labels";
-  std::vector<NamedTensor> extra;
-  // The tensor called `name` (input, labels or an extra one), or nullptr.
-  const torch::Tensor* find(const std::string& name) const;
-  // Every tensor name of the batch, input and labels first.
-  std::vector<std::string> names() const;
-};
 
 class TensorDataset;
 

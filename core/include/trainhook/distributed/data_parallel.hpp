@@ -3,7 +3,7 @@
 // each method at the same place whatever the world size, so its loop has no
 // `if (group)`: SingleProcess (single_process.hpp) does nothing or hands its
 // input back; MultiProcess (multi_process.hpp) does it over a c10d process
-// group. make_data_parallel picks one from the arguments.
+// group. make_data_parallel (make_data_parallel.hpp) picks one from the arguments.
 //
 // Every method of MultiProcess that communicates is a collective: all ranks
 // call it in the same order (the trainer's loop guarantees that by agreeing on
@@ -25,7 +25,6 @@ class Module;
 
 namespace trainhook {
 struct TrainerControl;
-struct TrainingArguments;
 }  // namespace trainhook
 
 namespace trainhook::distributed {
@@ -75,23 +74,5 @@ class DataParallel {
   // The c10d group, for guards that need it (MainProcessFirst); nullptr with one process.
   virtual ProcessGroup* process_group() noexcept = 0;
 };
-
-struct DataParallelOptions {
-  // A group made by the caller; empty with args.world_size > 1: one is joined
-  // from the launcher's environment (launch_env.hpp).
-  std::shared_ptr<ProcessGroup> process_group;
-  GradientReduction gradient_reduction = GradientReduction::overlap_with_backward;
-  // Replaces the built-in gradient averaging (called by reduce_gradients(),
-  // with one process too). Empty: MultiProcess averages, SingleProcess does nothing.
-  std::function<void()> reduce_gradients;
-};
-
-// SingleProcess for a world of one; else MultiProcess over options.process_group
-// or a group joined from the environment (the environment must match
-// args.world_size/process_index: an error names both otherwise). Sets
-// args.process_index, world_size and local_rank from the group, and gives every
-// rank rank 0's parameters and buffers of `module` (DDP's start).
-std::unique_ptr<DataParallel> make_data_parallel(TrainingArguments& args, torch::nn::Module& module,
-                                                 DataParallelOptions options);
 
 }  // namespace trainhook::distributed

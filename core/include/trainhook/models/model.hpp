@@ -8,7 +8,7 @@
 // references to its parameters).
 #pragma once
 
-#include <trainhook/data/tensor_dataset.hpp>
+#include <trainhook/data/batch.hpp>
 
 #include <torch/nn/module.h>
 #include <torch/types.h>

@@ -13,10 +13,12 @@
 // nn::Module that holds the very same parameter and buffer tensors under their
 // state-dict names ("fc1.weight"), so optimizers, gradient reduction, plugins
 // and safetensors see them like any built-in model's. Checkpoints save the
-// archive itself (save()), which Python's torch.jit.load opens.
+// archive itself (save(), through module()'s OwnWeightsFile), which Python's
+// torch.jit.load opens.
 #pragma once
 
 #include <trainhook/models/model.hpp>
+#include <trainhook/models/own_weights_file.hpp>
 
 #include <torch/nn/module.h>
 
@@ -38,11 +40,14 @@ namespace trainhook {
 class TorchScriptModel;
 
 // module() of a TorchScriptModel: switches the script module's training mode
-// with its own and lets checkpoint I/O find the model behind it.
-class ScriptModuleParameters final : public torch::nn::Module {
+// with its own, and its weights file is the model's archive (save() and
+// load_weights() of the owner).
+class ScriptModuleParameters final : public torch::nn::Module, public OwnWeightsFile {
  public:
   explicit ScriptModuleParameters(TorchScriptModel& owner);
   void train(bool on = true) override;
+  void save_weights(const std::filesystem::path& file) override;
+  void load_weights(const std::filesystem::path& file) override;
   TorchScriptModel& owner() noexcept { return owner_; }
 
  private:

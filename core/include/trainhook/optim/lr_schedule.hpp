@@ -10,7 +10,8 @@
 // reduce_lr_on_plateau plugin) with torch semantics; LrScheduler keeps it.
 #pragma once
 
-#include <trainhook/args/training_arguments.hpp>
+#include <trainhook/args/strategies.hpp>
+#include <trainhook/optim/schedule_options.hpp>
 #include <trainhook/plateau.hpp>
 
 #include <cstdint>
@@ -65,8 +66,8 @@ double lr_factor(SchedulerType type, int64_t step, int64_t warmup_steps, int64_t
 double lr_factor(SchedulerType type, int64_t step, int64_t warmup_steps, int64_t total_steps);
 
 // HF's get_warmup_steps: warmup_steps if > 0 (a value < 1 is a ratio of
-// max_steps, rounded up), else ceil(max_steps × warmup_ratio).
-int64_t warmup_steps_for(const TrainingArguments& args, int64_t max_steps);
+// max_steps, rounded up, at least 1), else ceil(max_steps × warmup_ratio).
+int64_t warmup_steps_for(const ScheduleOptions& options, int64_t max_steps);
 
 // A LambdaLR: step() counts optimizer steps; lr() is the rate to use next.
 class LrScheduler {
@@ -76,6 +77,8 @@ class LrScheduler {
   // With options from lr_scheduler_kwargs (lr_schedule_options throws on bad ones).
   LrScheduler(SchedulerType type, double base_lr, int64_t warmup_steps, int64_t total_steps,
               const nlohmann::json& kwargs);
+  // A run's schedule over total_steps optimizer steps (warmup_steps_for gives its warmup).
+  LrScheduler(const ScheduleOptions& options, int64_t total_steps);
   void step() noexcept { ++step_; }
   double lr() const noexcept;
   int64_t last_step() const noexcept { return step_; }

@@ -1,4 +1,5 @@
-// The optimizer for a model from TrainingArguments::optim, under HF's names:
+// The optimizer for a model from OptimizerOptions (optimizer_options.hpp),
+// under HF's --optim names:
 //   adamw_torch  torch.optim.AdamW (adam_beta1/2, adam_epsilon, weight_decay)
 //   sgd          torch.optim.SGD
 //   adagrad      torch.optim.Adagrad
@@ -15,7 +16,7 @@
 //   rmsprop      alpha, eps, momentum, centered
 #pragma once
 
-#include <trainhook/args/training_arguments.hpp>
+#include <trainhook/optim/optimizer_options.hpp>
 
 #include <torch/nn/module.h>
 #include <torch/optim/optimizer.h>
@@ -34,7 +35,7 @@ std::map<std::string, std::string> parse_optim_args(const std::optional<std::str
 // Throws std::invalid_argument naming `optim`/`optim_args`, the key and the
 // expected values: an unknown key for this optimizer, a value that is not a
 // number / boolean, nesterov without momentum.
-std::unique_ptr<torch::optim::Optimizer> make_optimizer(const TrainingArguments& args,
+std::unique_ptr<torch::optim::Optimizer> make_optimizer(const OptimizerOptions& options,
                                                         torch::nn::Module& module);
 
 // Sets the learning rate of every parameter group.

@@ -1,7 +1,7 @@
 // What compute_metrics sees (HF EvalPrediction) and what predict() returns.
 #pragma once
 
-#include <trainhook/trainer/metrics_io.hpp>
+#include <trainhook/trainer/metrics.hpp>
 
 #include <torch/types.h>
 

@@ -3,15 +3,14 @@
 // merges into all_results.json. No LibTorch here.
 #pragma once
 
+#include <trainhook/trainer/metrics.hpp>
+
 #include <filesystem>
 #include <map>
 #include <ostream>
 #include <string>
 
 namespace trainhook {
-
-// Metric name -> value (sorted, as HF's json.dump(sort_keys=True) writes them).
-using Metrics = std::map<std::string, double>;
 
 // HF's metrics_format: *_runtime as h:mm:ss.ss, *_mem_* as MB, total_flos as GF,
 // other values as numbers.

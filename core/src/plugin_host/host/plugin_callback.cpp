@@ -3,8 +3,8 @@
 #include "../containment/crash_handler.hpp"
 
 #include <trainhook/callbacks/callback_handler.hpp>
+#include <trainhook/common/errors.hpp>
 #include <trainhook/plugin_host/containment/process_containment.hpp>
-#include <trainhook/plugin_host/registry/plugin_registry.hpp>
 
 #include <spdlog/spdlog.h>
 

@@ -3,7 +3,7 @@
 // back, so a field added here is added to both sides at once.
 #pragma once
 
-#include <trainhook/plugin_host/registry/plugin_registry.hpp>
+#include <trainhook/plugin_host/registry/library_record.hpp>
 
 #include <nlohmann/json.hpp>
 

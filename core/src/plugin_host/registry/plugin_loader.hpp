@@ -7,7 +7,7 @@
 
 #include "plugin_library.hpp"
 
-#include <trainhook/plugin_host/registry/plugin_registry.hpp>
+#include <trainhook/plugin_host/registry/library_record.hpp>
 
 #include <filesystem>
 #include <memory>

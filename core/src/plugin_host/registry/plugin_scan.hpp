@@ -8,7 +8,8 @@
 // keeps them open does not turn an answer into a timeout.
 #pragma once
 
-#include <trainhook/plugin_host/registry/plugin_registry.hpp>
+#include <trainhook/common/errors.hpp>
+#include <trainhook/plugin_host/registry/library_record.hpp>
 
 #include <chrono>
 #include <filesystem>

@@ -22,12 +22,13 @@
 // other found.
 #pragma once
 
-#include <trainhook/plugin_host/registry/plugin_registry.hpp>
+#include <trainhook/plugin_host/registry/library_record.hpp>
 
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 

@@ -11,7 +11,7 @@
 // to the lock file's folder.
 #pragma once
 
-#include <trainhook/plugin_host/registry/plugin_registry.hpp>
+#include <trainhook/plugin_host/registry/plugin_search.hpp>
 
 #include <filesystem>
 #include <string>

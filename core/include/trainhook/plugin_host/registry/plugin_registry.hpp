@@ -14,6 +14,8 @@
 #include <trainhook/common/closest_name.hpp>
 #include <trainhook/common/errors.hpp>
 #include <trainhook/plugin_host/host/host_services.hpp>
+#include <trainhook/plugin_host/registry/library_record.hpp>
+#include <trainhook/plugin_host/registry/plugin_search.hpp>
 
 #include <filesystem>
 #include <memory>
@@ -23,63 +25,6 @@
 #include <vector>
 
 namespace trainhook {
-
-struct PluginSearchOptions {
-  // In search order: --plugin_dir (repeatable), then TRAINHOOK_PLUGIN_PATH
-  // (colon-separated, when use_environment), then default_dir.
-  std::vector<std::filesystem::path> plugin_dirs;
-  bool use_environment = true;
-  std::filesystem::path default_dir;  // empty = default_plugin_dir()
-  bool allow_unsafe_plugin_paths = false;
-  // Two libraries exporting the same name: a library in an earlier folder
-  // (a --plugin_dir or TRAINHOOK_PLUGIN_PATH folder) overrides the later one,
-  // with a one-line notice, so a development build shadows an installed pack.
-  // Two in the same folder are an error unless this is set, then the first in
-  // search order wins (with a warning).
-  bool allow_duplicate_plugins = false;
-};
-
-// <dir of the running executable>/../lib/trainhook/plugins, which holds both in
-// the build tree and in an installed prefix.
-std::filesystem::path default_plugin_dir();
-
-// The folders searched, in order, each with where it came from ("--plugin_dir",
-// "TRAINHOOK_PLUGIN_PATH" or "default"); folders that do not exist included.
-std::vector<std::pair<std::filesystem::path, std::string>> plugin_search_dirs(
-    const PluginSearchOptions& options);
-
-struct CallbackDescriptor {
-  std::string name;
-  std::string version;
-  int32_t kind = 0;  // TH_KIND_*
-  std::string description;
-  // Set when an earlier library won this name: it overrides this one (an
-  // earlier folder) or allow_duplicate_plugins let it win (the same folder).
-  std::filesystem::path shadowed_by;
-  bool overridden = false;  // shadowed_by is in an earlier folder of the search path
-  uint64_t event_mask = 0;  // TH_EVENT_BIT()s of the events it wants
-};
-
-// A CLI subcommand a library exports (th_command_info): `trainhook <name> ...`.
-struct CommandDescriptor {
-  std::string name;
-  std::string description;
-  std::filesystem::path shadowed_by;  // as for callbacks
-  bool overridden = false;
-};
-
-struct LibraryRecord {
-  std::filesystem::path path;
-  size_t folder = 0;           // index of the folder it was found in, in searched_dirs()
-  bool loaded = false;         // accepted by the scan (not: mapped into this process; that is on demand)
-  std::string refused_reason;  // set when !loaded
-  std::string plugin_name;
-  std::string plugin_version;
-  uint32_t abi_major = 0;
-  uint32_t abi_minor = 0;
-  std::vector<CallbackDescriptor> callbacks;
-  std::vector<CommandDescriptor> commands;
-};
 
 class PluginRegistry {
  public:

@@ -1,6 +1,6 @@
-// make_data_parallel (see data_parallel.hpp): one process, or a group given by
+// make_data_parallel (see make_data_parallel.hpp): one process, or a group given by
 // the caller, or one joined from the launcher's environment as HF does.
-#include <trainhook/distributed/data_parallel.hpp>
+#include <trainhook/distributed/make_data_parallel.hpp>
 
 #include <trainhook/args/training_arguments.hpp>
 #include <trainhook/distributed/launch_env.hpp>
