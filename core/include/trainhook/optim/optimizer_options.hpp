@@ -15,7 +15,7 @@ namespace trainhook {
 
 struct OptimizerOptions {
   // --optim: which optimizer (the trainer gives the run's, whose default
-  // follows the LibTorch version: args/training_arguments.hpp).
+  // follows the LibTorch version: default_optimizer() of the arguments).
   OptimizerOptions& optim(OptimizerName value) {
     optim_ = value;
     return *this;
