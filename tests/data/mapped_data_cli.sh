@@ -85,7 +85,9 @@ grep -q "$WORK/train.bin: token [0-9]* has id [0-9]*, outside the model's vocabu
 # A token file cut short while the run reads it (a sync job rewriting the
 # shard): the run stops naming the file and what happened, not with a bare
 # "Bus error" (rc 135). The run is long enough that it is still reading when
-# the file is cut (cut once its first checkpoint is complete); `timeout` bounds it.
+# the file is cut (cut once a checkpoint is complete: any, since with
+# --save_total_limit 1 checkpoint-10 is rotated away ten steps later, sooner than
+# a poll may look); `timeout` bounds it.
 cp "$WORK/train.bin" "$WORK/shrinks.bin"
 SHRINK=()
 for a in "${LM[@]}"; do [[ $a == "$WORK/train.bin" ]] && a="$WORK/shrinks.bin"; SHRINK+=("$a"); done
@@ -93,7 +95,11 @@ timeout 300 "$CLI" train "${SHRINK[@]}" --max_steps 100000 \
   --save_total_limit 1 --output_dir "$WORK/shrinks" --per_device_train_batch_size 16 >"$WORK/shrinks.log" 2>&1 &
 pid=$!
 trap 'kill $pid 2>/dev/null || true' EXIT
-wait_for 120 "checkpoint-10 of the run on shrinks.bin" test -d "$WORK/shrinks/checkpoint-10"
+has_checkpoint() {
+  kill -0 "$pid" 2>/dev/null || fail "the run on shrinks.bin ended before it saved: $(tail -5 "$WORK/shrinks.log")"
+  compgen -G "$WORK/shrinks/checkpoint-*/trainer_state.json" >/dev/null
+}
+wait_for 120 "a checkpoint of the run on shrinks.bin" has_checkpoint
 truncate -s 4096 "$WORK/shrinks.bin"
 rc=0
 wait "$pid" || rc=$?
