@@ -81,45 +81,36 @@ expect_line lax_keys "^WARN  config_keys "
 expect_line lax_keys "c_counter: accepts the unknown key .* a typo in its plugin_config goes unnoticed"
 
 # ---- careless plugins fail, each naming its check --------------------------
-check 1 throws "$PLUGINS/throws/$LIB" --timeout 60
-only_fail throws exceptions
-expect_line throws "careless.on_log at step [0-9]+ let a C\\+\\+ exception out through the C ABI \\(std::runtime_error: careless: a log record"
+# careless KIND CHECK REGEX [ARGS...]: the careless plugin of KIND fails CHECK
+# alone, with a line matching REGEX.
+careless() {
+  local kind=$1 rule=$2 line=$3
+  shift 3
+  check 1 "$kind" "$PLUGINS/$kind/$LIB" --timeout 60 "$@"
+  only_fail "$kind" "$rule"
+  expect_line "$kind" "$line"
+}
+careless throws exceptions "careless.on_log at step [0-9]+ let a C\\+\\+ exception out through the C ABI \\(std::runtime_error: careless: a log record"
 expect_line throws "^SKIP  events .*|stopped: careless.on_log at step 2 threw \\(see exceptions\\)"
 
 # Thrown below a noexcept function: std::terminate's SIGABRT inside the call.
-check 1 aborts "$PLUGINS/aborts/$LIB" --timeout 60
-only_fail aborts exceptions
-expect_line aborts "killed by SIGABRT in careless.on_log at step 2: std::terminate"
+careless aborts exceptions "killed by SIGABRT in careless.on_log at step 2: std::terminate"
 expect_line aborts "^SKIP  events "
 
-check 1 thread "$PLUGINS/thread/$LIB" --timeout 60
-only_fail thread threads_left
-expect_line thread "thread\(s\) still running 1 s after destroy"
+careless thread threads_left "thread\(s\) still running 1 s after destroy"
 
-check 1 sigterm "$PLUGINS/sigterm/$LIB" --timeout 60
-only_fail sigterm signal_handlers
-expect_line sigterm "changed the disposition of SIGTERM"
+careless sigterm signal_handlers "changed the disposition of SIGTERM"
 
-check 1 writes_cwd "$PLUGINS/writes_cwd/$LIB" --timeout 60
-only_fail writes_cwd files_in_cwd
-expect_line writes_cwd "instead of th_host.output_dir: careless_summary.txt"
+careless writes_cwd files_in_cwd "instead of th_host.output_dir: careless_summary.txt"
 
-check 1 slow "$PLUGINS/slow/$LIB" --timeout 60 --step_budget_ms 5
-only_fail slow event_time
-expect_line slow "OVER careless.on_step_end: 60 calls, mean [0-9.]+ ms"
+careless slow event_time "OVER careless.on_step_end: 60 calls, mean [0-9.]+ ms" --step_budget_ms 5
 expect_line slow "^SKIP  memory_growth .*|too slow to measure"
 
-check 1 leaks "$PLUGINS/leaks/$LIB" --timeout 60
-only_fail leaks memory_growth
-expect_line leaks "memory grows with every step: .* over [0-9]+ steps \(4[0-9]{3} bytes per step"
+careless leaks memory_growth "memory grows with every step: .* over [0-9]+ steps \(4[0-9]{3} bytes per step"
 
-check 1 closes_stderr "$PLUGINS/closes_stderr/$LIB" --timeout 60
-only_fail closes_stderr std_descriptors
-expect_line closes_stderr "fd 2 \(stderr\) closed"
+careless closes_stderr std_descriptors "fd 2 \(stderr\) closed"
 
-check 1 chdir "$PLUGINS/chdir/$LIB" --timeout 60
-only_fail chdir working_directory
-expect_line chdir "changed from .*/cwd to .*/output_dir"
+careless chdir working_directory "changed from .*/cwd to .*/output_dir"
 
 # A hang: the group is killed at --timeout and the event it hung in is named.
 check 1 hangs "$PLUGINS/hangs/$LIB" --timeout 3

@@ -5,22 +5,19 @@
 #include <trainhook/plugin_host/registry/plugin_registry.hpp>
 
 #include <trainhook/abi.h>
+#include <trainhook/common/package_version.hpp>
 #include <torch/version.h>
 
 #include <cstdio>
 #include <filesystem>
 #include <stdexcept>
 
-#ifndef TRAINHOOK_VERSION
-#define TRAINHOOK_VERSION "0.0.0"
-#endif
-
 namespace trainhook::cli {
 
 int version_command(const std::vector<std::string>& args, const std::string& /*program_path*/) {
   if (!args.empty())
     throw std::invalid_argument("takes no arguments (got '" + args.front() + "'); usage: trainhook --version");
-  std::printf("trainhook %s\n", TRAINHOOK_VERSION);
+  std::printf("trainhook %s\n", package_version());
   std::printf("plugin ABI %d.%d\n", TRAINHOOK_ABI_VERSION_MAJOR, TRAINHOOK_ABI_VERSION_MINOR);
   std::printf("LibTorch %s\n", TORCH_VERSION);
   std::printf("plugin search path:\n");

@@ -7,44 +7,23 @@
 #pragma once
 
 #include <trainhook/args/strategies.hpp>
+#include <trainhook/common/option_field.hpp>
 
 #include <nlohmann/json.hpp>
-#include <utility>
 
 namespace trainhook {
 
 struct ScheduleOptions {
   // --lr_scheduler_type.
-  ScheduleOptions& type(SchedulerType value) {
-    type_ = value;
-    return *this;
-  }
+  TRAINHOOK_OPTION(SchedulerType, type) = SchedulerType::linear;
   // --learning_rate: the rate the schedule's factor multiplies.
-  ScheduleOptions& learning_rate(double value) {
-    learning_rate_ = value;
-    return *this;
-  }
+  TRAINHOOK_OPTION(double, learning_rate) = 5e-5;
   // --warmup_steps: a step count, or a ratio of the run's steps when < 1.
-  ScheduleOptions& warmup_steps(double value) {
-    warmup_steps_ = value;
-    return *this;
-  }
+  TRAINHOOK_OPTION(double, warmup_steps) = 0;
   // --warmup_ratio: used when warmup_steps is 0.
-  ScheduleOptions& warmup_ratio(double value) {
-    warmup_ratio_ = value;
-    return *this;
-  }
+  TRAINHOOK_OPTION(double, warmup_ratio) = 0.0;
   // --lr_scheduler_kwargs (lr_schedule_options checks the keys).
-  ScheduleOptions& kwargs(nlohmann::json value) {
-    kwargs_ = std::move(value);
-    return *this;
-  }
-
-  SchedulerType type_ = SchedulerType::linear;
-  double learning_rate_ = 5e-5;
-  double warmup_steps_ = 0;
-  double warmup_ratio_ = 0.0;
-  nlohmann::json kwargs_ = nlohmann::json::object();
+  TRAINHOOK_OPTION(nlohmann::json, kwargs) = nlohmann::json::object();
 };
 
 }  // namespace trainhook

@@ -1,22 +1,19 @@
 // Runs the groups of `trainhook plugin check` (trainhook/plugin_host/
 // plugin_check.hpp) in trainhook-plugin-check, one process per group, and
-// turns what each wrote (and how it ended) into the report. The spawning
-// follows plugin_scan.cpp: a process group of its own, killed whole when the
-// group ends, so nothing the library started outlives its check.
+// turns what each wrote (and how it ended) into the report. Each runs as the
+// scanner does (isolation/helper_process): a process group of its own, killed
+// whole when the group ends, so nothing the library started outlives its check.
 #include <trainhook/plugin_host/check/plugin_check.hpp>
 
 #include "../isolation/helper_executable.hpp"
-#include "../isolation/helper_pipe.hpp"
+#include "../isolation/helper_process.hpp"
 
 #include <trainhook/common/errors.hpp>
+#include <trainhook/common/signal_name.hpp>
 
 #include <nlohmann/json.hpp>
 
-#include <fcntl.h>
-#include <poll.h>
 #include <signal.h>
-#include <spawn.h>
-#include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <algorithm>
@@ -26,11 +23,8 @@
 #include <fstream>
 #include <sstream>
 
-extern char** environ;
-
 namespace trainhook {
 namespace fs = std::filesystem;
-using Clock = std::chrono::steady_clock;
 
 namespace {
 
@@ -63,11 +57,6 @@ const CheckId kPluginChecks[] = {
     {"memory_growth", "memory per step", "memory"},
 };
 const char* const kGroups[] = {"entry", "events", "hostile", "timing", "memory"};
-
-std::string signal_text(int sig) {
-  const char* abbrev = ::sigabbrev_np(sig);
-  return abbrev != nullptr ? "SIG" + std::string(abbrev) : "signal " + std::to_string(sig);
-}
 
 CheckVerdict verdict_of(const std::string& s) {
   if (s == "PASS") return CheckVerdict::pass;
@@ -103,62 +92,19 @@ GroupRun run_group(const fs::path& helper, const std::string& group, const fs::p
   args.push_back(std::to_string(o.event_budget_ms));
   args.push_back("--parent");
   args.push_back(std::to_string(::getpid()));
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-
-  detail::HelperPipe result("the plugin check"), output("the plugin check");
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, output.write, STDOUT_FILENO);
-  posix_spawn_file_actions_adddup2(&actions, output.write, STDERR_FILENO);
-  posix_spawn_file_actions_adddup2(&actions, result.write, kResultFd);
-  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  sigset_t defaults, none;
-  sigemptyset(&defaults);
-  for (int sig = 1; sig < 32; ++sig)
-    if (sig != SIGKILL && sig != SIGSTOP) sigaddset(&defaults, sig);
-  sigemptyset(&none);
-  posix_spawnattr_setsigdefault(&attr, &defaults);
-  posix_spawnattr_setsigmask(&attr, &none);
-  posix_spawnattr_setpgroup(&attr, 0);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
-  pid_t pid = -1;
-  const int rc = ::posix_spawn(&pid, argv[0], &actions, &attr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  posix_spawnattr_destroy(&attr);
-  if (rc != 0) throw PluginError("cannot start " + helper.string() + ": " + std::strerror(rc));
-  result.close_write();
-  output.close_write();
-
+  detail::HelperCall call;
+  call.argv = std::move(args);
+  call.purpose = "the plugin check";
+  call.result_fd = kResultFd;
+  call.max_answer = kMaxAnswer;
+  call.output_tail = kOutputTail;
+  call.limit = o.group_time_limit;
+  detail::HelperRun helper_run = detail::run_helper(call);
   GroupRun run;
-  std::string answer;
-  bool result_open = true, output_open = true, exited = false;
-  const auto deadline = Clock::now() + o.group_time_limit;
-  while (!exited) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
-    if (left <= 0) {
-      run.timed_out = true;
-      break;
-    }
-    pollfd fds[2] = {{result_open ? result.read : -1, POLLIN, 0},
-                     {output_open ? output.read : -1, POLLIN, 0}};
-    const int n = ::poll(fds, 2, static_cast<int>(std::min<int64_t>(left, 20)));
-    if (n < 0 && errno != EINTR) break;
-    if (result_open && (fds[0].revents & (POLLIN | POLLHUP | POLLERR)) != 0)
-      result_open = detail::drain_pipe(result.read, answer, kMaxAnswer, false);
-    if (output_open && (fds[1].revents & (POLLIN | POLLHUP | POLLERR)) != 0)
-      output_open = detail::drain_pipe(output.read, run.output, kOutputTail, true);
-    exited = detail::has_exited(pid);
-  }
-  // The whole group while the helper is unreaped (its pid, the group's id, is not reused).
-  ::kill(-pid, SIGKILL);
-  while (::waitpid(pid, &run.status, 0) < 0 && errno == EINTR) {
-  }
-  if (result_open) detail::drain_pipe(result.read, answer, kMaxAnswer, false);
-  if (output_open) detail::drain_pipe(output.read, run.output, kOutputTail, true);
+  run.output = std::move(helper_run.output);
+  run.status = helper_run.status;
+  run.timed_out = helper_run.timed_out;
+  const std::string& answer = helper_run.answer;
 
   std::istringstream lines(answer);
   std::string line;
@@ -266,7 +212,7 @@ PluginCheckReport run_plugin_check(const PluginCheckOptions& options) {
     } else if (WIFSIGNALED(run.status)) {
       const int sig = WTERMSIG(run.status);
       exception = sig == SIGABRT && run.in_call;
-      why = "killed by " + signal_text(sig) + where +
+      why = "killed by " + signal_name(sig) + where +
             (exception
                  ? ": std::terminate, the way a C++ exception thrown across the C ABI (through a noexcept "
                    "frame) ends the process"

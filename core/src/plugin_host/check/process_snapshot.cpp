@@ -1,5 +1,7 @@
 #include "process_snapshot.hpp"
 
+#include <trainhook/common/signal_name.hpp>
+
 #include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -50,11 +52,6 @@ pid_t parent_of(pid_t pid) {
   int ppid = -1;
   if (std::sscanf(stat.c_str() + close + 1, " %c %d", &state, &ppid) != 2) return -1;
   return ppid;
-}
-
-std::string signal_name(int sig) {
-  const char* abbrev = ::sigabbrev_np(sig);
-  return abbrev != nullptr ? "SIG" + std::string(abbrev) : "signal " + std::to_string(sig);
 }
 
 template <class F>

@@ -4,16 +4,13 @@
 #include "plugin_file_checks.hpp"
 
 #include <trainhook/strings.hpp>
+#include <trainhook/common/package_version.hpp>
 
 #include <boost/dll/shared_library.hpp>
 
 #include <dlfcn.h>  // dlerror(): the loader's reason for a failed Boost.DLL load
 #include <cstring>
 #include <set>
-
-#ifndef TRAINHOOK_VERSION
-#define TRAINHOOK_VERSION "0.0.0"
-#endif
 
 namespace trainhook::detail {
 namespace fs = std::filesystem;
@@ -151,7 +148,7 @@ std::shared_ptr<const PluginLibrary> load_plugin_library(const fs::path& file, L
   const void* entry_address = reinterpret_cast<const void*>(entry);
   (void)enter_plugin_library(entry_address, rec.path.string());
   const th_host_info host{TH_HOST_INFO_STRUCT_SIZE, TRAINHOOK_ABI_VERSION_MAJOR, TRAINHOOK_ABI_VERSION_MINOR,
-                          TRAINHOOK_VERSION};
+                          package_version()};
   char err[kErrSize];
   err[0] = '\0';
   const th_plugin_info* info = nullptr;

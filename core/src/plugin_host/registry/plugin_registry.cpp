@@ -33,10 +33,6 @@
 #include <set>
 #include <sstream>
 
-#ifndef TRAINHOOK_VERSION
-#define TRAINHOOK_VERSION "0.0.0"
-#endif
-
 namespace trainhook {
 namespace fs = std::filesystem;
 using detail::PluginLibrary;

@@ -3,6 +3,7 @@
 #include "library_record_json.hpp"
 
 #include <trainhook/abi.h>
+#include <trainhook/common/package_version.hpp>
 
 #include <spdlog/spdlog.h>
 
@@ -16,10 +17,6 @@
 #include <fstream>
 #include <stdexcept>
 
-#ifndef TRAINHOOK_VERSION
-#define TRAINHOOK_VERSION "0.0.0"
-#endif
-
 namespace trainhook::detail {
 namespace fs = std::filesystem;
 
@@ -31,7 +28,7 @@ constexpr int kFormat = 1;
 // library differently (a newer minor accepts what this one refused).
 nlohmann::json host_identity() {
   return {{"format", kFormat},
-          {"trainhook_version", TRAINHOOK_VERSION},
+          {"trainhook_version", package_version()},
           {"abi",
            std::to_string(TRAINHOOK_ABI_VERSION_MAJOR) + "." + std::to_string(TRAINHOOK_ABI_VERSION_MINOR)}};
 }

@@ -1,0 +1,14 @@
+// One field of an options struct with its chained setter, as LibTorch's
+// TORCH_ARG (without its header): `TRAINHOOK_OPTION(double, learning_rate) = 5e-5;`
+// declares `learning_rate_` and `learning_rate(double)`, which sets it and
+// returns the options, so `OptimizerOptions().learning_rate(1e-3).weight_decay(0.01)`.
+#pragma once
+
+#include <utility>
+
+#define TRAINHOOK_OPTION(T, name)            \
+  auto name(T value)->decltype(*this) {      \
+    name##_ = std::move(value);              \
+    return *this;                            \
+  }                                          \
+  T name##_

@@ -1,0 +1,7 @@
+#include <trainhook/common/package_version.hpp>
+
+namespace trainhook {
+
+const char* package_version() noexcept { return TRAINHOOK_VERSION; }
+
+}  // namespace trainhook
