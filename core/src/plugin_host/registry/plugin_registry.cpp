@@ -102,6 +102,7 @@ void PluginRegistry::Impl::scan() {
   cache = detail::RegistryCache::from_environment();
   // The default folder is the trainer's own: its plugins are covered by their installed digests.
   lock = detail::PluginLockFile::from_environment(dirs.back().first);
+  if (!lock && !options.lock_file.empty()) lock.emplace(options.lock_file, dirs.back().first);
   std::set<fs::path> seen;  // canonical paths: a library found twice is listed once
   for (size_t folder = 0; folder < dirs.size(); ++folder) {
     const auto& [dir, origin] = dirs[folder];
@@ -504,6 +505,8 @@ std::string shadow_note(const fs::path& by, bool overridden) {
                     : "  [DUPLICATE: ignored, " + by.string() + " comes first]";
 }
 }  // namespace
+
+fs::path PluginRegistry::lock_file() const { return impl_->lock ? impl_->lock->file() : fs::path(); }
 
 std::string PluginRegistry::describe() const {
   std::ostringstream out;
