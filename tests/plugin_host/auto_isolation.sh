@@ -5,13 +5,17 @@
 # trainer's) and the log says how to trust it; pinned (the site file's lock or
 # TRAINHOOK_PLUGIN_LOCK), in a site trusted folder, under none (flag or site
 # file) or with its plugin_config isolation=in_process it runs in the trainer's
-# process; `trainhook plugins` prints each library's mode and why; a bad site
-# file is refused naming the file and the key.
+# process; a plugin that needs the model's tensors, isolated because nothing
+# vouches for it, stops the run before training, naming it and how to trust it
+# (and trusted, it runs); `trainhook plugins` prints each library's mode and
+# why; a bad site file is refused naming the file and the key.
 # usage: auto_isolation.sh <trainhook binary> <work dir> <folder of isolated_faults>
+#        <folder of tensor_reader>
 set -uo pipefail
 CLI="$1"
 WORK="$2"
 PLUGINS="$(cd "$3" && pwd -P)"
+READER="$(cd "$4" && pwd -P)"
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 rm -rf "$WORK"
 mkdir -p "$WORK"
@@ -26,7 +30,8 @@ SITE_DEFAULT="$(cd "$(dirname "$CLI")/.." && pwd)/etc/trainhook/site.json"
 "$HERE/../early_stopping/make_data.sh" "$WORK/data"
 BASE=(train --train_file "$WORK/data/train.csv" --per_device_train_batch_size 16 --hidden_size 8
   --disable_tqdm true --do_train --max_steps 3 --logging_steps 1 --save_strategy no --seed 3
-  --plugin_dir "$PLUGINS" --callbacks isolated_faults)
+)
+CB=(--plugin_dir "$PLUGINS" --callbacks isolated_faults)
 
 # run NAME ARGS...: the run's exit code in $rc, its output in $WORK/NAME.out,
 # the trainer's pid in $WORK/NAME.pid (environment as the caller sets it).
@@ -77,14 +82,14 @@ has_line() {  # name text
 
 # 1. auto by default: outside the trainer's folder and not trusted: isolated,
 #    with the reason and the ways to trust it in the log.
-run auto
+run auto "${CB[@]}"
 expect auto isolated
 has_line auto "'isolated_faults' runs in its own process ($PLUGINS/libtrainhook_isolated_faults.so, not trusted"
 has_line auto "add $PLUGINS to trusted_plugin_dirs in the site file $SITE_DEFAULT"
 
 # 2. The site file's trusted folder: in process.
 printf '{"trusted_plugin_dirs": ["%s"]}\n' "$PLUGINS" >"$WORK/trusted.json"
-TRAINHOOK_SITE_CONFIG="$WORK/trusted.json" run trusted
+TRAINHOOK_SITE_CONFIG="$WORK/trusted.json" run trusted "${CB[@]}"
 expect trusted "in process"
 
 # 3. Pinned: the site file's lock, then TRAINHOOK_PLUGIN_LOCK (a relative lock
@@ -92,24 +97,46 @@ expect trusted "in process"
 "$CLI" plugins lock "$PLUGINS/libtrainhook_isolated_faults.so" >"$WORK/plugins.lock" 2>"$WORK/lock.err" ||
   fail "trainhook plugins lock: $(cat "$WORK/lock.err")"
 printf '{"plugin_lock": "plugins.lock"}\n' >"$WORK/locked.json"
-TRAINHOOK_SITE_CONFIG="$WORK/locked.json" run pinned_site
+TRAINHOOK_SITE_CONFIG="$WORK/locked.json" run pinned_site "${CB[@]}"
 expect pinned_site "in process"
-TRAINHOOK_PLUGIN_LOCK="$WORK/plugins.lock" run pinned_env
+TRAINHOOK_PLUGIN_LOCK="$WORK/plugins.lock" run pinned_env "${CB[@]}"
 expect pinned_env "in process"
 
 # 4. none, on the command line or as the site's default; the section's own key.
-run none --plugin_isolation none
+run none "${CB[@]}" --plugin_isolation none
 expect none "in process"
 printf '{"plugin_isolation": "none"}\n' >"$WORK/none.json"
-TRAINHOOK_SITE_CONFIG="$WORK/none.json" run site_none
+TRAINHOOK_SITE_CONFIG="$WORK/none.json" run site_none "${CB[@]}"
 expect site_none "in process"
-run section --plugin_config isolated_faults.isolation=in_process
+run section "${CB[@]}" --plugin_config isolated_faults.isolation=in_process
 expect section "in process"
 # The command line wins over the site file.
-TRAINHOOK_SITE_CONFIG="$WORK/none.json" run flag_auto --plugin_isolation auto
+TRAINHOOK_SITE_CONFIG="$WORK/none.json" run flag_auto "${CB[@]}" --plugin_isolation auto
 expect flag_auto isolated
 
-# 5. `trainhook plugins` prints each library's mode and why.
+# 5. A plugin that needs the model's tensors, untrusted: refused at creation in
+#    its helper with its own words, then what isolated it and how to trust it;
+#    no model trained. Trusted, it runs in process.
+READER_ARGS=(--plugin_dir "$READER" --callbacks tensor_reader)
+run reader_auto "${READER_ARGS[@]}"
+if ((rc == 0)); then
+  fail "reader_auto: an untrusted tensor_reader under auto ran; it should have stopped the run at creation"
+else
+  has_line reader_auto "tensor_reader reads the model's tensors, which an isolated callback is not given"
+  has_line reader_auto "'tensor_reader' runs isolated under plugin_isolation auto (the default) (not trusted"
+  has_line reader_auto "to run 'tensor_reader' in process, trust it: add $READER to trusted_plugin_dirs"
+  [[ ! -e $WORK/reader_auto/model.safetensors ]] || fail "reader_auto: the refused run trained a model"
+fi
+printf '{"trusted_plugin_dirs": ["%s"]}\n' "$READER" >"$WORK/reader.json"
+TRAINHOOK_SITE_CONFIG="$WORK/reader.json" run reader_trusted "${READER_ARGS[@]}"
+if ((rc != 0)); then
+  fail "reader_trusted: exit $rc"
+  tail -5 "$WORK/reader_trusted.out"
+else
+  echo "ok an untrusted plugin that needs the model is stopped with how to trust it; trusted, it runs"
+fi
+
+# 6. `trainhook plugins` prints each library's mode and why.
 listing() {  # name args...: the listing in $WORK/NAME.list
   local name="$1"
   shift
@@ -132,10 +159,10 @@ list_has list_none "Isolation under plugin_isolation none (--plugin_isolation):"
 list_has list_none "$PLUGINS/libtrainhook_isolated_faults.so: in process"
 ((failures == 0)) && echo "ok trainhook plugins lists the modes"
 
-# 6. A bad site file: refused, naming the file and the key, by the trainer and
+# 7. A bad site file: refused, naming the file and the key, by the trainer and
 #    by the listing.
 printf '{"plugin_isolation": "auto", "trusted_dir": ["%s"]}\n' "$PLUGINS" >"$WORK/bad.json"
-TRAINHOOK_SITE_CONFIG="$WORK/bad.json" run bad
+TRAINHOOK_SITE_CONFIG="$WORK/bad.json" run bad "${CB[@]}"
 want="site file $WORK/bad.json: unknown key 'trusted_dir' (expected plugin_isolation, trusted_plugin_dirs, plugin_lock)"
 if ((rc == 0)); then
   fail "bad: a run with a bad site file exited 0"
@@ -148,7 +175,7 @@ elif ! grep -qF -- "$want" "$WORK/bad_list.out"; then
   fail "bad: trainhook plugins did not name the bad key: $(tail -3 "$WORK/bad_list.out")"
 fi
 printf '{"plugin_isolation": "process"}\n' >"$WORK/bad_mode.json"
-TRAINHOOK_SITE_CONFIG="$WORK/bad_mode.json" run bad_mode
+TRAINHOOK_SITE_CONFIG="$WORK/bad_mode.json" run bad_mode "${CB[@]}"
 ((rc != 0)) || fail "bad_mode: a run with plugin_isolation \"process\" in the site file exited 0"
 has_line bad_mode "site file $WORK/bad_mode.json: key 'plugin_isolation': expected \"auto\" or \"none\", got \"process\""
 ((failures == 0)) && echo "ok bad site files refused"
