@@ -117,9 +117,10 @@ TEST_CASE("the advice for an untrusted plugin names every way to trust it") {
   Layout l;
   const IsolationPolicy policy({}, l.site(), l.own, {});
   const std::string how = policy.how_to_trust("stranger", l.stranger);
-  CHECK_MESSAGE(how.find("add " + l.stranger.parent_path().string() + " to trusted_plugin_dirs in the site file " +
-                         (l.tmp.path / "etc" / "site.json").string()) != std::string::npos,
-                how);
+  CHECK_MESSAGE(
+      how.find("add " + l.stranger.parent_path().string() + " to trusted_plugin_dirs in the site file " +
+               (l.tmp.path / "etc" / "site.json").string()) != std::string::npos,
+      how);
   CHECK(how.find("trainhook plugins lock " + l.stranger.string()) != std::string::npos);
   CHECK(how.find("TRAINHOOK_PLUGIN_LOCK") != std::string::npos);
   CHECK(how.find("--plugin_config stranger.isolation=in_process") != std::string::npos);

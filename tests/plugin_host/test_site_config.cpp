@@ -101,9 +101,10 @@ TEST_CASE("TRAINHOOK_SITE_CONFIG names the file, which must exist") {
   }
   {
     SiteEnv env((tmp.path / "nope.json").string());
-    CHECK_THROWS_WITH_AS(trainhook::load_site_config(),
-                         doctest::Contains(("TRAINHOOK_SITE_CONFIG=" + (tmp.path / "nope.json").string()).c_str()),
-                         ArgumentError);
+    CHECK_THROWS_WITH_AS(
+        trainhook::load_site_config(),
+        doctest::Contains(("TRAINHOOK_SITE_CONFIG=" + (tmp.path / "nope.json").string()).c_str()),
+        ArgumentError);
   }
   // Unset: the default path next to the test executable's prefix, absent here.
   ::unsetenv(trainhook::kSiteConfigEnv);

@@ -68,6 +68,9 @@ std::unique_ptr<detail::InternalCallback> Trainer::Impl::create_plugin_callback(
   const PluginIsolation chosen = plugin_isolation_of(listed, args.plugin_config, name);
   const bool untrusted =
       chosen.isolated && decision.by_trust && decision.isolated && !has_isolation_key(args.plugin_config, name);
+  if (world_zero())
+    spdlog::debug("'{}' ({}): {} ({}; plugin_isolation {})", name, library.string(),
+                  chosen.isolated ? "isolated" : "in process", decision.why, isolation->describe_mode());
   if (untrusted && world_zero())
     spdlog::info("'{}' runs in its own process ({}, {}): the model's tensors are not shared with it; {}", name,
                  library.string(), decision.why, isolation->how_to_trust(name, library));

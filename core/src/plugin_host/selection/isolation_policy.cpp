@@ -29,8 +29,8 @@ bool is_under(const fs::path& file, const fs::path& dir) {
 
 }  // namespace
 
-IsolationPolicy::IsolationPolicy(const std::vector<std::string>& flag, SiteConfig site, const fs::path& own_dir,
-                                 fs::path lock_file)
+IsolationPolicy::IsolationPolicy(const std::vector<std::string>& flag, SiteConfig site,
+                                 const fs::path& own_dir, fs::path lock_file)
     : site_(std::move(site)), own_dir_(canonical_or_normal(own_dir)), lock_file_(std::move(lock_file)) {
   for (const auto& d : site_.trusted_plugin_dirs) trusted_dirs_.push_back(canonical_or_normal(d));
   bool saw_auto = false;
@@ -59,7 +59,9 @@ IsolationPolicy::IsolationPolicy(const std::vector<std::string>& flag, SiteConfi
 }
 
 std::string IsolationPolicy::describe_mode() const {
-  const char* word = mode_ == IsolationMode::none ? "none" : mode_ == IsolationMode::automatic ? "auto" : "named";
+  const char* word = mode_ == IsolationMode::none        ? "none"
+                     : mode_ == IsolationMode::automatic ? "auto"
+                                                         : "named";
   return std::string(word) + " (" + mode_source_ + ")";
 }
 
@@ -109,13 +111,14 @@ IsolationDecision IsolationPolicy::decide(const std::string& callback, const fs:
 }
 
 std::string IsolationPolicy::how_to_trust(const std::string& callback, const fs::path& library) const {
-  const std::string site = site_.file.empty() ? default_site_config_path().string() + " (or $" +
-                                                    std::string(kSiteConfigEnv) + ")"
-                                              : site_.file.string();
+  const std::string site =
+      site_.file.empty() ? default_site_config_path().string() + " (or $" + std::string(kSiteConfigEnv) + ")"
+                         : site_.file.string();
   return "to run '" + callback + "' in process, trust it: add " + library.parent_path().string() +
          " to trusted_plugin_dirs in the site file " + site + ", or pin it in the site's lock file (" +
          "`trainhook plugins lock " + library.string() +
-         "` prints its line; plugin_lock in the site file or TRAINHOOK_PLUGIN_LOCK), or pass --plugin_config " +
+         "` prints its line; plugin_lock in the site file or TRAINHOOK_PLUGIN_LOCK), or pass "
+         "--plugin_config " +
          callback + ".isolation=in_process or --plugin_isolation none";
 }
 

@@ -62,7 +62,8 @@ SiteConfig read_site_config(const fs::path& file) {
         bad(file, "key 'plugin_isolation': expected \"auto\" or \"none\", got " + v.dump());
       site.plugin_isolation = v.get<std::string>();
     } else if (key == "trusted_plugin_dirs") {
-      if (!v.is_array()) bad(file, "key 'trusted_plugin_dirs': expected an array of folder paths, got " + v.dump());
+      if (!v.is_array())
+        bad(file, "key 'trusted_plugin_dirs': expected an array of folder paths, got " + v.dump());
       for (const auto& d : v) site.trusted_plugin_dirs.push_back(resolve(file, path_value(file, key, d)));
     } else if (key == "plugin_lock") {
       site.plugin_lock = resolve(file, path_value(file, key, v));
@@ -77,7 +78,8 @@ SiteConfig load_site_config() {
   if (const char* env = std::getenv(kSiteConfigEnv); env != nullptr && *env != '\0') {
     std::error_code ec;
     if (!fs::exists(env, ec))
-      throw ArgumentError(std::string(kSiteConfigEnv) + "=" + env + ": no such file (expected a site JSON file)");
+      throw ArgumentError(std::string(kSiteConfigEnv) + "=" + env +
+                          ": no such file (expected a site JSON file)");
     return read_site_config(env);
   }
   const fs::path file = default_site_config_path();
