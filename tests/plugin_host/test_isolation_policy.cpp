@@ -5,6 +5,7 @@
 // file; none combined with anything is refused; the advice for an untrusted
 // plugin names every way to trust it. Paths only: nothing is loaded.
 #include <trainhook/common/errors.hpp>
+#include <trainhook/common/sha256sum.hpp>
 #include <trainhook/plugin_host/selection/isolation_policy.hpp>
 
 #include <doctest/doctest.h>
@@ -73,6 +74,32 @@ TEST_CASE("auto runs the trainer's own, trusted-folder and pinned plugins in pro
   CHECK(pinned.trust == PluginTrust::pinned);
   CHECK(pinned.why == "pinned in " + (l.tmp.path / "plugins.lock").string());
   CHECK(locked.decide("progress", l.ours).trust == PluginTrust::own_folder);  // own before pinned
+}
+
+TEST_CASE("the site's lock pins by digest: a listed library runs in process, the unlisted and the changed are isolated") {
+  Layout l;
+  const fs::path other = l.tmp.path / "home" / "libtrainhook_other.so";
+  write_file(other, "other bytes");
+  // sha256sum's format, a path relative to the lock's folder (`trainhook plugins lock` prints such lines).
+  const fs::path lock = l.tmp.path / "etc" / "plugins.lock";
+  write_file(lock, trainhook::sha256_of_file(l.stranger) + "  ../home/libtrainhook_stranger.so\n");
+  SiteConfig site = l.site();
+  site.plugin_lock = lock;
+  const IsolationPolicy policy({}, site, l.own, {});
+  const auto pinned = policy.decide("stranger", l.stranger);
+  CHECK_FALSE(pinned.isolated);
+  CHECK(pinned.trust == PluginTrust::pinned);
+  CHECK(pinned.why == "pinned in " + lock.string());
+  const auto unlisted = policy.decide("other", other);
+  CHECK(unlisted.isolated);  // not refused: the site's lock only decides trust
+  CHECK(unlisted.trust == PluginTrust::untrusted);
+  // The same file with other bytes than the pinned ones is no longer trusted.
+  write_file(l.stranger, "swapped bytes");
+  CHECK(IsolationPolicy({}, site, l.own, {}).decide("stranger", l.stranger).isolated);
+  // A lock that cannot be read is an error naming it.
+  site.plugin_lock = l.tmp.path / "etc" / "missing.lock";
+  CHECK_THROWS_WITH_AS(IsolationPolicy({}, site, l.own, {}),
+                       doctest::Contains((l.tmp.path / "etc" / "missing.lock").string()), trainhook::PluginError);
 }
 
 TEST_CASE("none keeps every plugin in process and names only isolate themselves") {

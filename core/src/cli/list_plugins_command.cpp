@@ -156,7 +156,6 @@ int plugins_command(const std::vector<std::string>& args, const std::string& /*p
     options.allow_unsafe_plugin_paths = true;
   }
   const SiteConfig site = load_site_config();
-  options.lock_file = site.plugin_lock;
   // The listing already says what was loaded or refused; keep the log quiet.
   const auto level = spdlog::get_level();
   spdlog::set_level(spdlog::level::err);

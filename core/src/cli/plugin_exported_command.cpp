@@ -6,7 +6,6 @@
 #include <trainhook/common/closest_name.hpp>
 #include <trainhook/plugin_host/host/host_services.hpp>
 #include <trainhook/plugin_host/registry/plugin_registry.hpp>
-#include <trainhook/plugin_host/selection/site_config.hpp>
 #include <trainhook/strings.hpp>
 
 #include <spdlog/spdlog.h>
@@ -38,15 +37,11 @@ class CommandHost final : public HostServices {
   }
 };
 
-// The search path as a run's, with the site file's lock (site_config.hpp), so
-// a command loads only what a run may.
 PluginRegistry quiet_registry() {
-  PluginSearchOptions options;
-  options.lock_file = load_site_config().plugin_lock;
   const auto level = spdlog::get_level();
   spdlog::set_level(spdlog::level::err);
   try {
-    PluginRegistry r{options};
+    PluginRegistry r{PluginSearchOptions{}};
     spdlog::set_level(level);
     return r;
   } catch (...) {

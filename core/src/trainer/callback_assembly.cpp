@@ -109,9 +109,8 @@ void Trainer::Impl::add_plugin_callbacks(const PluginSearchOptions& given) {
   search.plugin_dirs = dirs;
   search.allow_unsafe_plugin_paths = search.allow_unsafe_plugin_paths || args.allow_unsafe_plugin_paths;
   search.allow_duplicate_plugins = search.allow_duplicate_plugins || args.allow_duplicate_plugins;
-  // The site file (site_config.hpp): its lock, trusted folders and default mode.
+  // The site file (site_config.hpp): its trusted folders, pinned libraries and default mode.
   const SiteConfig site = load_site_config();
-  if (search.lock_file.empty()) search.lock_file = site.plugin_lock;
   registry.emplace(search);
   isolation.emplace(args.plugin_isolation, site,
                     search.default_dir.empty() ? default_plugin_dir() : search.default_dir, registry->lock_file());

@@ -102,7 +102,6 @@ void PluginRegistry::Impl::scan() {
   cache = detail::RegistryCache::from_environment();
   // The default folder is the trainer's own: its plugins are covered by their installed digests.
   lock = detail::PluginLockFile::from_environment(dirs.back().first);
-  if (!lock && !options.lock_file.empty()) lock.emplace(options.lock_file, dirs.back().first);
   std::set<fs::path> seen;  // canonical paths: a library found twice is listed once
   for (size_t folder = 0; folder < dirs.size(); ++folder) {
     const auto& [dir, origin] = dirs[folder];

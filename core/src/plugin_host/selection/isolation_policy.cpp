@@ -1,6 +1,8 @@
 // The isolation decision (trainhook/plugin_host/selection/isolation_policy.hpp).
 #include <trainhook/plugin_host/selection/isolation_policy.hpp>
 
+#include "../registry/plugin_lock_file.hpp"
+
 #include <trainhook/common/errors.hpp>
 
 #include <algorithm>
@@ -33,6 +35,8 @@ IsolationPolicy::IsolationPolicy(const std::vector<std::string>& flag, SiteConfi
                                  const fs::path& own_dir, fs::path lock_file)
     : site_(std::move(site)), own_dir_(canonical_or_normal(own_dir)), lock_file_(std::move(lock_file)) {
   for (const auto& d : site_.trusted_plugin_dirs) trusted_dirs_.push_back(canonical_or_normal(d));
+  if (!site_.plugin_lock.empty())
+    site_lock_ = std::make_shared<const detail::PluginLockFile>(site_.plugin_lock, own_dir_);
   bool saw_auto = false;
   bool saw_none = false;
   for (const auto& v : flag) {
@@ -71,6 +75,9 @@ PluginTrust IsolationPolicy::trust_of(const fs::path& library) const {
   for (const auto& d : trusted_dirs_)
     if (is_under(file, d)) return PluginTrust::trusted_folder;
   if (!lock_file_.empty()) return PluginTrust::pinned;
+  // The digest is taken now, once at setup: a library swapped afterwards is
+  // the registry's to catch (its cache keys on the file's identity).
+  if (site_lock_ && site_lock_->refusal(file).empty()) return PluginTrust::pinned;
   return PluginTrust::untrusted;
 }
 
@@ -100,7 +107,7 @@ IsolationDecision IsolationPolicy::decide(const std::string& callback, const fs:
       d.why = "a trusted folder of site file " + site_.file.string();
       break;
     case PluginTrust::pinned:
-      d.why = "pinned in " + lock_file_.string();
+      d.why = "pinned in " + (lock_file_.empty() ? site_.plugin_lock : lock_file_).string();
       break;
     case PluginTrust::untrusted:
       d.isolated = true;

@@ -24,10 +24,6 @@ struct PluginSearchOptions {
   // Two in the same folder are an error unless this is set, then the first in
   // search order wins (with a warning).
   bool allow_duplicate_plugins = false;
-  // The site's lock file (plugin_host/selection/site_config.hpp), applied as
-  // TRAINHOOK_PLUGIN_LOCK is when that variable is unset or empty (the
-  // variable wins); empty: none.
-  std::filesystem::path lock_file;
 };
 
 // <dir of the running executable>/../lib/trainhook/plugins, which holds both in

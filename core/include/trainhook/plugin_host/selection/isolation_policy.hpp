@@ -3,8 +3,9 @@
 // at setup from --plugin_isolation and the site file (site_config.hpp), never
 // per event. The modes:
 //   auto   (the default) a library in the trainer's own plugin folder, under a
-//          site trusted_plugin_dirs folder, or pinned by the lock file in
-//          force runs in process; every other library is isolated;
+//          site trusted_plugin_dirs folder, pinned in the site's plugin_lock
+//          (its digest matches), or accepted under TRAINHOOK_PLUGIN_LOCK (which
+//          refuses the unlisted) runs in process; every other library is isolated;
 //   none   everything in process;
 //   NAMES  the named callbacks isolated, the rest in process (names may also
 //          follow auto: those are isolated, the rest by trust).
@@ -15,10 +16,14 @@
 #include <trainhook/plugin_host/selection/site_config.hpp>
 
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <vector>
 
 namespace trainhook {
+namespace detail {
+class PluginLockFile;
+}
 
 enum class IsolationMode { automatic, none, named };
 
@@ -36,10 +41,11 @@ class IsolationPolicy {
  public:
   // flag: --plugin_isolation as given (empty: the site's mode, else auto).
   // own_dir: the trainer's own plugin folder. lock_file: the lock the
-  // registry applied (empty: none); with one in force the registry refuses
-  // every library neither the trainer's own nor listed with its digest, so a
-  // library it accepted outside the own folder is pinned. Throws
-  // ArgumentError for none combined with anything else.
+  // registry applied, TRAINHOOK_PLUGIN_LOCK (empty: none); with one in force
+  // the registry refuses every library neither the trainer's own nor listed
+  // with its digest, so a library it accepted outside the own folder is
+  // pinned. The site's plugin_lock is read here (PluginError naming it when
+  // it cannot be). Throws ArgumentError for none combined with anything else.
   IsolationPolicy(const std::vector<std::string>& flag, SiteConfig site, const std::filesystem::path& own_dir,
                   std::filesystem::path lock_file);
 
@@ -64,6 +70,7 @@ class IsolationPolicy {
   std::filesystem::path own_dir_;  // canonical when it exists
   std::vector<std::filesystem::path> trusted_dirs_;
   std::filesystem::path lock_file_;
+  std::shared_ptr<const detail::PluginLockFile> site_lock_;  // the site's plugin_lock; null: none
 };
 
 }  // namespace trainhook

@@ -2,8 +2,10 @@
 // ($TRAINHOOK_SITE_CONFIG, else <prefix>/etc/trainhook/site.json, the prefix
 // found relative to the running executable as the plugin folder is) with the
 // default isolation mode, the folders whose plugins the site trusts to run in
-// process, and the lock file. Read once at setup, by the trainer and by
-// `trainhook plugins`; the command line and TRAINHOOK_PLUGIN_LOCK win over it.
+// process, and a lock file of libraries it trusts likewise (pinned by digest:
+// under auto they run in process, unlisted ones isolated; unlike
+// TRAINHOOK_PLUGIN_LOCK, it refuses nothing). Read once at setup, by the
+// trainer and by `trainhook plugins`; the command line wins over it.
 // isolation_policy.hpp turns it into a decision per plugin. No LibTorch here.
 #pragma once
 
