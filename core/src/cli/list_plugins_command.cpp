@@ -12,6 +12,9 @@
 #include <trainhook/common/closest_name.hpp>
 #include <trainhook/plugin_host/registry/plugin_lock.hpp>
 #include <trainhook/plugin_host/registry/plugin_registry.hpp>
+#include <trainhook/plugin_host/selection/isolation_policy.hpp>
+#include <trainhook/plugin_host/selection/site_config.hpp>
+#include <trainhook/strings.hpp>
 
 #include <spdlog/spdlog.h>
 
@@ -25,9 +28,11 @@ void plugins_usage(std::FILE* out) {
   std::fprintf(
       out,
       "usage: trainhook plugins [--plugin_dir DIR]... [--allow_unsafe_plugin_paths]\n"
+      "                         [--plugin_isolation auto|none|NAME...]\n"
       "Lists the plugin libraries found (--plugin_dir folders, then TRAINHOOK_PLUGIN_PATH, then the\n"
-      "default folder), their callbacks and commands, and the reason for every refused file.\n"
-      "Exits 1 when a file on the search path was refused.\n"
+      "default folder), their callbacks and commands, and the reason for every refused file; then\n"
+      "whether a run would load each in process or isolated, and why (the site file, else\n"
+      "--plugin_isolation auto). Exits 1 when a file on the search path was refused.\n"
       "\n"
       "usage: trainhook plugins lock [--plugin_dir DIR]... [PATH]...\n"
       "Prints a TRAINHOOK_PLUGIN_LOCK line (\"<sha256>  <file name>\") for each plugin library in PATH\n"
@@ -101,6 +106,32 @@ int lock_command(const std::vector<std::string>& args) {
   return entries.empty() ? 1 : 0;
 }
 
+// "in process" / "isolated" per accepted library under `policy`, with the reason.
+std::string describe_isolation(const PluginRegistry& registry, const IsolationPolicy& policy) {
+  std::string out = "\nIsolation under plugin_isolation " + policy.describe_mode() + ":\n";
+  for (const auto& rec : registry.libraries()) {
+    if (!rec.loaded) continue;
+    // One decision per library: every callback it exports shares its trust
+    // (only named mode tells callbacks apart).
+    std::vector<std::string> isolated;
+    std::vector<std::string> in_process;
+    std::string why;
+    for (const auto& cb : rec.callbacks) {
+      const IsolationDecision d = policy.decide(cb.name, rec.path);
+      (d.isolated ? isolated : in_process).push_back(cb.name);
+      if (why.empty() || d.isolated) why = d.why;
+    }
+    if (rec.callbacks.empty()) why = policy.decide("", rec.path).why;
+    out += "  " + rec.path.string() + ": ";
+    if (policy.mode() == IsolationMode::named && !isolated.empty() && !in_process.empty())
+      out += "isolated " + strings::join(isolated) + ", in process " + strings::join(in_process);
+    else
+      out += isolated.empty() ? "in process" : "isolated";
+    out += " (" + why + ")\n";
+  }
+  return out;
+}
+
 }  // namespace
 
 int plugins_command(const std::vector<std::string>& args, const std::string& /*program_path*/) {
@@ -108,15 +139,23 @@ int plugins_command(const std::vector<std::string>& args, const std::string& /*p
     return lock_command(std::vector<std::string>(args.begin() + 1, args.end()));
   PluginSearchOptions options;
   options.allow_duplicate_plugins = true;  // listed with a DUPLICATE mark instead of failing
+  std::vector<std::string> isolation_flag;
   for (size_t i = 0; i < args.size(); ++i) {
     const CommonArgument common = take_common_argument(args, i, options);
     if (common == CommonArgument::kHelp) return 0;
     if (common == CommonArgument::kPluginDir) continue;
     const std::string& a = args[i];
+    if (a == "--plugin_isolation") {
+      // Values up to the next flag, as the trainer's parser takes a list.
+      while (i + 1 < args.size() && args[i + 1].rfind("--", 0) != 0) isolation_flag.push_back(args[++i]);
+      if (isolation_flag.empty()) throw std::invalid_argument("--plugin_isolation needs auto, none or names");
+      continue;
+    }
     if (a != "--allow_unsafe_plugin_paths")
-      unknown_argument(a, {"--plugin_dir", "--allow_unsafe_plugin_paths", "--help"});
+      unknown_argument(a, {"--plugin_dir", "--allow_unsafe_plugin_paths", "--plugin_isolation", "--help"});
     options.allow_unsafe_plugin_paths = true;
   }
+  const SiteConfig site = load_site_config();
   // The listing already says what was loaded or refused; keep the log quiet.
   const auto level = spdlog::get_level();
   spdlog::set_level(spdlog::level::err);
@@ -125,6 +164,8 @@ int plugins_command(const std::vector<std::string>& args, const std::string& /*p
     const PluginRegistry registry(options);
     spdlog::set_level(level);
     std::fputs(registry.describe().c_str(), stdout);
+    const IsolationPolicy policy(isolation_flag, site, default_plugin_dir(), registry.lock_file());
+    std::fputs(describe_isolation(registry, policy).c_str(), stdout);
     for (const auto& rec : registry.libraries()) refused += rec.loaded ? 0 : 1;
   } catch (...) {
     spdlog::set_level(level);

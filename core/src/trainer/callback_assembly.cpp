@@ -11,6 +11,7 @@
 
 #include <trainhook/plugin_host/selection/callback_resolver.hpp>
 #include <trainhook/plugin_host/selection/section_check.hpp>
+#include <trainhook/plugin_host/selection/site_config.hpp>
 
 #include <trainhook/callbacks/default_flow_callback.hpp>
 #include <trainhook/common/errors.hpp>
@@ -27,25 +28,11 @@ namespace fs = std::filesystem;
 namespace trainhook {
 namespace {
 
-// One plugin callback: in this process, or (plugin_isolation) in a helper
-// process, in which case its library is never loaded here. Either way the
-// plugin receives its plugin_config section without the host's isolation keys.
-std::unique_ptr<detail::InternalCallback> create_plugin_callback(const PluginRegistry& registry,
-                                                                 HostServices& services,
-                                                                 const TrainingArguments& args,
-                                                                 const std::string& name) {
-  const PluginIsolation isolation = plugin_isolation_of(args.plugin_isolation, args.plugin_config, name);
-  if (isolation.isolated)
-    return detail::make_isolated_callback(registry.library_of(name), name, services, isolation.plugin_config,
-                                          isolation.timeout_seconds);
-  return registry.create(name, services, isolation.plugin_config);
-}
-
 // Every --plugin_isolation name is a callback this run enables (a typo would
 // otherwise leave the untrusted plugin in process without a word).
 void check_isolation_names(const TrainingArguments& args, const std::vector<std::string>& enabled) {
   for (const auto& name : args.plugin_isolation)
-    if (std::find(enabled.begin(), enabled.end(), name) == enabled.end())
+    if (name != "auto" && name != "none" && std::find(enabled.begin(), enabled.end(), name) == enabled.end())
       throw ArgumentError("--plugin_isolation: '" + name + "' is not a callback of this run (callbacks of " +
                           "this run: " + strings::join(enabled) + ")");
 }
@@ -57,7 +44,47 @@ bool requests_plugins(const TrainingArguments& a) {
   return !a.callbacks.empty();
 }
 
+bool has_isolation_key(const nlohmann::json& plugin_config, const std::string& name) {
+  return plugin_config.is_object() && plugin_config.contains(name) && plugin_config[name].is_object() &&
+         plugin_config[name].contains("isolation");
+}
+
 }  // namespace
+
+// One plugin callback: in this process, or in a helper process (the isolation
+// policy, decided once here at setup; a plugin_config "isolation" key wins
+// under auto and none), in which case its library is never loaded here. Either
+// way the plugin receives its plugin_config section without the host's keys.
+std::unique_ptr<detail::InternalCallback> Trainer::Impl::create_plugin_callback(const std::string& name) {
+  const fs::path library = registry->library_of(name);
+  const IsolationDecision decision = isolation->decide(name, library);
+  // Named mode keeps --plugin_isolation's list as it always was; otherwise the
+  // policy's verdict stands in for it unless the section has its own key.
+  std::vector<std::string> listed;
+  if (isolation->mode() == IsolationMode::named)
+    listed = isolation->names();
+  else if (decision.isolated && !has_isolation_key(args.plugin_config, name))
+    listed = {name};
+  const PluginIsolation chosen = plugin_isolation_of(listed, args.plugin_config, name);
+  const bool untrusted =
+      chosen.isolated && decision.by_trust && decision.isolated && !has_isolation_key(args.plugin_config, name);
+  if (world_zero())
+    spdlog::debug("'{}' ({}): {} ({}; plugin_isolation {})", name, library.string(),
+                  chosen.isolated ? "isolated" : "in process", decision.why, isolation->describe_mode());
+  if (untrusted && world_zero())
+    spdlog::info("'{}' runs in its own process ({}, {}): the model's tensors are not shared with it; {}", name,
+                 library.string(), decision.why, isolation->how_to_trust(name, library));
+  if (!chosen.isolated) return registry->create(name, *services, chosen.plugin_config);
+  try {
+    return detail::make_isolated_callback(library, name, *services, chosen.plugin_config, chosen.timeout_seconds);
+  } catch (const PluginError& e) {
+    // A plugin that refuses to run isolated (it needs the model's tensors)
+    // was isolated only because nothing vouches for it: say how to trust it.
+    if (!untrusted) throw;
+    throw PluginError(std::string(e.what()) + "\n'" + name + "' runs isolated under plugin_isolation " +
+                      isolation->describe_mode() + " (" + decision.why + "); " + isolation->how_to_trust(name, library));
+  }
+}
 
 void Trainer::Impl::assemble_callbacks(TrainerOptions& options) {
   handler.add(std::make_unique<DefaultFlowCallback>(args));
@@ -82,7 +109,11 @@ void Trainer::Impl::add_plugin_callbacks(const PluginSearchOptions& given) {
   search.plugin_dirs = dirs;
   search.allow_unsafe_plugin_paths = search.allow_unsafe_plugin_paths || args.allow_unsafe_plugin_paths;
   search.allow_duplicate_plugins = search.allow_duplicate_plugins || args.allow_duplicate_plugins;
+  // The site file (site_config.hpp): its trusted folders, pinned libraries and default mode.
+  const SiteConfig site = load_site_config();
   registry.emplace(search);
+  isolation.emplace(args.plugin_isolation, site,
+                    search.default_dir.empty() ? default_plugin_dir() : search.default_dir, registry->lock_file());
   // The names are resolved and checked on every rank, so a typo fails
   // everywhere, and every rank warns alike.
   selection = resolve_callbacks(*registry, CallbackRequest{args.report_to, args.callbacks, args.disable_tqdm},
@@ -94,17 +125,17 @@ void Trainer::Impl::add_plugin_callbacks(const PluginSearchOptions& given) {
   // Integrations report from world process zero only, as HF's do.
   if (world_zero()) {
     for (const auto& name : selection.integrations)
-      handler.add(create_plugin_callback(*registry, *services, args, name));
+      handler.add(create_plugin_callback(name));
   }
   for (const auto& name : selection.callbacks)
-    handler.add(create_plugin_callback(*registry, *services, args, name));
+    handler.add(create_plugin_callback(name));
 }
 
 void Trainer::Impl::add_progress_callback() {
   const std::string progress =
       selection.progress.empty() ? (args.disable_tqdm ? "printer" : "progress") : selection.progress;
   if (registry->has(progress)) {
-    handler.add(create_plugin_callback(*registry, *services, args, progress));
+    handler.add(create_plugin_callback(progress));
   } else if (world_zero()) {  // said once, not by every rank
     const std::string dirs = strings::join(registry->searched_dirs());
     spdlog::warn("the '{}' plugin was not found, so no progress is shown (searched: {})", progress,

@@ -19,6 +19,7 @@
 #include <trainhook/optim/lr_schedule.hpp>
 #include <trainhook/plugin_host/registry/plugin_registry.hpp>
 #include <trainhook/plugin_host/selection/callback_resolver.hpp>
+#include <trainhook/plugin_host/selection/isolation_policy.hpp>
 #include <trainhook/trainer/device_placement.hpp>
 #include <trainhook/trainer/eval_prediction.hpp>
 #include <trainhook/trainer/memory_metrics.hpp>
@@ -84,6 +85,7 @@ struct Trainer::Impl {
   void assemble_callbacks(TrainerOptions& options);
   void add_plugin_callbacks(const PluginSearchOptions& search);
   void add_progress_callback();
+  std::unique_ptr<detail::InternalCallback> create_plugin_callback(const std::string& name);
 
   // train_failure.cpp: run_training(), and on_exception once when it throws.
   TrainOutput train(std::optional<std::string> resume);
@@ -161,6 +163,8 @@ struct Trainer::Impl {
   // they call, then the registry (libraries stay loaded while a callback lives).
   std::optional<PluginRegistry> registry;
   CallbackSelection selection;  // what report_to/callbacks enable (callback_resolver.hpp)
+  // Which plugin callbacks run isolated, decided at setup (isolation_policy.hpp).
+  std::optional<IsolationPolicy> isolation;
   // ABI 1.1 model services (model_access.hpp), reading members declared below.
   TrainerModelAccess access{{handler, model, optimizer, scheduler}};
   std::unique_ptr<TrainerServices> services;

@@ -501,6 +501,8 @@ std::string shadow_note(const fs::path& by, bool overridden) {
 }
 }  // namespace
 
+fs::path PluginRegistry::lock_file() const { return impl_->lock ? impl_->lock->file() : fs::path(); }
+
 std::string PluginRegistry::describe() const {
   std::ostringstream out;
   out << "Plugin search path, in order:\n";

@@ -3,6 +3,10 @@
 // (trainhook-plugin-runner) instead of the trainer's. Its library is loaded
 // only there; a crash, hang or exit of it fails that callback's call (named,
 // with the cause) and plugin_error_policy decides, as for any failing callback.
+// Which callbacks the trainer isolates when neither says (--plugin_isolation
+// auto, the default: by the site's trust) is decided by
+// plugin_host/selection/isolation_policy.hpp; plugin_isolation_of reads the
+// list it is given and the section's keys.
 #pragma once
 
 #include <trainhook/callbacks/callback.hpp>

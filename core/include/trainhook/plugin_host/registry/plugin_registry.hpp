@@ -39,6 +39,10 @@ class PluginRegistry {
 
   const std::vector<LibraryRecord>& libraries() const noexcept;
   std::vector<std::string> searched_dirs() const;
+  // The lock file in force (TRAINHOOK_PLUGIN_LOCK); empty: none. With one,
+  // every library accepted outside the trainer's own folder is listed in it
+  // with its current digest.
+  std::filesystem::path lock_file() const;
   // Names of loaded callbacks of a kind (TH_KIND_*), in search order.
   std::vector<std::string> available(int32_t kind) const;
   bool has(const std::string& callback_name) const;
