@@ -99,7 +99,7 @@ TEST_CASE("the site's lock pins by digest: a listed library runs in process, the
   // A lock that cannot be read is an error naming it.
   site.plugin_lock = l.tmp.path / "etc" / "missing.lock";
   CHECK_THROWS_WITH_AS(IsolationPolicy({}, site, l.own, {}),
-                       doctest::Contains((l.tmp.path / "etc" / "missing.lock").string()), trainhook::PluginError);
+                       doctest::Contains((l.tmp.path / "etc" / "missing.lock").string().c_str()), trainhook::PluginError);
 }
 
 TEST_CASE("none keeps every plugin in process and names only isolate themselves") {
