@@ -181,7 +181,7 @@ TEST_CASE("struct size constants end at the last field, so TH_HAS_FIELD never cl
   CHECK(TH_STATE_STRUCT_SIZE == offsetof(th_state, steps_in_epoch) + sizeof(int64_t));
   CHECK(TH_CONTROL_STRUCT_SIZE == offsetof(th_control, should_log) + sizeof(int32_t));
   CHECK(TH_VALUES_STRUCT_SIZE == offsetof(th_values, string_values) + sizeof(void*));
-  CHECK(TH_HOST_STRUCT_SIZE == offsetof(th_host, profile_span) + sizeof(void*));
+  CHECK(TH_HOST_STRUCT_SIZE == offsetof(th_host, set_observe_only) + sizeof(void*));
   CHECK(TH_FAILURE_STRUCT_SIZE == offsetof(th_failure, step) + sizeof(int64_t));
   CHECK(TH_CALLBACK_INFO_STRUCT_SIZE == offsetof(th_callback_info, vtable) + sizeof(void*));
   CHECK(TH_STEP_VALUES_STRUCT_SIZE == offsetof(th_step_values, learning_rate) + sizeof(double));

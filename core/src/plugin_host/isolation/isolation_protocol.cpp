@@ -37,6 +37,8 @@ const char* msg_name(Msg m) noexcept {
       return "log";
     case Msg::Stop:
       return "stop";
+    case Msg::Failed:
+      return "failed";
     case Msg::ReqTrainerState:
       return "trainer_state_json";
     case Msg::ReqSetResume:
@@ -158,6 +160,20 @@ long Channel::fill(int wait_ms) {
     filled_ += static_cast<size_t>(n);
     return n;
   }
+}
+
+Channel::Result Channel::receive_ready() {
+  if (!consumed_) {
+    start_ += 5 + length_;
+    consumed_ = true;
+  }
+  if (!have_message()) {
+    const long n = fill(0);
+    if (n == 0) return Result::closed;
+    if (n < 0 || !have_message()) return Result::timed_out;
+  }
+  consumed_ = false;
+  return Result::message;
 }
 
 bool Channel::have_message() {
