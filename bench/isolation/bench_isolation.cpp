@@ -96,6 +96,9 @@ int main(int argc, char** argv) {
   // bench_0 wants on_step_end only; on_log is measured with its mask widened
   // by firing through a handler that dispatches every event to it.
   const double step_in = per_event_us(in_process, TH_EVENT_STEP_END, {}, events, repeats);
+  trainhook::CallbackHandler observer_in_process;
+  observer_in_process.add(registry.create("bench_observer", host, "{}"));
+  const double log_in = per_event_us(observer_in_process, TH_EVENT_LOG, log_payload, events, repeats);
   const double step_iso = per_event_us(isolated, TH_EVENT_STEP_END, {}, events, repeats);
   const double none = per_event_us(empty, TH_EVENT_STEP_END, {}, events, repeats);
 
@@ -126,6 +129,7 @@ int main(int argc, char** argv) {
 
   std::printf("\none event to one plugin callback, wall time (median of %d x %d events):\n", repeats, events);
   std::printf("  in process, on_step_end:              %8.3f us\n", step_in);
+  std::printf("  in process, on_log with 10 values:    %8.3f us\n", log_in);
   std::printf("  isolated,   on_step_end:              %8.3f us  (target <= %.0f us: %s; %.0fx in process)\n",
               step_iso, kTargetUs, step_iso <= kTargetUs ? "ok" : "ABOVE TARGET", step_iso / step_in);
   std::printf("  isolated,   on_log with 10 values:    %8.3f us  (target <= %.0f us: %s)\n", log_iso,
