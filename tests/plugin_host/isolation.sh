@@ -252,7 +252,7 @@ if ((rc != 0)); then
   fail "stalled: exit $rc"
   tail -5 "$WORK/stalled.out"
 else
-  has_line stalled "isolated callback 'isolated_faults' from " &&
+  has_line stalled "isolated callback 'isolated_observer' from " &&
     has_line stalled "observe-only event(s) dropped in all, never delivered, because its helper fell behind" &&
     has_line stalled "isolated_faults: on_train_end at step 60" &&
     final_model stalled && echo "ok stalled observer: drops counted and reported"
