@@ -1,7 +1,8 @@
 // EventRing, torch-free: records in order across the wrap-around, a full ring
 // that drops and counts without blocking, a producer and a consumer on two
 // threads (in order, nothing lost but what was counted), a sleeping consumer
-// woken by a push or by wake(), and the same ring mapped from its descriptor.
+// woken by a push or by wake(), calls (woken at once, never counted as
+// drops), and the same ring mapped from its descriptor.
 #include "isolation/event_ring.hpp"
 
 #include <doctest/doctest.h>
@@ -192,4 +193,27 @@ TEST_CASE("event ring: the other process's side maps the same ring from its desc
   ::close(pipe_fds[1]);
   CHECK_THROWS_WITH_AS(iso::EventRing::attach(pipe_fds[0]), doctest::Contains("not a ring"),
                        std::runtime_error);
+}
+
+TEST_CASE("event ring: a call wakes the consumer at once and, when it does not fit, is refused uncounted") {
+  iso::EventRing ring = iso::EventRing::create(4096);
+  std::atomic<bool> woke{false};
+  std::thread consumer([&] {
+    ring.wait(std::chrono::milliseconds(60000), [] { return false; });
+    woke.store(true);
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  const auto t0 = Clock::now();
+  REQUIRE(ring.try_push_call("call"));  // one small record: no eighth, no wait, still woken
+  consumer.join();
+  CHECK(woke.load());
+  CHECK(Clock::now() - t0 < std::chrono::seconds(20));
+  while (ring.try_push(std::string(200, 'o'))) {
+  }
+  const uint64_t dropped = ring.dropped();
+  CHECK_FALSE(ring.try_push_call(std::string(200, 'c')));
+  CHECK(ring.dropped() == dropped);  // the caller sends it another way: nothing was lost
+  std::string out;
+  REQUIRE(ring.pop(out));
+  CHECK(out == "call");
 }

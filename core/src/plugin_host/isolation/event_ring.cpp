@@ -126,13 +126,17 @@ void EventRing::copy_out(uint64_t pos, void* p, size_t n) const noexcept {
   std::memcpy(static_cast<char*>(p) + first, data_, n - first);
 }
 
-bool EventRing::try_push(std::string_view record) noexcept {
+bool EventRing::try_push(std::string_view record) noexcept { return push(record, false); }
+
+bool EventRing::try_push_call(std::string_view record) noexcept { return push(record, true); }
+
+bool EventRing::push(std::string_view record, bool call) noexcept {
   const uint64_t need = sizeof(uint32_t) + static_cast<uint64_t>(record.size());
   const uint64_t head = shared_->head.load(std::memory_order_relaxed);  // ours alone
   const uint64_t tail = shared_->tail.load(std::memory_order_acquire);
   const uint64_t used = head - tail;
   if (tail > head || used > capacity_ || capacity_ - used < need) {
-    ++dropped_;
+    if (!call) ++dropped_;
     return false;
   }
   const auto length = static_cast<uint32_t>(record.size());
@@ -143,7 +147,7 @@ bool EventRing::try_push(std::string_view record) noexcept {
   shared_->head.store(head + need, std::memory_order_seq_cst);
   if (shared_->sleeping.load(std::memory_order_seq_cst) == 0)
     waiting_record_ = false;  // it is awake: it will see this one
-  else if (wake_due(used + need))
+  else if (call || wake_due(used + need))
     wake();
   return true;
 }

@@ -56,6 +56,10 @@ class EventRing {
   // Producer. Copies `record` in; false when it does not fit (counted in
   // dropped()). Wakes a sleeping consumer as the top says.
   bool try_push(std::string_view record) noexcept;
+  // Producer. A record the producer then waits for (a call): woken at once,
+  // and when it does not fit, false without counting (the caller sends it
+  // another way).
+  bool try_push_call(std::string_view record) noexcept;
   uint64_t dropped() const noexcept { return dropped_; }
   // Producer or tests: every record pushed has been taken by the consumer.
   bool drained() const noexcept;
@@ -84,6 +88,7 @@ class EventRing {
   void copy_in(uint64_t pos, const void* p, size_t n) noexcept;
   void copy_out(uint64_t pos, void* p, size_t n) const noexcept;
   void release() noexcept;
+  bool push(std::string_view record, bool call) noexcept;
   // Producer: whether a push that left `used` bytes wakes the sleeping consumer.
   bool wake_due(uint64_t used) noexcept;
 

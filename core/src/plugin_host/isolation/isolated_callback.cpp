@@ -158,6 +158,7 @@ IsolatedCallback::IsolatedCallback(std::filesystem::path library, std::string ca
   if (!r.at_end())
     observed_ = r.u64() & mask_ & TH_EVENT_MASK_ALL &
                 ~(TH_EVENT_BIT(TH_EVENT_TRAIN_END) | TH_EVENT_BIT(TH_EVENT_EXCEPTION));
+  ring_calls_ = ok && ring_.valid() && !r.at_end() && r.u8() != 0;
   if (!ok) {
     kill_and_reap();
     throw PluginError(error + " (in its isolated helper process)");
@@ -242,7 +243,13 @@ void IsolatedCallback::fail(const char* what, const std::string& cause) {
 
 void IsolatedCallback::exchange(Msg expected, const char* what) {
   if (!dead_.empty()) fail(what, dead_);  // dead already: no second wait
-  if (!channel_.send(out_.finish())) fail(what, reap());
+  // After Create the runner reads calls from the ring too, in order with the
+  // observed events; one that does not fit (or that must follow a socket
+  // notice, StopSignal) crosses the socket, which it reads after the ring.
+  const bool by_ring = expected == Msg::Done && ring_.valid() && ring_calls_ && !socket_next_ &&
+                       ring_.try_push_call(out_.finish());
+  socket_next_ = false;
+  if (!by_ring && !channel_.send(out_.finish())) fail(what, reap());
   const auto deadline = Clock::now() + timeout_;
   auto tick = [this] {
     // A signal arrived while the plugin works (on_train_end's flush): tell it.
@@ -376,6 +383,7 @@ void IsolatedCallback::on_event(EventId event, const th_event_args& args) {
     reply_.begin(Msg::StopSignal);
     reply_.i32(sig);
     if (!channel_.send(reply_.finish())) fail(event_name(event), reap());
+    socket_next_ = true;  // the runner's reader records it before it reads this event
   }
   isolation::write_event(out_, args);
   exchange(Msg::Done, event_name(event));
@@ -391,7 +399,7 @@ void IsolatedCallback::on_event(EventId event, const th_event_args& args) {
 
 void IsolatedCallback::push_observed(EventId event, const th_event_args& args) {
   if (!dead_.empty()) fail(event_name(event), dead_);  // dead already: no second wait
-  isolation::write_event(observed_out_, args);
+  isolation::write_event(observed_out_, args, Msg::Observed);
   if (!ring_.try_push(observed_out_.finish())) {
     if (dropped_by_event_[static_cast<size_t>(event)]++ == 0 && ring_.dropped() == 1)
       host_.log(TH_LOG_WARN, name_,

@@ -12,6 +12,9 @@
 // end, destroy) waits for them too, within the same timeout. Every 50 ms of
 // such events the notices and requests the helper sent meanwhile are served
 // (logs, stop requests, a failed observed event), and a dead helper is seen.
+// Calls after create go into the ring as well when they fit (a futex wake is
+// cheaper than a socket write and the runner's reader thread hand-over); the
+// answer and everything the helper sends still come over the socket.
 //
 // Failure: when the helper dies (a signal, exit()), closes its end or does not
 // answer within the timeout, the call throws a message naming the file, the
@@ -99,6 +102,8 @@ class IsolatedCallback final : public InternalCallback {
   int stop_signal_sent_ = 0;  // the th_host.stop_signal the runner was last told
   uint64_t mask_ = 0;
   uint64_t observed_ = 0;
+  bool ring_calls_ = false;   // the runner reads calls from the ring (after Create)
+  bool socket_next_ = false;  // the next call crosses the socket (after a StopSignal notice)
   isolation::EventRing ring_;
   isolation::Writer observed_out_;  // the observed event being pushed
   std::chrono::steady_clock::time_point next_serve_{};

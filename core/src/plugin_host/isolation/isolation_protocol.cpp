@@ -29,6 +29,8 @@ const char* msg_name(Msg m) noexcept {
       return "reply";
     case Msg::StopSignal:
       return "stop_signal";
+    case Msg::Observed:
+      return "observed";
     case Msg::Created:
       return "created";
     case Msg::Done:
@@ -185,8 +187,8 @@ bool Channel::have_message() {
   return true;
 }
 
-void write_event(Writer& w, const th_event_args& a) {
-  w.begin(Msg::Event);
+void write_event(Writer& w, const th_event_args& a, Msg type) {
+  w.begin(type);
   w.i32(a.event);
   w.raw(a.state, sizeof(th_state));
   w.opt_str(a.state->best_model_checkpoint);

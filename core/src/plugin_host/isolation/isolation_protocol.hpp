@@ -11,9 +11,12 @@
 // runner sends anything else for that requester.
 //
 // Events the plugin only observes (th_host.set_observe_only) do not cross the
-// socket: the trainer writes the same Event message into an EventRing
+// socket: the trainer writes the same message as Observed into an EventRing
 // (event_ring.hpp) shared on descriptor kRingFd, and the runner runs them
 // before the next call it reads, so the plugin sees every event in order.
+// Calls after Create go through the ring too when they fit (a futex wake
+// instead of a socket write and the reader thread's hand-over); their Done
+// and everything else the runner sends still cross the socket.
 //
 // Buffers (Writer, Channel's input) keep their capacity from one message to
 // the next: the per-event path allocates nothing once warm.
@@ -46,8 +49,9 @@ enum class Msg : uint8_t {
   EndNow = 6,      // the trainer must end now (th_host.end_requested); no answer
   Reply = 7,       // the answer to a runner's request
   StopSignal = 8,  // i32 signal: a first signal stopped the run (th_host.stop_signal); no answer
+  Observed = 9,    // ring only: an observe-only event (as Event), no answer
   // runner -> trainer
-  Created = 20,  // ok, event_mask, critical, has save/load state, error, observe_only mask
+  Created = 20,  // ok, event_mask, critical, has save/load state, error, observe_only mask, reads ring
   Done = 21,     // status, message, [control | state text]
   Log = 22,      // level, message
   Stop = 23,     // reason
@@ -178,7 +182,7 @@ struct EventStorage {
   std::vector<const char*> keys, string_keys, string_values;
   std::vector<double> numbers;
 };
-void write_event(Writer& w, const th_event_args& args);
+void write_event(Writer& w, const th_event_args& args, Msg type = Msg::Event);
 void read_event(Reader& r, EventStorage& storage, th_event_args& out);
 
 }  // namespace trainhook::detail::isolation

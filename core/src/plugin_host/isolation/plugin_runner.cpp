@@ -303,23 +303,15 @@ int run(const std::string& library_file, const std::string& callback_name) {
     w.u8(callback && callback->has_load_state() ? 1 : 0);
     w.str(error);
     w.u64(callback && ring.valid() ? callback->observe_only() : 0);
+    w.u8(ring.valid() ? 1 : 0);  // it reads calls from the ring too
   });
   if (!callback) return 0;
 
   isolation::EventStorage storage, observed_storage;
   std::string record;
   th_event_args args{};
-  for (;;) {
-    // Looked at before draining: what the trainer pushed before sending a
-    // call is in the ring by the time the call is seen.
-    const bool call = link.call_waiting();
-    while (ring.valid() && ring.pop(record)) run_observed(link, *callback, record, observed_storage);
-    if (!call && ring.valid()) {
-      ring.wait(isolation::EventRing::kConsumerWait, [&] { return link.call_waiting(); });
-      continue;
-    }
-    const Msg type = link.next_call();
-    isolation::Reader r = link.call();
+  // One call, from the socket or the ring; false once the runner must end.
+  auto handle_call = [&](Msg type, isolation::Reader r) -> bool {
     try {
       switch (type) {
         case Msg::Event: {
@@ -351,7 +343,7 @@ int run(const std::string& library_file, const std::string& callback_name) {
         case Msg::Shutdown:
           callback.reset();  // the plugin's destroy(): integrations flush here
           send_done(link, TH_OK, "");
-          return 0;
+          return false;
         default:
           send_done(link, TH_ERROR, std::string("unexpected message ") + isolation::msg_name(type));
           break;
@@ -359,6 +351,28 @@ int run(const std::string& library_file, const std::string& callback_name) {
     } catch (const std::exception& e) {
       send_done(link, TH_ERROR, e.what());
     }
+    return true;
+  };
+  for (;;) {
+    // Looked at before draining: what the trainer pushed before sending a
+    // call is in the ring by the time the call is seen.
+    const bool call = link.call_waiting();
+    while (ring.valid() && ring.pop(record)) {
+      // The ring carries observe-only events and, in their order, the calls
+      // the trainer could put there (it waits for their Done on the socket).
+      const Msg type = record.size() >= 5 ? static_cast<Msg>(static_cast<uint8_t>(record[4])) : Msg::Observed;
+      if (type == Msg::Observed) {
+        run_observed(link, *callback, record, observed_storage);
+      } else if (!handle_call(type, isolation::Reader(record.data() + 5, record.size() - 5))) {
+        return 0;
+      }
+    }
+    if (!call && ring.valid()) {
+      ring.wait(isolation::EventRing::kConsumerWait, [&] { return link.call_waiting(); });
+      continue;
+    }
+    const Msg type = link.next_call();
+    if (!handle_call(type, link.call())) return 0;
   }
 }
 
