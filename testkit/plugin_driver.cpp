@@ -51,6 +51,9 @@ FakeHost::FakeHost() {
   table_.isolated = [](void* c) { return static_cast<FakeHost*>(c)->isolated ? 1 : 0; };
   table_.profiling = [](void* c) { return static_cast<FakeHost*>(c)->profiling ? 1 : 0; };
   table_.profile_span = &FakeHost::profile_span_fn;
+  table_.set_observe_only = [](void* c, uint64_t events) {
+    static_cast<FakeHost*>(c)->observe_only = events;
+  };
 }
 
 uint32_t host_table_size(uint32_t minor) {
@@ -59,12 +62,13 @@ uint32_t host_table_size(uint32_t minor) {
                                 std::to_string(TRAINHOOK_ABI_VERSION_MINOR) + " at most");
   // The last th_host field of each minor (abi.h).
   static const uint32_t sizes[] = {
-      static_cast<uint32_t>(TH_STRUCT_SIZE(th_host, run_name)),       // 1.0
-      static_cast<uint32_t>(TH_STRUCT_SIZE(th_host, set_critical)),   // 1.1
-      static_cast<uint32_t>(TH_STRUCT_SIZE(th_host, end_requested)),  // 1.2
-      static_cast<uint32_t>(TH_STRUCT_SIZE(th_host, stop_signal)),    // 1.3
-      static_cast<uint32_t>(TH_STRUCT_SIZE(th_host, isolated)),       // 1.4
-      static_cast<uint32_t>(TH_STRUCT_SIZE(th_host, profile_span)),   // 1.5
+      static_cast<uint32_t>(TH_STRUCT_SIZE(th_host, run_name)),          // 1.0
+      static_cast<uint32_t>(TH_STRUCT_SIZE(th_host, set_critical)),      // 1.1
+      static_cast<uint32_t>(TH_STRUCT_SIZE(th_host, end_requested)),     // 1.2
+      static_cast<uint32_t>(TH_STRUCT_SIZE(th_host, stop_signal)),       // 1.3
+      static_cast<uint32_t>(TH_STRUCT_SIZE(th_host, isolated)),          // 1.4
+      static_cast<uint32_t>(TH_STRUCT_SIZE(th_host, profile_span)),      // 1.5
+      static_cast<uint32_t>(TH_STRUCT_SIZE(th_host, set_observe_only)),  // 1.6
   };
   static_assert(sizeof sizes / sizeof sizes[0] == TRAINHOOK_ABI_VERSION_MINOR + 1,
                 "a new ABI minor adds its last th_host field here");

@@ -3,6 +3,13 @@
  * (dumped without spaces by the host, so plain strstr reads it):
  *   "fault":"segv"|"hang"|"exit"  at on_step_end of step "fault_step" (5)
  *   "save_step":N                 sets should_save at on_step_end of step N
+ *   "observe":1                   declares on_step_begin and on_log observe-only
+ *                                 (ABI 1.6) and logs each as "observed <event> <step>"
+ *   "stall_ms":N                  sleeps N ms at the first observed event (a
+ *                                 helper that falls behind)
+ * Callback "isolated_observer" is the same with "observe":1 always and a mask
+ * of on_step_begin, on_log and on_train_end only: nothing it gets between
+ * train begin and end is waited for.
  * Every step it adds the metric isolated_metric = step / 2; at on_step_end of
  * step 1 it asks for the model's tensors and logs the refusal; it logs its pid
  * at create, each on_log and on_train_end (with th_host.stop_signal), and what
@@ -26,6 +33,8 @@ typedef struct faults {
   long fault_step;
   long save_step;
   long calls;
+  long observe;
+  long stall_ms;
 } faults;
 
 static void say(const faults* f, const char* text) { f->host->log(f->host->ctx, TH_LOG_INFO, text); }
@@ -43,6 +52,17 @@ static th_status on_event(void* self, const th_event_args* args, char* err, size
   char line[512];
   ++f->calls;
   const long step = (long)args->state->global_step;
+  if (f->observe && (args->event == TH_EVENT_STEP_BEGIN || args->event == TH_EVENT_LOG)) {
+    if (f->stall_ms > 0) {
+      struct timespec t = {f->stall_ms / 1000, (f->stall_ms % 1000) * 1000000L};
+      f->stall_ms = 0;
+      nanosleep(&t, NULL);
+    }
+    snprintf(line, sizeof line, "isolated_faults: observed %s %ld",
+             args->event == TH_EVENT_LOG ? "on_log" : "on_step_begin", step);
+    say(f, line);
+    return TH_OK;
+  }
   if (args->event == TH_EVENT_STEP_END) {
     char name[] = "isolated_metric";
     if (f->host->add_metric(f->host->ctx, name, (double)step / 2.0, err, err_size) != TH_OK) return TH_ERROR;
@@ -138,6 +158,10 @@ static th_status create(const th_host* host, const char* config_json, void** out
   f->host = host;
   f->fault_step = number_after(config_json, "\"fault_step\":", 5);
   f->save_step = number_after(config_json, "\"save_step\":", -1);
+  f->observe = number_after(config_json, "\"observe\":", 0);
+  f->stall_ms = number_after(config_json, "\"stall_ms\":", 0);
+  if (f->observe && TH_HAS_FIELD(host, th_host, set_observe_only) && host->set_observe_only != NULL)
+    host->set_observe_only(host->ctx, TH_EVENT_BIT(TH_EVENT_STEP_BEGIN) | TH_EVENT_BIT(TH_EVENT_LOG));
   const char* fault = strstr(config_json, "\"fault\":\"");
   if (fault != NULL) {
     fault += strlen("\"fault\":\"");
@@ -164,5 +188,23 @@ static const th_callback_info callback = {TH_CALLBACK_INFO_STRUCT_SIZE,
                                           TH_EVENT_MASK_ALL,
                                           create,
                                           &vtable};
-static const th_callback_info* const callback_ptrs[] = {&callback};
+static th_status create_observer(const th_host* host, const char* config_json, void** out_self, char* err,
+                                 size_t err_size) {
+  const th_status st = create(host, config_json, out_self, err, err_size);
+  if (st != TH_OK) return st;
+  ((faults*)*out_self)->observe = 1;
+  if (TH_HAS_FIELD(host, th_host, set_observe_only) && host->set_observe_only != NULL)
+    host->set_observe_only(host->ctx, TH_EVENT_BIT(TH_EVENT_STEP_BEGIN) | TH_EVENT_BIT(TH_EVENT_LOG));
+  return TH_OK;
+}
+static const th_callback_info observer = {
+    TH_CALLBACK_INFO_STRUCT_SIZE,
+    "isolated_observer",
+    "1.0.0",
+    TH_KIND_CALLBACK,
+    "observes steps and logs, sleeping on request (isolation tests)",
+    TH_EVENT_BIT(TH_EVENT_STEP_BEGIN) | TH_EVENT_BIT(TH_EVENT_LOG) | TH_EVENT_BIT(TH_EVENT_TRAIN_END),
+    create_observer,
+    &vtable};
+static const th_callback_info* const callback_ptrs[] = {&callback, &observer};
 TH_PLUGIN_ENTRY("isolated_faults", "1.0.0", callback_ptrs)

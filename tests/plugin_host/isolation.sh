@@ -210,6 +210,54 @@ else
   fail "tensorboard: no test venv at $VENV (set TRAINHOOK_TEST_VENV)"
 fi
 
+# 7. Observe-only events (ABI 1.6) through the event ring: the jsonl
+#    integration isolated (its on_log observe-only) writes every record of
+#    log_history, in order, as in process; and a helper that stalls on an
+#    observed event loses events, which the trainer counts and reports naming
+#    the callback, while the run goes on to its end.
+if [[ -x "$VENV/bin/python" ]]; then
+  JL=(--report_to jsonl --max_steps 60)
+  run jl_in "${JL[@]}"
+  rc_in=$rc
+  run jl_iso "${JL[@]}" --plugin_isolation jsonl
+  if ((rc_in != 0 || rc != 0)); then
+    fail "jsonl: exit $rc_in in process, $rc isolated"
+    tail -5 "$WORK/jl_iso.out"
+  elif ! "$VENV/bin/python" - "$WORK/jl_in" "$WORK/jl_iso" <<'PY'; then
+import json, sys
+def history(d):
+    lines = [json.loads(l) for l in open(d + "/log_history.jsonl")]
+    state = json.load(open(d + "/trainer_state.json"))["log_history"]
+    assert lines == state, (d, len(lines), len(state))
+    return lines
+inp, iso = history(sys.argv[1]), history(sys.argv[2])
+steps = lambda h: [r["step"] for r in h]
+assert steps(inp) == steps(iso) and len(iso) >= 60, (steps(inp), steps(iso))
+assert [r.get("loss") for r in inp] == [r.get("loss") for r in iso]
+PY
+    fail "jsonl: the isolated run's log_history.jsonl differs from its log_history or from the in-process run's"
+  elif grep -q "dropped" "$WORK/jl_iso.out"; then
+    fail "jsonl: an isolated run that keeps up dropped events:"
+    grep "dropped" "$WORK/jl_iso.out"
+  else
+    echo "ok jsonl isolated, observe-only"
+  fi
+else
+  fail "jsonl: no test venv at $VENV (set TRAINHOOK_TEST_VENV)"
+fi
+# isolated_observer waits for nothing but on_train_end, so the stall fills the ring.
+TRAINHOOK_ISOLATION_RING_KIB=4 run stalled --callbacks isolated_observer --plugin_isolation isolated_observer \
+  --max_steps 60 --plugin_config isolated_observer.stall_ms=2000
+if ((rc != 0)); then
+  fail "stalled: exit $rc"
+  tail -5 "$WORK/stalled.out"
+else
+  has_line stalled "isolated callback 'isolated_observer' from " &&
+    has_line stalled "observe-only event(s) dropped in all, never delivered, because its helper fell behind" &&
+    has_line stalled "isolated_faults: on_train_end at step 60" &&
+    final_model stalled && echo "ok stalled observer: drops counted and reported"
+fi
+
 if ((failures > 0)); then
   echo "$failures isolation case(s) failed"
   exit 1

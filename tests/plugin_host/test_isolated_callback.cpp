@@ -2,7 +2,9 @@
 // th_event_args over a real socket pair, the isolation settings read from
 // --plugin_isolation and plugin_config, and IsolatedCallback against the
 // isolated_faults test plugin in a real trainhook-plugin-runner (control
-// flags, metrics, logs, state; a crash named, then no second wait).
+// flags, metrics, logs, state; a crash named, then no second wait), and its
+// observe-only events through the event ring (in order with the calls that
+// wait; dropped, counted and reported when the helper falls behind).
 #include "isolation/isolated_callback.hpp"
 #include "isolation/isolation_protocol.hpp"
 
@@ -75,6 +77,14 @@ struct FakeHost final : HostServices, ModelAccess {
     for (const auto& l : logs)
       if (l.find(part) != std::string::npos) return true;
     return false;
+  }
+  // The log lines containing `part`, in the order they came.
+  std::vector<std::string> lines_with(const std::string& part) {
+    std::lock_guard<std::mutex> lock(mu);
+    std::vector<std::string> out;
+    for (const auto& l : logs)
+      if (l.find(part) != std::string::npos) out.push_back(l);
+    return out;
   }
 };
 
@@ -240,6 +250,7 @@ TEST_CASE(
   detail::IsolatedCallback cb(faults_library(), "isolated_faults", host, R"({"save_step":3})", 10);
   CHECK(cb.name() == "isolated_faults");
   CHECK(cb.event_mask() == TH_EVENT_MASK_ALL);
+  CHECK(cb.observed_mask() == 0);  // declared nothing: every event is a round trip, as before ABI 1.6
   CHECK(cb.helper_pid() != ::getpid());
   CHECK(host.logged("isolated_faults: isolated_faults: created in pid " + std::to_string(cb.helper_pid())));
   for (int64_t s = 1; s <= 3; ++s) {
@@ -333,4 +344,67 @@ TEST_CASE(
       doctest::Contains("isolated_faults: unknown key"), PluginError);
   CHECK_THROWS_WITH_AS(detail::IsolatedCallback(faults_library(), "no_such", host, "{}", 5),
                        doctest::Contains("exports no callback 'no_such'"), PluginError);
+}
+
+TEST_CASE(
+    "observe-only events reach an isolated callback without a round trip, in order with the calls that "
+    "wait") {
+  FakeHost host;
+  detail::IsolatedCallback cb(faults_library(), "isolated_faults", host, R"({"observe":1})", 10);
+  CHECK(cb.observed_mask() == (TH_EVENT_BIT(TH_EVENT_STEP_BEGIN) | TH_EVENT_BIT(TH_EVENT_LOG)));
+  constexpr int64_t kSteps = 50;
+  for (int64_t s = 1; s <= kSteps; ++s) {
+    TestEvent begin(TH_EVENT_STEP_BEGIN, s);
+    cb.on_event(TH_EVENT_STEP_BEGIN, begin.args);  // the ring
+    TestEvent end(TH_EVENT_STEP_END, s);
+    cb.on_event(TH_EVENT_STEP_END, end.args);  // a round trip: after on_step_begin s
+    TestEvent log(TH_EVENT_LOG, s);
+    cb.on_event(TH_EVENT_LOG, log.args);  // the ring
+  }
+  TestEvent train_end(TH_EVENT_TRAIN_END, kSteps);
+  cb.on_event(TH_EVENT_TRAIN_END, train_end.args);  // waits for every observed event before it
+  CHECK(host.metrics.size() == static_cast<size_t>(kSteps));
+  const std::vector<std::string> seen = host.lines_with("isolated_faults: observed ");
+  REQUIRE(seen.size() == 2 * kSteps);
+  for (int64_t s = 1; s <= kSteps; ++s) {
+    const std::string begin = "observed on_step_begin " + std::to_string(s),
+                      log = "observed on_log " + std::to_string(s);
+    CHECK(seen[2 * (s - 1)].substr(seen[2 * (s - 1)].size() - begin.size()) == begin);
+    CHECK(seen[2 * (s - 1) + 1].substr(seen[2 * (s - 1) + 1].size() - log.size()) == log);
+  }
+  const std::vector<std::string> ends = host.lines_with("on_train_end at step");
+  CHECK(ends.size() == 1);
+  CHECK(cb.dropped_events() == 0);
+  CHECK_FALSE(host.logged("dropped"));
+}
+
+TEST_CASE("a helper that falls behind loses observe-only events, counted and reported naming the callback") {
+  FakeHost host;
+  // A 4 KiB ring holds a dozen events; the helper sleeps a second at the first one.
+  ::setenv(kIsolationRingEnv, "4", 1);
+  detail::IsolatedCallback cb(faults_library(), "isolated_faults", host, R"({"observe":1,"stall_ms":1000})",
+                              10);
+  ::unsetenv(kIsolationRingEnv);
+  constexpr uint64_t kLogs = 400;
+  const auto t0 = std::chrono::steady_clock::now();
+  for (uint64_t s = 1; s <= kLogs; ++s) {
+    TestEvent log(TH_EVENT_LOG, static_cast<int64_t>(s));
+    cb.on_event(TH_EVENT_LOG, log.args);  // never waits for the stalled helper
+  }
+  CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::milliseconds(900));
+  CHECK(cb.dropped_events() > 0);
+  CHECK(host.logged("isolated callback 'isolated_faults' from " + faults_library() +
+                    ": its helper falls behind and the event ring (4 KiB"));
+  TestEvent train_end(TH_EVENT_TRAIN_END, kLogs);
+  cb.on_event(TH_EVENT_TRAIN_END, train_end.args);
+  const std::vector<std::string> seen = host.lines_with("isolated_faults: observed on_log ");
+  CHECK(seen.size() + cb.dropped_events() == kLogs);
+  int64_t last = 0;
+  for (const std::string& l : seen) {
+    const int64_t step = std::stoll(l.substr(l.rfind(' ') + 1));
+    CHECK(step > last);
+    last = step;
+  }
+  CHECK(host.logged(std::to_string(cb.dropped_events()) + " observe-only event(s) dropped in all"));
+  CHECK(host.logged("(on_log: " + std::to_string(cb.dropped_events()) + ")"));
 }

@@ -1,7 +1,7 @@
 // The SDK headers: TH_HAS_FIELD against older (smaller) structs (with the
 // shared testkit's fake host), and the C++ layer's boundary: event masks from
 // overrides, exceptions turned into status + message, the save_state buffer
-// protocol, commands.
+// protocol, commands, the observe-only declaration (ABI 1.6).
 #include <trainhook/plugin.hpp>
 
 #include <doctest/doctest.h>
@@ -26,6 +26,27 @@ class OnlyLog final : public trainhook::Callback {
   std::string config;
   std::string state = R"({"args": {}, "attributes": {"n": 12345}})";
 };
+
+// Declares three events observe-only, of which it handles two.
+class Observer final : public trainhook::Callback {
+ public:
+  static constexpr uint64_t observed_events =
+      TH_EVENT_BIT(TH_EVENT_LOG) | TH_EVENT_BIT(TH_EVENT_SAVE) | TH_EVENT_BIT(TH_EVENT_STEP_END);
+  explicit Observer(trainhook::Setup&) {}
+  void on_log(trainhook::Event&) override {}
+  void on_save(trainhook::Event&) override {}
+};
+
+// What create() declared to `fake` (FakeHost::observe_only).
+template <class T>
+uint64_t observed_on(testkit::FakeHost& fake) {
+  const th_callback_info info = trainhook::callback<T>("t", "1.0", trainhook::Kind::callback, "d");
+  void* self = nullptr;
+  char err[256] = {0};
+  REQUIRE(info.create(fake.table(), "{}", &self, err, sizeof err) == TH_OK);
+  info.vtable->destroy(self);
+  return fake.observe_only;
+}
 
 int echo_count(const trainhook::Host&, const std::vector<std::string>& args) {
   if (args.empty()) throw std::runtime_error("need arguments");
@@ -181,7 +202,7 @@ TEST_CASE("struct size constants end at the last field, so TH_HAS_FIELD never cl
   CHECK(TH_STATE_STRUCT_SIZE == offsetof(th_state, steps_in_epoch) + sizeof(int64_t));
   CHECK(TH_CONTROL_STRUCT_SIZE == offsetof(th_control, should_log) + sizeof(int32_t));
   CHECK(TH_VALUES_STRUCT_SIZE == offsetof(th_values, string_values) + sizeof(void*));
-  CHECK(TH_HOST_STRUCT_SIZE == offsetof(th_host, profile_span) + sizeof(void*));
+  CHECK(TH_HOST_STRUCT_SIZE == offsetof(th_host, set_observe_only) + sizeof(void*));
   CHECK(TH_FAILURE_STRUCT_SIZE == offsetof(th_failure, step) + sizeof(int64_t));
   CHECK(TH_CALLBACK_INFO_STRUCT_SIZE == offsetof(th_callback_info, vtable) + sizeof(void*));
   CHECK(TH_STEP_VALUES_STRUCT_SIZE == offsetof(th_step_values, learning_rate) + sizeof(double));
@@ -335,4 +356,19 @@ TEST_CASE("the 1.1 wrappers refuse clearly on a host without model access (a 1.0
   CHECK(trainhook::Event(&a).step() == nullptr);
   a.struct_size = TH_EVENT_ARGS_STRUCT_SIZE;
   CHECK(trainhook::Event(&a).step() == &sv);
+}
+
+TEST_CASE("observed_events declares the observe-only events a class handles, and nothing on a 1.5 host") {
+  testkit::FakeHost fake;
+  CHECK(observed_on<Observer>(fake) == (TH_EVENT_BIT(TH_EVENT_LOG) | TH_EVENT_BIT(TH_EVENT_SAVE)));
+  testkit::FakeHost plain;
+  CHECK(observed_on<OnlyLog>(plain) == 0);  // no declaration: every event waited for
+  testkit::FakeHost old;
+  old.play_abi_minor(5);  // no set_observe_only in its table: not called, nothing breaks
+  CHECK(observed_on<Observer>(old) == 0);
+  // The C++ call a constructor may make, on both.
+  trainhook::Host(fake.table()).set_observe_only(TH_EVENT_BIT(TH_EVENT_EVALUATE));
+  CHECK(fake.observe_only == TH_EVENT_BIT(TH_EVENT_EVALUATE));
+  trainhook::Host(old.table()).set_observe_only(TH_EVENT_BIT(TH_EVENT_EVALUATE));
+  CHECK(old.observe_only == 0);
 }

@@ -392,6 +392,15 @@ size_t count_of(const std::vector<std::string>& calls, const std::string& prefix
 }
 }  // namespace
 
+TEST_CASE("Integration declares its record events observe-only, cut to those the plugin handles") {
+  CHECK(SequenceIntegration::observed_events ==
+        (TH_EVENT_BIT(TH_EVENT_LOG) | TH_EVENT_BIT(TH_EVENT_EVALUATE) | TH_EVENT_BIT(TH_EVENT_PREDICT)));
+  // What Adapter::create hands th_host.set_observe_only: on_log only, never
+  // the base's train begin/end or on_exception.
+  CHECK((trainhook::detail::observed_events_of<SequenceIntegration>::value &
+         trainhook::detail::event_mask<SequenceIntegration>()) == TH_EVENT_BIT(TH_EVENT_LOG));
+}
+
 TEST_CASE("Integration's normal run: open, begin records, final records, end mark, one report") {
   testkit::FakeHost host;
   std::vector<std::string> calls;

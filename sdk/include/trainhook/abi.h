@@ -1,5 +1,5 @@
 /*
- * Trainhook plugin ABI, version 1.5 (what each minor added: sdk/CHANGELOG.md).
+ * Trainhook plugin ABI, version 1.6 (what each minor added: sdk/CHANGELOG.md).
  *
  * Pure C (C11 and C++17). This header is the only contract between the trainer
  * (the host) and a plugin library. It depends on nothing but the C standard
@@ -45,7 +45,7 @@ extern "C" {
 #endif
 
 #define TRAINHOOK_ABI_VERSION_MAJOR 1
-#define TRAINHOOK_ABI_VERSION_MINOR 5
+#define TRAINHOOK_ABI_VERSION_MINOR 6
 
 /* The oldest host minor a plugin needs (1.<TRAINHOOK_ABI_MIN_MINOR>), which is
  * what it answers in th_plugin_info.abi_minor: a host of that minor or newer
@@ -394,8 +394,26 @@ typedef struct th_host {
    * "[Worker]<callback>.<what>" on a track of that thread. Ignored when the run
    * is not profiled. `what` is borrowed for the call. Any thread. */
   void (*profile_span)(void* ctx, const char* what, int64_t start_ns, int64_t end_ns);
+
+  /* ---- 1.6 (check with TH_HAS_FIELD(host, th_host, set_observe_only)) ----- */
+  /* In create(): of the events this callback's event_mask asks for, the ones
+   * (TH_EVENT_BIT()s) it only observes. At such an event it reads the args and
+   * may queue work or log, but sets no TrainerControl flag, reads or writes no
+   * tensor and calls none of add_metric, set_lr_factor, skip_optimizer_step,
+   * set_resume_checkpoint: it does not steer the run. An isolated callback then
+   * gets these events without a round trip: the trainer copies each into a
+   * bounded ring shared with the helper process and goes on, so they arrive
+   * later, still in order with every other call; flags set there are ignored,
+   * and when the helper falls behind and the ring is full, an event is dropped
+   * and counted (the trainer reports the count, naming the callback).
+   * TRAIN_END and EXCEPTION are always delivered and waited for. In process
+   * nothing changes. Not calling it (a plugin built for 1.5 or older) means
+   * every event is waited for, as before. A function rather than a
+   * th_callback_info field so that plugins written for 1.0 keep compiling
+   * warning-free (positional initializers), as set_critical. */
+  void (*set_observe_only)(void* ctx, uint64_t events);
 } th_host;
-#define TH_HOST_STRUCT_SIZE ((uint32_t)TH_STRUCT_SIZE(th_host, profile_span))
+#define TH_HOST_STRUCT_SIZE ((uint32_t)TH_STRUCT_SIZE(th_host, set_observe_only))
 
 /* ---- a callback: created per run, called per event ------------------------ */
 typedef struct th_callback_vtable {

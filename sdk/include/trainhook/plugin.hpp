@@ -354,6 +354,17 @@ class Host {
                      duration_cast<nanoseconds>(end.time_since_epoch()).count());
   }
 
+  // Of the events this callback handles, the ones it only observes (ABI 1.6,
+  // abi.h's set_observe_only): no control flag, no tensor, no add_metric,
+  // set_lr_factor, skip_optimizer_step or set_resume_checkpoint there. Isolated,
+  // they reach it without a round trip. Call it in the constructor; a class
+  // whose set is fixed declares `static constexpr uint64_t observed_events`
+  // instead, and the SDK calls this for it. Does nothing on older hosts.
+  void set_observe_only(uint64_t events) const noexcept {
+    if (TH_HAS_FIELD(h_, th_host, set_observe_only) && h_->set_observe_only != nullptr)
+      h_->set_observe_only(h_->ctx, events);
+  }
+
   const th_host* raw() const noexcept { return h_; }
 
  private:
@@ -502,6 +513,17 @@ constexpr uint64_t event_mask() {
   return m;
 }
 
+// T::observed_events, when T (or a base such as support::Integration) declares
+// it: TH_EVENT_BIT()s of the events it only observes (Host::set_observe_only).
+template <class T, class = void>
+struct observed_events_of {
+  static constexpr uint64_t value = 0;
+};
+template <class T>
+struct observed_events_of<T, std::void_t<decltype(T::observed_events)>> {
+  static constexpr uint64_t value = static_cast<uint64_t>(T::observed_events);
+};
+
 template <class F>
 th_status guarded(char* err, size_t err_size, F&& f) noexcept {
   try {
@@ -531,6 +553,9 @@ struct Adapter {
     return detail::guarded(err, n, [&] {
       Setup setup(host, cfg);
       *out = static_cast<Callback*>(new T(setup));
+      // Only events T handles: a declaration never widens its mask.
+      constexpr uint64_t observed = detail::observed_events_of<T>::value & detail::event_mask<T>();
+      if constexpr (observed != 0) setup.host().set_observe_only(observed);
     });
   }
   static th_status on_event(void* self, const th_event_args* a, char* err, size_t n) noexcept {

@@ -6,7 +6,7 @@
 #pragma once
 
 #include <trainhook/args/strategies.hpp>
-#include <trainhook/common/option_field.hpp>
+#include <trainhook/common/option_arg.hpp>
 
 #include <optional>
 #include <string>
@@ -16,15 +16,15 @@ namespace trainhook {
 struct OptimizerOptions {
   // --optim: which optimizer (the trainer gives the run's, whose default
   // follows the LibTorch version: default_optimizer() of the arguments).
-  TRAINHOOK_OPTION(OptimizerName, optim) = OptimizerName::adamw_torch;
-  TRAINHOOK_OPTION(double, learning_rate) = 5e-5;
+  TRAINHOOK_ARG(OptimizerName, optim) = OptimizerName::adamw_torch;
+  TRAINHOOK_ARG(double, learning_rate) = 5e-5;
   // On every parameter but biases and normalisation weights, as HF.
-  TRAINHOOK_OPTION(double, weight_decay) = 0.0;
-  TRAINHOOK_OPTION(double, adam_beta1) = 0.9;
-  TRAINHOOK_OPTION(double, adam_beta2) = 0.999;
-  TRAINHOOK_OPTION(double, adam_epsilon) = 1e-8;
+  TRAINHOOK_ARG(double, weight_decay) = 0.0;
+  TRAINHOOK_ARG(double, adam_beta1) = 0.9;
+  TRAINHOOK_ARG(double, adam_beta2) = 0.999;
+  TRAINHOOK_ARG(double, adam_epsilon) = 1e-8;
   // HF's "key=value,key=value" string (optimizer_factory.hpp lists the keys).
-  TRAINHOOK_OPTION(std::optional<std::string>, optim_args);
+  TRAINHOOK_ARG(std::optional<std::string>, optim_args);
 };
 
 }  // namespace trainhook

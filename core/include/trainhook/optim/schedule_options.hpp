@@ -7,7 +7,7 @@
 #pragma once
 
 #include <trainhook/args/strategies.hpp>
-#include <trainhook/common/option_field.hpp>
+#include <trainhook/common/option_arg.hpp>
 
 #include <nlohmann/json.hpp>
 
@@ -15,15 +15,15 @@ namespace trainhook {
 
 struct ScheduleOptions {
   // --lr_scheduler_type.
-  TRAINHOOK_OPTION(SchedulerType, type) = SchedulerType::linear;
+  TRAINHOOK_ARG(SchedulerType, type) = SchedulerType::linear;
   // --learning_rate: the rate the schedule's factor multiplies.
-  TRAINHOOK_OPTION(double, learning_rate) = 5e-5;
+  TRAINHOOK_ARG(double, learning_rate) = 5e-5;
   // --warmup_steps: a step count, or a ratio of the run's steps when < 1.
-  TRAINHOOK_OPTION(double, warmup_steps) = 0;
+  TRAINHOOK_ARG(double, warmup_steps) = 0;
   // --warmup_ratio: used when warmup_steps is 0.
-  TRAINHOOK_OPTION(double, warmup_ratio) = 0.0;
+  TRAINHOOK_ARG(double, warmup_ratio) = 0.0;
   // --lr_scheduler_kwargs (lr_schedule_options checks the keys).
-  TRAINHOOK_OPTION(nlohmann::json, kwargs) = nlohmann::json::object();
+  TRAINHOOK_ARG(nlohmann::json, kwargs) = nlohmann::json::object();
 };
 
 }  // namespace trainhook

@@ -85,6 +85,7 @@ CheckHost::CheckHost(std::string output_dir, std::string run_name)
   table_.isolated = [](void*) -> int32_t { return 0; };
   table_.profiling = [](void*) -> int32_t { return 0; };
   table_.profile_span = [](void*, const char*, int64_t, int64_t) {};
+  table_.set_observe_only = [](void*, uint64_t) {};
 }
 
 void CheckHost::play_minor(uint32_t minor) {

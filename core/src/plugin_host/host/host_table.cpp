@@ -31,6 +31,7 @@ HostTable::HostTable(HostServices& host, std::string who) : host_(host), who_(st
   table_.isolated = &HostTable::isolated;            // ABI 1.4
   table_.profiling = &HostTable::profiling;          // ABI 1.5
   table_.profile_span = &HostTable::profile_span;
+  table_.set_observe_only = &HostTable::set_observe_only;  // ABI 1.6
 }
 
 const char* HostTable::keep(std::string value) {
@@ -150,6 +151,10 @@ void HostTable::profile_span(void* ctx, const char* what, int64_t start_ns, int6
   } catch (...) {
     // Nothing crosses the C boundary; a span lost is only a profile's gap.
   }
+}
+
+void HostTable::set_observe_only(void* ctx, uint64_t events) noexcept {
+  self_of(ctx)->observe_only_.store(events & TH_EVENT_MASK_ALL);
 }
 
 }  // namespace trainhook::detail

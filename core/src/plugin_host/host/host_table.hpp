@@ -30,6 +30,10 @@ class HostTable {
   // Set by the plugin through th_host.set_critical (ABI 1.1).
   bool critical() const noexcept { return critical_.load(); }
   void make_critical() noexcept { critical_.store(true); }
+  // Set by the plugin through th_host.set_observe_only (ABI 1.6): the events it
+  // only observes. In process nothing reads it; the isolation runner tells the
+  // trainer, which then sends those events through the event ring.
+  uint64_t observe_only() const noexcept { return observe_only_.load(); }
 
  private:
   static void log(void* ctx, int32_t level, const char* message) noexcept;
@@ -45,6 +49,7 @@ class HostTable {
   static int32_t isolated(void* ctx) noexcept;       // ABI 1.4
   static int32_t profiling(void* ctx) noexcept;      // ABI 1.5
   static void profile_span(void* ctx, const char* what, int64_t start_ns, int64_t end_ns) noexcept;
+  static void set_observe_only(void* ctx, uint64_t events) noexcept;  // ABI 1.6
   const char* keep(std::string value);
 
   HostServices& host_;
@@ -54,6 +59,7 @@ class HostTable {
   std::list<std::string> strings_;  // every string handed out (stable addresses)
   std::string trainer_state_;       // valid until the next trainer_state_json call
   std::atomic<bool> critical_{false};
+  std::atomic<uint64_t> observe_only_{0};
 };
 
 }  // namespace trainhook::detail

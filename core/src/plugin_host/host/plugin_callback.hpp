@@ -36,6 +36,8 @@ class PluginCallback final : public InternalCallback {
   // Whether the plugin has these functions (the isolated runner tells the trainer).
   bool has_save_state() const noexcept { return has_save_state_; }
   bool has_load_state() const noexcept { return has_load_state_; }
+  // The events of its mask it declared it only observes (th_host.set_observe_only).
+  uint64_t observe_only() const noexcept { return host_.observe_only() & info_.event_mask; }
 
  private:
   std::string describe_failure(th_status status, const char* err) const;

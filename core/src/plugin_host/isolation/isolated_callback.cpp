@@ -6,6 +6,7 @@
 
 #include <trainhook/callbacks/callback_handler.hpp>
 #include <trainhook/common/errors.hpp>
+#include <trainhook/common/signal_name.hpp>
 #include <trainhook/plugin_host/host/end_request.hpp>
 #include <trainhook/plugin_host/host/model_access.hpp>
 #include <trainhook/plugin_host/isolation/isolation.hpp>
@@ -86,12 +87,30 @@ using isolation::Msg;
 
 std::string describe_status(int status) {
   if (WIFSIGNALED(status)) {
-    const int sig = WTERMSIG(status);
-    const char* abbrev = sigabbrev_np(sig);
-    return "killed by " + (abbrev != nullptr ? "SIG" + std::string(abbrev) : "signal " + std::to_string(sig));
+    return "killed by " + signal_name(WTERMSIG(status));
   }
   if (WIFEXITED(status)) return "exited with status " + std::to_string(WEXITSTATUS(status));
   return "ended (wait status " + std::to_string(status) + ")";
+}
+
+// The ring's size: $TRAINHOOK_ISOLATION_RING_KIB, else the default.
+uint32_t ring_capacity() {
+  const char* env = std::getenv(kIsolationRingEnv);
+  if (env == nullptr || *env == '\0') return isolation::EventRing::kDefaultCapacity;
+  char* end = nullptr;
+  const long kib = std::strtol(env, &end, 10);
+  if (end == env || *end != '\0' || kib < 4 || kib > 1024 * 1024)
+    throw PluginError(std::string(kIsolationRingEnv) + " must be a number of KiB from 4 to 1048576, got '" +
+                      env + "'");
+  return static_cast<uint32_t>(kib) * 1024u;
+}
+
+// A descriptor moved above the ones the child's dup2s write (kRunnerFd,
+// kRingFd), so no action of the spawn overwrites another's source.
+int moved_high(int fd) {
+  const int moved = ::fcntl(fd, F_DUPFD_CLOEXEC, 10);
+  ::close(fd);
+  return moved;
 }
 
 std::string seconds_text(double s) {
@@ -133,6 +152,12 @@ IsolatedCallback::IsolatedCallback(std::filesystem::path library, std::string ca
   has_save_state_ = r.u8() != 0;
   has_load_state_ = r.u8() != 0;
   const std::string error(r.str());
+  // Never TRAIN_END or EXCEPTION: the run ends there, and the trainer waits
+  // for what the plugin still does (an integration's flush).
+  if (!r.at_end())
+    observed_ = r.u64() & mask_ & TH_EVENT_MASK_ALL &
+                ~(TH_EVENT_BIT(TH_EVENT_TRAIN_END) | TH_EVENT_BIT(TH_EVENT_EXCEPTION));
+  ring_calls_ = ok && ring_.valid() && !r.at_end() && r.u8() != 0;
   if (!ok) {
     kill_and_reap();
     throw PluginError(error + " (in its isolated helper process)");
@@ -140,6 +165,7 @@ IsolatedCallback::IsolatedCallback(std::filesystem::path library, std::string ca
 }
 
 IsolatedCallback::~IsolatedCallback() {
+  report_drops();
   if (dead_.empty() && pid_ > 0) {
     // Let the helper destroy the instance (an integration flushes and joins
     // its worker there), within the same bound as any call.
@@ -159,15 +185,21 @@ void IsolatedCallback::spawn() {
   int sv[2];
   if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
     throw PluginError("isolated callback '" + name_ + "': socketpair: " + std::strerror(errno));
-  // dup2 onto the same number would keep FD_CLOEXEC: move the child's end first.
-  if (sv[1] == isolation::kRunnerFd) {
-    const int moved = ::fcntl(sv[1], F_DUPFD_CLOEXEC, 10);
+  // dup2 onto the same number would keep FD_CLOEXEC, and one dup2 must not
+  // overwrite the other's source: both sources go above the targets first.
+  sv[1] = moved_high(sv[1]);
+  try {
+    ring_ = isolation::EventRing::create(ring_capacity());
+  } catch (const std::runtime_error& e) {
+    ::close(sv[0]);
     ::close(sv[1]);
-    sv[1] = moved;
+    throw PluginError("isolated callback '" + name_ + "': " + e.what());
   }
+  const int ring_fd = ::fcntl(ring_.fd(), F_DUPFD_CLOEXEC, 10);  // the ring keeps its own
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_adddup2(&actions, sv[1], isolation::kRunnerFd);
+  posix_spawn_file_actions_adddup2(&actions, ring_fd, isolation::kRingFd);
   posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
   posix_spawnattr_t attr;
   posix_spawnattr_init(&attr);
@@ -190,6 +222,7 @@ void IsolatedCallback::spawn() {
   posix_spawn_file_actions_destroy(&actions);
   posix_spawnattr_destroy(&attr);
   ::close(sv[1]);
+  ::close(ring_fd);
   if (rc != 0) {
     ::close(sv[0]);
     throw PluginError("isolated callback '" + name_ + "' from " + library_s + ": cannot start " + runner_s +
@@ -209,7 +242,13 @@ void IsolatedCallback::fail(const char* what, const std::string& cause) {
 
 void IsolatedCallback::exchange(Msg expected, const char* what) {
   if (!dead_.empty()) fail(what, dead_);  // dead already: no second wait
-  if (!channel_.send(out_.finish())) fail(what, reap());
+  // After Create the runner reads calls from the ring too, in order with the
+  // observed events; one that does not fit (or that must follow a socket
+  // notice, StopSignal) crosses the socket, which it reads after the ring.
+  const bool by_ring = expected == Msg::Done && ring_.valid() && ring_calls_ && !socket_next_ &&
+                       ring_.try_push_call(out_.finish());
+  socket_next_ = false;
+  if (!by_ring && !channel_.send(out_.finish())) fail(what, reap());
   const auto deadline = Clock::now() + timeout_;
   auto tick = [this] {
     // A signal arrived while the plugin works (on_train_end's flush): tell it.
@@ -250,6 +289,14 @@ void IsolatedCallback::serve_request() {
   }
   if (type == Msg::Stop) {
     host_.request_stop(name_, std::string(r.str()));
+    return;
+  }
+  if (type == Msg::Failed) {  // the first is thrown; the run has its cause
+    const int32_t event = r.i32();
+    const std::string message(r.str());
+    if (observed_failure_.empty())
+      observed_failure_ = std::string(event >= 0 && event < TH_EVENT_COUNT ? event_name(event) : "an event") +
+                          " (observed, delivered without a round trip) failed: " + message;
     return;
   }
   reply_.begin(Msg::Reply);
@@ -323,6 +370,11 @@ void IsolatedCallback::check_done() {
 }
 
 void IsolatedCallback::on_event(EventId event, const th_event_args& args) {
+  if (event >= 0 && event < 64 && (observed_ & TH_EVENT_BIT(event)) != 0) {
+    push_observed(event, args);
+    return;
+  }
+  if (event == TH_EVENT_TRAIN_END || event == TH_EVENT_EXCEPTION) report_drops();
   // th_host.stop_signal in the runner answers what it was last told, before
   // the event that may read it (on_train_end after a first signal).
   if (const int sig = stop_signal_received(); sig != stop_signal_sent_) {
@@ -330,6 +382,7 @@ void IsolatedCallback::on_event(EventId event, const th_event_args& args) {
     reply_.begin(Msg::StopSignal);
     reply_.i32(sig);
     if (!channel_.send(reply_.finish())) fail(event_name(event), reap());
+    socket_next_ = true;  // the runner's reader records it before it reads this event
   }
   isolation::write_event(out_, args);
   exchange(Msg::Done, event_name(event));
@@ -340,6 +393,70 @@ void IsolatedCallback::on_event(EventId event, const th_event_args& args) {
   // The flags the plugin set come back as they would in process.
   r.raw(args.control, sizeof(th_control));
   args.control->struct_size = TH_CONTROL_STRUCT_SIZE;
+  throw_observed_failure();
+}
+
+void IsolatedCallback::push_observed(EventId event, const th_event_args& args) {
+  if (!dead_.empty()) fail(event_name(event), dead_);  // dead already: no second wait
+  isolation::write_event(observed_out_, args, Msg::Observed);
+  if (!ring_.try_push(observed_out_.finish())) {
+    if (dropped_by_event_[static_cast<size_t>(event)]++ == 0 && ring_.dropped() == 1)
+      host_.log(TH_LOG_WARN, name_,
+                "isolated callback '" + name_ + "' from " + library_.string() +
+                    ": its helper falls behind and the event ring (" +
+                    std::to_string(ring_.capacity() / 1024) + " KiB, " + kIsolationRingEnv +
+                    ") is full: observe-only events are dropped from " + event_name(event) +
+                    " on; the count comes at train end");
+  }
+  // Clock::now() reads the vDSO: no system call unless it is time to serve.
+  if (const auto now = Clock::now(); now >= next_serve_) {
+    next_serve_ = now + std::chrono::milliseconds(50);
+    serve_waiting(event_name(event));
+  }
+  throw_observed_failure();
+}
+
+void IsolatedCallback::serve_waiting(const char* what) {
+  for (;;) {
+    switch (channel_.receive_ready()) {
+      case isolation::Channel::Result::closed:
+        fail(what, reap());
+      case isolation::Channel::Result::timed_out:
+        return;
+      case isolation::Channel::Result::message:
+        break;
+    }
+    try {
+      serve_request();
+    } catch (const std::exception& e) {
+      fail(what, std::string("broke the protocol (") + e.what() + "; it was killed)");
+    }
+  }
+}
+
+void IsolatedCallback::throw_observed_failure() {
+  if (observed_failure_.empty()) return;
+  std::string message = std::move(observed_failure_);
+  observed_failure_.clear();
+  throw std::runtime_error(message);
+}
+
+void IsolatedCallback::report_drops() noexcept {
+  try {
+    const uint64_t total = ring_.dropped();
+    if (total == drops_reported_) return;
+    std::string by_event;
+    for (size_t e = 0; e < dropped_by_event_.size(); ++e)
+      if (dropped_by_event_[e] > 0)
+        by_event += std::string(by_event.empty() ? "" : ", ") + event_name(static_cast<EventId>(e)) + ": " +
+                    std::to_string(dropped_by_event_[e]);
+    host_.log(TH_LOG_WARN, name_,
+              "isolated callback '" + name_ + "' from " + library_.string() + ": " + std::to_string(total) +
+                  " observe-only event(s) dropped in all, never delivered, because its helper fell behind (" +
+                  by_event + "); a larger " + kIsolationRingEnv + " or a faster plugin avoids it");
+    drops_reported_ = total;
+  } catch (...) {
+  }
 }
 
 std::optional<nlohmann::json> IsolatedCallback::save_state() {

@@ -4,6 +4,17 @@
 // while it waits for the answer it serves what the plugin asks of the host
 // (logs, stop requests, metrics, learning rates, trainer state) from the real
 // HostServices. The plugin's library is never loaded in this process.
+// Events the plugin declared it only observes (th_host.set_observe_only) do
+// not wait: on_event copies them into the event ring shared with the helper
+// and returns (a full ring drops the event, counted and reported at train end
+// and destruction, naming the callback). The helper runs them before the
+// next call, so a call that waits (an event that may steer, save_state, train
+// end, destroy) waits for them too, within the same timeout. Every 50 ms of
+// such events the notices and requests the helper sent meanwhile are served
+// (logs, stop requests, a failed observed event), and a dead helper is seen.
+// Calls after create go into the ring as well when they fit (a futex wake is
+// cheaper than a socket write and the runner's reader thread hand-over); the
+// answer and everything the helper sends still come over the socket.
 //
 // Failure: when the helper dies (a signal, exit()), closes its end or does not
 // answer within the timeout, the call throws a message naming the file, the
@@ -15,6 +26,7 @@
 // after the timeout). `host` must outlive the object, as for PluginCallback.
 #pragma once
 
+#include "event_ring.hpp"
 #include "isolation_protocol.hpp"
 
 #include <trainhook/callbacks/callback.hpp>
@@ -22,6 +34,7 @@
 
 #include <sys/types.h>
 
+#include <array>
 #include <chrono>
 #include <filesystem>
 #include <string>
@@ -47,6 +60,11 @@ class IsolatedCallback final : public InternalCallback {
   void load_state(const nlohmann::json& state) override;
 
   pid_t helper_pid() const noexcept { return pid_; }
+  // The events that go through the ring (what the plugin declared, less
+  // TRAIN_END and EXCEPTION, which are always waited for).
+  uint64_t observed_mask() const noexcept { return observed_; }
+  // Observe-only events dropped so far because the ring was full.
+  uint64_t dropped_events() const noexcept { return ring_.dropped(); }
 
  private:
   void spawn();
@@ -54,6 +72,14 @@ class IsolatedCallback final : public InternalCallback {
   // its answer `expected` arrives (left in channel_). Throws on failure.
   void exchange(isolation::Msg expected, const char* what);
   void serve_request();
+  // An observe-only event: into the ring, no wait.
+  void push_observed(EventId event, const th_event_args& args);
+  // Serves what the helper sent without waiting for anything more.
+  void serve_waiting(const char* what);
+  // Throws the failure of an observed event the helper reported, once.
+  void throw_observed_failure();
+  // Warns of the drops not reported yet, by event.
+  void report_drops() noexcept;
   [[noreturn]] void fail(const char* what, const std::string& cause);
   // Waits for the helper to end (after EOF) and describes how it ended.
   std::string reap();
@@ -75,6 +101,15 @@ class IsolatedCallback final : public InternalCallback {
   bool end_now_sent_ = false;
   int stop_signal_sent_ = 0;  // the th_host.stop_signal the runner was last told
   uint64_t mask_ = 0;
+  uint64_t observed_ = 0;
+  bool ring_calls_ = false;   // the runner reads calls from the ring (after Create)
+  bool socket_next_ = false;  // the next call crosses the socket (after a StopSignal notice)
+  isolation::EventRing ring_;
+  isolation::Writer observed_out_;  // the observed event being pushed
+  std::chrono::steady_clock::time_point next_serve_{};
+  std::array<uint64_t, TH_EVENT_COUNT> dropped_by_event_{};
+  uint64_t drops_reported_ = 0;
+  std::string observed_failure_;  // from the helper's Failed notice, not thrown yet
   bool critical_ = false;
   bool has_save_state_ = false;
   bool has_load_state_ = false;

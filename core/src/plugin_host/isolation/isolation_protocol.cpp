@@ -29,6 +29,8 @@ const char* msg_name(Msg m) noexcept {
       return "reply";
     case Msg::StopSignal:
       return "stop_signal";
+    case Msg::Observed:
+      return "observed";
     case Msg::Created:
       return "created";
     case Msg::Done:
@@ -37,6 +39,8 @@ const char* msg_name(Msg m) noexcept {
       return "log";
     case Msg::Stop:
       return "stop";
+    case Msg::Failed:
+      return "failed";
     case Msg::ReqTrainerState:
       return "trainer_state_json";
     case Msg::ReqSetResume:
@@ -160,6 +164,20 @@ long Channel::fill(int wait_ms) {
   }
 }
 
+Channel::Result Channel::receive_ready() {
+  if (!consumed_) {
+    start_ += 5 + length_;
+    consumed_ = true;
+  }
+  if (!have_message()) {
+    const long n = fill(0);
+    if (n == 0) return Result::closed;
+    if (n < 0 || !have_message()) return Result::timed_out;
+  }
+  consumed_ = false;
+  return Result::message;
+}
+
 bool Channel::have_message() {
   const size_t avail = filled_ - start_;
   if (avail < 5) return false;
@@ -169,8 +187,8 @@ bool Channel::have_message() {
   return true;
 }
 
-void write_event(Writer& w, const th_event_args& a) {
-  w.begin(Msg::Event);
+void write_event(Writer& w, const th_event_args& a, Msg type) {
+  w.begin(type);
   w.i32(a.event);
   w.raw(a.state, sizeof(th_state));
   w.opt_str(a.state->best_model_checkpoint);

@@ -6,9 +6,17 @@
 //
 // A message is: u32 payload length | u8 type | payload. The trainer sends a
 // call (Create, Event, SaveState, LoadState, Shutdown) and reads until the
-// matching Done; in between the runner may send notices (Log, Stop), which
+// matching Done; in between the runner may send notices (Log, Stop, Failed), which
 // need no answer, and requests (Req*), each answered by one Reply before the
 // runner sends anything else for that requester.
+//
+// Events the plugin only observes (th_host.set_observe_only) do not cross the
+// socket: the trainer writes the same message as Observed into an EventRing
+// (event_ring.hpp) shared on descriptor kRingFd, and the runner runs them
+// before the next call it reads, so the plugin sees every event in order.
+// Calls after Create go through the ring too when they fit (a futex wake
+// instead of a socket write and the reader thread's hand-over); their Done
+// and everything else the runner sends still cross the socket.
 //
 // Buffers (Writer, Channel's input) keep their capacity from one message to
 // the next: the per-event path allocates nothing once warm.
@@ -25,9 +33,11 @@
 namespace trainhook::detail::isolation {
 
 // Bumped whenever a message changes; the runner refuses another version.
-constexpr uint32_t kProtocolVersion = 1;
+constexpr uint32_t kProtocolVersion = 2;
 // The descriptor the runner finds its end of the socket pair on.
 constexpr int kRunnerFd = 3;
+// The descriptor the runner finds the event ring on.
+constexpr int kRingFd = 4;
 
 enum class Msg : uint8_t {
   // trainer -> runner
@@ -39,11 +49,13 @@ enum class Msg : uint8_t {
   EndNow = 6,      // the trainer must end now (th_host.end_requested); no answer
   Reply = 7,       // the answer to a runner's request
   StopSignal = 8,  // i32 signal: a first signal stopped the run (th_host.stop_signal); no answer
+  Observed = 9,    // ring only: an observe-only event (as Event), no answer
   // runner -> trainer
-  Created = 20,  // ok, event_mask, critical, error
+  Created = 20,  // ok, event_mask, critical, has save/load state, error, observe_only mask, reads ring
   Done = 21,     // status, message, [control | state text]
   Log = 22,      // level, message
   Stop = 23,     // reason
+  Failed = 24,   // i32 event, message: an observed event failed (it had no Done to say so)
   ReqTrainerState = 30,
   ReqSetResume = 31,      // path -> refusal
   ReqLearningRates = 32,  // capacity -> refusal, count, values
@@ -113,6 +125,9 @@ class Channel {
   Result receive(std::chrono::steady_clock::time_point deadline) {
     return receive(deadline, [] {});
   }
+  // A whole message already there (one read that does not wait): message,
+  // closed, or timed_out when there is none yet.
+  Result receive_ready();
   Msg type() const noexcept { return type_; }
   Reader payload() const { return Reader(in_.data() + start_ + 5, length_); }
   std::string_view payload_bytes() const { return std::string_view(in_.data() + start_ + 5, length_); }
@@ -167,7 +182,7 @@ struct EventStorage {
   std::vector<const char*> keys, string_keys, string_values;
   std::vector<double> numbers;
 };
-void write_event(Writer& w, const th_event_args& args);
+void write_event(Writer& w, const th_event_args& args, Msg type = Msg::Event);
 void read_event(Reader& r, EventStorage& storage, th_event_args& out);
 
 }  // namespace trainhook::detail::isolation

@@ -9,6 +9,11 @@
 // and replies to the main thread or to whichever plugin thread made a host
 // request; one host request is outstanding at a time (request_mu_). Any thread
 // may send (send_mu_): a plugin's worker logs while the main thread waits.
+// The main thread is also the event ring's consumer (event_ring.hpp): before
+// each call it runs the observe-only events the trainer pushed before sending
+// that call, so the plugin gets every event, on one thread, in order. It
+// sleeps on the ring's futex (kConsumerWait at most: the producer does not
+// wake it for every record); the reader thread wakes it when a call arrives.
 //
 // Lifetime: the process ends after Shutdown, or as soon as the trainer's end
 // of the socket closes (the trainer died or gave up on it). It ignores SIGINT
@@ -16,6 +21,7 @@
 // ends, so it is still there for on_train_end after a Ctrl-C.
 #include "../host/plugin_callback.hpp"
 #include "../registry/plugin_loader.hpp"
+#include "event_ring.hpp"
 #include "isolation_protocol.hpp"
 
 #include <trainhook/plugin_host/host/end_request.hpp>
@@ -25,10 +31,12 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdio>
 #include <memory>
 #include <mutex>
+#include <stdexcept>
 #include <string>
 #include <thread>
 
@@ -69,8 +77,13 @@ class Link {
     std::unique_lock<std::mutex> lock(mu_);
     cv_.wait(lock, [&] { return call_ready_; });
     call_ready_ = false;
+    call_waiting_.store(false);
     return call_type_;
   }
+  // A call has arrived that next_call() has not taken yet.
+  bool call_waiting() const noexcept { return call_waiting_.load(); }
+  // The ring whose consumer (the main thread) a call must wake.
+  void wake_on_call(isolation::EventRing* ring) noexcept { ring_.store(ring); }
   isolation::Reader call() const { return isolation::Reader(call_.data(), call_.size()); }
 
   // The reader thread's loop; never returns (the process ends on EOF).
@@ -98,8 +111,10 @@ class Link {
         call_.assign(bytes.data(), bytes.size());  // keeps the capacity
         call_type_ = type;
         call_ready_ = true;
+        call_waiting_.store(true);
       }
       cv_.notify_all();
+      if (isolation::EventRing* ring = ring_.load(); ring != nullptr && type != Msg::Reply) ring->wake();
     }
   }
 
@@ -116,6 +131,8 @@ class Link {
   std::condition_variable cv_;
   std::string reply_, call_;
   bool reply_ready_ = false, call_ready_ = false;
+  std::atomic<bool> call_waiting_{false};
+  std::atomic<isolation::EventRing*> ring_{nullptr};
   Msg call_type_ = Msg::Shutdown;
 };
 
@@ -218,8 +235,37 @@ void send_done(Link& link, int32_t status, const std::string& message) {
   });
 }
 
+// Runs one observe-only event taken from the ring; a failure has no Done to
+// travel in, so it goes to the trainer as a notice.
+void run_observed(Link& link, PluginCallback& callback, const std::string& record,
+                  isolation::EventStorage& storage) {
+  th_event_args args{};
+  int32_t event = -1;
+  try {
+    if (record.size() < 5) throw std::runtime_error("isolation protocol: a ring record without its header");
+    isolation::Reader r(record.data() + 5, record.size() - 5);
+    isolation::read_event(r, storage, args);
+    event = args.event;
+    callback.on_event(args.event, args);
+  } catch (const std::exception& e) {
+    link.send([&](isolation::Writer& w) {
+      w.begin(Msg::Failed);
+      w.i32(event);
+      w.str(e.what());
+    });
+  }
+}
+
 int run(const std::string& library_file, const std::string& callback_name) {
   Link link(isolation::kRunnerFd);
+  // The trainer's ring for observe-only events; without one (not a
+  // descriptor we can map) every event stays a round trip.
+  isolation::EventRing ring;
+  try {
+    ring = isolation::EventRing::attach(isolation::kRingFd);
+  } catch (const std::exception&) {
+  }
+  link.wake_on_call(ring.valid() ? &ring : nullptr);
   std::thread reader([&link] { link.read_forever(); });
   reader.detach();  // ends with the process
 
@@ -256,14 +302,16 @@ int run(const std::string& library_file, const std::string& callback_name) {
     w.u8(callback && callback->has_save_state() ? 1 : 0);
     w.u8(callback && callback->has_load_state() ? 1 : 0);
     w.str(error);
+    w.u64(callback && ring.valid() ? callback->observe_only() : 0);
+    w.u8(ring.valid() ? 1 : 0);  // it reads calls from the ring too
   });
   if (!callback) return 0;
 
-  isolation::EventStorage storage;
+  isolation::EventStorage storage, observed_storage;
+  std::string record;
   th_event_args args{};
-  for (;;) {
-    const Msg type = link.next_call();
-    isolation::Reader r = link.call();
+  // One call, from the socket or the ring; false once the runner must end.
+  auto handle_call = [&](Msg type, isolation::Reader r) -> bool {
     try {
       switch (type) {
         case Msg::Event: {
@@ -295,7 +343,7 @@ int run(const std::string& library_file, const std::string& callback_name) {
         case Msg::Shutdown:
           callback.reset();  // the plugin's destroy(): integrations flush here
           send_done(link, TH_OK, "");
-          return 0;
+          return false;
         default:
           send_done(link, TH_ERROR, std::string("unexpected message ") + isolation::msg_name(type));
           break;
@@ -303,6 +351,28 @@ int run(const std::string& library_file, const std::string& callback_name) {
     } catch (const std::exception& e) {
       send_done(link, TH_ERROR, e.what());
     }
+    return true;
+  };
+  for (;;) {
+    // Looked at before draining: what the trainer pushed before sending a
+    // call is in the ring by the time the call is seen.
+    const bool call = link.call_waiting();
+    while (ring.valid() && ring.pop(record)) {
+      // The ring carries observe-only events and, in their order, the calls
+      // the trainer could put there (it waits for their Done on the socket).
+      const Msg type = record.size() >= 5 ? static_cast<Msg>(static_cast<uint8_t>(record[4])) : Msg::Observed;
+      if (type == Msg::Observed) {
+        run_observed(link, *callback, record, observed_storage);
+      } else if (!handle_call(type, isolation::Reader(record.data() + 5, record.size() - 5))) {
+        return 0;
+      }
+    }
+    if (!call && ring.valid()) {
+      ring.wait(isolation::EventRing::kConsumerWait, [&] { return link.call_waiting(); });
+      continue;
+    }
+    const Msg type = link.next_call();
+    if (!handle_call(type, link.call())) return 0;
   }
 }
 

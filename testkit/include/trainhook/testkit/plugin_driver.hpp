@@ -103,6 +103,9 @@ class FakeHost {
     int64_t end_ns = 0;
   };
   std::vector<Span> spans();
+  // 1.6 th_host.set_observe_only: the events the plugin declared it only
+  // observes (0 until it calls it).
+  uint64_t observe_only = 0;
 
   // Log messages at `min_level` or above containing `needle`.
   size_t count_logs(int32_t min_level, const std::string& needle);

@@ -23,6 +23,11 @@ namespace trainhook {
 // The environment variable that sets the default bound of one isolated call.
 inline constexpr const char* kIsolationTimeoutEnv = "TRAINHOOK_ISOLATION_TIMEOUT";
 inline constexpr double kDefaultIsolationTimeoutSeconds = 30.0;
+// The environment variable that sizes (in KiB, default 1024) the ring through
+// which events a plugin only observes (th_host.set_observe_only) reach its
+// helper without a round trip; when the helper falls behind and it is full,
+// such events are dropped and counted.
+inline constexpr const char* kIsolationRingEnv = "TRAINHOOK_ISOLATION_RING_KIB";
 
 struct PluginIsolation {
   bool isolated = false;

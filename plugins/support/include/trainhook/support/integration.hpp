@@ -379,6 +379,17 @@ class Integration : public IntegrationCallback<Record> {
   using Base = IntegrationCallback<Record>;
 
  public:
+  // The events an integration only observes (Host::set_observe_only, ABI 1.6):
+  // the records it queues for its worker. Those it overrides reach it
+  // isolated without a round trip; the rest stay waited for: train begin and
+  // end (the base opens and flushes the run there), on_save (a checkpoint
+  // folder may be rotated away once the trainer moves on), step events (a
+  // plugin may time the training thread there, as prometheus does) and
+  // pre-optimizer step (tensorboard reads the model's tensors). A subclass
+  // that steers the run at one of these redeclares the constant.
+  static constexpr uint64_t observed_events =
+      TH_EVENT_BIT(TH_EVENT_LOG) | TH_EVENT_BIT(TH_EVENT_EVALUATE) | TH_EVENT_BIT(TH_EVENT_PREDICT);
+
   void on_train_begin(trainhook::Event& e) final {
     if (this->running() && ends_open_run_at_begin()) this->finish(RunOutcome::finished);
     const bool was_open = this->running();
