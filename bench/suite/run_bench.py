@@ -295,6 +295,10 @@ class Suite:
             Figure("isolated callback: one on_step_end", num("isolated,   on_step_end:"), "us", 20, source=src),
             Figure("isolated callback: one on_log with 10 values", num("isolated,   on_log with 10 values:"), "us",
                    20, source=src),
+            Figure("isolated observe-only on_step_end, to the training thread",
+                   num("isolated observe-only, on_step_end:"), "us", 2, source=src),
+            Figure("isolated observe-only on_log with 10 values, to the training thread",
+                   num("isolated observe-only, on_log 10 val:"), "us", 2, source=src),
         ]
         exe = self.exe("bin", "bench_all_plugins")
         if not exe:
