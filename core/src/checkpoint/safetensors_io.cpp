@@ -1,5 +1,6 @@
 #include <trainhook/checkpoint/safetensors_io.hpp>
 
+#include <trainhook/checkpoint/atomic_file.hpp>
 #include <trainhook/common/safetensors.hpp>
 
 #include <cstring>
@@ -39,11 +40,16 @@ void save_safetensors(const torch::nn::Module& module, const fs::path& file) {
   };
   for (const auto& p : module.named_parameters()) add(p.key(), p.value());
   for (const auto& b : module.named_buffers()) add(b.key(), b.value());
-  std::ofstream out(file, std::ios::binary | std::ios::trunc);
-  if (!out) throw std::runtime_error("cannot write " + file.string());
-  safetensors::write(out, views, {{"format", "pt"}});
-  out.close();
-  if (!out) throw std::runtime_error("cannot write " + file.string());
+  // Beside the file, then renamed over it: the final save writes into
+  // output_dir itself, where a kill mid-write once left an empty
+  // model.safetensors that a restart of the finished run then kept.
+  write_file_atomically(file, [&](const fs::path& tmp) {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) throw std::runtime_error("cannot open " + tmp.string());
+    safetensors::write(out, views, {{"format", "pt"}});
+    out.close();
+    if (!out) throw std::runtime_error("cannot write " + tmp.string());
+  });
 }
 
 void load_safetensors(torch::nn::Module& module, const fs::path& file) {
