@@ -33,18 +33,8 @@ SITE_DEFAULT="$(cd "$(dirname "$CLI")/.." && pwd)/etc/trainhook/site.json"
 BASE=(train --train_file "$WORK/data/train.csv" --per_device_train_batch_size 16 --hidden_size 8
   --disable_tqdm true --do_train --max_steps 3 --logging_steps 1 --save_strategy no --seed 3
 )
+source "$(dirname "${BASH_SOURCE[0]}")/cli_runs.sh"
 CB=(--plugin_dir "$PLUGINS" --callbacks isolated_faults)
-
-# run NAME ARGS...: the run's exit code in $rc, its output in $WORK/NAME.out,
-# the trainer's pid in $WORK/NAME.pid (environment as the caller sets it).
-run() {
-  local name="$1"
-  shift
-  timeout 300 bash -c 'echo $$ >"$0"; exec "$@"' "$WORK/$name.pid" "$CLI" "${BASE[@]}" \
-    --output_dir "$WORK/$name" "$@" >"$WORK/$name.out" 2>&1
-  rc=$?
-  ((rc != 124)) || fail "$name: the run did not end within 300 s"
-}
 
 # where NAME: "isolated" or "in process", from the plugin's pid against the trainer's.
 where() {
@@ -73,13 +63,6 @@ expect() {
   else
     echo "ok $1 ($2)"
   fi
-}
-
-has_line() {  # name text
-  grep -qF -- "$2" "$WORK/$1.out" || {
-    fail "$1: no line '$2' in the output:"
-    tail -8 "$WORK/$1.out"
-  }
 }
 
 # 1. auto by default: outside the trainer's folder and not trusted: isolated,

@@ -25,18 +25,8 @@ VENV="$(test_venv)" || exit 1
 BASE=(train --train_file "$WORK/data/train.csv" --per_device_train_batch_size 16 --hidden_size 8
   --disable_tqdm true --do_train --max_steps 8 --logging_steps 1 --save_strategy no --seed 3
   --plugin_dir "$PLUGINS")
+source "$(dirname "${BASH_SOURCE[0]}")/cli_runs.sh"
 CB=(--callbacks isolated_faults)
-
-# run NAME ARGS...: the run's exit code in $rc, its output in $WORK/NAME.out,
-# the trainer's pid in $WORK/NAME.pid.
-run() {
-  local name="$1"
-  shift
-  timeout 300 bash -c 'echo $$ >"$0"; exec "$@"' "$WORK/$name.pid" "$CLI" "${BASE[@]}" \
-    --output_dir "$WORK/$name" "$@" >"$WORK/$name.out" 2>&1
-  rc=$?
-  ((rc != 124)) || fail "$name: the run did not end within 300 s"
-}
 
 final_model() {
   local name="$1"
@@ -47,14 +37,6 @@ final_model() {
       return 1
     }
   done
-}
-
-has_line() {  # name text
-  grep -qF -- "$2" "$WORK/$1.out" || {
-    fail "$1: no line '$2' in the output:"
-    tail -8 "$WORK/$1.out"
-    return 1
-  }
 }
 
 # 1. A healthy isolated callback: control flags, metrics, logs and state come

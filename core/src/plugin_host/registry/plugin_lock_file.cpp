@@ -10,15 +10,11 @@
 namespace trainhook::detail {
 namespace fs = std::filesystem;
 
-namespace {
-
 fs::path canonical_or_normal(const fs::path& p) {
   std::error_code ec;
   const fs::path c = fs::weakly_canonical(p, ec);
   return ec ? p.lexically_normal() : c;
 }
-
-}  // namespace
 
 std::optional<PluginLockFile> PluginLockFile::from_environment(const fs::path& own_dir) {
   const char* env = std::getenv("TRAINHOOK_PLUGIN_LOCK");

@@ -19,6 +19,11 @@
 
 namespace trainhook::detail {
 
+// The path as the lock compares paths: canonical (symlinks resolved) where it
+// can be, else only normalised. The isolation policy compares trusted folders
+// the same way.
+std::filesystem::path canonical_or_normal(const std::filesystem::path& p);
+
 class PluginLockFile {
  public:
   // nullopt when TRAINHOOK_PLUGIN_LOCK is unset or empty. `own_dir` is the

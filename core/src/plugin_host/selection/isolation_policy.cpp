@@ -10,14 +10,9 @@
 
 namespace trainhook {
 namespace fs = std::filesystem;
+using detail::canonical_or_normal;
 
 namespace {
-
-fs::path canonical_or_normal(const fs::path& p) {
-  std::error_code ec;
-  const fs::path c = fs::weakly_canonical(p, ec);
-  return ec ? p.lexically_normal() : c;
-}
 
 // True when `file` is inside `dir` or one of its subfolders (both canonical).
 bool is_under(const fs::path& file, const fs::path& dir) {
