@@ -76,7 +76,9 @@ TEST_CASE("auto runs the trainer's own, trusted-folder and pinned plugins in pro
   CHECK(locked.decide("progress", l.ours).trust == PluginTrust::own_folder);  // own before pinned
 }
 
-TEST_CASE("the site's lock pins by digest: a listed library runs in process, the unlisted and the changed are isolated") {
+TEST_CASE(
+    "the site's lock pins by digest: a listed library runs in process, the unlisted and the changed are "
+    "isolated") {
   Layout l;
   const fs::path other = l.tmp.path / "home" / "libtrainhook_other.so";
   write_file(other, "other bytes");
@@ -99,7 +101,8 @@ TEST_CASE("the site's lock pins by digest: a listed library runs in process, the
   // A lock that cannot be read is an error naming it.
   site.plugin_lock = l.tmp.path / "etc" / "missing.lock";
   CHECK_THROWS_WITH_AS(IsolationPolicy({}, site, l.own, {}),
-                       doctest::Contains((l.tmp.path / "etc" / "missing.lock").string().c_str()), trainhook::PluginError);
+                       doctest::Contains((l.tmp.path / "etc" / "missing.lock").string().c_str()),
+                       trainhook::PluginError);
 }
 
 TEST_CASE("none keeps every plugin in process and names only isolate themselves") {

@@ -524,12 +524,13 @@ std::vector<OptionSpec> build_table() {
   t.push_back(field("plugin_dir", G::Integrations, &TA::plugin_dir,
                     "Folders searched for plugins before TRAINHOOK_PLUGIN_PATH and the default"));
   t.push_back(plugin_config_option());
-  t.push_back(field("plugin_isolation", G::Integrations, &TA::plugin_isolation,
-                    "Which plugin callbacks run each in its own helper process (a crash, hang or exit of "
-                    "theirs is named and does not end the run; no model tensors): auto (the default, else the "
-                    "site file's): the trainer's own, trusted-folder and pinned plugins in process, the rest "
-                    "isolated; none: all in process; or callback names (only those isolated); "
-                    "--plugin_config NAME.isolation=process|in_process wins"));
+  t.push_back(
+      field("plugin_isolation", G::Integrations, &TA::plugin_isolation,
+            "Which plugin callbacks run each in its own helper process (a crash, hang or exit of "
+            "theirs is named and does not end the run; no model tensors): auto (the default, else the "
+            "site file's): the trainer's own, trusted-folder and pinned plugins in process, the rest "
+            "isolated; none: all in process; or callback names (only those isolated); "
+            "--plugin_config NAME.isolation=process|in_process wins"));
   t.push_back(field("plugin_error_policy", G::Integrations, &TA::plugin_error_policy,
                     "A plugin that fails at run time: disable (it, with a warning) or fail (the run)"));
   t.push_back(field("callback_end_timeout", G::Integrations, &TA::callback_end_timeout,

@@ -287,8 +287,9 @@ void validate(TrainingArguments& a) {
   check_names("plugin_isolation", a.plugin_isolation);
   if (a.plugin_isolation.size() > 1 &&
       std::find(a.plugin_isolation.begin(), a.plugin_isolation.end(), "none") != a.plugin_isolation.end())
-    fail("--plugin_isolation: 'none' (every plugin in process) cannot be combined with other values; expected "
-         "auto, none, or callback names (optionally after auto)");
+    fail(
+        "--plugin_isolation: 'none' (every plugin in process) cannot be combined with other values; expected "
+        "auto, none, or callback names (optionally after auto)");
   if (a.plugin_config.is_null()) a.plugin_config = nlohmann::json::object();
   if (!a.plugin_config.is_object())
     fail("--plugin_config: expected an object {\"<callback>\": {...}}, got " + a.plugin_config.dump());

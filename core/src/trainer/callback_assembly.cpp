@@ -66,23 +66,25 @@ std::unique_ptr<detail::InternalCallback> Trainer::Impl::create_plugin_callback(
   else if (decision.isolated && !has_isolation_key(args.plugin_config, name))
     listed = {name};
   const PluginIsolation chosen = plugin_isolation_of(listed, args.plugin_config, name);
-  const bool untrusted =
-      chosen.isolated && decision.by_trust && decision.isolated && !has_isolation_key(args.plugin_config, name);
+  const bool untrusted = chosen.isolated && decision.by_trust && decision.isolated &&
+                         !has_isolation_key(args.plugin_config, name);
   if (world_zero())
     spdlog::debug("'{}' ({}): {} ({}; plugin_isolation {})", name, library.string(),
                   chosen.isolated ? "isolated" : "in process", decision.why, isolation->describe_mode());
   if (untrusted && world_zero())
-    spdlog::info("'{}' runs in its own process ({}, {}): the model's tensors are not shared with it; {}", name,
-                 library.string(), decision.why, isolation->how_to_trust(name, library));
+    spdlog::info("'{}' runs in its own process ({}, {}): the model's tensors are not shared with it; {}",
+                 name, library.string(), decision.why, isolation->how_to_trust(name, library));
   if (!chosen.isolated) return registry->create(name, *services, chosen.plugin_config);
   try {
-    return detail::make_isolated_callback(library, name, *services, chosen.plugin_config, chosen.timeout_seconds);
+    return detail::make_isolated_callback(library, name, *services, chosen.plugin_config,
+                                          chosen.timeout_seconds);
   } catch (const PluginError& e) {
     // A plugin that refuses to run isolated (it needs the model's tensors)
     // was isolated only because nothing vouches for it: say how to trust it.
     if (!untrusted) throw;
     throw PluginError(std::string(e.what()) + "\n'" + name + "' runs isolated under plugin_isolation " +
-                      isolation->describe_mode() + " (" + decision.why + "); " + isolation->how_to_trust(name, library));
+                      isolation->describe_mode() + " (" + decision.why + "); " +
+                      isolation->how_to_trust(name, library));
   }
 }
 
@@ -113,7 +115,8 @@ void Trainer::Impl::add_plugin_callbacks(const PluginSearchOptions& given) {
   const SiteConfig site = load_site_config();
   registry.emplace(search);
   isolation.emplace(args.plugin_isolation, site,
-                    search.default_dir.empty() ? default_plugin_dir() : search.default_dir, registry->lock_file());
+                    search.default_dir.empty() ? default_plugin_dir() : search.default_dir,
+                    registry->lock_file());
   // The names are resolved and checked on every rank, so a typo fails
   // everywhere, and every rank warns alike.
   selection = resolve_callbacks(*registry, CallbackRequest{args.report_to, args.callbacks, args.disable_tqdm},
@@ -124,11 +127,9 @@ void Trainer::Impl::add_plugin_callbacks(const PluginSearchOptions& given) {
   check_isolation_names(args, selection.enabled());
   // Integrations report from world process zero only, as HF's do.
   if (world_zero()) {
-    for (const auto& name : selection.integrations)
-      handler.add(create_plugin_callback(name));
+    for (const auto& name : selection.integrations) handler.add(create_plugin_callback(name));
   }
-  for (const auto& name : selection.callbacks)
-    handler.add(create_plugin_callback(name));
+  for (const auto& name : selection.callbacks) handler.add(create_plugin_callback(name));
 }
 
 void Trainer::Impl::add_progress_callback() {

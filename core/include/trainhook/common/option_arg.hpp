@@ -7,9 +7,9 @@
 
 #include <utility>
 
-#define TRAINHOOK_ARG(T, name)               \
-  auto name(T value)->decltype(*this) {      \
-    name##_ = std::move(value);              \
-    return *this;                            \
-  }                                          \
+#define TRAINHOOK_ARG(T, name)          \
+  auto name(T value)->decltype(*this) { \
+    name##_ = std::move(value);         \
+    return *this;                       \
+  }                                     \
   T name##_

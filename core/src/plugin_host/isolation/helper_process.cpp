@@ -119,7 +119,9 @@ pid_t spawn(const HelperCall& call, const Pipe& result, const Pipe& output) {
   const int rc = ::posix_spawn(&pid, argv[0], &actions, &attr, argv.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
   posix_spawnattr_destroy(&attr);
-  if (rc != 0) throw PluginError("cannot start " + std::string(call.purpose) + " " + call.argv[0] + ": " + ::strerror(rc));
+  if (rc != 0)
+    throw PluginError("cannot start " + std::string(call.purpose) + " " + call.argv[0] + ": " +
+                      ::strerror(rc));
   return pid;
 }
 

@@ -16,11 +16,11 @@
 namespace trainhook::detail {
 
 struct HelperCall {
-  std::vector<std::string> argv;   // argv[0]: the helper's path
-  const char* purpose = "";        // "the plugin scanner": named in errors
-  int result_fd = 3;               // where the helper writes its answer
+  std::vector<std::string> argv;        // argv[0]: the helper's path
+  const char* purpose = "";             // "the plugin scanner": named in errors
+  int result_fd = 3;                    // where the helper writes its answer
   size_t max_answer = size_t{1} << 20;  // bytes of the answer kept (the rest is cut)
-  size_t output_tail = 2000;       // the last bytes of stdout+stderr kept
+  size_t output_tail = 2000;            // the last bytes of stdout+stderr kept
   std::chrono::milliseconds limit{10000};
   // The answer is one line: the wait ends once it is complete, even if the
   // helper has not exited yet (it is killed then, as it has nothing more to say).

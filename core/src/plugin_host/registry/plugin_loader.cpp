@@ -3,8 +3,8 @@
 #include "../containment/plugin_address_table.hpp"
 #include "plugin_file_checks.hpp"
 
-#include <trainhook/strings.hpp>
 #include <trainhook/common/package_version.hpp>
+#include <trainhook/strings.hpp>
 
 #include <boost/dll/shared_library.hpp>
 
