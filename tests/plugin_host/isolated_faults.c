@@ -7,6 +7,8 @@
  *                                 (ABI 1.6) and logs each as "observed <event> <step>"
  *   "stall_ms":N                  sleeps N ms at the first observed event (a
  *                                 helper that falls behind)
+ *   "steer_observed":1            sets should_training_stop in an observed on_log
+ *                                 (a plugin breaking its own declaration)
  * Callback "isolated_observer" is the same with "observe":1 always and a mask
  * of on_step_begin, on_log and on_train_end only: nothing it gets between
  * train begin and end is waited for.
@@ -35,6 +37,7 @@ typedef struct faults {
   long calls;
   long observe;
   long stall_ms;
+  long steer_observed;
 } faults;
 
 static void say(const faults* f, const char* text) { f->host->log(f->host->ctx, TH_LOG_INFO, text); }
@@ -61,6 +64,7 @@ static th_status on_event(void* self, const th_event_args* args, char* err, size
     snprintf(line, sizeof line, "isolated_faults: observed %s %ld",
              args->event == TH_EVENT_LOG ? "on_log" : "on_step_begin", step);
     say(f, line);
+    if (f->steer_observed && args->event == TH_EVENT_LOG) args->control->should_training_stop = 1;
     return TH_OK;
   }
   if (args->event == TH_EVENT_STEP_END) {
@@ -160,6 +164,7 @@ static th_status create(const th_host* host, const char* config_json, void** out
   f->save_step = number_after(config_json, "\"save_step\":", -1);
   f->observe = number_after(config_json, "\"observe\":", 0);
   f->stall_ms = number_after(config_json, "\"stall_ms\":", 0);
+  f->steer_observed = number_after(config_json, "\"steer_observed\":", 0);
   if (f->observe && TH_HAS_FIELD(host, th_host, set_observe_only) && host->set_observe_only != NULL)
     host->set_observe_only(host->ctx, TH_EVENT_BIT(TH_EVENT_STEP_BEGIN) | TH_EVENT_BIT(TH_EVENT_LOG));
   const char* fault = strstr(config_json, "\"fault\":\"");

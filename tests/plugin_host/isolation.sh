@@ -239,6 +239,18 @@ else
     has_line stalled "isolated_faults: on_train_end at step 60" &&
     final_model stalled && echo "ok stalled observer: drops counted and reported"
 fi
+# A plugin that steers in an event it declared observe-only: the lost flag is
+# reported as its failure, named, not dropped without a word.
+run steers "${CB[@]}" --plugin_isolation isolated_faults --plugin_config isolated_faults.observe=1 \
+  --plugin_config isolated_faults.steer_observed=1 \
+  --max_steps 6
+if ((rc != 0)); then
+  fail "steers: exit $rc (plugin_error_policy disable: the run goes on)"
+  tail -5 "$WORK/steers.out"
+else
+  has_line steers "on_log (observed, delivered without a round trip) failed: it changed TrainerControl (should_training_stop) in an event it declared observe-only" &&
+    echo "ok a control change in an observed event is reported"
+fi
 
 if ((failures > 0)); then
   echo "$failures isolation case(s) failed"

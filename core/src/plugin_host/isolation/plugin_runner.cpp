@@ -246,7 +246,25 @@ void run_observed(Link& link, PluginCallback& callback, const std::string& recor
     isolation::Reader r(record.data() + 5, record.size() - 5);
     isolation::read_event(r, storage, args);
     event = args.event;
+    const th_control before = *args.control;
     callback.on_event(args.event, args);
+    // Nothing carries a flag set here back to the trainer: a plugin that
+    // steers in an event it declared observe-only is told, not ignored.
+    const th_control& after = *args.control;
+    std::string changed;
+    auto note = [&](const char* flag, int32_t was, int32_t now) {
+      if (was != now) changed += std::string(changed.empty() ? "" : ", ") + flag;
+    };
+    note("should_training_stop", before.should_training_stop, after.should_training_stop);
+    note("should_epoch_stop", before.should_epoch_stop, after.should_epoch_stop);
+    note("should_save", before.should_save, after.should_save);
+    note("should_evaluate", before.should_evaluate, after.should_evaluate);
+    note("should_log", before.should_log, after.should_log);
+    if (!changed.empty())
+      throw std::runtime_error("it changed TrainerControl (" + changed +
+                               ") in an event it declared observe-only (set_observe_only / observed_events), "
+                               "where the change cannot reach the trainer and is lost; declare only the events "
+                               "in which it does not steer the run");
   } catch (const std::exception& e) {
     link.send([&](isolation::Writer& w) {
       w.begin(Msg::Failed);
