@@ -4,7 +4,7 @@
 # trainer_state.json's log_history must be a scalar at its step in the event
 # file, with the args text and the hparams session; TENSORBOARD_LOGGING_DIR
 # and plugin_config tensorboard.logging_dir move the files; report_to none
-# writes none; a post-training evaluation (--do_eval) more than a second
+# writes none; isolated in its own process it writes the same; a post-training evaluation (--do_eval) more than a second
 # after train begin lands in the same run folder as the training.
 # usage: cli_tensorboard.sh TRAINHOOK_BINARY WORK_DIR
 set -euo pipefail
@@ -42,6 +42,13 @@ check() {  # out_dir [checker args...]
 run "$WORK/default" --report_to tensorboard
 check "$WORK/default"
 echo "ok: default folder"
+
+# 1b. Isolated (--plugin_isolation tensorboard: its on_log reaches the helper
+#     through the event ring, without a round trip): the same check holds.
+run "$WORK/isolated" --report_to tensorboard --plugin_isolation tensorboard
+check "$WORK/isolated"
+! grep -q "dropped" "$WORK/isolated.log" || fail "the isolated run dropped observe-only events: $(grep dropped "$WORK/isolated.log")"
+echo "ok: tensorboard isolated"
 
 # 2. TENSORBOARD_LOGGING_DIR.
 TENSORBOARD_LOGGING_DIR="$WORK/tb_env" run "$WORK/env" --report_to tensorboard

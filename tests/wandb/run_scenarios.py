@@ -508,6 +508,7 @@ def check_artifacts(store, expected):
 
 
 def scenario_cli(ctx, rx):
+    # (4. below: the same run isolated.)
     # 1. Online, with faults: the server's history equals the trainer's log_history;
     #    WANDB_LOG_MODEL=checkpoint uploads every checkpoint folder (one PUT
     #    answered 500 and one dropped: retried, nothing lost).
@@ -589,6 +590,19 @@ def scenario_cli(ctx, rx):
     store3 = rx.run("test-entity", "trainhook", "cli3")
     check_run(store3, lines=len(log_history) + 1)
     check_artifacts(store3, {"model": os.path.join(out3, "checkpoint-12")})
+    # 4. Isolated (--plugin_isolation wandb: its on_log and on_evaluate reach
+    #    the helper through the event ring, without a round trip): the server
+    #    gets the same history lines as from the run in process.
+    out4 = os.path.join(ctx.tmp, "isolated")
+    log4 = cli_train(ctx, rx, out4, "run_id=cli4", extra_args=("--plugin_isolation", "wandb"))
+    store4 = rx.run("test-entity", "trainhook", "cli4")
+    if store4 is None:
+        fail("the isolated run reached no server run: " + log4[-1500:])
+    got4 = check_run(store4, lines=len(log_history) + 1)
+    if [shape(l) for l in hist] != [shape(l) for l in got4]:
+        fail("the isolated run's history differs from the one in process")
+    if "dropped" in log4:
+        fail("the isolated run dropped observe-only events: " + log4[-1500:])
 
 
 def scenario_cli_failed(ctx, rx):
