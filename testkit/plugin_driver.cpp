@@ -4,6 +4,7 @@
 
 #include <dlfcn.h>
 
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -18,6 +19,12 @@ const char* level_name(int32_t level) {
 
 void write_err(char* err, size_t err_size, const std::string& message) {
   if (err != nullptr && err_size > 0) std::snprintf(err, err_size, "%s", message.c_str());
+}
+
+int64_t event_time(const Run& run) {
+  if (run.time_ns != 0) return run.time_ns;
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
 }
 
 }  // namespace
@@ -69,6 +76,7 @@ uint32_t host_table_size(uint32_t minor) {
       static_cast<uint32_t>(TH_STRUCT_SIZE(th_host, isolated)),          // 1.4
       static_cast<uint32_t>(TH_STRUCT_SIZE(th_host, profile_span)),      // 1.5
       static_cast<uint32_t>(TH_STRUCT_SIZE(th_host, set_observe_only)),  // 1.6
+      static_cast<uint32_t>(TH_STRUCT_SIZE(th_host, set_observe_only)),  // 1.7 (th_event_args.time_ns only)
   };
   static_assert(sizeof sizes / sizeof sizes[0] == TRAINHOOK_ABI_VERSION_MINOR + 1,
                 "a new ABI minor adds its last th_host field here");
@@ -348,6 +356,7 @@ void Instance::fire(int32_t event, Run& run, const th_values* values, int64_t ba
   if (run.has_step_values && (event == TH_EVENT_PRE_OPTIMIZER_STEP || event == TH_EVENT_OPTIMIZER_STEP ||
                               event == TH_EVENT_STEP_END))
     a.step = &run.step;
+  a.time_ns = event_time(run);
   char err[1024] = {0};
   const th_status st = info_.vtable->on_event(self_, &a, err, sizeof err);
   if (st != TH_OK) throw CallError(st, err);
@@ -358,6 +367,7 @@ void Instance::fire_exception(Run& run, const th_failure& failure) {
   th_event_args a{};
   a.struct_size = TH_EVENT_ARGS_STRUCT_SIZE;
   a.event = TH_EVENT_EXCEPTION;
+  a.time_ns = event_time(run);
   a.state = &run.state;
   a.control = &run.control;
   a.batch_index = -1;

@@ -303,16 +303,18 @@ class Suite:
         exe = self.exe("bin", "bench_all_plugins")
         if not exe:
             return self.missing("integrations isolated / in process", "bench_all_plugins is not built")
-        out = os.path.join(self.out, "all_plugins_isolated.json")
-        _remove(out)
-        args = [exe, "--model", "mlp", "--repeats", "3" if self.quick else "5", "--steps",
-                "100" if self.quick else "200", "--save_steps", "50", "--isolate", "all",
-                "--plugin_config", json.dumps(self.built_only(PLUGIN_CONFIG)), "--json", out]
-        self.run("all_plugins_isolated", args, env=self.clean_env(peers.env()), timeout=300)
-        r = _load(out)
-        self.raw["all_plugins_isolated"] = r
-        self.figures.append(Figure("trainer, integrations isolated / in process (MLP)", r and r["ratio"], "x", 1.05,
-                                   source="bench/all_plugins --isolate all"))
+        for model in ("mlp", "cnn"):
+            out = os.path.join(self.out, f"all_plugins_isolated_{model}.json")
+            _remove(out)
+            args = [exe, "--model", model, "--repeats", "3" if self.quick else "5", "--steps",
+                    "100" if self.quick else "200", "--save_steps", "50", "--isolate", "all",
+                    "--plugin_config", json.dumps(self.built_only(PLUGIN_CONFIG)), "--json", out]
+            self.run(f"all_plugins_isolated_{model}", args, env=self.clean_env(peers.env()), timeout=300)
+            r = _load(out)
+            self.raw[f"all_plugins_isolated_{model}"] = r
+            label = "MLP" if model == "mlp" else "CNN"
+            self.figures.append(Figure(f"trainer, integrations isolated / in process ({label})", r and r["ratio"],
+                                       "x", 1.05, source=f"bench/all_plugins --model {model} --isolate all"))
 
     def peak_rss(self, peers):
         exe = self.exe("bin", "bench_peak_rss")

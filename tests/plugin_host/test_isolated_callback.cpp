@@ -128,7 +128,7 @@ TEST_CASE(
   const char* svals[] = {"hello"};
   th_values v{TH_VALUES_STRUCT_SIZE, 2, keys, values, 1, skeys, svals};
   th_step_values step{TH_STEP_VALUES_STRUCT_SIZE, 0.5, std::nan(""), 2e-3};
-  th_event_args a{TH_EVENT_ARGS_STRUCT_SIZE, TH_EVENT_LOG, &st, &c, &v, "ckpt", 3, 7, 1, &step, nullptr};
+  th_event_args a{TH_EVENT_ARGS_STRUCT_SIZE, TH_EVENT_LOG, &st, &c, &v, "ckpt", 3, 7, 1, &step, nullptr, 987654321};
 
   iso::Writer w;
   iso::Channel out(p.fd[0]), in(p.fd[1]);
@@ -162,6 +162,7 @@ TEST_CASE(
     REQUIRE(got.step != nullptr);
     CHECK(got.step->loss == 0.5);
     CHECK(std::isnan(got.step->grad_norm));
+    CHECK(got.time_ns == 987654321);  // the trainer's emission time, not the helper's clock
   }
   ::close(p.fd[0]);
   p.fd[0] = -1;
@@ -177,7 +178,7 @@ TEST_CASE("the failure of on_exception crosses the socket and a frame without it
   const th_failure failure{TH_FAILURE_STRUCT_SIZE, TH_FAILURE_OUT_OF_MEMORY, "out of memory: std::bad_alloc",
                            19};
   th_event_args a{
-      TH_EVENT_ARGS_STRUCT_SIZE, TH_EVENT_EXCEPTION, &st, &c, nullptr, nullptr, -1, -1, 0, nullptr, &failure};
+      TH_EVENT_ARGS_STRUCT_SIZE, TH_EVENT_EXCEPTION, &st, &c, nullptr, nullptr, -1, -1, 0, nullptr, &failure, 5};
   iso::Writer w;
   iso::write_event(w, a);
   const std::string frame = w.finish();
@@ -193,20 +194,28 @@ TEST_CASE("the failure of on_exception crosses the socket and a frame without it
   CHECK(got.failure->step == 19);
   CHECK(std::string(got.failure->message) == "out of memory: std::bad_alloc");
 
-  // Another event: no failure; and a frame of a sender before 1.3, which ends
-  // before the failure's flag byte, reads the same.
+  CHECK(got.time_ns == 5);
+
+  // Another event: no failure; and frames of older senders read the same: one
+  // before 1.7 ends before the time (read as the time it arrived), one before
+  // 1.3 also before the failure's flag byte.
   a.event = TH_EVENT_STEP_END;
   a.failure = nullptr;
   iso::write_event(w, a);
   const std::string plain = w.finish().substr(5);
-  for (const size_t cut : {size_t{0}, size_t{1}}) {
+  for (const size_t cut : {size_t{0}, size_t{8}, size_t{9}}) {
     CAPTURE(cut);
     iso::Reader pr(plain.data(), plain.size() - cut);
     th_event_args got2{};
+    const auto before = std::chrono::steady_clock::now().time_since_epoch();
     iso::read_event(pr, storage, got2);
     CHECK(got2.event == TH_EVENT_STEP_END);
     CHECK(got2.failure == nullptr);
     CHECK(got2.state->global_step == 20);
+    if (cut == 0)
+      CHECK(got2.time_ns == 5);
+    else
+      CHECK(got2.time_ns >= std::chrono::duration_cast<std::chrono::nanoseconds>(before).count());
   }
 }
 

@@ -82,6 +82,25 @@ TEST_CASE("the exporter serves the run from train begin to train end") {
                 f.host.all_logs());
 }
 
+TEST_CASE("a step lasts from its events' times (Event::time), not from when the plugin is called") {
+  Fixture f;
+  testkit::Instance cb(f.lib.callback("prometheus"), f.host, f.config(""));
+  cb.fire(TH_EVENT_TRAIN_BEGIN, f.run);
+  // As an isolated exporter sees it: both events delivered late, together.
+  f.run.time_ns = 1'000'000'000;
+  cb.fire(TH_EVENT_STEP_BEGIN, f.run);
+  f.run.state.global_step = 1;
+  f.run.time_ns = 1'250'000'000;
+  cb.fire(TH_EVENT_STEP_END, f.run);
+  const auto r = scrape(f.port);
+  REQUIRE_MESSAGE(r.ok(), r.describe());
+  CHECK_MESSAGE(has(r.body, R"(trainhook_step_duration_seconds_sum{job="trainhook",run_name="test-run"} 0.25)"),
+                r.body);
+  CHECK(f.host.observe_only == (TH_EVENT_BIT(TH_EVENT_STEP_BEGIN) | TH_EVENT_BIT(TH_EVENT_STEP_END) |
+                                TH_EVENT_BIT(TH_EVENT_LOG) | TH_EVENT_BIT(TH_EVENT_EVALUATE)));
+  cb.fire(TH_EVENT_TRAIN_END, f.run);
+}
+
 TEST_CASE("a finished run pushes at train begin and at train end with the last-success time") {
   TestHttpServer pgw([](const TestRequest&) { return TestReply{}; });
   Fixture f;

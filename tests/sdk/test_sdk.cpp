@@ -1,12 +1,14 @@
 // The SDK headers: TH_HAS_FIELD against older (smaller) structs (with the
 // shared testkit's fake host), and the C++ layer's boundary: event masks from
 // overrides, exceptions turned into status + message, the save_state buffer
-// protocol, commands, the observe-only declaration (ABI 1.6).
+// protocol, commands, the observe-only declaration (ABI 1.6), the event's
+// emission time (ABI 1.7).
 #include <trainhook/plugin.hpp>
 
 #include <doctest/doctest.h>
 #include <plugin_driver.hpp>
 
+#include <chrono>
 #include <cstddef>
 #include <string>
 
@@ -37,13 +39,24 @@ class Observer final : public trainhook::Callback {
   void on_save(trainhook::Event&) override {}
 };
 
+// Declares LOG observe-only, and its constructor narrows that to nothing when
+// its configuration says it steers there ({"steer": true}).
+class Narrowing final : public trainhook::Callback {
+ public:
+  static constexpr uint64_t observed_events = TH_EVENT_BIT(TH_EVENT_LOG);
+  explicit Narrowing(trainhook::Setup& s) {
+    if (s.config_json().find("steer") != std::string::npos) s.host().set_observe_only(0);
+  }
+  void on_log(trainhook::Event&) override {}
+};
+
 // What create() declared to `fake` (FakeHost::observe_only).
 template <class T>
-uint64_t observed_on(testkit::FakeHost& fake) {
+uint64_t observed_on(testkit::FakeHost& fake, const char* config = "{}") {
   const th_callback_info info = trainhook::callback<T>("t", "1.0", trainhook::Kind::callback, "d");
   void* self = nullptr;
   char err[256] = {0};
-  REQUIRE(info.create(fake.table(), "{}", &self, err, sizeof err) == TH_OK);
+  REQUIRE(info.create(fake.table(), config, &self, err, sizeof err) == TH_OK);
   info.vtable->destroy(self);
   return fake.observe_only;
 }
@@ -186,7 +199,7 @@ TEST_CASE("struct size constants end at the last field, so TH_HAS_FIELD never cl
   static_assert(offsetof(EventArgsAppended, prediction_kind) == offsetof(th_event_args, prediction_kind));
   static_assert(offsetof(EventArgs10, prediction_kind) == offsetof(th_event_args, prediction_kind));
   const auto size10 = static_cast<uint32_t>(TH_STRUCT_SIZE(EventArgs10, prediction_kind));
-  CHECK(TH_EVENT_ARGS_STRUCT_SIZE == offsetof(th_event_args, failure) + sizeof(void*));
+  CHECK(TH_EVENT_ARGS_STRUCT_SIZE == offsetof(th_event_args, time_ns) + sizeof(int64_t));
   REQUIRE(sizeof(EventArgs10) > size10);  // the 1.0 layout has tail padding
   EventArgsAppended a{};
   a.struct_size = static_cast<uint32_t>(sizeof(EventArgs10));  // the old, wrong rule
@@ -371,4 +384,28 @@ TEST_CASE("observed_events declares the observe-only events a class handles, and
   CHECK(fake.observe_only == TH_EVENT_BIT(TH_EVENT_EVALUATE));
   trainhook::Host(old.table()).set_observe_only(TH_EVENT_BIT(TH_EVENT_EVALUATE));
   CHECK(old.observe_only == 0);
+}
+
+TEST_CASE("a constructor's own set_observe_only wins over the class's observed_events") {
+  testkit::FakeHost fake;
+  CHECK(observed_on<Narrowing>(fake) == TH_EVENT_BIT(TH_EVENT_LOG));
+  testkit::FakeHost steering;
+  CHECK(observed_on<Narrowing>(steering, R"({"steer": true})") == 0);
+}
+
+TEST_CASE("Event::time is when the trainer emitted the event, the clock now from a host before 1.7") {
+  th_state st{};
+  th_control c{};
+  th_event_args a{};
+  a.struct_size = TH_EVENT_ARGS_STRUCT_SIZE;
+  a.event = TH_EVENT_STEP_END;
+  a.state = &st;
+  a.control = &c;
+  a.time_ns = 123456789;
+  CHECK(trainhook::Event(&a).time().time_since_epoch() == std::chrono::nanoseconds(123456789));
+  a.struct_size = static_cast<uint32_t>(TH_STRUCT_SIZE(th_event_args, failure));  // a 1.6 host
+  const auto before = std::chrono::steady_clock::now();
+  const auto t = trainhook::Event(&a).time();
+  CHECK(t >= before);
+  CHECK(t <= std::chrono::steady_clock::now());
 }

@@ -44,6 +44,17 @@ TEST_CASE(
          TH_EVENT_BIT(TH_EVENT_PRE_OPTIMIZER_STEP) | TH_EVENT_BIT(TH_EVENT_EXCEPTION)));
 }
 
+TEST_CASE("observe-only: log always, pre-optimizer step unless histograms read the model there") {
+  {
+    tbtest::PluginHarness h;
+    REQUIRE(h.create("{}") == TH_OK);
+    CHECK(h.host().observe_only == (TH_EVENT_BIT(TH_EVENT_LOG) | TH_EVENT_BIT(TH_EVENT_PRE_OPTIMIZER_STEP)));
+  }
+  tbtest::PluginHarness h;
+  REQUIRE(h.create(R"({"histograms": "weights"})") == TH_OK);
+  CHECK(h.host().observe_only == TH_EVENT_BIT(TH_EVENT_LOG));
+}
+
 TEST_CASE("bad plugin_config is refused with the key named") {
   tbtest::PluginHarness h;
   std::string err;

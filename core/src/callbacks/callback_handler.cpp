@@ -3,6 +3,7 @@
 // virtual call per interested callback; no allocation unless a callback fails.
 #include <trainhook/callbacks/callback_handler.hpp>
 
+#include <trainhook/common/monotonic_ns.hpp>
 #include <trainhook/common/profiler.hpp>
 
 #include <trainhook/callbacks/hf_callback_names.hpp>
@@ -144,7 +145,8 @@ void CallbackHandler::fire(EventId event, const TrainerState& state, TrainerCont
                            payload.batch_count,
                            payload.prediction_kind,
                            payload.step,
-                           payload.failure};
+                           payload.failure,
+                           monotonic_ns()};
   // Host services ask which event is running (ABI 1.1 views are valid per event).
   struct CurrentEvent {
     EventId& slot;

@@ -48,14 +48,14 @@ void PrometheusCallback::run_began(trainhook::Event&, bool) {
   }
 }
 
-void PrometheusCallback::on_step_begin(trainhook::Event&) {
-  if (running()) run().metrics().step_begin(std::chrono::steady_clock::now());
+void PrometheusCallback::on_step_begin(trainhook::Event& e) {
+  if (running()) run().metrics().step_begin(e.time());
 }
 
 void PrometheusCallback::on_step_end(trainhook::Event& e) {
   if (!running()) return;
-  const auto now = std::chrono::steady_clock::now();
-  run().metrics().step_end(now, support::unix_seconds(), samples_per_step_, e.state().num_input_tokens_seen);
+  const auto now = e.time();
+  run().metrics().step_end(now, support::unix_seconds_at(now), samples_per_step_, e.state().num_input_tokens_seen);
   if (now >= next_push_ && run().pushing()) {
     if (run().claim_push()) enqueue(PushRequest{});  // else one is queued already
     next_push_ = now + std::chrono::milliseconds(static_cast<int64_t>(options_.push_interval() * 1000));

@@ -126,7 +126,12 @@ class TensorBoardRun final : public EventFileDelivery {
 };
 
 TensorBoardCallback::TensorBoardCallback(trainhook::Setup& setup)
-    : Integration(setup.host()), options_(TensorBoardOptions::from_json(setup.config_json())) {}
+    : Integration(setup.host()), options_(TensorBoardOptions::from_json(setup.config_json())) {
+  // Without histograms, on_pre_optimizer_step reads nothing and returns: then
+  // it is observe-only too, and an isolated writer is never waited for per step.
+  if (!options_.weight_histograms() && !options_.gradient_histograms())
+    setup.host().set_observe_only(TH_EVENT_BIT(TH_EVENT_LOG) | TH_EVENT_BIT(TH_EVENT_PRE_OPTIMIZER_STEP));
+}
 
 TensorBoardRun& TensorBoardCallback::run() { return static_cast<TensorBoardRun&>(delivery()); }
 

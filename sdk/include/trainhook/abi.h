@@ -1,5 +1,5 @@
 /*
- * Trainhook plugin ABI, version 1.6 (what each minor added: sdk/CHANGELOG.md).
+ * Trainhook plugin ABI, version 1.7 (what each minor added: sdk/CHANGELOG.md).
  *
  * Pure C (C11 and C++17). This header is the only contract between the trainer
  * (the host) and a plugin library. It depends on nothing but the C standard
@@ -45,7 +45,7 @@ extern "C" {
 #endif
 
 #define TRAINHOOK_ABI_VERSION_MAJOR 1
-#define TRAINHOOK_ABI_VERSION_MINOR 6
+#define TRAINHOOK_ABI_VERSION_MINOR 7
 
 /* The oldest host minor a plugin needs (1.<TRAINHOOK_ABI_MIN_MINOR>), which is
  * what it answers in th_plugin_info.abi_minor: a host of that minor or newer
@@ -251,8 +251,14 @@ typedef struct th_event_args {
   const th_step_values* step;
   /* 1.3: EXCEPTION: why the run is ending; else NULL */
   const th_failure* failure;
+  /* 1.7: when the trainer emitted this event, in ns of CLOCK_MONOTONIC
+   * (std::chrono::steady_clock on Linux; one clock for every process of the
+   * machine). The same for every callback of the event. A callback that times
+   * the training loop (step durations) reads this rather than the clock: an
+   * observe-only event reaches an isolated callback later, in a batch. */
+  int64_t time_ns;
 } th_event_args;
-#define TH_EVENT_ARGS_STRUCT_SIZE ((uint32_t)TH_STRUCT_SIZE(th_event_args, failure))
+#define TH_EVENT_ARGS_STRUCT_SIZE ((uint32_t)TH_STRUCT_SIZE(th_event_args, time_ns))
 
 /* ---- tensor views (1.1) ------------------------------------------------------ */
 /* The model's tensors as borrowed DLPack views: NO copies. `tensors[i]` is the

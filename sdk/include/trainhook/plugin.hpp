@@ -357,9 +357,11 @@ class Host {
   // Of the events this callback handles, the ones it only observes (ABI 1.6,
   // abi.h's set_observe_only): no control flag, no tensor, no add_metric,
   // set_lr_factor, skip_optimizer_step or set_resume_checkpoint there. Isolated,
-  // they reach it without a round trip. Call it in the constructor; a class
-  // whose set is fixed declares `static constexpr uint64_t observed_events`
-  // instead, and the SDK calls this for it. Does nothing on older hosts.
+  // they reach it without a round trip. A class whose set is fixed declares
+  // `static constexpr uint64_t observed_events`, which the SDK passes here
+  // before constructing it; a constructor that knows better from its options
+  // (an event that does nothing unless a setting asks for it) calls this, and
+  // the last call wins. Does nothing on older hosts.
   void set_observe_only(uint64_t events) const noexcept {
     if (TH_HAS_FIELD(h_, th_host, set_observe_only) && h_->set_observe_only != nullptr)
       h_->set_observe_only(h_->ctx, events);
@@ -440,6 +442,14 @@ class Event {
   // 1.3: at EXCEPTION, why the run is ending; else nullptr.
   const th_failure* failure() const noexcept {
     return TH_HAS_FIELD(a_, th_event_args, failure) ? a_->failure : nullptr;
+  }
+  // 1.7: when the trainer emitted the event (steady_clock: CLOCK_MONOTONIC, the
+  // same clock in every process). Time the training loop with this, not with
+  // now(): an observe-only event reaches an isolated callback later. From an
+  // older host, now().
+  std::chrono::steady_clock::time_point time() const noexcept {
+    if (!TH_HAS_FIELD(a_, th_event_args, time_ns)) return std::chrono::steady_clock::now();
+    return std::chrono::steady_clock::time_point(std::chrono::nanoseconds(a_->time_ns));
   }
   const th_event_args* raw() const noexcept { return a_; }
 
@@ -552,10 +562,11 @@ struct Adapter {
   static th_status create(const th_host* host, const char* cfg, void** out, char* err, size_t n) noexcept {
     return detail::guarded(err, n, [&] {
       Setup setup(host, cfg);
-      *out = static_cast<Callback*>(new T(setup));
-      // Only events T handles: a declaration never widens its mask.
+      // Only events T handles: a declaration never widens its mask. Before
+      // the constructor, so that its own call (from its options) wins.
       constexpr uint64_t observed = detail::observed_events_of<T>::value & detail::event_mask<T>();
       if constexpr (observed != 0) setup.host().set_observe_only(observed);
+      *out = static_cast<Callback*>(new T(setup));
     });
   }
   static th_status on_event(void* self, const th_event_args* a, char* err, size_t n) noexcept {

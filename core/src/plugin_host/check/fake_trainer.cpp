@@ -1,5 +1,7 @@
 #include "fake_trainer.hpp"
 
+#include <trainhook/common/monotonic_ns.hpp>
+
 #include <cmath>
 #include <filesystem>
 
@@ -46,6 +48,7 @@ void FakeTrainer::fire(int32_t event, const th_values* values, const char* check
   if (step_values && (event == TH_EVENT_PRE_OPTIMIZER_STEP || event == TH_EVENT_OPTIMIZER_STEP ||
                       event == TH_EVENT_STEP_END))
     a.step = &step_;
+  a.time_ns = monotonic_ns();  // beyond args_struct_size for a trainer before 1.7: not read
   session_.fire(a);
 }
 

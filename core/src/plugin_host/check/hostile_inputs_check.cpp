@@ -28,6 +28,7 @@ struct Case {
 uint32_t args_size_of_minor(uint32_t minor) {
   if (minor == 0) return static_cast<uint32_t>(TH_STRUCT_SIZE(th_event_args, prediction_kind));
   if (minor < 3) return static_cast<uint32_t>(TH_STRUCT_SIZE(th_event_args, step));
+  if (minor < 7) return static_cast<uint32_t>(TH_STRUCT_SIZE(th_event_args, failure));
   return TH_EVENT_ARGS_STRUCT_SIZE;
 }
 

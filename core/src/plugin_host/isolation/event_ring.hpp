@@ -33,7 +33,10 @@ class EventRing {
  public:
   static constexpr uint32_t kDefaultCapacity = 1u << 20;  // 1 MiB: thousands of log records
   static constexpr uint32_t kMinCapacity = 4096;
-  static constexpr std::chrono::milliseconds kWakeDelay{2};
+  // An observer's latency bound, and the wake rate of each idle helper: one
+  // wake per 20 ms, not per record, so that a run with several isolated
+  // loggers does not preempt the training thread at every step.
+  static constexpr std::chrono::milliseconds kWakeDelay{20};
   static constexpr std::chrono::milliseconds kConsumerWait{20};
 
   // A new ring of `capacity` data bytes (rounded up to a power of two, at least

@@ -1,6 +1,8 @@
 // The isolation wire protocol (see isolation_protocol.hpp).
 #include "isolation_protocol.hpp"
 
+#include <trainhook/common/monotonic_ns.hpp>
+
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -223,6 +225,8 @@ void write_event(Writer& w, const th_event_args& a, Msg type) {
     w.i64(TH_HAS_FIELD(f, th_failure, step) ? f->step : a.state->global_step);
     w.str(TH_HAS_FIELD(f, th_failure, message) && f->message != nullptr ? f->message : "");
   }
+  // 1.7: the emission time; args without it (a caller before 1.7) are stamped now, on the trainer's side.
+  w.i64(a.struct_size >= TH_STRUCT_SIZE(th_event_args, time_ns) ? a.time_ns : monotonic_ns());
 }
 
 void read_event(Reader& r, EventStorage& s, th_event_args& out) {
@@ -270,6 +274,8 @@ void read_event(Reader& r, EventStorage& s, th_event_args& out) {
     s.failure.message = r.str().data();
     out.failure = &s.failure;
   }
+  // A frame of a sender before 1.7 ends here: the time it arrived is the nearest to the truth.
+  out.time_ns = !r.at_end() ? r.i64() : monotonic_ns();
 }
 
 }  // namespace trainhook::detail::isolation

@@ -209,6 +209,9 @@ struct Run {
   // once set_step_values() was called (NULL before, as from a 1.0 host).
   th_step_values step{};
   bool has_step_values = false;
+  // 1.7: th_event_args.time_ns of the events fired; 0 = the clock at each one
+  // (a test that checks step timings sets the times it wants).
+  int64_t time_ns = 0;
   Run();
   void set_step_values(double loss, double grad_norm, double learning_rate) {
     step.loss = loss;

@@ -24,6 +24,12 @@ namespace trainhook::prometheus {
 
 class PrometheusCallback final : public support::Integration<PushRequest> {
  public:
+  // It only observes its step events too: it times steps with the event's own
+  // time (Event::time, ABI 1.7), not with the clock when it is called, so an
+  // isolated exporter measures the training thread without a round trip.
+  static constexpr uint64_t observed_events = Integration::observed_events | TH_EVENT_BIT(TH_EVENT_STEP_BEGIN) |
+                                              TH_EVENT_BIT(TH_EVENT_STEP_END);
+
   explicit PrometheusCallback(trainhook::Setup& setup);
 
   void on_step_begin(trainhook::Event& e) override;

@@ -13,6 +13,12 @@ inline double unix_seconds() noexcept {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
+// The wall clock at an earlier steady_clock instant (an event's time(): an
+// observe-only event reaches an isolated plugin later than it happened).
+inline double unix_seconds_at(std::chrono::steady_clock::time_point then) noexcept {
+  return unix_seconds() - std::chrono::duration<double>(std::chrono::steady_clock::now() - then).count();
+}
+
 inline int64_t unix_millis() noexcept {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
              std::chrono::system_clock::now().time_since_epoch())

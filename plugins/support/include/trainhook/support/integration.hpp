@@ -384,9 +384,12 @@ class Integration : public IntegrationCallback<Record> {
   // isolated without a round trip; the rest stay waited for: train begin and
   // end (the base opens and flushes the run there), on_save (a checkpoint
   // folder may be rotated away once the trainer moves on), step events (a
-  // plugin may time the training thread there, as prometheus does) and
-  // pre-optimizer step (tensorboard reads the model's tensors). A subclass
-  // that steers the run at one of these redeclares the constant.
+  // plugin may steer there) and pre-optimizer step (tensorboard may read the
+  // model's tensors). A subclass that steers the run at one of these
+  // redeclares the constant; one that only observes more widens it
+  // (prometheus: its step events, timed with Event::time) or calls
+  // Host::set_observe_only from its constructor when its options decide
+  // (tensorboard without histograms).
   static constexpr uint64_t observed_events =
       TH_EVENT_BIT(TH_EVENT_LOG) | TH_EVENT_BIT(TH_EVENT_EVALUATE) | TH_EVENT_BIT(TH_EVENT_PREDICT);
 

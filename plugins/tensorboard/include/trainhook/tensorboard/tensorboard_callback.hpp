@@ -38,7 +38,9 @@ class TensorBoardCallback final : public support::Integration<EventItem> {
   explicit TensorBoardCallback(trainhook::Setup& setup);
 
   void on_log(trainhook::Event& e) override;
-  // Weight/gradient histograms when configured (histograms.hpp).
+  // Weight/gradient histograms when configured (histograms.hpp); observe-only
+  // (isolated: no round trip) when they are not. The constructor declares
+  // these two, the events this class handles besides train begin and end.
   void on_pre_optimizer_step(trainhook::Event& e) override;
 
  private:
