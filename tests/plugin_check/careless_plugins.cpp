@@ -100,6 +100,12 @@ th_status on_event(void* self, const th_event_args* args, char*, size_t) CARELES
       ::raise(SIGSEGV);
       break;
 #endif
+#ifdef CARELESS_STEERS_OBSERVED
+    case TH_EVENT_LOG:
+      // Declared observe-only in create, yet it asks for a checkpoint here.
+      args->control->should_save = 1;
+      break;
+#endif
     default:
       break;
   }
@@ -122,6 +128,9 @@ th_status create(const th_host* host, const char* config_json, void** out, char*
 #ifdef CARELESS_SIGTERM
   // Takes SIGTERM from the trainer, which saves a checkpoint on it.
   ::signal(SIGTERM, on_sigterm);
+#endif
+#ifdef CARELESS_STEERS_OBSERVED
+  host->set_observe_only(host->ctx, TH_EVENT_BIT(TH_EVENT_LOG) | TH_EVENT_BIT(TH_EVENT_STEP_END));
 #endif
   *out = new Careless{host};
   return TH_OK;

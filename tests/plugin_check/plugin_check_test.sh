@@ -47,7 +47,9 @@ expect_line loss_guard "loss_guard: keys: max_loss"
 expect_line loss_guard "^PASS  readme_table "
 expect_line loss_guard "^PASS  hostile_inputs "
 expect_line loss_guard "ok: rank 1 of a world of 4"
-expect_line loss_guard "^plugin check: 15 PASS, 0 WARN, 0 FAIL, 0 SKIP"
+expect_line loss_guard "^PASS  observe_only "
+expect_line loss_guard "loss_guard: declares no event observe-only"
+expect_line loss_guard "^plugin check: 16 PASS, 0 WARN, 0 FAIL, 0 SKIP"
 
 # A README whose key table drifted from the declaration: the keys on both sides are named.
 README="$(mktemp)"
@@ -67,6 +69,7 @@ check 0 acme_logger "$PLUGINS/acme_logger/libtrainhook_acme_logger.so" --timeout
   --plugin_config "acme_logger.url=http://127.0.0.1:$PORT/" --plugin_config acme_logger.max_attempts=1
 expect_line acme_logger "acme_logger: keys: url, max_attempts, queue_size"
 expect_line acme_logger "^PASS  threads_left "
+expect_line acme_logger "acme_logger: observes on_log \(isolated, delivered without a round trip\)"
 expect_line acme_logger "trainer of ABI 1.1 \(absent optional fields\)"
 
 # Without its required url, acme_logger cannot even be created: the events fail saying how to give it.
@@ -111,6 +114,8 @@ careless leaks memory_growth "memory grows with every step: .* over [0-9]+ steps
 careless closes_stderr std_descriptors "fd 2 \(stderr\) closed"
 
 careless chdir working_directory "changed from .*/cwd to .*/output_dir"
+
+careless steers_observed observe_only "careless.on_log at step [0-9]+, declared observe-only, set should_save"
 
 # A hang: the group is killed at --timeout and the event it hung in is named.
 check 1 hangs "$PLUGINS/hangs/$LIB" --timeout 3

@@ -23,6 +23,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <cstring>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -128,7 +129,8 @@ TEST_CASE(
   const char* svals[] = {"hello"};
   th_values v{TH_VALUES_STRUCT_SIZE, 2, keys, values, 1, skeys, svals};
   th_step_values step{TH_STEP_VALUES_STRUCT_SIZE, 0.5, std::nan(""), 2e-3};
-  th_event_args a{TH_EVENT_ARGS_STRUCT_SIZE, TH_EVENT_LOG, &st, &c, &v, "ckpt", 3, 7, 1, &step, nullptr, 987654321};
+  th_event_args a{
+      TH_EVENT_ARGS_STRUCT_SIZE, TH_EVENT_LOG, &st, &c, &v, "ckpt", 3, 7, 1, &step, nullptr, 987654321};
 
   iso::Writer w;
   iso::Channel out(p.fd[0]), in(p.fd[1]);
@@ -177,8 +179,18 @@ TEST_CASE("the failure of on_exception crosses the socket and a frame without it
   th_control c{TH_CONTROL_STRUCT_SIZE, 0, 0, 0, 0, 0};
   const th_failure failure{TH_FAILURE_STRUCT_SIZE, TH_FAILURE_OUT_OF_MEMORY, "out of memory: std::bad_alloc",
                            19};
-  th_event_args a{
-      TH_EVENT_ARGS_STRUCT_SIZE, TH_EVENT_EXCEPTION, &st, &c, nullptr, nullptr, -1, -1, 0, nullptr, &failure, 5};
+  th_event_args a{TH_EVENT_ARGS_STRUCT_SIZE,
+                  TH_EVENT_EXCEPTION,
+                  &st,
+                  &c,
+                  nullptr,
+                  nullptr,
+                  -1,
+                  -1,
+                  0,
+                  nullptr,
+                  &failure,
+                  5};
   iso::Writer w;
   iso::write_event(w, a);
   const std::string frame = w.finish();
@@ -224,6 +236,56 @@ TEST_CASE("a receive with nothing to read times out") {
   iso::Channel in(p.fd[1]);
   CHECK(in.receive(std::chrono::steady_clock::now() + std::chrono::milliseconds(50)) ==
         iso::Channel::Result::timed_out);
+}
+
+TEST_CASE("a frame longer than any message is refused, not buffered") {
+  Pair p;
+  iso::Channel in(p.fd[1]);
+  const uint32_t length = iso::kMaxFrameBytes + 1;
+  char header[5];
+  std::memcpy(header, &length, sizeof length);
+  header[4] = static_cast<char>(iso::Msg::Done);
+  REQUIRE(::write(p.fd[0], header, sizeof header) == 5);
+  CHECK_THROWS_WITH_AS(in.receive(std::chrono::steady_clock::time_point::max()),
+                       doctest::Contains("at most 268435456"), std::runtime_error);
+}
+
+TEST_CASE("the runner's replies are read within their bounds and a malformed one is an error") {
+  iso::Writer w;
+  w.begin(iso::Msg::Created);
+  w.u8(1);
+  w.u64(~uint64_t{0});  // more events than there are
+  w.u8(0);
+  w.u8(1);
+  w.u8(0);
+  w.str("");
+  w.u64(~uint64_t{0});  // observe-only: every bit, TRAIN_END and EXCEPTION too
+  w.u8(1);
+  const std::string created = w.finish();
+  const iso::CreatedReply c = iso::read_created(iso::Reader(created.data() + 5, created.size() - 5));
+  CHECK(c.ok);
+  CHECK(c.event_mask == TH_EVENT_MASK_ALL);
+  CHECK(c.has_save_state);
+  CHECK(c.reads_ring);
+  CHECK((c.observe_only & TH_EVENT_BIT(TH_EVENT_TRAIN_END)) == 0);
+  CHECK((c.observe_only & TH_EVENT_BIT(TH_EVENT_EXCEPTION)) == 0);
+  CHECK((c.observe_only & TH_EVENT_BIT(TH_EVENT_LOG)) != 0);
+  // An older runner stops after the error text: nothing observe-only, no ring.
+  const size_t old_size = created.size() - 9;
+  const iso::CreatedReply old = iso::read_created(iso::Reader(created.data() + 5, old_size - 5));
+  CHECK(old.observe_only == 0);
+  CHECK_FALSE(old.reads_ring);
+  CHECK_THROWS_AS(iso::read_created(iso::Reader(created.data() + 5, 6)), std::runtime_error);
+
+  w.begin(iso::Msg::ReqLearningRates);
+  w.u32(~uint32_t{0});
+  const std::string rates = w.finish();
+  CHECK(iso::read_runner_message(iso::Msg::ReqLearningRates, iso::Reader(rates.data() + 5, rates.size() - 5))
+            .capacity == iso::kMaxLearningRates);
+  CHECK_THROWS_WITH_AS(iso::read_runner_message(iso::Msg::Created, iso::Reader(rates.data() + 5, 0)),
+                       doctest::Contains("unexpected message"), std::runtime_error);
+  CHECK_THROWS_AS(iso::read_runner_message(iso::Msg::ReqAddMetric, iso::Reader(rates.data() + 5, 4)),
+                  std::runtime_error);
 }
 
 TEST_CASE(

@@ -65,6 +65,9 @@ TEST_CASE("the site file's keys are read and its relative paths are its own fold
 TEST_CASE("a bad site file is refused naming the file, the key and what was expected") {
   CHECK(refusal(R"({"plugin_isolation": "auto"})") == "");
   CHECK(refusal("{not json").find("not valid JSON") != std::string::npos);
+  // A number past double's range is the JSON reader's out_of_range, not a parse error.
+  CHECK(refusal("{\"plugin_isolation\": 1" + std::string(400, '0') + "}").find("not valid JSON") !=
+        std::string::npos);
   CHECK(refusal("[1, 2]").find("expected a JSON object") != std::string::npos);
   const std::string unknown = refusal(R"({"trusted_dirs": []})");
   CHECK_MESSAGE(unknown.find("unknown key 'trusted_dirs' (expected plugin_isolation, trusted_plugin_dirs, "

@@ -38,6 +38,14 @@ std::string event_name(int32_t id) {
   return "event " + std::to_string(id);
 }
 
+std::string events_of(uint64_t mask) {
+  if ((mask & TH_EVENT_MASK_ALL) == TH_EVENT_MASK_ALL) return "all";
+  std::string out;
+  for (int32_t e = 0; e < TH_EVENT_COUNT; ++e)
+    if ((mask & TH_EVENT_BIT(e)) != 0) out += (out.empty() ? "" : ",") + event_name(e);
+  return out.empty() ? "none" : out;
+}
+
 CallbackSession::CallbackSession(const th_plugin_info& info, CheckHost& host, Progress& progress,
                                  const std::map<std::string, std::string>& configs, int32_t only_kind)
     : info_(info), host_(host), progress_(progress), configs_(configs), only_kind_(only_kind) {}
@@ -74,6 +82,8 @@ void CallbackSession::create() {
       continue;  // entry_table says so
     if (only_kind_ >= 0 && cb->kind != only_kind_) continue;
     Instance in{cb};
+    bool ignored = false;
+    (void)host_.take_observe_only(ignored);  // what an earlier create left
     const auto cfg = configs_.find(cb->name);
     const std::string config = cfg != configs_.end() ? cfg->second : "{}";
     char err[2048] = {0};
@@ -89,8 +99,37 @@ void CallbackSession::create() {
     if (st != TH_OK || in.self == nullptr)
       throw StopRun{std::string(cb->name) + ".create failed with status " + std::to_string(st) + ": " + err +
                     " (give its plugin_config with --plugin_config " + cb->name + ".KEY=VALUE)"};
+    in.observe_only = host_.take_observe_only(in.declared);
     instances_.push_back(in);
   }
+}
+
+std::vector<CallbackSession::ObserveOnly> CallbackSession::observe_only() const {
+  std::vector<ObserveOnly> out;
+  for (const auto& in : instances_)
+    out.push_back({in.info->name, in.declared, in.observe_only, in.info->event_mask});
+  return out;
+}
+
+void CallbackSession::check_observed(const Instance& in, const th_event_args& args, const th_control& before,
+                                     uint64_t steers_before) {
+  const th_control& after = *args.control;
+  std::string what;
+  auto flag = [&](int32_t was, int32_t now, const char* name) {
+    if (was != now) what += std::string(what.empty() ? "" : ", ") + "set " + name;
+  };
+  flag(before.should_training_stop, after.should_training_stop, "should_training_stop");
+  flag(before.should_epoch_stop, after.should_epoch_stop, "should_epoch_stop");
+  flag(before.should_save, after.should_save, "should_save");
+  flag(before.should_evaluate, after.should_evaluate, "should_evaluate");
+  flag(before.should_log, after.should_log, "should_log");
+  if (host_.steer_count() != steers_before)
+    what += std::string(what.empty() ? "" : ", ") + "called " + host_.last_steer();
+  if (what.empty()) return;
+  ++steered_count_;
+  if (steered_.size() < kKeptErrors)
+    steered_.push_back(std::string(in.info->name) + "." + event_name(args.event) + " at step " +
+                       std::to_string(args.state->global_step) + ", declared observe-only, " + what);
 }
 
 void CallbackSession::fire(th_event_args& args) {
@@ -100,6 +139,11 @@ void CallbackSession::fire(th_event_args& args) {
     char err[2048] = {0};
     // The handler resets nothing between callbacks: what one sets, the next sees.
     th_status st = TH_OK;
+    // TRAIN_END and EXCEPTION are waited for even when declared.
+    const bool observed = (in.observe_only & TH_EVENT_BIT(args.event) &
+                           ~(TH_EVENT_BIT(TH_EVENT_TRAIN_END) | TH_EVENT_BIT(TH_EVENT_EXCEPTION))) != 0;
+    const th_control control_before = *args.control;
+    const uint64_t steers_before = host_.steer_count();
     progress_.enter(in.info->name, ev.c_str(), args.state->global_step);
     const auto start = Clock::now();
     try {
@@ -118,6 +162,7 @@ void CallbackSession::fire(th_event_args& args) {
       t.max_step = args.state->global_step;
     }
     if (st != TH_OK) record_error(in, ev.c_str(), args.state->global_step, st, err);
+    if (observed) check_observed(in, args, control_before, steers_before);
   }
 }
 

@@ -20,6 +20,8 @@ namespace trainhook::plugin_check {
 
 // The name of event `id` as the C++ layer spells it ("on_log"); "event <id>" for others.
 std::string event_name(int32_t id);
+// The events of `mask` by name ("on_log,on_step_end"), "all" or "none".
+std::string events_of(uint64_t mask);
 
 // "<type>: <what>" of the exception being handled (inside a catch block).
 std::string describe_current_exception();
@@ -68,11 +70,29 @@ class CallbackSession {
     error_count_ = 0;
   }
 
+  // What each callback declared observe-only (th_host.set_observe_only in
+  // create), and the calls in those events that steered the run anyway (set a
+  // control flag, or called a host function that steers): when isolated, such
+  // an event is not waited for and what it set is lost.
+  struct ObserveOnly {
+    std::string callback;
+    bool declared = false;
+    uint64_t events = 0;
+    uint64_t event_mask = 0;  // the callback's own
+  };
+  std::vector<ObserveOnly> observe_only() const;
+  const std::vector<std::string>& steered_observed() const noexcept { return steered_; }
+  uint64_t steered_count() const noexcept { return steered_count_; }
+
  private:
   struct Instance {
     const th_callback_info* info;
     void* self = nullptr;
+    uint64_t observe_only = 0;
+    bool declared = false;
   };
+  void check_observed(const Instance& in, const th_event_args& args, const th_control& before,
+                      uint64_t steers_before);
   void record_error(const Instance& in, const char* what, int64_t step, th_status st, const char* err);
   [[noreturn]] void crossed(const Instance& in, const char* what, int64_t step, const std::string& exception);
 
@@ -85,6 +105,8 @@ class CallbackSession {
   std::vector<std::string> errors_;
   uint64_t error_count_ = 0;
   std::map<std::string, EventTimes> times_;
+  std::vector<std::string> steered_;
+  uint64_t steered_count_ = 0;
 };
 
 }  // namespace trainhook::plugin_check

@@ -51,7 +51,8 @@ CheckHost::CheckHost(std::string output_dir, std::string run_name)
   table_.request_stop = [](void*, const char*) {};
   table_.trainer_state_json = [](void* c) { return static_cast<CheckHost*>(c)->state_json_.c_str(); };
   table_.model_description = [](void*) { return "Linear(3, 4)"; };
-  table_.set_resume_checkpoint = [](void*, const char* path, char* err, size_t err_size) -> th_status {
+  table_.set_resume_checkpoint = [](void* c, const char* path, char* err, size_t err_size) -> th_status {
+    static_cast<CheckHost*>(c)->steer("set_resume_checkpoint");
     if (path != nullptr && *path != '\0') return TH_OK;
     write_err(err, err_size, "set_resume_checkpoint: the path is empty");
     return TH_INVALID_ARGUMENT;
@@ -69,6 +70,7 @@ CheckHost::CheckHost(std::string output_dir, std::string run_name)
     return TH_OK;
   };
   table_.set_lr_factor = [](void* c, double factor, char* err, size_t err_size) -> th_status {
+    static_cast<CheckHost*>(c)->steer("set_lr_factor");
     if (!(factor > 0) || !std::isfinite(factor)) {
       write_err(err, err_size, "set_lr_factor: the factor must be finite and > 0");
       return TH_INVALID_ARGUMENT;
@@ -78,14 +80,21 @@ CheckHost::CheckHost(std::string output_dir, std::string run_name)
   };
   table_.lr_factor = [](void* c) { return static_cast<CheckHost*>(c)->lr_factor_; };
   table_.add_metric = &CheckHost::add_metric_fn;
-  table_.skip_optimizer_step = [](void*, char*, size_t) -> th_status { return TH_OK; };
+  table_.skip_optimizer_step = [](void* c, char*, size_t) -> th_status {
+    static_cast<CheckHost*>(c)->steer("skip_optimizer_step");
+    return TH_OK;
+  };
   table_.set_critical = [](void*) {};
   table_.end_requested = [](void*) -> int32_t { return 0; };
   table_.stop_signal = [](void*) -> int32_t { return 0; };
   table_.isolated = [](void*) -> int32_t { return 0; };
   table_.profiling = [](void*) -> int32_t { return 0; };
   table_.profile_span = [](void*, const char*, int64_t, int64_t) {};
-  table_.set_observe_only = [](void*, uint64_t) {};
+  table_.set_observe_only = [](void* c, uint64_t events) {
+    auto* h = static_cast<CheckHost*>(c);
+    h->observe_only_ = events;
+    h->observe_only_declared_ = true;
+  };
 }
 
 void CheckHost::play_minor(uint32_t minor) {
@@ -110,6 +119,14 @@ std::vector<std::string> CheckHost::recent_warnings() {
   return {warnings_.begin(), warnings_.end()};
 }
 
+uint64_t CheckHost::take_observe_only(bool& declared) {
+  declared = observe_only_declared_;
+  const uint64_t events = observe_only_;
+  observe_only_ = 0;
+  observe_only_declared_ = false;
+  return events;
+}
+
 uint64_t CheckHost::log_count() {
   std::lock_guard<std::mutex> lock(mu_);
   return logs_;
@@ -127,6 +144,7 @@ void CheckHost::log_fn(void* ctx, int32_t level, const char* message) {
 th_status CheckHost::tensors_fn(void* ctx, int32_t kind, int32_t access, th_tensor_list* out, char* err,
                                 size_t err_size) {
   auto* h = static_cast<CheckHost*>(ctx);
+  if (access == TH_ACCESS_WRITE) h->steer("tensors for writing");
   if (out == nullptr || !TH_HAS_FIELD(out, th_tensor_list, tensors)) {
     write_err(err, err_size,
               "tensors: `out` is NULL or its struct_size is not set to TH_TENSOR_LIST_STRUCT_SIZE");
@@ -143,7 +161,8 @@ th_status CheckHost::tensors_fn(void* ctx, int32_t kind, int32_t access, th_tens
   return TH_OK;
 }
 
-th_status CheckHost::add_metric_fn(void*, const char* name, double value, char* err, size_t err_size) {
+th_status CheckHost::add_metric_fn(void* ctx, const char* name, double value, char* err, size_t err_size) {
+  static_cast<CheckHost*>(ctx)->steer("add_metric");
   if (name == nullptr || *name == '\0') {
     write_err(err, err_size, "add_metric: the metric name is empty");
     return TH_INVALID_ARGUMENT;

@@ -33,6 +33,15 @@ class CheckHost {
   std::vector<std::string> recent_warnings();
   uint64_t log_count();
 
+  // What set_observe_only declared since the last take (a callback declares
+  // in create; the session takes it right after), and whether it was called.
+  uint64_t take_observe_only(bool& declared);
+  // The calls that steer the run (add_metric, set_lr_factor,
+  // skip_optimizer_step, set_resume_checkpoint, tensors for writing), counted,
+  // with the name of the last: an event declared observe-only makes none.
+  uint64_t steer_count() const noexcept { return steers_; }
+  const char* last_steer() const noexcept { return last_steer_; }
+
  private:
   static void log_fn(void* ctx, int32_t level, const char* message);
   static th_status tensors_fn(void* ctx, int32_t kind, int32_t access, th_tensor_list* out, char* err,
@@ -51,6 +60,14 @@ class CheckHost {
   std::array<DLTensor, 2> param_views_{}, grad_views_{};
   std::array<const char*, 2> names_{"layer.weight", "layer.bias"};
   double lr_factor_ = 1.0;
+  uint64_t observe_only_ = 0;
+  bool observe_only_declared_ = false;
+  uint64_t steers_ = 0;
+  const char* last_steer_ = "";
+  void steer(const char* what) noexcept {
+    ++steers_;
+    last_steer_ = what;
+  }
 };
 
 }  // namespace trainhook::plugin_check

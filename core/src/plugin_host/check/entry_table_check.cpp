@@ -23,14 +23,6 @@ bool plain_name(const char* s, const char* extra) {
 
 std::string text(const char* s) { return s != nullptr ? s : "(null)"; }
 
-std::string events_of(uint64_t mask) {
-  if ((mask & TH_EVENT_MASK_ALL) == TH_EVENT_MASK_ALL) return "all";
-  std::string out;
-  for (int32_t e = 0; e < TH_EVENT_COUNT; ++e)
-    if ((mask & TH_EVENT_BIT(e)) != 0) out += (out.empty() ? "" : ",") + event_name(e);
-  return out.empty() ? "none" : out;
-}
-
 }  // namespace
 
 void check_entry_table(CheckContext& ctx) {

@@ -3,7 +3,10 @@
 // logs, evaluations and saves, predict, then a second train() on the same
 // instances (a script may call train() twice); then a new instance is given
 // the state saved at the first checkpoint (load_state) and resumes from it.
-// Every call must return TH_OK.
+// Every call must return TH_OK. observe_only: the events each callback
+// declared it only observes (th_host.set_observe_only) are watched through the
+// first run; one that steers the run there fails (isolated, it is not waited
+// for, and what it set is lost).
 #include "callback_session.hpp"
 #include "checks.hpp"
 #include "fake_trainer.hpp"
@@ -26,6 +29,47 @@ uint64_t calls_of(const CallbackSession& s) {
   return n;
 }
 
+void report_observe_only(const std::vector<CallbackSession::ObserveOnly>& declared,
+                         const CallbackSession& s) {
+  constexpr uint64_t kAlwaysWaited = TH_EVENT_BIT(TH_EVENT_TRAIN_END) | TH_EVENT_BIT(TH_EVENT_EXCEPTION);
+  std::string detail;
+  std::vector<std::string> warns;
+  for (const auto& d : declared) {
+    const uint64_t observed = d.events & d.event_mask & TH_EVENT_MASK_ALL & ~kAlwaysWaited;
+    if (!d.declared)
+      detail += "\n  " + d.callback +
+                ": declares no event observe-only (isolated, every event waits for its answer; a logger "
+                "declares the events it only reads with th_host.set_observe_only, ABI 1.6)";
+    else
+      detail +=
+          "\n  " + d.callback +
+          (observed != 0 ? ": observes " + events_of(observed) + " (isolated, delivered without a round trip)"
+                         : std::string(": declared no event it may observe (every event waits)"));
+    if ((d.events & ~d.event_mask) != 0)
+      warns.push_back(d.callback + ": declares events its event mask does not ask for: " +
+                      events_of(d.events & ~d.event_mask));
+    if ((d.events & d.event_mask & kAlwaysWaited) != 0)
+      warns.push_back(d.callback + ": declares " + events_of(d.events & d.event_mask & kAlwaysWaited) +
+                      " observe-only, which the trainer always waits for");
+  }
+  if (s.steered_count() > 0) {
+    std::string listed_steers;
+    for (const auto& e : s.steered_observed()) listed_steers += "\n  " + e;
+    if (s.steered_count() > s.steered_observed().size())
+      listed_steers += "\n  ... " + std::to_string(s.steered_count() - s.steered_observed().size()) + " more";
+    report("observe_only", Verdict::fail,
+           std::to_string(s.steered_count()) +
+               " call(s) steered the run in an event declared observe-only (isolated, the trainer does not "
+               "wait for these events and reports a flag set there as the callback's failure; a host "
+               "function that steers is refused): declare only the events it never steers in" +
+               listed_steers);
+    return;
+  }
+  for (const auto& w : warns) detail += "\n  WARN: " + w;
+  report("observe_only", warns.empty() ? Verdict::pass : Verdict::warn,
+         (declared.empty() ? std::string("no callback created") : "what each callback declared:") + detail);
+}
+
 }  // namespace
 
 void check_events(CheckContext& ctx) {
@@ -34,11 +78,13 @@ void check_events(CheckContext& ctx) {
   std::map<int64_t, std::map<std::string, std::string>> saved;
   uint64_t calls = 0;
   size_t created = 0;
+  std::vector<CallbackSession::ObserveOnly> declared;
   {
     CallbackSession session(*ctx.info, host, ctx.progress, ctx.configs);
     try {
       session.create();
       created = session.size();
+      declared = session.observe_only();
       FakeTrainer trainer(session, ctx.output_dir, shape);
       trainer.init_end();
       trainer.train(0, &saved);
@@ -47,9 +93,11 @@ void check_events(CheckContext& ctx) {
       session.destroy();
     } catch (const StopRun& stop) {
       report("events", stop.exception ? Verdict::skip : Verdict::fail, stop.why);
+      report("observe_only", Verdict::skip, "the run stopped");
       report("resume", Verdict::skip, "the run before it stopped");
       return;
     }
+    report_observe_only(declared, session);
     calls = calls_of(session);
     if (session.error_count() > 0) {
       report("events", Verdict::fail,

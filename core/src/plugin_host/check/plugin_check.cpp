@@ -44,6 +44,7 @@ const CheckId kPluginChecks[] = {
     {"config_keys", "plugin_config keys", "entry"},
     {"readme_table", "README key table", "entry"},
     {"events", "events in Hugging Face order", "events"},
+    {"observe_only", "events declared observe-only", "events"},
     {"resume", "resume from saved state", "events"},
     {"hostile_inputs", "hostile but legal inputs", "hostile"},
     {"exceptions", "exceptions across the C ABI", ""},

@@ -158,7 +158,7 @@ std::optional<nlohmann::json> PluginCallback::save_state() {
     if (text.empty()) return std::nullopt;
     try {
       return nlohmann::json::parse(text);
-    } catch (const nlohmann::json::parse_error& e) {
+    } catch (const nlohmann::json::exception& e) {  // parse_error, or out_of_range (a number too large)
       throw std::runtime_error(std::string("save_state wrote text that is not JSON: ") + e.what());
     }
   }

@@ -145,20 +145,22 @@ IsolatedCallback::IsolatedCallback(std::filesystem::path library, std::string ca
   } catch (const std::exception& e) {
     throw PluginError(e.what());
   }
-  isolation::Reader r = channel_.payload();
-  const bool ok = r.u8() != 0;
-  mask_ = r.u64();
-  critical_ = r.u8() != 0;
-  has_save_state_ = r.u8() != 0;
-  has_load_state_ = r.u8() != 0;
-  const std::string error(r.str());
-  // Never TRAIN_END or EXCEPTION: the run ends there, and the trainer waits
-  // for what the plugin still does (an integration's flush).
-  if (!r.at_end())
-    observed_ = r.u64() & mask_ & TH_EVENT_MASK_ALL &
-                ~(TH_EVENT_BIT(TH_EVENT_TRAIN_END) | TH_EVENT_BIT(TH_EVENT_EXCEPTION));
-  ring_calls_ = ok && ring_.valid() && !r.at_end() && r.u8() != 0;
-  if (!ok) {
+  isolation::CreatedReply created;
+  try {
+    created = isolation::read_created(channel_.payload());
+  } catch (const std::exception& e) {
+    kill_and_reap();
+    throw PluginError(std::string("its isolated helper process broke the protocol at create (") + e.what() +
+                      ")");
+  }
+  mask_ = created.event_mask;
+  critical_ = created.critical;
+  has_save_state_ = created.has_save_state;
+  has_load_state_ = created.has_load_state;
+  observed_ = created.observe_only;
+  ring_calls_ = created.ok && ring_.valid() && created.reads_ring;
+  if (!created.ok) {
+    const std::string error(created.error);
     kill_and_reap();
     throw PluginError(error + " (in its isolated helper process)");
   }
@@ -259,7 +261,13 @@ void IsolatedCallback::exchange(Msg expected, const char* what) {
     }
   };
   for (;;) {
-    switch (channel_.receive(deadline, tick)) {
+    isolation::Channel::Result received;
+    try {
+      received = channel_.receive(deadline, tick);
+    } catch (const std::exception& e) {  // a frame longer than any message
+      fail(what, std::string("broke the protocol (") + e.what() + "; it was killed)");
+    }
+    switch (received) {
       case isolation::Channel::Result::closed:
         fail(what, reap());
       case isolation::Channel::Result::timed_out:
@@ -280,44 +288,42 @@ void IsolatedCallback::exchange(Msg expected, const char* what) {
 }
 
 void IsolatedCallback::serve_request() {
-  isolation::Reader r = channel_.payload();
-  const Msg type = channel_.type();
-  if (type == Msg::Log) {
-    const int32_t level = r.i32();
-    host_.log(level, name_, std::string(r.str()));
+  const isolation::RunnerMessage m = isolation::read_runner_message(channel_.type(), channel_.payload());
+  if (m.type == Msg::Log) {
+    host_.log(m.number, name_, std::string(m.text));
     return;
   }
-  if (type == Msg::Stop) {
-    host_.request_stop(name_, std::string(r.str()));
+  if (m.type == Msg::Stop) {
+    host_.request_stop(name_, std::string(m.text));
     return;
   }
-  if (type == Msg::Failed) {  // the first is thrown; the run has its cause
-    const int32_t event = r.i32();
-    const std::string message(r.str());
+  if (m.type == Msg::Failed) {  // the first is thrown; the run has its cause
     if (observed_failure_.empty())
-      observed_failure_ = std::string(event >= 0 && event < TH_EVENT_COUNT ? event_name(event) : "an event") +
-                          " (observed, delivered without a round trip) failed: " + message;
+      observed_failure_ =
+          std::string(m.number >= 0 && m.number < TH_EVENT_COUNT ? event_name(m.number) : "an event") +
+          " (observed, delivered without a round trip) failed: " + std::string(m.text);
     return;
   }
   reply_.begin(Msg::Reply);
   auto refusal = [&](auto&& f) {
     std::string why;
     try {
-      ModelAccess* m = host_.model_access();
-      why = m == nullptr ? std::string("this trainer offers no model access here (no training run)") : f(*m);
+      ModelAccess* access = host_.model_access();
+      why = access == nullptr ? std::string("this trainer offers no model access here (no training run)")
+                              : f(*access);
     } catch (const std::exception& e) {
       why = e.what();
     }
     reply_.str(why);
   };
-  switch (type) {
+  switch (m.type) {
     case Msg::ReqTrainerState:
       reply_.str(host_.trainer_state_json());
       break;
     case Msg::ReqSetResume: {
       std::string why;
       try {
-        why = host_.set_resume_checkpoint(std::string(r.str()));
+        why = host_.set_resume_checkpoint(std::string(m.text));
       } catch (const std::exception& e) {
         why = e.what();
       }
@@ -325,48 +331,44 @@ void IsolatedCallback::serve_request() {
       break;
     }
     case Msg::ReqLearningRates: {
-      const uint32_t capacity = std::min<uint32_t>(r.u32(), 4096);
-      double rates[4096];
+      const uint32_t capacity = m.capacity;
+      double rates[isolation::kMaxLearningRates];
       uint32_t count = 0;
-      refusal([&](ModelAccess& m) { return m.learning_rates(rates, capacity, count); });
+      refusal([&](ModelAccess& a) { return a.learning_rates(rates, capacity, count); });
       reply_.u32(count);
       for (uint32_t i = 0; i < std::min(count, capacity); ++i) reply_.f64(rates[i]);
       break;
     }
     case Msg::ReqSetLrFactor: {
-      const double factor = r.f64();
-      refusal([&](ModelAccess& m) { return m.set_lr_factor(factor); });
+      refusal([&](ModelAccess& a) { return a.set_lr_factor(m.value); });
       break;
     }
     case Msg::ReqLrFactor: {
       double factor = 1.0;
       try {
-        if (ModelAccess* m = host_.model_access()) factor = m->lr_factor();
+        if (ModelAccess* a = host_.model_access()) factor = a->lr_factor();
       } catch (const std::exception&) {
       }
       reply_.f64(factor);
       break;
     }
     case Msg::ReqAddMetric: {
-      const std::string metric(r.str());
-      const double value = r.f64();
-      refusal([&](ModelAccess& m) { return m.add_metric(metric, value); });
+      refusal([&](ModelAccess& a) { return a.add_metric(std::string(m.text), m.value); });
       break;
     }
     case Msg::ReqSkipStep:
-      refusal([&](ModelAccess& m) { return m.skip_optimizer_step(); });
+      refusal([&](ModelAccess& a) { return a.skip_optimizer_step(); });
       break;
-    default:
-      throw std::runtime_error(std::string("isolation protocol: unexpected message ") +
-                               isolation::msg_name(type));
+    default:  // read_runner_message refused every other type
+      break;
   }
   if (!channel_.send(reply_.finish())) fail("a host request", reap());
 }
 
 void IsolatedCallback::check_done() {
   isolation::Reader r = channel_.payload();
-  const int32_t status = r.i32();
-  if (status != TH_OK) throw std::runtime_error(std::string(r.str()));
+  const isolation::DoneReply done = isolation::read_done(r);
+  if (done.status != TH_OK) throw std::runtime_error(std::string(done.message));
 }
 
 void IsolatedCallback::on_event(EventId event, const th_event_args& args) {
@@ -386,12 +388,18 @@ void IsolatedCallback::on_event(EventId event, const th_event_args& args) {
   }
   isolation::write_event(out_, args);
   exchange(Msg::Done, event_name(event));
-  isolation::Reader r = channel_.payload();
-  const int32_t status = r.i32();
-  const std::string_view message = r.str();
-  if (status != TH_OK) throw std::runtime_error(std::string(message));
+  isolation::DoneReply done;
+  th_control control{};
+  try {
+    isolation::Reader r = channel_.payload();
+    done = isolation::read_done(r);
+    if (done.status == TH_OK) r.raw(&control, sizeof control);
+  } catch (const std::exception& e) {
+    fail(event_name(event), std::string("broke the protocol (") + e.what() + "; it was killed)");
+  }
+  if (done.status != TH_OK) throw std::runtime_error(std::string(done.message));
   // The flags the plugin set come back as they would in process.
-  r.raw(args.control, sizeof(th_control));
+  *args.control = control;
   args.control->struct_size = TH_CONTROL_STRUCT_SIZE;
   throw_observed_failure();
 }
@@ -465,10 +473,13 @@ std::optional<nlohmann::json> IsolatedCallback::save_state() {
   exchange(Msg::Done, "save_state");
   check_done();
   isolation::Reader r = channel_.payload();
-  r.i32();
-  r.str();
+  isolation::read_done(r);
   if (r.u8() == 0) return std::nullopt;
-  return nlohmann::json::parse(r.str());
+  try {
+    return nlohmann::json::parse(r.str());
+  } catch (const nlohmann::json::exception& e) {  // as in process (plugin_callback.cpp)
+    throw std::runtime_error(std::string("save_state wrote text that is not JSON: ") + e.what());
+  }
 }
 
 void IsolatedCallback::load_state(const nlohmann::json& state) {

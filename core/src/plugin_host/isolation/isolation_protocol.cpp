@@ -7,6 +7,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <stdexcept>
@@ -184,6 +185,9 @@ bool Channel::have_message() {
   const size_t avail = filled_ - start_;
   if (avail < 5) return false;
   std::memcpy(&length_, in_.data() + start_, sizeof length_);
+  if (length_ > kMaxFrameBytes)
+    throw std::runtime_error("a message of " + std::to_string(length_) + " bytes (at most " +
+                             std::to_string(kMaxFrameBytes) + " are read)");
   if (avail < 5 + static_cast<size_t>(length_)) return false;
   type_ = static_cast<Msg>(static_cast<uint8_t>(in_[start_ + 4]));
   return true;
@@ -276,6 +280,66 @@ void read_event(Reader& r, EventStorage& s, th_event_args& out) {
   }
   // A frame of a sender before 1.7 ends here: the time it arrived is the nearest to the truth.
   out.time_ns = !r.at_end() ? r.i64() : monotonic_ns();
+}
+
+CreatedReply read_created(Reader r) {
+  CreatedReply c;
+  c.ok = r.u8() != 0;
+  c.event_mask = r.u64() & TH_EVENT_MASK_ALL;
+  c.critical = r.u8() != 0;
+  c.has_save_state = r.u8() != 0;
+  c.has_load_state = r.u8() != 0;
+  c.error = r.str();
+  if (!r.at_end())
+    c.observe_only =
+        r.u64() & c.event_mask & ~(TH_EVENT_BIT(TH_EVENT_TRAIN_END) | TH_EVENT_BIT(TH_EVENT_EXCEPTION));
+  c.reads_ring = !r.at_end() && r.u8() != 0;
+  return c;
+}
+
+DoneReply read_done(Reader& r) {
+  DoneReply d;
+  d.status = r.i32();
+  d.message = r.str();
+  return d;
+}
+
+RunnerMessage read_runner_message(Msg type, Reader r) {
+  RunnerMessage m;
+  m.type = type;
+  switch (type) {
+    case Msg::Log:
+      m.number = r.i32();
+      m.text = r.str();
+      break;
+    case Msg::Stop:
+      m.text = r.str();
+      break;
+    case Msg::Failed:
+      m.number = r.i32();
+      m.text = r.str();
+      break;
+    case Msg::ReqSetResume:
+      m.text = r.str();
+      break;
+    case Msg::ReqLearningRates:
+      m.capacity = std::min(r.u32(), kMaxLearningRates);
+      break;
+    case Msg::ReqSetLrFactor:
+      m.value = r.f64();
+      break;
+    case Msg::ReqAddMetric:
+      m.text = r.str();
+      m.value = r.f64();
+      break;
+    case Msg::ReqTrainerState:
+    case Msg::ReqLrFactor:
+    case Msg::ReqSkipStep:
+      break;
+    default:
+      throw std::runtime_error(std::string("isolation protocol: unexpected message ") + msg_name(type));
+  }
+  return m;
 }
 
 }  // namespace trainhook::detail::isolation

@@ -112,6 +112,10 @@ class Reader {
 
 // One end of the socket pair: whole-message sends, reads with an optional
 // deadline. Does not own the descriptor.
+// The longest frame a Channel reads: a peer announcing more is out of step
+// (or hostile), and the reader throws rather than buffer it.
+constexpr uint32_t kMaxFrameBytes = 256u << 20;
+
 class Channel {
  public:
   explicit Channel(int fd) : fd_(fd) {}
@@ -119,6 +123,7 @@ class Channel {
   // False when the peer is gone (EPIPE); never raises SIGPIPE.
   bool send(const std::string& bytes);
   // Blocks until a whole message, EOF, or `deadline` (time_point::max() = none).
+  // Both receives throw std::runtime_error on a frame over kMaxFrameBytes.
   // `poll_every` lets the caller do something while it waits (on_tick).
   template <class OnTick>
   Result receive(std::chrono::steady_clock::time_point deadline, OnTick&& on_tick);
@@ -184,5 +189,44 @@ struct EventStorage {
 };
 void write_event(Writer& w, const th_event_args& args, Msg type = Msg::Event);
 void read_event(Reader& r, EventStorage& storage, th_event_args& out);
+
+// What the runner sends, as the trainer reads it. The runner runs a plugin
+// the trainer may not trust, so every reader here throws std::runtime_error
+// on bytes that are not a well-formed message (the trainer then kills the
+// helper), and nothing it returns is believed beyond its type's range: the
+// masks are cut to the plugin's own. Strings point into the message (valid
+// until the next receive()). fuzz/fuzz_isolation_messages runs them on
+// arbitrary bytes.
+struct CreatedReply {
+  bool ok = false;
+  uint64_t event_mask = 0;
+  bool critical = false, has_save_state = false, has_load_state = false;
+  std::string_view error;
+  // Of event_mask, never TRAIN_END or EXCEPTION (the trainer waits there for
+  // what the plugin still does); 0 from a runner that does not say.
+  uint64_t observe_only = 0;
+  bool reads_ring = false;  // the runner takes calls from the ring too
+};
+CreatedReply read_created(Reader r);
+
+// Done's status and message; `r` is left at what follows (the control flags
+// of an event, the state text of save_state).
+struct DoneReply {
+  int32_t status = 0;
+  std::string_view message;
+};
+DoneReply read_done(Reader& r);
+
+// A notice (Log, Stop, Failed) or a request (Req*). Fields a type does not
+// carry stay as they are. Any other type is a protocol error.
+struct RunnerMessage {
+  Msg type = Msg::Log;
+  int32_t number = 0;     // Log: the level; Failed: the event
+  std::string_view text;  // Log, Stop, Failed, ReqSetResume, ReqAddMetric
+  uint32_t capacity = 0;  // ReqLearningRates (cut to kMaxLearningRates)
+  double value = 0;       // ReqSetLrFactor, ReqAddMetric
+};
+constexpr uint32_t kMaxLearningRates = 4096;
+RunnerMessage read_runner_message(Msg type, Reader r);
 
 }  // namespace trainhook::detail::isolation

@@ -49,7 +49,7 @@ SiteConfig read_site_config(const fs::path& file) {
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(text.str());
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {  // parse_error, or out_of_range (a number too large)
     bad(file, std::string("not valid JSON (") + e.what() + ")");
   }
   if (!j.is_object()) bad(file, "expected a JSON object of settings, got " + j.dump());
