@@ -289,29 +289,39 @@ TEST_CASE("the runner's replies are read within their bounds and a malformed one
 }
 
 TEST_CASE(
-    "isolation settings: the flag and the plugin_config keys (consumed and never passed on) and the bound") {
+    "isolation settings: the policy's verdict, the plugin_config keys (consumed and never passed on) and the "
+    "bound") {
   const nlohmann::json cfg = {{"a", {{"isolation", "process"}, {"isolation_timeout", 2}, {"x", 1}}},
                               {"b", {{"y", 2}}}};
-  PluginIsolation a = plugin_isolation_of({}, cfg, "a");
+  const IsolationDefault in_process{false, true}, isolated{true, true}, named{true, false};
+  PluginIsolation a = plugin_isolation_of(in_process, cfg, "a");
   CHECK(a.isolated);
+  CHECK(a.by_section);
   CHECK(a.timeout_seconds == 2);
   CHECK(a.plugin_config == R"({"x":1})");
-  PluginIsolation b = plugin_isolation_of({"b"}, cfg, "b");
+  PluginIsolation b = plugin_isolation_of(isolated, cfg, "b");
   CHECK(b.isolated);
+  CHECK_FALSE(b.by_section);
   CHECK(b.timeout_seconds == kDefaultIsolationTimeoutSeconds);
   CHECK(b.plugin_config == R"({"y":2})");
-  CHECK_FALSE(plugin_isolation_of({"b"}, cfg, "c").isolated);
-  CHECK(plugin_isolation_of({}, cfg, "c").plugin_config == "{}");
-  CHECK_FALSE(plugin_isolation_of({}, {{"a", {{"isolation", "in_process"}}}}, "a").isolated);
-  CHECK_THROWS_AS(plugin_isolation_of({}, {{"a", {{"isolation", "thread"}}}}, "a"), ArgumentError);
-  CHECK_THROWS_AS(plugin_isolation_of({}, {{"a", {{"isolation_timeout", 0}}}}, "a"), ArgumentError);
+  CHECK_FALSE(plugin_isolation_of(in_process, cfg, "c").isolated);
+  CHECK(plugin_isolation_of(in_process, cfg, "c").plugin_config == "{}");
+  // The key wins over the policy (auto's trust, none), not over a name on the command line.
+  const nlohmann::json stay = {{"a", {{"isolation", "in_process"}}}};
+  CHECK_FALSE(plugin_isolation_of(isolated, stay, "a").isolated);
+  CHECK(plugin_isolation_of(isolated, stay, "a").by_section);
+  CHECK(plugin_isolation_of(named, stay, "a").isolated);
+  CHECK_FALSE(plugin_isolation_of(named, stay, "a").by_section);
+  CHECK(plugin_isolation_of(named, stay, "a").plugin_config == "{}");
+  CHECK_THROWS_AS(plugin_isolation_of(named, {{"a", {{"isolation", "thread"}}}}, "a"), ArgumentError);
+  CHECK_THROWS_AS(plugin_isolation_of(in_process, {{"a", {{"isolation_timeout", 0}}}}, "a"), ArgumentError);
   // The environment's bound: for isolated callbacks without their own; checked only then.
   ::setenv(kIsolationTimeoutEnv, "7", 1);
-  CHECK(plugin_isolation_of({"b"}, cfg, "b").timeout_seconds == 7);
-  CHECK(plugin_isolation_of({}, cfg, "a").timeout_seconds == 2);
+  CHECK(plugin_isolation_of(isolated, cfg, "b").timeout_seconds == 7);
+  CHECK(plugin_isolation_of(in_process, cfg, "a").timeout_seconds == 2);
   ::setenv(kIsolationTimeoutEnv, "soon", 1);
-  CHECK_NOTHROW(plugin_isolation_of({}, cfg, "b"));
-  CHECK_THROWS_AS(plugin_isolation_of({"b"}, cfg, "b"), ArgumentError);
+  CHECK_NOTHROW(plugin_isolation_of(in_process, cfg, "b"));
+  CHECK_THROWS_AS(plugin_isolation_of(isolated, cfg, "b"), ArgumentError);
   ::unsetenv(kIsolationTimeoutEnv);
 }
 

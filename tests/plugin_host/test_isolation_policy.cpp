@@ -116,13 +116,15 @@ TEST_CASE("none keeps every plugin in process and names only isolate themselves"
   CHECK(named.mode() == IsolationMode::named);
   CHECK(named.decide("progress", l.ours).isolated);
   CHECK(named.decide("progress", l.ours).why == "named in --plugin_isolation");
+  CHECK(named.decide("progress", l.ours).named);
   CHECK_FALSE(named.decide("stranger", l.stranger).isolated);  // as before auto existed
 
   const IsolationPolicy auto_named({"auto", "progress"}, l.site(), l.own, {});
   CHECK(auto_named.mode() == IsolationMode::automatic);
-  CHECK(auto_named.names() == std::vector<std::string>{"progress"});
   CHECK(auto_named.decide("progress", l.ours).isolated);
+  CHECK(auto_named.decide("progress", l.ours).named);
   CHECK(auto_named.decide("stranger", l.stranger).isolated);
+  CHECK_FALSE(auto_named.decide("stranger", l.stranger).named);
   CHECK_FALSE(auto_named.decide("acme", l.trusted).isolated);
 }
 

@@ -44,11 +44,6 @@ bool requests_plugins(const TrainingArguments& a) {
   return !a.callbacks.empty();
 }
 
-bool has_isolation_key(const nlohmann::json& plugin_config, const std::string& name) {
-  return plugin_config.is_object() && plugin_config.contains(name) && plugin_config[name].is_object() &&
-         plugin_config[name].contains("isolation");
-}
-
 }  // namespace
 
 // One plugin callback: in this process, or in a helper process (the isolation
@@ -58,16 +53,10 @@ bool has_isolation_key(const nlohmann::json& plugin_config, const std::string& n
 std::unique_ptr<detail::InternalCallback> Trainer::Impl::create_plugin_callback(const std::string& name) {
   const fs::path library = registry->library_of(name);
   const IsolationDecision decision = isolation->decide(name, library);
-  // Named mode keeps --plugin_isolation's list as it always was; otherwise the
-  // policy's verdict stands in for it unless the section has its own key.
-  std::vector<std::string> listed;
-  if (isolation->mode() == IsolationMode::named)
-    listed = isolation->names();
-  else if (decision.isolated && !has_isolation_key(args.plugin_config, name))
-    listed = {name};
-  const PluginIsolation chosen = plugin_isolation_of(listed, args.plugin_config, name);
-  const bool untrusted = chosen.isolated && decision.by_trust && decision.isolated &&
-                         !has_isolation_key(args.plugin_config, name);
+  const PluginIsolation chosen =
+      plugin_isolation_of(IsolationDefault{decision.isolated, !decision.named}, args.plugin_config, name);
+  // Isolated only because nothing vouches for it (not by a name or a key).
+  const bool untrusted = chosen.isolated && decision.by_trust && !chosen.by_section;
   if (world_zero())
     spdlog::debug("'{}' ({}): {} ({}; plugin_isolation {})", name, library.string(),
                   chosen.isolated ? "isolated" : "in process", decision.why, isolation->describe_mode());

@@ -30,10 +30,10 @@ extern char** environ;
 
 namespace trainhook {
 
-PluginIsolation plugin_isolation_of(const std::vector<std::string>& plugin_isolation,
-                                    const nlohmann::json& plugin_config, const std::string& name) {
+PluginIsolation plugin_isolation_of(IsolationDefault given, const nlohmann::json& plugin_config,
+                                    const std::string& name) {
   PluginIsolation out;
-  out.isolated = std::find(plugin_isolation.begin(), plugin_isolation.end(), name) != plugin_isolation.end();
+  out.isolated = given.isolated;
   bool own_timeout = false;
   nlohmann::json section = nlohmann::json::object();
   if (plugin_config.is_object() && plugin_config.contains(name)) section = plugin_config[name];
@@ -41,11 +41,13 @@ PluginIsolation plugin_isolation_of(const std::vector<std::string>& plugin_isola
   if (section.is_object()) {
     if (auto it = section.find("isolation"); it != section.end()) {
       const std::string v = it->is_string() ? it->get<std::string>() : it->dump();
-      if (v == "process")
-        out.isolated = true;
-      else if (v != "in_process")
+      if (v != "process" && v != "in_process")
         throw ArgumentError("--plugin_config " + name + ".isolation: expected process or in_process, got " +
                             v);
+      if (given.section_may_change) {
+        out.isolated = v == "process";
+        out.by_section = true;
+      }
       section.erase(it);
     }
     if (auto it = section.find("isolation_timeout"); it != section.end()) {

@@ -86,6 +86,7 @@ IsolationDecision IsolationPolicy::decide(const std::string& callback, const fs:
   }
   if (named) {
     d.isolated = true;
+    d.named = true;
     d.why = "named in --plugin_isolation";
     return d;
   }

@@ -5,8 +5,8 @@
 // with the cause) and plugin_error_policy decides, as for any failing callback.
 // Which callbacks the trainer isolates when neither says (--plugin_isolation
 // auto, the default: by the site's trust) is decided by
-// plugin_host/selection/isolation_policy.hpp; plugin_isolation_of reads the
-// list it is given and the section's keys.
+// plugin_host/selection/isolation_policy.hpp; plugin_isolation_of applies the
+// section's keys to what that policy decided.
 #pragma once
 
 #include <trainhook/callbacks/callback.hpp>
@@ -29,8 +29,18 @@ inline constexpr double kDefaultIsolationTimeoutSeconds = 30.0;
 // such events are dropped and counted.
 inline constexpr const char* kIsolationRingEnv = "TRAINHOOK_ISOLATION_RING_KIB";
 
+// What the trainer decided before a callback's plugin_config section is read
+// (isolation_policy.hpp): isolated or not, and whether the section's
+// `isolation` key may change that (not for a callback named in
+// --plugin_isolation: the name on the command line wins).
+struct IsolationDefault {
+  bool isolated = false;
+  bool section_may_change = true;
+};
+
 struct PluginIsolation {
   bool isolated = false;
+  bool by_section = false;  // the section's `isolation` key decided it
   // How long one call (an event, save_state, load_state) may take in the
   // helper before it is killed and the call fails.
   double timeout_seconds = kDefaultIsolationTimeoutSeconds;
@@ -39,12 +49,12 @@ struct PluginIsolation {
   std::string plugin_config = "{}";
 };
 
-// Reads `name`'s isolation from --plugin_isolation and its plugin_config
-// section (keys `isolation`: "process" | "in_process", `isolation_timeout`:
-// seconds > 0; else $TRAINHOOK_ISOLATION_TIMEOUT, else 30). Throws
-// ArgumentError for a bad value.
-PluginIsolation plugin_isolation_of(const std::vector<std::string>& plugin_isolation,
-                                    const nlohmann::json& plugin_config, const std::string& name);
+// `name`'s isolation: `given`, changed by its plugin_config section's key
+// `isolation` ("process" | "in_process") where it may be, with the bound of
+// one call from `isolation_timeout` (seconds > 0; else
+// $TRAINHOOK_ISOLATION_TIMEOUT, else 30). Throws ArgumentError for a bad value.
+PluginIsolation plugin_isolation_of(IsolationDefault given, const nlohmann::json& plugin_config,
+                                    const std::string& name);
 
 namespace detail {
 

@@ -9,8 +9,8 @@
 //   none   everything in process;
 //   NAMES  the named callbacks isolated, the rest in process (names may also
 //          follow auto: those are isolated, the rest by trust).
-// A callback's plugin_config "isolation" key still wins over this (the caller
-// applies it). No LibTorch here.
+// A callback's plugin_config "isolation" key still wins over auto and none
+// (plugin_isolation_of applies it). No LibTorch here.
 #pragma once
 
 #include <trainhook/plugin_host/selection/site_config.hpp>
@@ -34,6 +34,7 @@ struct IsolationDecision {
   bool isolated = false;
   PluginTrust trust = PluginTrust::untrusted;
   bool by_trust = false;  // decided by auto's trust rule (not a name, not none)
+  bool named = false;     // named in --plugin_isolation (a plugin_config key cannot undo it)
   std::string why;        // "the trainer's own plugin folder", ...: for logs and listings
 };
 
@@ -52,8 +53,6 @@ class IsolationPolicy {
   IsolationMode mode() const noexcept { return mode_; }
   // "auto (the default)", "none (--plugin_isolation)", "auto (site file F)", ...
   std::string describe_mode() const;
-  // The callbacks named in --plugin_isolation (the mode words left out).
-  const std::vector<std::string>& names() const noexcept { return names_; }
 
   PluginTrust trust_of(const std::filesystem::path& library) const;
   // `library`: the file providing `callback`.
