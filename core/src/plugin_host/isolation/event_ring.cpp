@@ -77,7 +77,10 @@ EventRing EventRing::attach(int fd) {
 }
 
 EventRing EventRing::map(int fd, uint32_t capacity) {
-  void* p = ::mmap(nullptr, kHeaderBytes + capacity, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  // MAP_POPULATE: the pages are mapped now, at setup, not one fault at a time
+  // on the training thread's first pass through the ring.
+  void* p =
+      ::mmap(nullptr, kHeaderBytes + capacity, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
   if (p == MAP_FAILED) {
     const int e = errno;
     ::close(fd);

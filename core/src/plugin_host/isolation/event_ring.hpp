@@ -34,10 +34,12 @@ class EventRing {
   static constexpr uint32_t kDefaultCapacity = 1u << 20;  // 1 MiB: thousands of log records
   static constexpr uint32_t kMinCapacity = 4096;
   // An observer's latency bound, and the wake rate of each idle helper: one
-  // wake per 20 ms, not per record, so that a run with several isolated
-  // loggers does not preempt the training thread at every step.
-  static constexpr std::chrono::milliseconds kWakeDelay{20};
-  static constexpr std::chrono::milliseconds kConsumerWait{20};
+  // wake per 100 ms, not per record, so that a run with several isolated
+  // loggers does not preempt the training thread at every step (20 ms still
+  // left the MLP bench's training thread preempted twice as often as with
+  // the integrations in process on a 2-core VM).
+  static constexpr std::chrono::milliseconds kWakeDelay{100};
+  static constexpr std::chrono::milliseconds kConsumerWait{100};
 
   // A new ring of `capacity` data bytes (rounded up to a power of two, at least
   // kMinCapacity). Throws std::runtime_error when the memory cannot be had.
