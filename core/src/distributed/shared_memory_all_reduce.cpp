@@ -12,6 +12,8 @@
 // of the next chunk (its copy out done).
 #include <trainhook/distributed/shared_memory_all_reduce.hpp>
 
+#include <trainhook/common/cpu_relax.hpp>
+
 #include <torch/torch.h>
 
 #include <fcntl.h>
@@ -80,14 +82,6 @@ void futex_wake_all(std::atomic<uint32_t>* word) {
 
 // Sequence numbers wrap; `seen` has reached `want` when it is not behind it.
 bool reached(uint32_t seen, uint32_t want) { return static_cast<int32_t>(seen - want) >= 0; }
-
-inline void cpu_relax() {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#elif defined(__aarch64__)
-  asm volatile("yield");
-#endif
-}
 
 }  // namespace
 

@@ -5,6 +5,7 @@
 #include "helper_executable.hpp"
 
 #include <trainhook/callbacks/callback_handler.hpp>
+#include <trainhook/common/cpu_relax.hpp>
 #include <trainhook/common/errors.hpp>
 #include <trainhook/common/signal_name.hpp>
 #include <trainhook/plugin_host/host/end_request.hpp>
@@ -93,14 +94,6 @@ using Clock = std::chrono::steady_clock;
 // trainer looks for the answer without sleeping for a bounded while first.
 constexpr auto kSpinBeforeSleep = std::chrono::microseconds(50);
 
-inline void spin_pause() noexcept {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#elif defined(__aarch64__)
-  asm volatile("yield");
-#endif
-}
-
 template <class OnTick>
 isolation::Channel::Result receive_answer(isolation::Channel& channel, Clock::time_point deadline,
                                           OnTick&& tick) {
@@ -109,7 +102,7 @@ isolation::Channel::Result receive_answer(isolation::Channel& channel, Clock::ti
     const isolation::Channel::Result r = channel.receive_ready();
     if (r != isolation::Channel::Result::timed_out) return r;
     if (Clock::now() >= spin_until) break;
-    spin_pause();
+    cpu_relax();
   }
   return channel.receive(deadline, tick);
 }
@@ -181,8 +174,8 @@ IsolatedCallback::IsolatedCallback(std::filesystem::path library, std::string ca
     created = isolation::read_created(channel_.payload());
   } catch (const std::exception& e) {
     kill_and_reap();
-    throw PluginError(std::string("its isolated helper process broke the protocol at create (") + e.what() +
-                      ")");
+    throw PluginError("isolated callback '" + name_ + "' from " + library_.string() +
+                      ", in create: its helper process broke the protocol (" + e.what() + "; it was killed)");
   }
   mask_ = created.event_mask;
   critical_ = created.critical;

@@ -308,17 +308,12 @@ RunnerMessage read_runner_message(Msg type, Reader r) {
   RunnerMessage m;
   m.type = type;
   switch (type) {
-    case Msg::Log:
+    case Msg::Log:     // the level, the text
+    case Msg::Failed:  // the event, the message
       m.number = r.i32();
       m.text = r.str();
       break;
     case Msg::Stop:
-      m.text = r.str();
-      break;
-    case Msg::Failed:
-      m.number = r.i32();
-      m.text = r.str();
-      break;
     case Msg::ReqSetResume:
       m.text = r.str();
       break;
