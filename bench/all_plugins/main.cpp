@@ -129,6 +129,10 @@ struct RunTime {
   // The training thread's minor page faults and preemptions (involuntary
   // context switches) per step: where a slower step went besides CPU.
   double minor_faults = 0, preemptions = 0, migrations = 0;
+  // Time the training thread was runnable but waited for a core, and its
+  // sleeps (voluntary context switches: a waited call, a lock, I/O), per step.
+  double runqueue_wait_s = 0, sleeps = 0;
+  double children_cpu_s = 0;  // the helper processes' CPU (isolated plugins)
 };
 
 // se.nr_migrations of this thread (moves between cores, each a cold cache),
@@ -141,14 +145,43 @@ long thread_migrations() {
   return -1;
 }
 
+// The second field of /proc/thread-self/schedstat: nanoseconds this thread
+// spent runnable on a run queue, or -1 where the kernel does not show it.
+long long thread_runqueue_wait_ns() {
+  std::ifstream in("/proc/thread-self/schedstat");
+  long long running = 0, waiting = -1;
+  if (!(in >> running >> waiting)) return -1;
+  return waiting;
+}
+
+// CPU nanoseconds of every thread of this process's child processes (the
+// isolated plugins' helpers) from /proc: what isolation moves to other cores.
+long long children_cpu_ns() {
+  long long total = 0;
+  std::error_code ec;
+  for (const auto& task : fs::directory_iterator("/proc/self/task", ec)) {
+    std::ifstream children(task.path() / "children");
+    long pid = 0;
+    while (children >> pid) {
+      std::error_code ec2;
+      for (const auto& t : fs::directory_iterator("/proc/" + std::to_string(pid) + "/task", ec2)) {
+        std::ifstream in(t.path() / "schedstat");
+        long long running = 0;
+        if (in >> running) total += running;
+      }
+    }
+  }
+  return total;
+}
+
 struct ThreadCounts {
-  long minor_faults = 0, preemptions = 0;
+  long minor_faults = 0, preemptions = 0, sleeps = 0;
 };
 
 ThreadCounts thread_counts() {
   rusage u{};
   getrusage(RUSAGE_THREAD, &u);
-  return {u.ru_minflt, u.ru_nivcsw};
+  return {u.ru_minflt, u.ru_nivcsw, u.ru_nvcsw};
 }
 
 class LoopTimer final : public trainhook::Callback {
@@ -169,6 +202,8 @@ class LoopTimer final : public trainhook::Callback {
       process0_ = process;
       counts0_ = thread_counts();
       migrations0_ = thread_migrations();
+      runqueue0_ns_ = thread_runqueue_wait_ns();
+      children0_ns_ = children_cpu_ns();
     } else if (event == TH_EVENT_STEP_END) {
       last_step_ = now;
       if (e.state().global_step == e.state().max_steps / 2) mid_step_ = now;
@@ -180,6 +215,9 @@ class LoopTimer final : public trainhook::Callback {
         out_->minor_faults = static_cast<double>(c.minor_faults - counts0_.minor_faults);
         out_->preemptions = static_cast<double>(c.preemptions - counts0_.preemptions);
         out_->migrations = static_cast<double>(thread_migrations() - migrations0_);
+        out_->sleeps = static_cast<double>(c.sleeps - counts0_.sleeps);
+        out_->runqueue_wait_s = static_cast<double>(thread_runqueue_wait_ns() - runqueue0_ns_) * 1e-9;
+        out_->children_cpu_s = static_cast<double>(children_cpu_ns() - children0_ns_) * 1e-9;
       }
     } else {
       out_->loop_s = std::chrono::duration<double>(last_step_ - start_).count();
@@ -194,6 +232,7 @@ class LoopTimer final : public trainhook::Callback {
   double thread0_ = 0, process0_ = 0;
   ThreadCounts counts0_;
   long migrations0_ = 0;
+  long long runqueue0_ns_ = 0, children0_ns_ = 0;
 };
 
 std::vector<double> scaled(std::vector<double> v, double factor) {
@@ -257,6 +296,9 @@ RunTime run(const Options& o, const std::shared_ptr<trainhook::TensorDataset>& d
   t.minor_faults /= n;
   t.preemptions /= n;
   t.migrations /= n;
+  t.runqueue_wait_s /= n;
+  t.sleeps /= n;
+  t.children_cpu_s /= n;
   return t;
 }
 
@@ -307,7 +349,8 @@ int bench(Options o) {
   auto test_run = [&](const fs::path& dir) { return run(o, data, true, dir, compare_isolation, o.profile); };
   std::vector<double> none, all, none_end, all_end, paired, none_thread, all_thread, none_proc, all_proc,
       paired_thread, paired_second_half, none_second_half, all_second_half, none_faults, all_faults,
-      none_preempt, all_preempt, none_migr, all_migr;
+      none_preempt, all_preempt, none_migr, all_migr, none_runq, all_runq, none_sleeps, all_sleeps,
+      none_children, all_children;
   int n = 0;
   auto next_dir = [&] { return work / ("run-" + std::to_string(n++)); };
   try {
@@ -342,6 +385,12 @@ int bench(Options o) {
       all_preempt.push_back(ta.preemptions);
       none_migr.push_back(tn.migrations);
       all_migr.push_back(ta.migrations);
+      none_runq.push_back(tn.runqueue_wait_s);
+      all_runq.push_back(ta.runqueue_wait_s);
+      none_sleeps.push_back(tn.sleeps);
+      all_sleeps.push_back(ta.sleeps);
+      none_children.push_back(tn.children_cpu_s);
+      all_children.push_back(ta.children_cpu_s);
     }
   } catch (...) {
     std::error_code ec;
@@ -384,11 +433,16 @@ int bench(Options o) {
       "  CPU per step, training thread: %.1f vs %.1f us (ratio %.3f); whole process: %.1f vs %.1f us\n",
       median(all_thread) * 1e6, median(none_thread) * 1e6, thread_ratio, median(all_proc) * 1e6,
       median(none_proc) * 1e6);
+  if (compare_isolation)
+    std::printf("  CPU per step, helper processes: %.1f us (the whole process in process: %.1f us)\n",
+                median(all_children) * 1e6, median(none_proc) * 1e6);
   std::printf(
       "  training thread per step: minor page faults %.2f vs %.2f, preemptions %.3f vs %.3f, "
       "moves to another core %.3f vs %.3f\n",
       median(all_faults), median(none_faults), median(all_preempt), median(none_preempt), median(all_migr),
       median(none_migr));
+  std::printf("  training thread per step: waited for a core %.1f vs %.1f us, sleeps %.3f vs %.3f\n",
+              median(all_runq) * 1e6, median(none_runq) * 1e6, median(all_sleeps), median(none_sleeps));
   if (!o.json_file.empty()) {
     const nlohmann::json j = {{"model", o.model},
                               {"steps", o.steps},
@@ -412,6 +466,10 @@ int bench(Options o) {
                               {"all_preemptions_per_step", median(all_preempt)},
                               {"none_migrations_per_step", median(none_migr)},
                               {"all_migrations_per_step", median(all_migr)},
+                              {"none_runqueue_wait_us_per_step", median(none_runq) * 1e6},
+                              {"all_runqueue_wait_us_per_step", median(all_runq) * 1e6},
+                              {"none_sleeps_per_step", median(none_sleeps)},
+                              {"all_sleeps_per_step", median(all_sleeps)},
                               // Every repeat, in run order, to see the machine's drift.
                               {"none_step_us_runs", scaled(none, 1e6)},
                               {"all_step_us_runs", scaled(all, 1e6)},

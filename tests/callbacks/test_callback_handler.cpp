@@ -602,3 +602,45 @@ TEST_CASE("popping a callback takes its flags with it: the others keep their own
   REQUIRE(h.disabled().size() == 1);
   CHECK(h.disabled()[0].callback == "plain");
 }
+
+namespace {
+// Plays a callback in a helper process: logs each prepare() and each call.
+struct Remote final : trainhook::detail::InternalCallback {
+  Remote(std::string n, std::vector<std::string>& log, uint64_t mask, bool isolated)
+      : name_(std::move(n)), log_(log), mask_(mask), isolated_(isolated) {}
+  std::string name() const override { return name_; }
+  uint64_t event_mask() const override { return mask_; }
+  bool isolated() const noexcept override { return isolated_; }
+  void on_event(EventId ev, const th_event_args&) override { log_.push_back(name_ + ":" + event_name(ev)); }
+  void prepare(EventId ev) noexcept override { log_.push_back(name_ + ":prepare " + event_name(ev)); }
+  std::string name_;
+  std::vector<std::string>& log_;
+  uint64_t mask_;
+  bool isolated_;
+};
+}  // namespace
+
+TEST_CASE("every isolated callback of an event is told before the first is called, and the trainer may tell them earlier") {
+  std::vector<std::string> log;
+  CallbackHandler h(PluginErrorPolicy::disable);
+  const uint64_t save = TH_EVENT_BIT(TH_EVENT_SAVE);
+  h.add(std::make_unique<Remote>("near", log, save, false));
+  h.add(std::make_unique<Remote>("far1", log, save, true));
+  h.add(std::make_unique<Remote>("deaf", log, TH_EVENT_BIT(TH_EVENT_LOG), true));
+  h.add(std::make_unique<Remote>("far2", log, save | TH_EVENT_BIT(TH_EVENT_LOG), true));
+  h.add(std::make_unique<Failing>("broken", false));
+  TrainerState st;
+  TrainerControl c;
+  h.fire(TH_EVENT_SAVE, st, c);
+  // In process: no prepare; a callback without the event in its mask: none.
+  CHECK(log == std::vector<std::string>{"far1:prepare on_save", "far2:prepare on_save", "near:on_save",
+                                        "far1:on_save", "far2:on_save"});
+  log.clear();
+  h.prepare(TH_EVENT_LOG);
+  CHECK(log == std::vector<std::string>{"deaf:prepare on_log", "far2:prepare on_log"});
+  // A popped callback is not told; the order of the rest holds.
+  log.clear();
+  REQUIRE(h.pop("far1") != nullptr);
+  h.prepare(TH_EVENT_SAVE);
+  CHECK(log == std::vector<std::string>{"far2:prepare on_save"});
+}

@@ -45,6 +45,7 @@ void CallbackHandler::add(std::unique_ptr<detail::InternalCallback> cb, Listing 
   critical_.push_back(cb->critical() ? 1 : 0);
   enabled_.push_back(1);
   internal_.push_back(listing == Listing::internal ? 1 : 0);
+  isolated_.push_back(cb->isolated() ? 1 : 0);
   callbacks_.push_back(std::move(cb));
 }
 
@@ -155,6 +156,9 @@ void CallbackHandler::fire(EventId event, const TrainerState& state, TrainerCont
   } current{current_event_, current_event_};
   current_event_ = event;
 
+  // Every helper that this event waits for starts on its queued events now,
+  // side by side, instead of each when its turn comes.
+  prepare(event);
   const uint64_t bit = (event >= 0 && event < 64) ? TH_EVENT_BIT(event) : 0;
   for (size_t i = 0; i < callbacks_.size(); ++i) {
     if (enabled_[i] == 0 || (masks_[i] & bit) == 0) continue;
@@ -180,6 +184,12 @@ void CallbackHandler::fire(EventId event, const TrainerState& state, TrainerCont
   }
   if (stop_requested_.load(std::memory_order_relaxed)) c_control.should_training_stop = 1;
   from_c(c_control, control);
+}
+
+void CallbackHandler::prepare(EventId event) noexcept {
+  const uint64_t bit = (event >= 0 && event < 64) ? TH_EVENT_BIT(event) : 0;
+  for (size_t i = 0; i < callbacks_.size(); ++i)
+    if (isolated_[i] != 0 && enabled_[i] != 0 && (masks_[i] & bit) != 0) callbacks_[i]->prepare(event);
 }
 
 void CallbackHandler::set_profiler(Profiler* profiler) {

@@ -121,6 +121,11 @@ class MlflowDelivery final : public support::Delivery<Record> {
 MlflowCallback::MlflowCallback(trainhook::Setup& setup)
     : Integration(setup.host()), options_(MlflowOptions::from_json(setup.config_json())) {
   if (options_.disabled()) host_.info("DISABLE_MLFLOW_INTEGRATION is set: nothing is logged to MLflow");
+  // Without artifacts on_save does nothing: observe-only too, so a save does
+  // not wait for an isolated MLflow logger. With them it queues the folder's
+  // upload and is waited for, so it has the folder before rotation may take it.
+  if (options_.disabled() || !options_.log_artifacts())
+    setup.host().set_observe_only(observed_events | TH_EVENT_BIT(TH_EVENT_SAVE));
 }
 
 std::unique_ptr<support::Delivery<Record>> MlflowCallback::open_run(trainhook::Event&) {

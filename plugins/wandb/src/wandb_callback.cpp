@@ -125,11 +125,18 @@ class WandbRun final : public support::Delivery<Record> {
 };
 
 WandbCallback::WandbCallback(trainhook::Setup& setup) : Integration(setup.host()) {
+  // on_save only notes the folder (for WANDB_LOG_MODEL=end at train end, which
+  // is waited for and so comes after it) unless checkpoints are uploaded as
+  // they are saved: then it queues the upload and is waited for, so it has the
+  // folder before rotation may take it.
+  const uint64_t save_observed = observed_events | TH_EVENT_BIT(TH_EVENT_SAVE);
   if (read_mode(setup.config_json()) == Mode::disabled) {
     disabled_ = true;  // HF #16594: disabled means nothing happens, and no key is asked for
+    setup.host().set_observe_only(save_observed);
     return;
   }
   options_ = WandbOptions::from_json(setup.config_json(), host_.output_dir());
+  if (options_->log_model() != LogModel::checkpoint) setup.host().set_observe_only(save_observed);
   if (options_->log_model() != LogModel::off && options_->mode() == Mode::offline)
     host_.warn(
         "wandb: WANDB_LOG_MODEL uploads need the server; in offline mode model files are not uploaded");

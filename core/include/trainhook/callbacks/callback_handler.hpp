@@ -95,6 +95,11 @@ class CallbackHandler {
   std::string running_callback() const;
   uint64_t calls_started() const noexcept { return calls_started_.load(std::memory_order_relaxed); }
 
+  // Tells every enabled callback in another process that has `event` in its
+  // mask that the event comes soon (InternalCallback::prepare): fire() does it
+  // itself, the trainer earlier when it has work to do first (a checkpoint).
+  void prepare(EventId event) noexcept;
+
   // Stateful callbacks -> state.stateful_callbacks (HF layout, TrainerControl included).
   void save_states(TrainerState& state, const TrainerControl& control);
   // Restores each callback found in state.stateful_callbacks.
@@ -109,6 +114,7 @@ class CallbackHandler {
   std::vector<uint64_t> masks_;  // event_mask() of each callback, read once at add()
   std::vector<char> critical_;   // critical() of each callback, read once at add()
   std::vector<char> internal_;   // Listing::internal at add()
+  std::vector<char> isolated_;   // isolated() of each callback, read once at add()
   EventId current_event_ = -1;
   mutable std::mutex disabled_mu_;
   std::vector<Disabled> disabled_;

@@ -428,6 +428,11 @@ void IsolatedCallback::on_event(EventId event, const th_event_args& args) {
   throw_observed_failure();
 }
 
+void IsolatedCallback::prepare(EventId event) noexcept {
+  const bool waits = event < 0 || event >= 64 || (observed_ & TH_EVENT_BIT(event)) == 0;
+  if (waits && dead_.empty() && ring_.valid() && !ring_.drained()) ring_.wake();
+}
+
 void IsolatedCallback::push_observed(EventId event, const th_event_args& args) {
   if (!dead_.empty()) fail(event_name(event), dead_);  // dead already: no second wait
   isolation::write_event(observed_out_, args, Msg::Observed);

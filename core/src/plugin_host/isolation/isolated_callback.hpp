@@ -56,6 +56,8 @@ class IsolatedCallback final : public InternalCallback {
   bool critical() const override { return critical_; }
   bool isolated() const noexcept override { return true; }
   void on_event(EventId event, const th_event_args& args) override;
+  // An event that waits is coming: the helper runs its queued observed events now.
+  void prepare(EventId event) noexcept override;
   std::optional<nlohmann::json> save_state() override;
   void load_state(const nlohmann::json& state) override;
 
