@@ -133,6 +133,10 @@ struct RunTime {
   // sleeps (voluntary context switches: a waited call, a lock, I/O), per step.
   double runqueue_wait_s = 0, sleeps = 0;
   double children_cpu_s = 0;  // the helper processes' CPU (isolated plugins)
+  // The saves inside the loop (from the step end that asked for one to the
+  // next step's begin: the checkpoint and every on_save), and their count.
+  double saves_s = 0;
+  int saves = 0;
 };
 
 // se.nr_migrations of this thread (moves between cores, each a cold cache),
@@ -188,7 +192,18 @@ class LoopTimer final : public trainhook::Callback {
  public:
   explicit LoopTimer(RunTime* out) : out_(out) {}
   void on_train_begin(trainhook::Event& e) override { tick(e); }
-  void on_step_end(trainhook::Event& e) override { tick(e); }
+  void on_step_end(trainhook::Event& e) override {
+    tick(e);
+    // The flow callback (before this one) has decided: a checkpoint follows.
+    if (e.control().should_save) save_from_ = Clock::now();
+  }
+  // The save of the step before (checkpoint and on_save) ends here.
+  void on_step_begin(trainhook::Event&) override {
+    if (save_from_ == Clock::time_point{}) return;
+    out_->saves_s += std::chrono::duration<double>(Clock::now() - save_from_).count();
+    ++out_->saves;
+    save_from_ = {};
+  }
   void on_train_end(trainhook::Event& e) override { tick(e); }
 
  private:
@@ -233,6 +248,7 @@ class LoopTimer final : public trainhook::Callback {
   ThreadCounts counts0_;
   long migrations0_ = 0;
   long long runqueue0_ns_ = 0, children0_ns_ = 0;
+  Clock::time_point save_from_{};
 };
 
 std::vector<double> scaled(std::vector<double> v, double factor) {
@@ -350,7 +366,7 @@ int bench(Options o) {
   std::vector<double> none, all, none_end, all_end, paired, none_thread, all_thread, none_proc, all_proc,
       paired_thread, paired_second_half, none_second_half, all_second_half, none_faults, all_faults,
       none_preempt, all_preempt, none_migr, all_migr, none_runq, all_runq, none_sleeps, all_sleeps,
-      none_children, all_children;
+      none_children, all_children, none_save, all_save, none_unsaved, all_unsaved, paired_unsaved;
   int n = 0;
   auto next_dir = [&] { return work / ("run-" + std::to_string(n++)); };
   try {
@@ -389,6 +405,11 @@ int bench(Options o) {
       all_runq.push_back(ta.runqueue_wait_s);
       none_sleeps.push_back(tn.sleeps);
       all_sleeps.push_back(ta.sleeps);
+      if (tn.saves > 0) none_save.push_back(tn.saves_s / tn.saves);
+      if (ta.saves > 0) all_save.push_back(ta.saves_s / ta.saves);
+      none_unsaved.push_back((tn.loop_s * static_cast<double>(o.steps) - tn.saves_s) / static_cast<double>(o.steps));
+      all_unsaved.push_back((ta.loop_s * static_cast<double>(o.steps) - ta.saves_s) / static_cast<double>(o.steps));
+      paired_unsaved.push_back(all_unsaved.back() / none_unsaved.back());
       none_children.push_back(tn.children_cpu_s);
       all_children.push_back(ta.children_cpu_s);
     }
@@ -428,6 +449,12 @@ int bench(Options o) {
   std::printf("  second half of the loop only (steps %lld-%lld): %.1f vs %.1f us/step, ratio %.3f\n",
               static_cast<long long>(o.steps / 2 + 1), static_cast<long long>(o.steps),
               median(all_second_half) * 1e6, median(none_second_half) * 1e6, second_half_ratio);
+  if (!all_save.empty() && !none_save.empty())
+    std::printf(
+        "  a save (checkpoint and on_save): %.2f vs %.2f ms; the loop without its saves: %.1f vs %.1f us/step "
+        "(ratio %.3f)\n",
+        median(all_save) * 1e3, median(none_save) * 1e3, median(all_unsaved) * 1e6, median(none_unsaved) * 1e6,
+        median(paired_unsaved));
   const double thread_ratio = median(paired_thread);
   std::printf(
       "  CPU per step, training thread: %.1f vs %.1f us (ratio %.3f); whole process: %.1f vs %.1f us\n",

@@ -60,9 +60,6 @@ void Trainer::Impl::save_checkpoint() {
                                  fs::exists(checkpoint_dir(out, *state.best_global_step)))) {
     state.best_model_checkpoint = checkpoint_dir(out, *state.best_global_step).string();
   }
-  // The isolated callbacks run what they have queued while the checkpoint is
-  // written, not while on_save waits for each in turn.
-  handler.prepare(TH_EVENT_SAVE);
   handler.save_states(state, control);
   // Every rank's RNG state goes into the checkpoint rank 0 writes
   // (rng_state_<rank>.pth, as HF names them in a multi-process run).

@@ -75,11 +75,11 @@ class InternalCallback {
   virtual const Callback* user_callback() const noexcept { return nullptr; }
   // Runs in a helper process: a call is a round trip (a profile shows it apart).
   virtual bool isolated() const noexcept { return false; }
-  // A call of `event` comes soon on the training thread (after the work the
-  // trainer does first, such as writing the checkpoint before on_save): a
-  // callback that runs elsewhere may start now on what it has queued, so the
-  // call then finds it ready (an isolated one wakes its helper to run its
-  // observed events). Must neither block nor throw.
+  // A call of `event` comes soon on the training thread, after the calls of
+  // the callbacks before this one: a callback that runs elsewhere may start
+  // now on what it has queued, so the call then finds it ready (an isolated
+  // one wakes its helper to run its observed events). Must neither block nor
+  // throw.
   virtual void prepare(EventId /*event*/) noexcept {}
 };
 

@@ -96,8 +96,11 @@ class CallbackHandler {
   uint64_t calls_started() const noexcept { return calls_started_.load(std::memory_order_relaxed); }
 
   // Tells every enabled callback in another process that has `event` in its
-  // mask that the event comes soon (InternalCallback::prepare): fire() does it
-  // itself, the trainer earlier when it has work to do first (a checkpoint).
+  // mask that the event comes soon (InternalCallback::prepare). fire() does it
+  // before the first call, so helpers that wait at the event run what they
+  // have queued side by side rather than each when its turn comes. (Telling
+  // them before the checkpoint of a save is written made saves slower on a
+  // 2-core VM: their work then competes with the writing.)
   void prepare(EventId event) noexcept;
 
   // Stateful callbacks -> state.stateful_callbacks (HF layout, TrainerControl included).
