@@ -4,6 +4,8 @@
 #include <trainhook/mlflow/rest.hpp>
 #include <trainhook/plugin.hpp>
 
+#include <plugin_driver.hpp>
+
 #include <cmath>
 #include <cstdlib>
 
@@ -116,4 +118,20 @@ TEST_CASE("metric names are sanitised like HF and artifact URIs map to proxy pat
   auto body = metrics_batch_body("r1", {Record::metric("m", std::nan(""), 5, 1)});
   CHECK(body["metrics"][0]["value"] == "NaN");
   CHECK(body["run_id"] == "r1");
+}
+
+TEST_CASE("the built plugin only observes on_save unless it uploads the checkpoint there (log_artifacts)") {
+  clear_env();
+  ::setenv("MLFLOW_TRACKING_URI", "http://127.0.0.1:9/", 1);  // never contacted: no train begin
+  testkit::Library lib(testkit::plugin_path("mlflow"));
+  const uint64_t logs = TH_EVENT_BIT(TH_EVENT_LOG);  // of the events it handles, as the class declares
+  {
+    testkit::FakeHost host;
+    testkit::Instance cb(lib.callback("mlflow"), host, "{}");
+    CHECK(host.observe_only == (logs | TH_EVENT_BIT(TH_EVENT_SAVE)));
+  }
+  testkit::FakeHost host;
+  testkit::Instance cb(lib.callback("mlflow"), host, R"({"log_artifacts": true})");
+  CHECK(host.observe_only == logs);
+  clear_env();
 }

@@ -3,6 +3,8 @@
 
 #include <trainhook/plugin.hpp>
 
+#include <plugin_driver.hpp>
+
 #include <doctest/doctest.h>
 
 #include <cstdlib>
@@ -101,4 +103,20 @@ TEST_CASE("plugin_config wins over the environment and values are validated") {
   CHECK(WandbOptions::from_json(R"({"memory_records":64})", "/o").memory_records() == 64);
   setenv("WANDB_LOG_MODEL", "true", 1);  // HF: truthy means "end"
   CHECK(WandbOptions::from_json("{}", "/o").log_model() == LogModel::end);
+}
+
+TEST_CASE("the built plugin only observes on_save unless it uploads each checkpoint there (log_model)") {
+  CleanEnv env;
+  setenv("WANDB_API_KEY", "k", 1);
+  setenv("WANDB_BASE_URL", "http://127.0.0.1:9", 1);  // never contacted: no train begin
+  testkit::Library lib(testkit::plugin_path("wandb"));
+  const uint64_t logs = TH_EVENT_BIT(TH_EVENT_LOG) | TH_EVENT_BIT(TH_EVENT_PREDICT);  // those it handles
+  for (const char* config : {R"({})", R"({"log_model": "end"})", R"({"mode": "disabled"})"}) {
+    testkit::FakeHost host;
+    testkit::Instance cb(lib.callback("wandb"), host, config);
+    CHECK_MESSAGE(host.observe_only == (logs | TH_EVENT_BIT(TH_EVENT_SAVE)), config);
+  }
+  testkit::FakeHost host;
+  testkit::Instance cb(lib.callback("wandb"), host, R"({"log_model": "checkpoint"})");
+  CHECK(host.observe_only == logs);
 }

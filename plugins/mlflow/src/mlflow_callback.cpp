@@ -125,7 +125,7 @@ MlflowCallback::MlflowCallback(trainhook::Setup& setup)
   // not wait for an isolated MLflow logger. With them it queues the folder's
   // upload and is waited for, so it has the folder before rotation may take it.
   if (options_.disabled() || !options_.log_artifacts())
-    setup.host().set_observe_only(observed_events | TH_EVENT_BIT(TH_EVENT_SAVE));
+    setup.host().set_observe_only(TH_EVENT_BIT(TH_EVENT_LOG) | TH_EVENT_BIT(TH_EVENT_SAVE));
 }
 
 std::unique_ptr<support::Delivery<Record>> MlflowCallback::open_run(trainhook::Event&) {

@@ -129,7 +129,8 @@ WandbCallback::WandbCallback(trainhook::Setup& setup) : Integration(setup.host()
   // is waited for and so comes after it) unless checkpoints are uploaded as
   // they are saved: then it queues the upload and is waited for, so it has the
   // folder before rotation may take it.
-  const uint64_t save_observed = observed_events | TH_EVENT_BIT(TH_EVENT_SAVE);
+  const uint64_t save_observed =
+      TH_EVENT_BIT(TH_EVENT_LOG) | TH_EVENT_BIT(TH_EVENT_PREDICT) | TH_EVENT_BIT(TH_EVENT_SAVE);
   if (read_mode(setup.config_json()) == Mode::disabled) {
     disabled_ = true;  // HF #16594: disabled means nothing happens, and no key is asked for
     setup.host().set_observe_only(save_observed);
