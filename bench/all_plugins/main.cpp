@@ -407,8 +407,10 @@ int bench(Options o) {
       all_sleeps.push_back(ta.sleeps);
       if (tn.saves > 0) none_save.push_back(tn.saves_s / tn.saves);
       if (ta.saves > 0) all_save.push_back(ta.saves_s / ta.saves);
-      none_unsaved.push_back((tn.loop_s * static_cast<double>(o.steps) - tn.saves_s) / static_cast<double>(o.steps));
-      all_unsaved.push_back((ta.loop_s * static_cast<double>(o.steps) - ta.saves_s) / static_cast<double>(o.steps));
+      none_unsaved.push_back((tn.loop_s * static_cast<double>(o.steps) - tn.saves_s) /
+                             static_cast<double>(o.steps));
+      all_unsaved.push_back((ta.loop_s * static_cast<double>(o.steps) - ta.saves_s) /
+                            static_cast<double>(o.steps));
       paired_unsaved.push_back(all_unsaved.back() / none_unsaved.back());
       none_children.push_back(tn.children_cpu_s);
       all_children.push_back(ta.children_cpu_s);
@@ -451,10 +453,11 @@ int bench(Options o) {
               median(all_second_half) * 1e6, median(none_second_half) * 1e6, second_half_ratio);
   if (!all_save.empty() && !none_save.empty())
     std::printf(
-        "  a save (checkpoint and on_save): %.2f vs %.2f ms; the loop without its saves: %.1f vs %.1f us/step "
+        "  a save (checkpoint and on_save): %.2f vs %.2f ms; the loop without its saves: %.1f vs %.1f "
+        "us/step "
         "(ratio %.3f)\n",
-        median(all_save) * 1e3, median(none_save) * 1e3, median(all_unsaved) * 1e6, median(none_unsaved) * 1e6,
-        median(paired_unsaved));
+        median(all_save) * 1e3, median(none_save) * 1e3, median(all_unsaved) * 1e6,
+        median(none_unsaved) * 1e6, median(paired_unsaved));
   const double thread_ratio = median(paired_thread);
   std::printf(
       "  CPU per step, training thread: %.1f vs %.1f us (ratio %.3f); whole process: %.1f vs %.1f us\n",

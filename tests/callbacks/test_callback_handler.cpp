@@ -620,7 +620,7 @@ struct Remote final : trainhook::detail::InternalCallback {
 };
 }  // namespace
 
-TEST_CASE("every isolated callback of an event is told before the first is called, and the trainer may tell them earlier") {
+TEST_CASE("every isolated callback an event waits for is told before the first callback is called") {
   std::vector<std::string> log;
   CallbackHandler h(PluginErrorPolicy::disable);
   const uint64_t save = TH_EVENT_BIT(TH_EVENT_SAVE);
