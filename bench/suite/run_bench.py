@@ -308,7 +308,7 @@ class Suite:
             _remove(out)
             # 11 pairs, not 5: on a 2-vCPU VM shared with the local MLflow server one
             # pair swings by +-10% (a save is a third of the loop here), and the
-            # median of 5 moved from 0.92 to 1.17 across runs; of 11, from 1.02 to 1.08 in six.
+            # median of 5 moved from 0.92 to 1.17 across runs; of 11, from 1.02 to 1.08 in nine.
             args = [exe, "--model", model, "--repeats", "3" if self.quick else "11", "--steps",
                     "100" if self.quick else "200", "--save_steps", "50", "--isolate", "all",
                     "--plugin_config", json.dumps(self.built_only(PLUGIN_CONFIG)), "--json", out]
