@@ -134,9 +134,12 @@ struct RunTime {
   double runqueue_wait_s = 0, sleeps = 0;
   double children_cpu_s = 0;  // the helper processes' CPU (isolated plugins)
   // The saves inside the loop (from the step end that asked for one to the
-  // next step's begin: the checkpoint and every on_save), and their count.
+  // next step's begin: the checkpoint and every on_save), and their count;
+  // run() turns them into one save's time and the loop's time per step
+  // without them.
   double saves_s = 0;
   int saves = 0;
+  double save_s = 0, unsaved_loop_s = 0;
 };
 
 // se.nr_migrations of this thread (moves between cores, each a cold cache),
@@ -251,11 +254,6 @@ class LoopTimer final : public trainhook::Callback {
   Clock::time_point save_from_{};
 };
 
-std::vector<double> scaled(std::vector<double> v, double factor) {
-  for (double& x : v) x *= factor;
-  return v;
-}
-
 std::vector<std::string> split(const std::string& s) {
   std::vector<std::string> out;
   std::stringstream ss(s);
@@ -305,6 +303,8 @@ RunTime run(const Options& o, const std::shared_ptr<trainhook::TensorDataset>& d
   }
   // Per step: the window holds all N steps after train begin.
   const double n = static_cast<double>(o.steps);
+  t.unsaved_loop_s = (t.loop_s - t.saves_s) / n;
+  t.save_s = t.saves > 0 ? t.saves_s / t.saves : 0;
   t.loop_s /= n;
   t.second_half_s /= static_cast<double>(o.steps - o.steps / 2);
   t.thread_cpu_s /= n;
@@ -361,12 +361,11 @@ int bench(Options o) {
   const bool compare_isolation = !o.isolate.empty();
   // --profile: both runs have the plugins; the measured one is profiled.
   const bool compare_profile = o.profile != trainhook::ProfileMode::none;
-  auto base_run = [&](const fs::path& dir) { return run(o, data, compare_isolation || compare_profile, dir); };
+  auto base_run = [&](const fs::path& dir) {
+    return run(o, data, compare_isolation || compare_profile, dir);
+  };
   auto test_run = [&](const fs::path& dir) { return run(o, data, true, dir, compare_isolation, o.profile); };
-  std::vector<double> none, all, none_end, all_end, paired, none_thread, all_thread, none_proc, all_proc,
-      paired_thread, paired_second_half, none_second_half, all_second_half, none_faults, all_faults,
-      none_preempt, all_preempt, none_migr, all_migr, none_runq, all_runq, none_sleeps, all_sleeps,
-      none_children, all_children, none_save, all_save, none_unsaved, all_unsaved, paired_unsaved;
+  std::vector<RunTime> base, test;  // each repeat's pair, in run order
   int n = 0;
   auto next_dir = [&] { return work / ("run-" + std::to_string(n++)); };
   try {
@@ -382,38 +381,8 @@ int bench(Options o) {
         ta = test_run(next_dir());
         tn = base_run(next_dir());
       }
-      none.push_back(tn.loop_s);
-      all.push_back(ta.loop_s);
-      none_end.push_back(tn.end_s);
-      all_end.push_back(ta.end_s);
-      paired.push_back(ta.loop_s / tn.loop_s);
-      paired_thread.push_back(ta.thread_cpu_s / tn.thread_cpu_s);
-      paired_second_half.push_back(ta.second_half_s / tn.second_half_s);
-      none_second_half.push_back(tn.second_half_s);
-      all_second_half.push_back(ta.second_half_s);
-      none_thread.push_back(tn.thread_cpu_s);
-      all_thread.push_back(ta.thread_cpu_s);
-      none_proc.push_back(tn.process_cpu_s);
-      all_proc.push_back(ta.process_cpu_s);
-      none_faults.push_back(tn.minor_faults);
-      all_faults.push_back(ta.minor_faults);
-      none_preempt.push_back(tn.preemptions);
-      all_preempt.push_back(ta.preemptions);
-      none_migr.push_back(tn.migrations);
-      all_migr.push_back(ta.migrations);
-      none_runq.push_back(tn.runqueue_wait_s);
-      all_runq.push_back(ta.runqueue_wait_s);
-      none_sleeps.push_back(tn.sleeps);
-      all_sleeps.push_back(ta.sleeps);
-      if (tn.saves > 0) none_save.push_back(tn.saves_s / tn.saves);
-      if (ta.saves > 0) all_save.push_back(ta.saves_s / ta.saves);
-      none_unsaved.push_back((tn.loop_s * static_cast<double>(o.steps) - tn.saves_s) /
-                             static_cast<double>(o.steps));
-      all_unsaved.push_back((ta.loop_s * static_cast<double>(o.steps) - ta.saves_s) /
-                            static_cast<double>(o.steps));
-      paired_unsaved.push_back(all_unsaved.back() / none_unsaved.back());
-      none_children.push_back(tn.children_cpu_s);
-      all_children.push_back(ta.children_cpu_s);
+      base.push_back(tn);
+      test.push_back(ta);
     }
   } catch (...) {
     std::error_code ec;
@@ -422,15 +391,33 @@ int bench(Options o) {
   }
   std::error_code ec;
   fs::remove_all(work, ec);
-  const double ratio = median(paired);
-  const double ratio_of_medians = median(all) / median(none);
-  const double target = o.target > 0           ? o.target
-                        : compare_isolation    ? kIsolatedTargetRatio
-                        : compare_profile      ? kProfiledTargetRatio
-                                               : kTargetRatio;
+  // A field of every repeat; its median; the median of the repeats' test/base ratios.
+  auto runs_of = [](const std::vector<RunTime>& runs, double RunTime::*field, double scale = 1) {
+    std::vector<double> v;
+    for (const RunTime& r : runs) v.push_back(r.*field * scale);
+    return v;
+  };
+  auto med = [&](const std::vector<RunTime>& runs, double RunTime::*field, double scale = 1) {
+    return median(runs_of(runs, field, scale));
+  };
+  auto paired = [&](double RunTime::*field) {
+    std::vector<double> v;
+    for (size_t i = 0; i < base.size(); ++i) v.push_back(test[i].*field / base[i].*field);
+    return median(v);
+  };
+  const double ratio = paired(&RunTime::loop_s);
+  const double ratio_of_medians = med(test, &RunTime::loop_s) / med(base, &RunTime::loop_s);
+  const double target = o.target > 0        ? o.target
+                        : compare_isolation ? kIsolatedTargetRatio
+                        : compare_profile   ? kProfiledTargetRatio
+                                            : kTargetRatio;
   const std::string profiled = std::string("--profile ") + trainhook::enum_name(o.profile);
-  const char* base_label = compare_isolation ? "plugins in process" : compare_profile ? "not profiled" : "no plugins";
-  const char* test_label = compare_isolation ? "plugins isolated" : compare_profile ? profiled.c_str() : "all plugins";
+  const char* base_label = compare_isolation ? "plugins in process"
+                           : compare_profile ? "not profiled"
+                                             : "no plugins";
+  const char* test_label = compare_isolation ? "plugins isolated"
+                           : compare_profile ? profiled.c_str()
+                                             : "all plugins";
   std::printf(
       "\n%s, batch %lld, %lld steps, log every step, save every %lld steps, %d interleaved repeats:\n",
       o.model == "cnn" ? "CNN 8x8" : "MLP 64-256-256-10", static_cast<long long>(kBatch),
@@ -440,80 +427,83 @@ int bench(Options o) {
     for (const auto& name : o.isolated) names += (names.empty() ? "" : ", ") + name;
     std::printf("  isolated (--plugin_isolation): %s\n", names.c_str());
   }
-  std::printf("  trainer, %-18s %8.1f us/step   train end %6.1f ms\n", base_label, median(none) * 1e6,
-              median(none_end) * 1e3);
+  std::printf("  trainer, %-18s %8.1f us/step   train end %6.1f ms\n", base_label,
+              med(base, &RunTime::loop_s, 1e6), med(base, &RunTime::end_s, 1e3));
   std::printf("  trainer, %-18s %8.1f us/step   train end %6.1f ms (plugins drain their queues)\n",
-              test_label, median(all) * 1e6, median(all_end) * 1e3);
+              test_label, med(test, &RunTime::loop_s, 1e6), med(test, &RunTime::end_s, 1e3));
   std::printf("  ratio %s / %s: %.3f (median of paired ratios; ratio of medians %.3f), target <= %.2f: %s\n",
               test_label, base_label, ratio, ratio_of_medians, target,
               ratio <= target ? "ok" : "ABOVE TARGET");
-  const double second_half_ratio = median(paired_second_half);
+  const double second_half_ratio = paired(&RunTime::second_half_s);
   std::printf("  second half of the loop only (steps %lld-%lld): %.1f vs %.1f us/step, ratio %.3f\n",
               static_cast<long long>(o.steps / 2 + 1), static_cast<long long>(o.steps),
-              median(all_second_half) * 1e6, median(none_second_half) * 1e6, second_half_ratio);
-  if (!all_save.empty() && !none_save.empty())
+              med(test, &RunTime::second_half_s, 1e6), med(base, &RunTime::second_half_s, 1e6),
+              second_half_ratio);
+  const bool saved = base.front().saves > 0 && test.front().saves > 0;  // the same steps: the same saves
+  const double unsaved_ratio = saved ? paired(&RunTime::unsaved_loop_s) : 0;
+  if (saved)
     std::printf(
         "  a save (checkpoint and on_save): %.2f vs %.2f ms; the loop without its saves: %.1f vs %.1f "
         "us/step "
         "(ratio %.3f)\n",
-        median(all_save) * 1e3, median(none_save) * 1e3, median(all_unsaved) * 1e6,
-        median(none_unsaved) * 1e6, median(paired_unsaved));
-  const double thread_ratio = median(paired_thread);
+        med(test, &RunTime::save_s, 1e3), med(base, &RunTime::save_s, 1e3),
+        med(test, &RunTime::unsaved_loop_s, 1e6), med(base, &RunTime::unsaved_loop_s, 1e6), unsaved_ratio);
+  const double thread_ratio = paired(&RunTime::thread_cpu_s);
   std::printf(
       "  CPU per step, training thread: %.1f vs %.1f us (ratio %.3f); whole process: %.1f vs %.1f us\n",
-      median(all_thread) * 1e6, median(none_thread) * 1e6, thread_ratio, median(all_proc) * 1e6,
-      median(none_proc) * 1e6);
+      med(test, &RunTime::thread_cpu_s, 1e6), med(base, &RunTime::thread_cpu_s, 1e6), thread_ratio,
+      med(test, &RunTime::process_cpu_s, 1e6), med(base, &RunTime::process_cpu_s, 1e6));
   if (compare_isolation)
     std::printf("  CPU per step, helper processes: %.1f us (the whole process in process: %.1f us)\n",
-                median(all_children) * 1e6, median(none_proc) * 1e6);
+                med(test, &RunTime::children_cpu_s, 1e6), med(base, &RunTime::process_cpu_s, 1e6));
   std::printf(
       "  training thread per step: minor page faults %.2f vs %.2f, preemptions %.3f vs %.3f, "
       "moves to another core %.3f vs %.3f\n",
-      median(all_faults), median(none_faults), median(all_preempt), median(none_preempt), median(all_migr),
-      median(none_migr));
+      med(test, &RunTime::minor_faults), med(base, &RunTime::minor_faults), med(test, &RunTime::preemptions),
+      med(base, &RunTime::preemptions), med(test, &RunTime::migrations), med(base, &RunTime::migrations));
   std::printf("  training thread per step: waited for a core %.1f vs %.1f us, sleeps %.3f vs %.3f\n",
-              median(all_runq) * 1e6, median(none_runq) * 1e6, median(all_sleeps), median(none_sleeps));
+              med(test, &RunTime::runqueue_wait_s, 1e6), med(base, &RunTime::runqueue_wait_s, 1e6),
+              med(test, &RunTime::sleeps), med(base, &RunTime::sleeps));
   if (!o.json_file.empty()) {
-    const nlohmann::json j = {{"model", o.model},
-                              {"steps", o.steps},
-                              {"repeats", o.repeats},
-                              {"save_steps", o.save_steps},
-                              {"none_step_us", median(none) * 1e6},
-                              {"all_step_us", median(all) * 1e6},
-                              {"none_train_end_ms", median(none_end) * 1e3},
-                              {"all_train_end_ms", median(all_end) * 1e3},
-                              {"ratio", ratio},
-                              {"none_thread_cpu_us", median(none_thread) * 1e6},
-                              {"all_thread_cpu_us", median(all_thread) * 1e6},
-                              {"thread_cpu_ratio", thread_ratio},
-                              {"none_process_cpu_us", median(none_proc) * 1e6},
-                              {"all_process_cpu_us", median(all_proc) * 1e6},
-                              {"ratio_of_medians", ratio_of_medians},
-                              {"second_half_ratio", second_half_ratio},
-                              {"none_minor_faults_per_step", median(none_faults)},
-                              {"all_minor_faults_per_step", median(all_faults)},
-                              {"none_preemptions_per_step", median(none_preempt)},
-                              {"all_preemptions_per_step", median(all_preempt)},
-                              {"none_migrations_per_step", median(none_migr)},
-                              {"all_migrations_per_step", median(all_migr)},
-                              {"none_runqueue_wait_us_per_step", median(none_runq) * 1e6},
-                              {"all_runqueue_wait_us_per_step", median(all_runq) * 1e6},
-                              {"none_sleeps_per_step", median(none_sleeps)},
-                              {"all_sleeps_per_step", median(all_sleeps)},
-                              // Every repeat, in run order, to see the machine's drift.
-                              {"none_step_us_runs", scaled(none, 1e6)},
-                              {"all_step_us_runs", scaled(all, 1e6)},
-                              {"none_second_half_step_us_runs", scaled(none_second_half, 1e6)},
-                              {"all_second_half_step_us_runs", scaled(all_second_half, 1e6)},
-                              {"none_thread_cpu_us_runs", scaled(none_thread, 1e6)},
-                              {"all_thread_cpu_us_runs", scaled(all_thread, 1e6)},
-                              {"integrations", o.integrations},
-                              {"isolated", o.isolated},
-                              {"profile", trainhook::enum_name(o.profile)},
-                              {"callbacks", o.callbacks},
-                              {"progress", o.progress},
-                              {"baseline_with_host_plugins", o.baseline_with_host_plugins},
-                              {"target", target}};
+    nlohmann::json j = {{"model", o.model},
+                        {"steps", o.steps},
+                        {"repeats", o.repeats},
+                        {"save_steps", o.save_steps},
+                        {"ratio", ratio},
+                        {"ratio_of_medians", ratio_of_medians},
+                        {"second_half_ratio", second_half_ratio},
+                        {"thread_cpu_ratio", thread_ratio}};
+    if (saved) j["unsaved_loop_ratio"] = unsaved_ratio;
+    // "none_*" the baseline, "all_*" the measured runs (the names the suite reads).
+    const std::pair<const char*, std::vector<RunTime>*> arms[] = {{"none", &base}, {"all", &test}};
+    for (const auto& [arm, runs] : arms) {
+      const std::string a = arm;
+      j[a + "_step_us"] = med(*runs, &RunTime::loop_s, 1e6);
+      j[a + "_train_end_ms"] = med(*runs, &RunTime::end_s, 1e3);
+      j[a + "_thread_cpu_us"] = med(*runs, &RunTime::thread_cpu_s, 1e6);
+      j[a + "_process_cpu_us"] = med(*runs, &RunTime::process_cpu_s, 1e6);
+      j[a + "_minor_faults_per_step"] = med(*runs, &RunTime::minor_faults);
+      j[a + "_preemptions_per_step"] = med(*runs, &RunTime::preemptions);
+      j[a + "_migrations_per_step"] = med(*runs, &RunTime::migrations);
+      j[a + "_runqueue_wait_us_per_step"] = med(*runs, &RunTime::runqueue_wait_s, 1e6);
+      j[a + "_sleeps_per_step"] = med(*runs, &RunTime::sleeps);
+      if (saved) {
+        j[a + "_save_ms"] = med(*runs, &RunTime::save_s, 1e3);
+        j[a + "_unsaved_step_us"] = med(*runs, &RunTime::unsaved_loop_s, 1e6);
+      }
+      // Every repeat, in run order, to see the machine's drift.
+      j[a + "_step_us_runs"] = runs_of(*runs, &RunTime::loop_s, 1e6);
+      j[a + "_second_half_step_us_runs"] = runs_of(*runs, &RunTime::second_half_s, 1e6);
+      j[a + "_thread_cpu_us_runs"] = runs_of(*runs, &RunTime::thread_cpu_s, 1e6);
+    }
+    if (compare_isolation) j["all_helper_cpu_us"] = med(test, &RunTime::children_cpu_s, 1e6);
+    j["integrations"] = o.integrations;
+    j["isolated"] = o.isolated;
+    j["profile"] = trainhook::enum_name(o.profile);
+    j["callbacks"] = o.callbacks;
+    j["progress"] = o.progress;
+    j["baseline_with_host_plugins"] = o.baseline_with_host_plugins;
+    j["target"] = target;
     std::ofstream(o.json_file) << j.dump(2) << "\n";
   }
   return 0;
@@ -564,11 +554,11 @@ int main(int argc, char** argv) {
         const std::string v = value();
         const auto mode = trainhook::parse_enum<trainhook::ProfileMode>(v);
         if (!mode)
-          throw std::invalid_argument("--profile must be one of " + trainhook::enum_choices<trainhook::ProfileMode>() +
-                                      ", got '" + v + "'");
+          throw std::invalid_argument("--profile must be one of " +
+                                      trainhook::enum_choices<trainhook::ProfileMode>() + ", got '" + v +
+                                      "'");
         o.profile = *mode;
-      }
-      else if (a == "--callbacks")
+      } else if (a == "--callbacks")
         o.callbacks = split(value());
       else if (a == "--skip_missing")
         o.skip_missing = true;
