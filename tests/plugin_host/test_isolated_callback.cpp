@@ -2,9 +2,10 @@
 // th_event_args over a real socket pair, the isolation settings read from
 // --plugin_isolation and plugin_config, and IsolatedCallback against the
 // isolated_faults test plugin in a real trainhook-plugin-runner (control
-// flags, metrics, logs, state; a crash named, then no second wait), and its
-// observe-only events through the event ring (in order with the calls that
-// wait; dropped, counted and reported when the helper falls behind).
+// flags, metrics, logs, state; a crash named, then no second wait; back to
+// sleep soon after answering), and its observe-only events through the event
+// ring (in order with the calls that wait; dropped, counted and reported when
+// the helper falls behind).
 #include "isolation/isolated_callback.hpp"
 #include "isolation/isolation_protocol.hpp"
 
@@ -24,8 +25,12 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <fstream>
+#include <iterator>
 #include <mutex>
+#include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 using namespace trainhook;
@@ -457,6 +462,38 @@ TEST_CASE(
   CHECK(ends.size() == 1);
   CHECK(cb.dropped_events() == 0);
   CHECK_FALSE(host.logged("dropped"));
+}
+
+// A process's CPU time so far, in clock ticks (utime + stime of /proc/PID/stat).
+long cpu_ticks(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::istringstream fields(text.substr(text.rfind(')') + 2));  // after "(comm) "
+  std::string field;
+  long utime = 0, stime = 0;
+  for (int i = 3; i <= 15 && fields >> field; ++i) {  // field 3 is the state
+    if (i == 14) utime = std::stol(field);
+    if (i == 15) stime = std::stol(field);
+  }
+  return utime + stime;
+}
+
+TEST_CASE("a helper looks for the next call only briefly after answering one, then sleeps") {
+  FakeHost host;
+  detail::IsolatedCallback cb(faults_library(), "isolated_faults", host, "{}", 10);
+  for (int64_t s = 1; s <= 20; ++s) {  // calls back to back: each finds the helper awake or wakes it
+    TestEvent e(TH_EVENT_STEP_END, s);
+    cb.on_event(TH_EVENT_STEP_END, e.args);
+  }
+  // Half a second with no call: a helper that kept looking would use most of
+  // it (a few hundred ms of CPU, even sharing a core); one asleep uses none.
+  const long before = cpu_ticks(cb.helper_pid());
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  const long used_ms = (cpu_ticks(cb.helper_pid()) - before) * 1000 / ::sysconf(_SC_CLK_TCK);
+  CHECK(used_ms < 100);
+  TestEvent later(TH_EVENT_STEP_END, 21);  // and a call after the sleep is answered
+  cb.on_event(TH_EVENT_STEP_END, later.args);
+  CHECK(host.metrics.size() == 21);
 }
 
 TEST_CASE("a helper that falls behind loses observe-only events, counted and reported naming the callback") {
