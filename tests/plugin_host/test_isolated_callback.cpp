@@ -13,6 +13,7 @@
 #include <trainhook/plugin_host/host/end_request.hpp>
 #include <trainhook/plugin_host/host/model_access.hpp>
 #include <trainhook/plugin_host/isolation/isolation.hpp>
+#include <trainhook/system_stats/proc_text.hpp>
 
 #include <doctest/doctest.h>
 #include <sanitizer.hpp>
@@ -28,7 +29,7 @@
 #include <fstream>
 #include <iterator>
 #include <mutex>
-#include <sstream>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -465,17 +466,12 @@ TEST_CASE(
 }
 
 // A process's CPU time so far, in clock ticks (utime + stime of /proc/PID/stat).
-long cpu_ticks(pid_t pid) {
+uint64_t cpu_ticks(pid_t pid) {
   std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  std::istringstream fields(text.substr(text.rfind(')') + 2));  // after "(comm) "
-  std::string field;
-  long utime = 0, stime = 0;
-  for (int i = 3; i <= 15 && fields >> field; ++i) {  // field 3 is the state
-    if (i == 14) utime = std::stol(field);
-    if (i == 15) stime = std::stol(field);
-  }
-  return utime + stime;
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::optional<uint64_t> ticks = system_stats::parse_proc_stat_cpu_ticks(text);
+  REQUIRE(ticks.has_value());
+  return *ticks;
 }
 
 TEST_CASE("a helper looks for the next call only briefly after answering one, then sleeps") {
@@ -487,9 +483,10 @@ TEST_CASE("a helper looks for the next call only briefly after answering one, th
   }
   // Half a second with no call: a helper that kept looking would use most of
   // it (a few hundred ms of CPU, even sharing a core); one asleep uses none.
-  const long before = cpu_ticks(cb.helper_pid());
+  const uint64_t before = cpu_ticks(cb.helper_pid());
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
-  const long used_ms = (cpu_ticks(cb.helper_pid()) - before) * 1000 / ::sysconf(_SC_CLK_TCK);
+  const uint64_t used_ms =
+      (cpu_ticks(cb.helper_pid()) - before) * 1000 / static_cast<uint64_t>(::sysconf(_SC_CLK_TCK));
   CHECK(used_ms < 100);
   TestEvent later(TH_EVENT_STEP_END, 21);  // and a call after the sleep is answered
   cb.on_event(TH_EVENT_STEP_END, later.args);

@@ -280,8 +280,8 @@ void run_observed(Link& link, PluginCallback& callback, const std::string& recor
 
 // How long the main thread keeps looking for the next call after answering
 // one before it sleeps on the ring's futex. Waking a sleeping helper costs the
-// trainer ~14 us per call on a 2-vCPU VM (the futex wake, then the idle vCPU
-// resumed); a call that follows within this window costs ~4 us. Bounded, so a
+// trainer 14 to 35 us per call on a 2-vCPU VM (the futex wake, then the idle
+// vCPU resumed); a call that follows within this window costs ~4 us. Bounded, so a
 // plugin whose calls come once per training step spends at most this much CPU
 // per call waiting for nothing.
 constexpr auto kNextCallSpin = std::chrono::microseconds(20);
