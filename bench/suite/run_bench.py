@@ -295,7 +295,11 @@ class Suite:
             Figure("isolated callback: one on_step_end", num("isolated,   on_step_end:"), "us", 20, source=src),
             Figure("isolated callback: one on_step_end, 200 us of work apart",
                    num("isolated,   on_step_end 200 us apart:"), "us", 20, source=src,
-                   note="each call wakes a sleeping helper, as once per training step"),
+                   note="each call wakes a sleeping helper: a waited event the trainer does not announce"),
+            Figure("isolated callback: one on_step_end, 200 us apart, announced 70 us ahead",
+                   num("announced 70 us ahead:"), "us", 20, source=src,
+                   note="as the training loop at each step (announced before the optimizer steps), "
+                   "the announcement's cost included"),
             Figure("isolated callback: one on_log with 10 values", num("isolated,   on_log with 10 values:"), "us",
                    20, source=src),
             Figure("isolated observe-only on_step_end, to the training thread",

@@ -613,6 +613,7 @@ struct Remote final : trainhook::detail::InternalCallback {
   bool isolated() const noexcept override { return isolated_; }
   void on_event(EventId ev, const th_event_args&) override { log_.push_back(name_ + ":" + event_name(ev)); }
   void prepare(EventId ev) noexcept override { log_.push_back(name_ + ":prepare " + event_name(ev)); }
+  void announce(EventId ev) noexcept override { log_.push_back(name_ + ":announce " + event_name(ev)); }
   std::string name_;
   std::vector<std::string>& log_;
   uint64_t mask_;
@@ -643,4 +644,21 @@ TEST_CASE("every isolated callback an event waits for is told before the first c
   REQUIRE(h.pop("far1") != nullptr);
   h.prepare(TH_EVENT_SAVE);
   CHECK(log == std::vector<std::string>{"far2:prepare on_save"});
+}
+
+TEST_CASE("an announced event is passed to the isolated callbacks with it in their mask, and calls nobody") {
+  std::vector<std::string> log;
+  CallbackHandler h(PluginErrorPolicy::disable);
+  const uint64_t step_end = TH_EVENT_BIT(TH_EVENT_STEP_END);
+  h.add(std::make_unique<Remote>("near", log, step_end, false));
+  h.add(std::make_unique<Remote>("far1", log, step_end, true));
+  h.add(std::make_unique<Remote>("deaf", log, TH_EVENT_BIT(TH_EVENT_LOG), true));
+  h.add(std::make_unique<Remote>("far2", log, step_end | TH_EVENT_BIT(TH_EVENT_LOG), true));
+  h.announce(TH_EVENT_STEP_END);
+  CHECK(log == std::vector<std::string>{"far1:announce on_step_end", "far2:announce on_step_end"});
+  log.clear();
+  REQUIRE(h.pop("far2") != nullptr);
+  h.announce(TH_EVENT_STEP_END);
+  h.announce(TH_EVENT_SAVE);  // in nobody's mask
+  CHECK(log == std::vector<std::string>{"far1:announce on_step_end"});
 }

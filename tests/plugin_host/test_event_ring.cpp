@@ -2,7 +2,8 @@
 // that drops and counts without blocking, a producer and a consumer on two
 // threads (in order, nothing lost but what was counted), a sleeping consumer
 // woken by a push or by wake(), calls (woken at once, never counted as
-// drops), and the same ring mapped from its descriptor.
+// drops), an announced call (wakes the consumer, keeps it from sleeping
+// until due), and the same ring mapped from its descriptor.
 #include "isolation/event_ring.hpp"
 
 #include <doctest/doctest.h>
@@ -216,4 +217,27 @@ TEST_CASE("event ring: a call wakes the consumer at once and, when it does not f
   std::string out;
   REQUIRE(ring.pop(out));
   CHECK(out == "call");
+}
+
+TEST_CASE("event ring: an announced call wakes a sleeping consumer, within a bounded time") {
+  iso::EventRing ring = iso::EventRing::create(4096);
+  CHECK(ring.call_expected_until() < Clock::now());  // none announced
+  std::atomic<bool> woke{false};
+  std::thread consumer([&] {
+    ring.wait(std::chrono::milliseconds(60000), [] { return false; });
+    woke.store(true);
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  const auto asked = Clock::now();
+  ring.expect_call(asked + std::chrono::seconds(30));  // nothing in the ring: only the announcement wakes it
+  consumer.join();
+  CHECK(woke.load());
+  // Cut to the longest look a consumer is asked for.
+  CHECK(ring.call_expected_until() <= Clock::now() + iso::EventRing::kLongestExpectedCall);
+  CHECK(ring.call_expected_until() >= asked);
+  // Once the time has passed, it sleeps as before (its timeout here).
+  ring.expect_call(Clock::now() - std::chrono::milliseconds(1));
+  const auto t1 = Clock::now();
+  ring.wait(std::chrono::milliseconds(50), [] { return false; });
+  CHECK(Clock::now() - t1 >= std::chrono::milliseconds(40));
 }

@@ -493,6 +493,33 @@ TEST_CASE("a helper looks for the next call only briefly after answering one, th
   CHECK(host.metrics.size() == 21);
 }
 
+TEST_CASE(
+    "announced calls are answered in order, and a call announced but never made costs the helper little") {
+  FakeHost host;
+  detail::IsolatedCallback cb(faults_library(), "isolated_faults", host, "{}", 10);
+  for (int64_t s = 1; s <= 30; ++s) {
+    cb.announce(TH_EVENT_STEP_END);  // as the training loop, before the optimizer's step
+    const auto from = std::chrono::steady_clock::now();
+    while (std::chrono::steady_clock::now() - from < std::chrono::microseconds(60)) {
+    }  // the optimizer's work
+    TestEvent e(TH_EVENT_STEP_END, s);
+    cb.on_event(TH_EVENT_STEP_END, e.args);
+  }
+  CHECK(host.metrics.size() == 30);
+  // Announced, then not made (the run stopped): the helper looks for it only
+  // until its forecast time, then sleeps; one that kept looking would use
+  // most of the half second.
+  cb.announce(TH_EVENT_STEP_END);
+  const uint64_t before = cpu_ticks(cb.helper_pid());
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  const uint64_t used_ms =
+      (cpu_ticks(cb.helper_pid()) - before) * 1000 / static_cast<uint64_t>(::sysconf(_SC_CLK_TCK));
+  CHECK(used_ms < 100);
+  TestEvent later(TH_EVENT_STEP_END, 31);
+  cb.on_event(TH_EVENT_STEP_END, later.args);
+  CHECK(host.metrics.size() == 31);
+}
+
 TEST_CASE("a helper that falls behind loses observe-only events, counted and reported naming the callback") {
   FakeHost host;
   // A 4 KiB ring holds a dozen events; the helper sleeps a second at the first one.

@@ -192,6 +192,12 @@ void CallbackHandler::prepare(EventId event) noexcept {
     if (isolated_[i] != 0 && enabled_[i] != 0 && (masks_[i] & bit) != 0) callbacks_[i]->prepare(event);
 }
 
+void CallbackHandler::announce(EventId event) noexcept {
+  const uint64_t bit = (event >= 0 && event < 64) ? TH_EVENT_BIT(event) : 0;
+  for (size_t i = 0; i < callbacks_.size(); ++i)
+    if (isolated_[i] != 0 && enabled_[i] != 0 && (masks_[i] & bit) != 0) callbacks_[i]->announce(event);
+}
+
 void CallbackHandler::set_profiler(Profiler* profiler) {
   profiler_ = profiler;
   profile_actions_.clear();

@@ -81,6 +81,11 @@ class InternalCallback {
   // one wakes its helper to run its observed events). Must neither block nor
   // throw.
   virtual void prepare(EventId /*event*/) noexcept {}
+  // The trainer will call `event` shortly (announced at a fixed point before
+  // it, e.g. a step's on_step_end while the optimizer steps), with only its
+  // own work in between: a callback that runs elsewhere may get ready for the
+  // call. Must neither block nor throw.
+  virtual void announce(EventId /*event*/) noexcept {}
 };
 
 // The in-process adapter of a NamedCallback: dispatches th_event_args through

@@ -102,6 +102,11 @@ class CallbackHandler {
   // them before the checkpoint of a save is written made saves slower on a
   // 2-core VM: their work then competes with the writing.)
   void prepare(EventId event) noexcept;
+  // Tells every enabled callback in another process that waits at `event`
+  // (InternalCallback::announce) that the trainer fires it shortly. The
+  // training loop does it at a fixed point before the event, so an isolated
+  // callback's helper is awake when the call comes.
+  void announce(EventId event) noexcept;
 
   // Stateful callbacks -> state.stateful_callbacks (HF layout, TrainerControl included).
   void save_states(TrainerState& state, const TrainerControl& control);

@@ -21,11 +21,14 @@ namespace trainhook::detail::isolation {
 // The header page. Each position on its own cache line: the producer writes
 // head_, the consumer tail_, and neither should bounce the other's line.
 // `sleeping` is the futex word: 1 while the consumer sleeps or is about to.
+// `call_due_ns`: the steady clock (CLOCK_MONOTONIC, one clock for both
+// processes) by which an announced call is due; 0 when none was announced.
 struct EventRing::Shared {
   alignas(64) std::atomic<uint64_t> head;
   alignas(64) std::atomic<uint64_t> tail;
   alignas(64) std::atomic<uint32_t> sleeping;
   uint32_t capacity;
+  std::atomic<int64_t> call_due_ns;
 };
 
 namespace {
@@ -192,7 +195,9 @@ bool EventRing::pop(std::string& out) {
 
 bool EventRing::begin_sleep() noexcept {
   shared_->sleeping.store(1, std::memory_order_seq_cst);
-  if (!empty()) {
+  // seq_cst with expect_call's store then wake: either we see the announced
+  // call here, or its wake finds the flag up and wakes us.
+  if (!empty() || call_expected_until() > std::chrono::steady_clock::now()) {
     shared_->sleeping.store(0, std::memory_order_relaxed);
     return false;
   }
@@ -211,6 +216,19 @@ void EventRing::end_sleep() noexcept { shared_->sleeping.store(0, std::memory_or
 void EventRing::wake() noexcept {
   if (shared_->sleeping.exchange(0, std::memory_order_seq_cst) != 0)
     futex(&shared_->sleeping, FUTEX_WAKE, INT_MAX, nullptr);
+}
+
+void EventRing::expect_call(std::chrono::steady_clock::time_point until) noexcept {
+  until = std::min(until, std::chrono::steady_clock::now() + kLongestExpectedCall);
+  const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(until.time_since_epoch()).count();
+  shared_->call_due_ns.store(static_cast<int64_t>(ns), std::memory_order_seq_cst);
+  wake();
+}
+
+std::chrono::steady_clock::time_point EventRing::call_expected_until() const noexcept {
+  const int64_t ns = shared_->call_due_ns.load(std::memory_order_seq_cst);
+  return std::chrono::steady_clock::time_point(
+      std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::nanoseconds(ns)));
 }
 
 }  // namespace trainhook::detail::isolation

@@ -80,6 +80,17 @@ class EventRing {
   // runner's reader thread calls it when a call arrives on the socket).
   void wake() noexcept;
 
+  // Producer. A call is due by `until` (the trainer announced it, e.g. a
+  // step's on_step_end while the optimizer steps): wakes the consumer now, so
+  // that it is awake when the call comes instead of being woken by it.
+  // `until` is cut to kLongestExpectedCall from now: the consumer spends the
+  // time until then looking for the call.
+  void expect_call(std::chrono::steady_clock::time_point until) noexcept;
+  static constexpr std::chrono::milliseconds kLongestExpectedCall{1};
+  // Consumer. The time the last announced call is due by (in the past when
+  // none is). The consumer does not sleep before it (wait() returns at once).
+  std::chrono::steady_clock::time_point call_expected_until() const noexcept;
+
  private:
   struct Shared;
   EventRing(int fd, Shared* shared, char* data, uint32_t capacity) noexcept

@@ -400,6 +400,7 @@ void IsolatedCallback::on_event(EventId event, const th_event_args& args) {
     push_observed(event, args);
     return;
   }
+  if (event >= 0 && event < TH_EVENT_COUNT) forecasts_[static_cast<size_t>(event)].called(Clock::now());
   if (event == TH_EVENT_TRAIN_END || event == TH_EVENT_EXCEPTION) report_drops();
   // th_host.stop_signal in the runner answers what it was last told, before
   // the event that may read it (on_train_end after a first signal).
@@ -431,6 +432,13 @@ void IsolatedCallback::on_event(EventId event, const th_event_args& args) {
 void IsolatedCallback::prepare(EventId event) noexcept {
   const bool waits = event < 0 || event >= 64 || (observed_ & TH_EVENT_BIT(event)) == 0;
   if (waits && dead_.empty() && ring_.valid() && !ring_.drained()) ring_.wake();
+}
+
+void IsolatedCallback::announce(EventId event) noexcept {
+  if (event < 0 || event >= TH_EVENT_COUNT || (observed_ & TH_EVENT_BIT(event)) != 0) return;
+  if (!dead_.empty() || !ring_.valid()) return;
+  if (const auto due = forecasts_[static_cast<size_t>(event)].announced(Clock::now()))
+    ring_.expect_call(*due);
 }
 
 void IsolatedCallback::push_observed(EventId event, const th_event_args& args) {

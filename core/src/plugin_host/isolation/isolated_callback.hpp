@@ -26,6 +26,7 @@
 // after the timeout). `host` must outlive the object, as for PluginCallback.
 #pragma once
 
+#include "call_forecast.hpp"
 #include "event_ring.hpp"
 #include "isolation_protocol.hpp"
 
@@ -58,6 +59,9 @@ class IsolatedCallback final : public InternalCallback {
   void on_event(EventId event, const th_event_args& args) override;
   // An event that waits is coming: the helper runs its queued observed events now.
   void prepare(EventId event) noexcept override;
+  // `event` will wait soon: the helper is woken now and looks for the call
+  // until its forecast time (call_forecast.hpp), when there is one.
+  void announce(EventId event) noexcept override;
   std::optional<nlohmann::json> save_state() override;
   void load_state(const nlohmann::json& state) override;
 
@@ -110,6 +114,7 @@ class IsolatedCallback final : public InternalCallback {
   isolation::Writer observed_out_;  // the observed event being pushed
   std::chrono::steady_clock::time_point next_serve_{};
   std::array<uint64_t, TH_EVENT_COUNT> dropped_by_event_{};
+  std::array<isolation::CallForecast, TH_EVENT_COUNT> forecasts_{};  // by waited event
   uint64_t drops_reported_ = 0;
   std::string observed_failure_;  // from the helper's Failed notice, not thrown yet
   bool critical_ = false;

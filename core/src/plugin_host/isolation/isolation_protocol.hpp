@@ -33,7 +33,7 @@
 namespace trainhook::detail::isolation {
 
 // Bumped whenever a message changes; the runner refuses another version.
-constexpr uint32_t kProtocolVersion = 2;
+constexpr uint32_t kProtocolVersion = 3;
 // The descriptor the runner finds its end of the socket pair on.
 constexpr int kRunnerFd = 3;
 // The descriptor the runner finds the event ring on.

@@ -15,7 +15,8 @@
 // sleeps on the ring's futex (kConsumerWait at most: the producer does not
 // wake it for every record); the reader thread wakes it when a call arrives.
 // Right after answering a call it looks for the next one for kNextCallSpin
-// before it sleeps.
+// before it sleeps, and when the trainer announced a call (woken by it) it
+// looks for that call until the time the trainer forecast.
 //
 // Lifetime: the process ends after Shutdown, or as soon as the trainer's end
 // of the socket closes (the trainer died or gave up on it). It ignores SIGINT
@@ -285,10 +286,9 @@ void run_observed(Link& link, PluginCallback& callback, const std::string& recor
 // plugin whose calls come once per training step spends at most this much CPU
 // per call waiting for nothing.
 constexpr auto kNextCallSpin = std::chrono::microseconds(20);
-
-// True when a record or a call arrived within kNextCallSpin.
-bool await_call(const isolation::EventRing& ring, const Link& link) {
-  const auto until = std::chrono::steady_clock::now() + kNextCallSpin;
+// True when a record or a call arrived before `until`.
+bool await_call(const isolation::EventRing& ring, const Link& link,
+                std::chrono::steady_clock::time_point until) {
   for (;;) {
     if (!ring.drained() || link.call_waiting()) return true;
     if (std::chrono::steady_clock::now() >= until) return false;
@@ -415,8 +415,12 @@ int run(const std::string& library_file, const std::string& callback_name) {
       // Calls come in bursts (a step's on_step_end, then its on_log): after
       // answering one, look for the next without sleeping for a short while,
       // since waking a sleeping helper costs more than the call itself on a VM.
-      if (answered && await_call(ring, link)) continue;
+      const auto now = std::chrono::steady_clock::now();
+      if (answered && await_call(ring, link, now + kNextCallSpin)) continue;
       answered = false;
+      // A call the trainer announced (a step's on_step_end while its optimizer
+      // steps): look for it until it is due rather than sleep and be woken by it.
+      if (const auto due = ring.call_expected_until(); due > now && await_call(ring, link, due)) continue;
       ring.wait(isolation::EventRing::kConsumerWait, [&] { return link.call_waiting(); });
       continue;
     }
