@@ -474,6 +474,13 @@ uint64_t cpu_ticks(pid_t pid) {
   return *ticks;
 }
 
+// The CPU a process uses over the next half second with no call, in ms.
+uint64_t idle_cpu_ms(pid_t pid) {
+  const uint64_t before = cpu_ticks(pid);
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  return (cpu_ticks(pid) - before) * 1000 / static_cast<uint64_t>(::sysconf(_SC_CLK_TCK));
+}
+
 TEST_CASE("a helper looks for the next call only briefly after answering one, then sleeps") {
   FakeHost host;
   detail::IsolatedCallback cb(faults_library(), "isolated_faults", host, "{}", 10);
@@ -483,11 +490,7 @@ TEST_CASE("a helper looks for the next call only briefly after answering one, th
   }
   // Half a second with no call: a helper that kept looking would use most of
   // it (a few hundred ms of CPU, even sharing a core); one asleep uses none.
-  const uint64_t before = cpu_ticks(cb.helper_pid());
-  std::this_thread::sleep_for(std::chrono::milliseconds(500));
-  const uint64_t used_ms =
-      (cpu_ticks(cb.helper_pid()) - before) * 1000 / static_cast<uint64_t>(::sysconf(_SC_CLK_TCK));
-  CHECK(used_ms < 100);
+  CHECK(idle_cpu_ms(cb.helper_pid()) < 100);
   TestEvent later(TH_EVENT_STEP_END, 21);  // and a call after the sleep is answered
   cb.on_event(TH_EVENT_STEP_END, later.args);
   CHECK(host.metrics.size() == 21);
@@ -510,11 +513,7 @@ TEST_CASE(
   // until its forecast time, then sleeps; one that kept looking would use
   // most of the half second.
   cb.announce(TH_EVENT_STEP_END);
-  const uint64_t before = cpu_ticks(cb.helper_pid());
-  std::this_thread::sleep_for(std::chrono::milliseconds(500));
-  const uint64_t used_ms =
-      (cpu_ticks(cb.helper_pid()) - before) * 1000 / static_cast<uint64_t>(::sysconf(_SC_CLK_TCK));
-  CHECK(used_ms < 100);
+  CHECK(idle_cpu_ms(cb.helper_pid()) < 100);
   TestEvent later(TH_EVENT_STEP_END, 31);
   cb.on_event(TH_EVENT_STEP_END, later.args);
   CHECK(host.metrics.size() == 31);
