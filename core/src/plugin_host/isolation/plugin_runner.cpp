@@ -286,6 +286,7 @@ void run_observed(Link& link, PluginCallback& callback, const std::string& recor
 // plugin whose calls come once per training step spends at most this much CPU
 // per call waiting for nothing.
 constexpr auto kNextCallSpin = std::chrono::microseconds(20);
+
 // True when a record or a call arrived before `until`.
 bool await_call(const isolation::EventRing& ring, const Link& link,
                 std::chrono::steady_clock::time_point until) {
