@@ -39,7 +39,10 @@ assert slow["calls"] == 20, slow
 # plugin measured itself; the profile's figure is that, plus the call's own cost.
 assert 0.080 <= slow["total_s"], f"slow_step on_step_end took {slow['total_s']} s in all, expected 0.1 +- 0.02"
 assert 0 <= slow["total_s"] - spent <= 0.005, f"profile {slow['total_s']} s, the plugin measured {spent} s"
-if spent <= 0.120:  # a machine that overslept less than 20 ms in all
+# Where the machine overslept less than 15 ms in all, the figure is within
+# 100 +- 20 ms: the sleeps plus at most the 5 ms of calls allowed above (a
+# bound at 20 ms failed once with the plugin at 119.9 ms, the profile at 120.1).
+if spent <= 0.115:
     assert slow["total_s"] <= 0.120, f"slow_step on_step_end took {slow['total_s']} s in all, expected 0.1 +- 0.02"
 for phase in ("get_train_batch", "training_step", "forward", "backward", "optimizer_step", "save_checkpoint"):
     assert phase in rows, f"no {phase} in {sorted(rows)}"
