@@ -68,12 +68,11 @@ double per_event_us(trainhook::CallbackHandler& handler, int32_t event,
 
 // Microseconds per event when the training thread works `gap_us` between two
 // events, as a training step does: a helper that answered the last call has
-// gone to sleep by the next, so every call pays for waking it. Only fire() is
-// timed (median of `repeats`).
-// Each event `gap_us` of busy work after the last. With `announced_us` > 0
-// the event is announced that long before it (CallbackHandler::announce), as
-// the training loop announces on_step_end before the optimizer steps; the
-// announcement's own cost is timed with the call.
+// gone to sleep by the next, so every call pays for waking it. With
+// `announced_us` > 0 the event is announced that long before it
+// (CallbackHandler::announce), as the training loop announces on_step_end
+// before the optimizer steps. Only fire() and the announcement are timed
+// (median of `repeats`).
 double spaced_event_us(trainhook::CallbackHandler& handler, int32_t event, int events, int repeats,
                        double gap_us, double announced_us = 0) {
   trainhook::TrainerState st;

@@ -186,16 +186,19 @@ void CallbackHandler::fire(EventId event, const TrainerState& state, TrainerCont
   from_c(c_control, control);
 }
 
-void CallbackHandler::prepare(EventId event) noexcept {
+template <class Tell>
+void CallbackHandler::tell_isolated(EventId event, Tell&& tell) noexcept {
   const uint64_t bit = (event >= 0 && event < 64) ? TH_EVENT_BIT(event) : 0;
   for (size_t i = 0; i < callbacks_.size(); ++i)
-    if (isolated_[i] != 0 && enabled_[i] != 0 && (masks_[i] & bit) != 0) callbacks_[i]->prepare(event);
+    if (isolated_[i] != 0 && enabled_[i] != 0 && (masks_[i] & bit) != 0) tell(*callbacks_[i]);
+}
+
+void CallbackHandler::prepare(EventId event) noexcept {
+  tell_isolated(event, [event](detail::InternalCallback& cb) { cb.prepare(event); });
 }
 
 void CallbackHandler::announce(EventId event) noexcept {
-  const uint64_t bit = (event >= 0 && event < 64) ? TH_EVENT_BIT(event) : 0;
-  for (size_t i = 0; i < callbacks_.size(); ++i)
-    if (isolated_[i] != 0 && enabled_[i] != 0 && (masks_[i] & bit) != 0) callbacks_[i]->announce(event);
+  tell_isolated(event, [event](detail::InternalCallback& cb) { cb.announce(event); });
 }
 
 void CallbackHandler::set_profiler(Profiler* profiler) {

@@ -116,6 +116,10 @@ class CallbackHandler {
   void load_states(const TrainerState& state, TrainerControl& control);
 
  private:
+  // Calls tell(callback) for each enabled isolated callback with `event` in its mask.
+  template <class Tell>
+  void tell_isolated(EventId event, Tell&& tell) noexcept;
+
   PluginErrorPolicy policy_;
   std::vector<std::unique_ptr<detail::InternalCallback>> callbacks_;
   std::vector<char> enabled_;
