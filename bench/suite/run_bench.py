@@ -295,7 +295,7 @@ class Suite:
             Figure("isolated callback: one on_step_end", num("isolated,   on_step_end:"), "us", 20, source=src),
             Figure("isolated callback: one on_step_end, 200 us of work apart",
                    num("isolated,   on_step_end 200 us apart:"), "us", 20, source=src,
-                   note="each call wakes a sleeping helper: a waited event the trainer does not announce"),
+                   note="a waited event the trainer does not announce, at a steady beat the helper learns and wakes itself for"),
             Figure("isolated callback: one on_step_end, 200 us apart, announced 70 us ahead",
                    num("announced 70 us ahead:"), "us", 20, source=src,
                    note="as the training loop at each step (announced before the optimizer steps), "

@@ -3,7 +3,8 @@
 // threads (in order, nothing lost but what was counted), a sleeping consumer
 // woken by a push or by wake(), calls (woken at once, never counted as
 // drops), an announced call (wakes the consumer, keeps it from sleeping
-// until due), and the same ring mapped from its descriptor.
+// until due; leaves one asleep that wakes by itself before the call is due),
+// and the same ring mapped from its descriptor.
 #include "isolation/event_ring.hpp"
 
 #include <doctest/doctest.h>
@@ -240,4 +241,25 @@ TEST_CASE("event ring: an announced call wakes a sleeping consumer, within a bou
   const auto t1 = Clock::now();
   ring.wait(std::chrono::milliseconds(50), [] { return false; });
   CHECK(Clock::now() - t1 >= std::chrono::milliseconds(40));
+}
+
+TEST_CASE("event ring: a consumer that wakes by itself before an announced call is due is left asleep") {
+  iso::EventRing ring = iso::EventRing::create(4096);
+  constexpr auto kOwnWake = std::chrono::microseconds(400);
+  Clock::time_point slept{}, woke{};
+  std::thread consumer([&] {
+    slept = Clock::now();
+    ring.wait(kOwnWake, [] { return false; });
+    woke = Clock::now();
+  });
+  const auto give_up = Clock::now() + std::chrono::seconds(10);
+  while (!ring.consumer_sleeping() && Clock::now() < give_up) std::this_thread::yield();
+  REQUIRE(ring.consumer_sleeping());
+  // Due 1 ms from now (the cut), after the consumer's own wake and its allowance.
+  ring.expect_call(Clock::now() + std::chrono::seconds(30));
+  consumer.join();
+  // Not woken: its wait lasted its whole timeout (a wake would end it at once).
+  CHECK(woke - slept >= kOwnWake);
+  // It then looks for the call (the announcement holds it awake until due).
+  CHECK(ring.call_expected_until() > slept);
 }

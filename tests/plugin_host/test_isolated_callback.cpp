@@ -519,6 +519,28 @@ TEST_CASE(
   CHECK(host.metrics.size() == 31);
 }
 
+TEST_CASE("calls at a steady beat are answered in order, and once they stop the helper soon sleeps") {
+  FakeHost host;
+  detail::IsolatedCallback cb(faults_library(), "isolated_faults", host, "{}", 10);
+  // Unannounced, 300 us apart: the helper learns the beat and wakes itself
+  // before each call is due (call_rhythm.hpp).
+  for (int64_t s = 1; s <= 50; ++s) {
+    const auto from = std::chrono::steady_clock::now();
+    while (std::chrono::steady_clock::now() - from < std::chrono::microseconds(300)) {
+    }  // the step's work
+    TestEvent e(TH_EVENT_STEP_END, s);
+    cb.on_event(TH_EVENT_STEP_END, e.args);
+  }
+  CHECK(host.metrics.size() == 50);
+  // The beat stopped: the helper looks for one more call in one window, then
+  // sleeps; one that kept waking at the beat would use a large part of the
+  // half second.
+  CHECK(idle_cpu_ms(cb.helper_pid()) < 100);
+  TestEvent later(TH_EVENT_STEP_END, 51);
+  cb.on_event(TH_EVENT_STEP_END, later.args);
+  CHECK(host.metrics.size() == 51);
+}
+
 TEST_CASE("a helper that falls behind loses observe-only events, counted and reported naming the callback") {
   FakeHost host;
   // A 4 KiB ring holds a dozen events; the helper sleeps a second at the first one.

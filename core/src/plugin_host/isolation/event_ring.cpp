@@ -29,6 +29,7 @@ struct EventRing::Shared {
   alignas(64) std::atomic<uint32_t> sleeping;
   uint32_t capacity;
   std::atomic<int64_t> call_due_ns;
+  std::atomic<int64_t> wakes_at_ns;  // while it sleeps: when the consumer's own timeout ends it
 };
 
 namespace {
@@ -37,6 +38,12 @@ constexpr size_t kHeaderBytes = 4096;
 static_assert(sizeof(std::atomic<uint64_t>) == 8 && std::atomic<uint64_t>::is_always_lock_free,
               "the ring's positions cross processes: they must be plain lock-free words");
 static_assert(std::atomic<uint32_t>::is_always_lock_free, "the futex word must be a plain word");
+
+int64_t steady_ns(std::chrono::steady_clock::time_point t) {
+  return static_cast<int64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count());
+}
+int64_t steady_ns_of(std::chrono::nanoseconds d) { return static_cast<int64_t>(d.count()); }
 
 bool power_of_two(uint64_t v) { return v != 0 && (v & (v - 1)) == 0; }
 
@@ -171,6 +178,10 @@ bool EventRing::wake_due(uint64_t used) noexcept {
   return false;
 }
 
+bool EventRing::consumer_sleeping() const noexcept {
+  return shared_->sleeping.load(std::memory_order_seq_cst) != 0;
+}
+
 bool EventRing::drained() const noexcept {
   return shared_->tail.load(std::memory_order_acquire) == shared_->head.load(std::memory_order_acquire);
 }
@@ -193,7 +204,10 @@ bool EventRing::pop(std::string& out) {
   return true;
 }
 
-bool EventRing::begin_sleep() noexcept {
+bool EventRing::begin_sleep(std::chrono::nanoseconds timeout) noexcept {
+  // Written before the flag: a producer that sees the flag up sees this sleep's end.
+  shared_->wakes_at_ns.store(steady_ns(std::chrono::steady_clock::now() + timeout),
+                             std::memory_order_seq_cst);
   shared_->sleeping.store(1, std::memory_order_seq_cst);
   // seq_cst with expect_call's store then wake: either we see the announced
   // call here, or its wake finds the flag up and wakes us.
@@ -204,9 +218,9 @@ bool EventRing::begin_sleep() noexcept {
   return true;
 }
 
-void EventRing::sleep(std::chrono::milliseconds timeout) noexcept {
-  const auto ms = std::max<int64_t>(0, timeout.count());
-  const timespec t{static_cast<time_t>(ms / 1000), static_cast<long>((ms % 1000) * 1000000)};
+void EventRing::sleep(std::chrono::nanoseconds timeout) noexcept {
+  const auto ns = std::max<int64_t>(0, timeout.count());
+  const timespec t{static_cast<time_t>(ns / 1000000000), static_cast<long>(ns % 1000000000)};
   // Returns at once when a waker already cleared the word (EAGAIN).
   futex(&shared_->sleeping, FUTEX_WAIT, 1, &t);
 }
@@ -220,8 +234,16 @@ void EventRing::wake() noexcept {
 
 void EventRing::expect_call(std::chrono::steady_clock::time_point until) noexcept {
   until = std::min(until, std::chrono::steady_clock::now() + kLongestExpectedCall);
-  const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(until.time_since_epoch()).count();
-  shared_->call_due_ns.store(static_cast<int64_t>(ns), std::memory_order_seq_cst);
+  const int64_t until_ns = steady_ns(until);
+  shared_->call_due_ns.store(until_ns, std::memory_order_seq_cst);
+  // A consumer asleep only until well before the call is due wakes by itself
+  // in time (its runner expects calls that come at a steady beat): waking it
+  // would cost this thread a system call, and on a VM the resume of an idle
+  // vCPU, for nothing. If its timer is later than that after all, the call
+  // itself wakes it, as an unannounced one.
+  if (shared_->sleeping.load(std::memory_order_seq_cst) != 0 &&
+      shared_->wakes_at_ns.load(std::memory_order_seq_cst) + steady_ns_of(kSelfWakeLate) <= until_ns)
+    return;
   wake();
 }
 

@@ -67,6 +67,8 @@ class EventRing {
   // another way).
   bool try_push_call(std::string_view record) noexcept;
   uint64_t dropped() const noexcept { return dropped_; }
+  // Producer or tests: the consumer sleeps (or is about to).
+  bool consumer_sleeping() const noexcept;
   // Producer or tests: every record pushed has been taken by the consumer.
   bool drained() const noexcept;
 
@@ -76,7 +78,7 @@ class EventRing {
   // Consumer. Sleeps until a record is there, `stop()` turns true after a
   // wake(), or `timeout` passes; returns at once when either holds already.
   template <class Stop>
-  void wait(std::chrono::milliseconds timeout, Stop&& stop);
+  void wait(std::chrono::nanoseconds timeout, Stop&& stop);
   // Any thread of either process: wakes the consumer if it sleeps (the
   // runner's reader thread calls it when a call arrives on the socket).
   void wake() noexcept;
@@ -88,6 +90,9 @@ class EventRing {
   // time until then looking for the call.
   void expect_call(std::chrono::steady_clock::time_point until) noexcept;
   static constexpr std::chrono::milliseconds kLongestExpectedCall{1};
+  // How late a consumer's own timed wake may come: one that sleeps until at
+  // least this long before an announced call is due is not woken for it.
+  static constexpr std::chrono::microseconds kSelfWakeLate{50};
   // Consumer. The time the last announced call is due by (in the past when
   // none is). The consumer does not sleep before it (wait() returns at once).
   std::chrono::steady_clock::time_point call_expected_until() const noexcept;
@@ -99,8 +104,8 @@ class EventRing {
   static EventRing map(int fd, uint32_t capacity);
   bool empty() const noexcept;
   // Announces the sleep; false when there is something to do after all.
-  bool begin_sleep() noexcept;
-  void sleep(std::chrono::milliseconds timeout) noexcept;
+  bool begin_sleep(std::chrono::nanoseconds timeout) noexcept;
+  void sleep(std::chrono::nanoseconds timeout) noexcept;
   void end_sleep() noexcept;
   void copy_in(uint64_t pos, const void* p, size_t n) noexcept;
   void copy_out(uint64_t pos, void* p, size_t n) const noexcept;
@@ -119,8 +124,8 @@ class EventRing {
 };
 
 template <class Stop>
-void EventRing::wait(std::chrono::milliseconds timeout, Stop&& stop) {
-  if (!begin_sleep()) return;
+void EventRing::wait(std::chrono::nanoseconds timeout, Stop&& stop) {
+  if (!begin_sleep(timeout)) return;
   // The flag is up: a waker that set `stop` after this test sees it and wakes us.
   if (!stop()) sleep(timeout);
   end_sleep();

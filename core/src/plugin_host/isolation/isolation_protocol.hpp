@@ -32,8 +32,9 @@
 
 namespace trainhook::detail::isolation {
 
-// Bumped whenever a message changes; the runner refuses another version.
-constexpr uint32_t kProtocolVersion = 3;
+// Bumped whenever a message or the event ring's shared header changes; the
+// runner refuses another version.
+constexpr uint32_t kProtocolVersion = 4;
 // The descriptor the runner finds its end of the socket pair on.
 constexpr int kRunnerFd = 3;
 // The descriptor the runner finds the event ring on.

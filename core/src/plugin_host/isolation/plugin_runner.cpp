@@ -16,7 +16,10 @@
 // wake it for every record); the reader thread wakes it when a call arrives.
 // Right after answering a call it looks for the next one for kNextCallSpin
 // before it sleeps, and when the trainer announced a call (woken by it) it
-// looks for that call until the time the trainer forecast.
+// looks for that call until the time the trainer forecast. Calls that come at
+// a steady beat (a waited on_step_end) it expects by itself (call_rhythm.hpp):
+// it sleeps until just before the next is due and looks for it then, so the
+// trainer need not wake it.
 //
 // Lifetime: the process ends after Shutdown, or as soon as the trainer's end
 // of the socket closes (the trainer died or gave up on it). It ignores SIGINT
@@ -24,6 +27,7 @@
 // ends, so it is still there for on_train_end after a Ctrl-C.
 #include "../host/plugin_callback.hpp"
 #include "../registry/plugin_loader.hpp"
+#include "call_rhythm.hpp"
 #include "event_ring.hpp"
 #include "isolation_protocol.hpp"
 
@@ -32,7 +36,9 @@
 #include <trainhook/plugin_host/host/host_services.hpp>
 #include <trainhook/plugin_host/host/model_access.hpp>
 
+#include <sched.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -297,8 +303,21 @@ bool await_call(const isolation::EventRing& ring, const Link& link,
   }
 }
 
+// Whether this process may run on more than one CPU: looking for a call
+// without sleeping only pays when the trainer runs on another one meanwhile.
+bool several_cpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  return ::sched_getaffinity(0, sizeof set, &set) != 0 || CPU_COUNT(&set) > 1;
+}
+
 int run(const std::string& library_file, const std::string& callback_name) {
   Link link(isolation::kRunnerFd);
+  // The sleep before an expected call ends when asked, not up to the default
+  // 50 us later (the timer slack), which is longer than the wake it saves.
+  ::prctl(PR_SET_TIMERSLACK, 1000UL, 0UL, 0UL, 0UL);
+  const bool follow_rhythm = several_cpus();
+  isolation::CallRhythm rhythm;
   // The trainer's ring for observe-only events; without one (not a
   // descriptor we can map) every event stays a round trip.
   isolation::EventRing ring;
@@ -357,6 +376,7 @@ int run(const std::string& library_file, const std::string& callback_name) {
       switch (type) {
         case Msg::Event: {
           isolation::read_event(r, storage, args);
+          rhythm.called(args.event, std::chrono::steady_clock::now());
           callback->on_event(args.event, args);
           link.send([&](isolation::Writer& w) {
             w.begin(Msg::Done);
@@ -422,6 +442,16 @@ int run(const std::string& library_file, const std::string& callback_name) {
       // A call the trainer announced (a step's on_step_end while its optimizer
       // steps): look for it until it is due rather than sleep and be woken by it.
       if (const auto due = ring.call_expected_until(); due > now && await_call(ring, link, due)) continue;
+      // A call of a steady beat: sleep until just before it is due, then look for it.
+      if (const auto window = follow_rhythm ? rhythm.next(now) : std::nullopt) {
+        if (window->wake_at > now) {
+          ring.wait(window->wake_at - now, [&] { return link.call_waiting(); });
+          if (!ring.drained() || link.call_waiting()) continue;
+        }
+        if (await_call(ring, link, window->give_up_at)) continue;
+        rhythm.missed(std::chrono::steady_clock::now());
+        continue;
+      }
       ring.wait(isolation::EventRing::kConsumerWait, [&] { return link.call_waiting(); });
       continue;
     }
