@@ -10,11 +10,14 @@
 #include <doctest/doctest.h>
 
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <chrono>
 #include <cstring>
+#include <fstream>
+#include <iterator>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -29,6 +32,15 @@ std::string record(uint64_t n, size_t size) {
   std::string r = std::to_string(n) + ":";
   while (r.size() < size) r.push_back(static_cast<char>('a' + (n + r.size()) % 26));
   return r;
+}
+
+// The scheduler state of thread `tid` of this process ('R', 'S', ...; '?' when unknown).
+char thread_state(pid_t tid) {
+  if (tid <= 0) return '?';
+  std::ifstream in("/proc/self/task/" + std::to_string(tid) + "/stat");
+  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const size_t paren = stat.rfind(')');  // the name may hold spaces and parentheses
+  return paren != std::string::npos && paren + 2 < stat.size() ? stat[paren + 2] : '?';
 }
 
 }  // namespace
@@ -247,13 +259,19 @@ TEST_CASE("event ring: a consumer that wakes by itself before an announced call 
   iso::EventRing ring = iso::EventRing::create(4096);
   constexpr auto kOwnWake = std::chrono::microseconds(400);
   Clock::time_point slept{}, woke{};
+  std::atomic<pid_t> tid{0};
   std::thread consumer([&] {
+    tid.store(static_cast<pid_t>(::syscall(SYS_gettid)));
     slept = Clock::now();
     ring.wait(kOwnWake, [] { return false; });
     woke = Clock::now();
   });
+  // Announced only once the consumer is blocked in its futex (its flag up and
+  // the thread asleep): announced earlier, between raising the flag and
+  // looking for an announcement, it would rightly not sleep at all.
   const auto give_up = Clock::now() + std::chrono::seconds(10);
-  while (!ring.consumer_sleeping() && Clock::now() < give_up) std::this_thread::yield();
+  while (!(ring.consumer_sleeping() && thread_state(tid.load()) == 'S') && Clock::now() < give_up)
+    std::this_thread::yield();
   REQUIRE(ring.consumer_sleeping());
   // Due 1 ms from now (the cut), after the consumer's own wake and its allowance.
   ring.expect_call(Clock::now() + std::chrono::seconds(30));
