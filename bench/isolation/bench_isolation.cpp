@@ -70,7 +70,8 @@ double per_event_us(trainhook::CallbackHandler& handler, int32_t event,
 
 // Microseconds per event when the training thread works `gap_us` between two
 // events, as a training step does: a helper that answered the last call has
-// gone to sleep by the next, so every call pays for waking it. With
+// gone to sleep by the next, and is awake for it only if it woke itself (it
+// learns the beat) or the call was announced. With
 // `announced_us` > 0 the event is announced that long before it
 // (CallbackHandler::announce), as the training loop announces on_step_end
 // before the optimizer steps. Only fire() and the announcement are timed

@@ -475,6 +475,13 @@ uint64_t cpu_ticks(pid_t pid) {
 }
 
 // The CPU a process uses over the next half second with no call, in ms.
+// The training thread's work between two events: busy, never asleep.
+void busy_for(std::chrono::microseconds d) {
+  const auto from = std::chrono::steady_clock::now();
+  while (std::chrono::steady_clock::now() - from < d) {
+  }
+}
+
 uint64_t idle_cpu_ms(pid_t pid) {
   const uint64_t before = cpu_ticks(pid);
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
@@ -502,9 +509,7 @@ TEST_CASE(
   detail::IsolatedCallback cb(faults_library(), "isolated_faults", host, "{}", 10);
   for (int64_t s = 1; s <= 30; ++s) {
     cb.announce(TH_EVENT_STEP_END);  // as the training loop, before the optimizer's step
-    const auto from = std::chrono::steady_clock::now();
-    while (std::chrono::steady_clock::now() - from < std::chrono::microseconds(60)) {
-    }  // the optimizer's work
+    busy_for(std::chrono::microseconds(60));  // the optimizer's work
     TestEvent e(TH_EVENT_STEP_END, s);
     cb.on_event(TH_EVENT_STEP_END, e.args);
   }
@@ -525,9 +530,7 @@ TEST_CASE("calls at a steady beat are answered in order, and once they stop the 
   // Unannounced, 300 us apart: the helper learns the beat and wakes itself
   // before each call is due (call_rhythm.hpp).
   for (int64_t s = 1; s <= 50; ++s) {
-    const auto from = std::chrono::steady_clock::now();
-    while (std::chrono::steady_clock::now() - from < std::chrono::microseconds(300)) {
-    }  // the step's work
+    busy_for(std::chrono::microseconds(300));  // the step's work
     TestEvent e(TH_EVENT_STEP_END, s);
     cb.on_event(TH_EVENT_STEP_END, e.args);
   }

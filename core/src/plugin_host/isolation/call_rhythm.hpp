@@ -7,12 +7,12 @@
 // its own timer a little before the call is due and looks for it, so the call
 // finds it awake and the trainer pays no wake at all; announced or not.
 //
-// A beat is one event's calls. It is steady after kSteadyCalls calls whose
-// gaps each stay within a quarter of the smoothed period (at least kJitter);
-// only beats of at most kLongestPeriod are followed: beyond that a wake is
-// small beside the time between calls. The helper wakes `lead` before the
-// call is due (kWakeLead, plus twice the gaps' spread) and looks until it is
-// kLateness (plus the spread) overdue; a call that misses its window puts the
+// A beat is one event's calls. The first gap sets its period; it is steady
+// once kSteadyCalls gaps in a row after that each stay within a quarter of the
+// smoothed period (at least kJitter). Only beats of at most kLongestPeriod are
+// followed: beyond that a wake is small beside the time between calls. The
+// helper wakes kWakeLead (plus twice the gaps' spread) before the call is due
+// and looks until it is kLateness (plus twice the spread) overdue; a call that misses its window puts the
 // beat back to unsteady, so a beat that stopped costs the helper one window.
 //
 // Ownership: a plain value held by the runner's main thread; the caller passes

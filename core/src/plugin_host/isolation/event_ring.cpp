@@ -43,7 +43,6 @@ int64_t steady_ns(std::chrono::steady_clock::time_point t) {
   return static_cast<int64_t>(
       std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count());
 }
-int64_t steady_ns_of(std::chrono::nanoseconds d) { return static_cast<int64_t>(d.count()); }
 
 bool power_of_two(uint64_t v) { return v != 0 && (v & (v - 1)) == 0; }
 
@@ -242,7 +241,9 @@ void EventRing::expect_call(std::chrono::steady_clock::time_point until) noexcep
   // vCPU, for nothing. If its timer is later than that after all, the call
   // itself wakes it, as an unannounced one.
   if (shared_->sleeping.load(std::memory_order_seq_cst) != 0 &&
-      shared_->wakes_at_ns.load(std::memory_order_seq_cst) + steady_ns_of(kSelfWakeLate) <= until_ns)
+      shared_->wakes_at_ns.load(std::memory_order_seq_cst) +
+              static_cast<int64_t>(std::chrono::nanoseconds(kSelfWakeLate).count()) <=
+          until_ns)
     return;
   wake();
 }

@@ -11,10 +11,9 @@
 // training thread must not stall on a slow plugin.
 //
 // Layout: one header page (the positions, the futex word, the time an
-// announced call is due) then `capacity` bytes of data. A record is its u32
-// length then its bytes, written across the end of the data area when it has
-// to (positions only grow; the index is the position modulo capacity, a power
-// of two).
+// announced call is due, the end of the consumer's own timed sleep) then `capacity` bytes of data. A record
+// is its u32 length then its bytes, written across the end of the data area when it has to (positions only
+// grow; the index is the position modulo capacity, a power of two).
 //
 // Ownership: the object owns its mapping and its descriptor (memfd, created
 // by create(), handed to the runner, which attach()es to it). Neither side

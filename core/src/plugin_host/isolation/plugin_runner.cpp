@@ -442,10 +442,12 @@ int run(const std::string& library_file, const std::string& callback_name) {
       // A call the trainer announced (a step's on_step_end while its optimizer
       // steps): look for it until it is due rather than sleep and be woken by it.
       if (const auto due = ring.call_expected_until(); due > now && await_call(ring, link, due)) continue;
-      // A call of a steady beat: sleep until just before it is due, then look for it.
-      if (const auto window = follow_rhythm ? rhythm.next(now) : std::nullopt) {
-        if (window->wake_at > now) {
-          ring.wait(window->wake_at - now, [&] { return link.call_waiting(); });
+      // A call of a steady beat: sleep until just before it is due, then look
+      // for it. The time is read again: the looks above may have taken a while.
+      const auto later = std::chrono::steady_clock::now();
+      if (const auto window = follow_rhythm ? rhythm.next(later) : std::nullopt) {
+        if (window->wake_at > later) {
+          ring.wait(window->wake_at - later, [&] { return link.call_waiting(); });
           if (!ring.drained() || link.call_waiting()) continue;
         }
         if (await_call(ring, link, window->give_up_at)) continue;
