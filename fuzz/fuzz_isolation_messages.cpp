@@ -26,9 +26,11 @@ void read_one(iso::Msg type, const iso::Channel& channel) {
     case iso::Msg::Created: {
       const iso::CreatedReply c = iso::read_created(channel.payload());
       // The trainer never believes an observe-only bit outside the plugin's
-      // mask, nor one for the two events it always waits for.
+      // mask, nor one for the two events it always waits for; a side-by-side
+      // bit only for an event it waits for.
       if ((c.observe_only & ~c.event_mask) != 0 || (c.event_mask & ~TH_EVENT_MASK_ALL) != 0 ||
-          (c.observe_only & (TH_EVENT_BIT(TH_EVENT_TRAIN_END) | TH_EVENT_BIT(TH_EVENT_EXCEPTION))) != 0)
+          (c.observe_only & (TH_EVENT_BIT(TH_EVENT_TRAIN_END) | TH_EVENT_BIT(TH_EVENT_EXCEPTION))) != 0 ||
+          (c.side_by_side & ~(c.event_mask & ~c.observe_only)) != 0)
         __builtin_trap();
       break;
     }

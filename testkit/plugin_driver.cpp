@@ -61,6 +61,9 @@ FakeHost::FakeHost() {
   table_.set_observe_only = [](void* c, uint64_t events) {
     static_cast<FakeHost*>(c)->observe_only = events;
   };
+  table_.set_side_by_side = [](void* c, uint64_t events) {
+    static_cast<FakeHost*>(c)->side_by_side = events;
+  };
 }
 
 uint32_t host_table_size(uint32_t minor) {
@@ -77,6 +80,7 @@ uint32_t host_table_size(uint32_t minor) {
       static_cast<uint32_t>(TH_STRUCT_SIZE(th_host, profile_span)),      // 1.5
       static_cast<uint32_t>(TH_STRUCT_SIZE(th_host, set_observe_only)),  // 1.6
       static_cast<uint32_t>(TH_STRUCT_SIZE(th_host, set_observe_only)),  // 1.7 (th_event_args.time_ns only)
+      static_cast<uint32_t>(TH_STRUCT_SIZE(th_host, set_side_by_side)),  // 1.8
   };
   static_assert(sizeof sizes / sizeof sizes[0] == TRAINHOOK_ABI_VERSION_MINOR + 1,
                 "a new ABI minor adds its last th_host field here");

@@ -662,3 +662,82 @@ TEST_CASE("an announced event is passed to the isolated callbacks with it in the
   h.announce(TH_EVENT_SAVE);  // in nobody's mask
   CHECK(log == std::vector<std::string>{"far1:announce on_step_end"});
 }
+
+// A callback in another process whose calls at `side` run side by side: it
+// records when each begins and ends (and the flags it was sent), and its end
+// may fail.
+struct SideBySideCallback final : trainhook::detail::InternalCallback {
+  SideBySideCallback(std::string n, std::vector<std::string>& log, uint64_t side, bool fail_at_end = false)
+      : name_(std::move(n)), log_(log), side_(side), fail_at_end_(fail_at_end) {}
+  std::string name() const override { return name_; }
+  bool isolated() const noexcept override { return true; }
+  void on_event(EventId ev, const th_event_args& args) override {
+    log_.push_back(name_ + ":" + event_name(ev) + ":" + flags(*args.control));
+  }
+  bool begin_event(EventId ev, const th_event_args& args) override {
+    if ((side_ & TH_EVENT_BIT(ev)) == 0) return false;
+    log_.push_back(name_ + ":begin " + event_name(ev) + ":" + flags(*args.control));
+    return true;
+  }
+  void end_event(EventId ev) override {
+    log_.push_back(name_ + ":end " + event_name(ev));
+    if (fail_at_end_) throw std::runtime_error("its side-by-side call failed");
+  }
+  std::string name_;
+  std::vector<std::string>& log_;
+  uint64_t side_;
+  bool fail_at_end_;
+};
+
+TEST_CASE(
+    "side-by-side calls overlap the next callbacks' calls and all end, in order, before the event does") {
+  std::vector<std::string> log;
+  CallbackHandler h;
+  h.add(std::make_unique<SideBySideCallback>("a", log, TH_EVENT_BIT(TH_EVENT_SAVE)));
+  h.add(std::make_unique<Recorder>("b", log, TH_EVENT_MASK_ALL, [](EventId ev, const th_event_args& a) {
+    if (ev == TH_EVENT_SAVE) a.control->should_training_stop = 1;
+  }));
+  h.add(std::make_unique<SideBySideCallback>("c", log, TH_EVENT_BIT(TH_EVENT_SAVE)));
+  h.add(std::make_unique<Recorder>("d", log));
+  TrainerState st;
+  TrainerControl c;
+  c.should_save = true;
+  h.fire(TH_EVENT_SAVE, st, c);
+  // c is sent what b set, as HF's handler would pass it; a is answered first.
+  CHECK(log == std::vector<std::string>{"a:begin on_save:-----", "b:on_save:-----", "c:begin on_save:T----",
+                                        "d:on_save:T----", "a:end on_save", "c:end on_save"});
+  CHECK(c.should_training_stop);
+  CHECK_FALSE(c.should_save);
+  log.clear();
+  h.fire(TH_EVENT_LOG, st, c);  // not declared there: called in turn
+  CHECK(log ==
+        std::vector<std::string>{"a:on_log:T----", "b:on_log:T----", "c:on_log:T----", "d:on_log:T----"});
+}
+
+TEST_CASE("a side-by-side call that fails is named, and one that stops the run leaves none unanswered") {
+  std::vector<std::string> log;
+  SUBCASE("disable: the callback is disabled, the event goes on") {
+    CallbackHandler h;
+    h.add(std::make_unique<SideBySideCallback>("a", log, TH_EVENT_BIT(TH_EVENT_SAVE), /*fail_at_end=*/true));
+    h.add(std::make_unique<SideBySideCallback>("b", log, TH_EVENT_BIT(TH_EVENT_SAVE)));
+    TrainerState st;
+    TrainerControl c;
+    h.fire(TH_EVENT_SAVE, st, c);
+    CHECK(log == std::vector<std::string>{"a:begin on_save:-----", "b:begin on_save:-----", "a:end on_save",
+                                          "b:end on_save"});
+    REQUIRE(h.disabled().size() == 1);
+    CHECK(h.disabled()[0].callback == "a");
+    CHECK(h.disabled()[0].event == "on_save");
+    CHECK(h.disabled()[0].message == "its side-by-side call failed");
+  }
+  SUBCASE("fail: the run stops, and the calls begun after it are still answered") {
+    CallbackHandler h(PluginErrorPolicy::fail);
+    h.add(std::make_unique<SideBySideCallback>("a", log, TH_EVENT_BIT(TH_EVENT_SAVE), /*fail_at_end=*/true));
+    h.add(std::make_unique<SideBySideCallback>("b", log, TH_EVENT_BIT(TH_EVENT_SAVE)));
+    TrainerState st;
+    TrainerControl c;
+    CHECK_THROWS_WITH_AS(h.fire(TH_EVENT_SAVE, st, c),
+                         "callback 'a' failed in on_save: its side-by-side call failed", CallbackError);
+    CHECK(log.back() == "b:end on_save");
+  }
+}

@@ -100,6 +100,12 @@ th_status on_event(void* self, const th_event_args* args, char*, size_t) CARELES
       ::raise(SIGSEGV);
       break;
 #endif
+#ifdef CARELESS_STEERS_SIDE_BY_SIDE
+    case TH_EVENT_SAVE:
+      // Declared side by side in create, yet it stops the run here.
+      args->control->should_training_stop = 1;
+      break;
+#endif
 #ifdef CARELESS_STEERS_OBSERVED
     case TH_EVENT_LOG:
       // Declared observe-only in create, yet it asks for a checkpoint here.
@@ -128,6 +134,9 @@ th_status create(const th_host* host, const char* config_json, void** out, char*
 #ifdef CARELESS_SIGTERM
   // Takes SIGTERM from the trainer, which saves a checkpoint on it.
   ::signal(SIGTERM, on_sigterm);
+#endif
+#ifdef CARELESS_STEERS_SIDE_BY_SIDE
+  host->set_side_by_side(host->ctx, TH_EVENT_BIT(TH_EVENT_SAVE));
 #endif
 #ifdef CARELESS_STEERS_OBSERVED
   host->set_observe_only(host->ctx, TH_EVENT_BIT(TH_EVENT_LOG) | TH_EVENT_BIT(TH_EVENT_STEP_END));

@@ -117,6 +117,8 @@ careless chdir working_directory "changed from .*/cwd to .*/output_dir"
 
 careless steers_observed observe_only "careless.on_log at step [0-9]+, declared observe-only, set should_save"
 
+careless steers_side_by_side observe_only "careless.on_save at step [0-9]+, declared side by side, set should_training_stop"
+
 # A hang: the group is killed at --timeout and the event it hung in is named.
 check 1 hangs "$PLUGINS/hangs/$LIB" --timeout 3
 expect_line hangs "^FAIL  events "

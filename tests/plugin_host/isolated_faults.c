@@ -8,7 +8,13 @@
  *   "stall_ms":N                  sleeps N ms at the first observed event (a
  *                                 helper that falls behind)
  *   "steer_observed":1            sets should_training_stop in an observed on_log
+ *   "side_by_side":1              declares on_save side by side (ABI 1.8)
+ *   "mark":"PATH"                 at on_save, creates the file PATH
+ *   "meet":"PATH"                 at on_save, waits up to 5 s for the file PATH
+ *                                 (an error if it never comes)
+ *   "steer_save":1                at on_save, sets should_training_stop
  *                                 (a plugin breaking its own declaration)
+ * Callback "isolated_partner" is "isolated_faults" under another name.
  * Callback "isolated_observer" is the same with "observe":1 always and a mask
  * of on_step_begin, on_log and on_train_end only: nothing it gets between
  * train begin and end is waited for.
@@ -38,6 +44,10 @@ typedef struct faults {
   long observe;
   long stall_ms;
   long steer_observed;
+  long side_by_side;
+  long steer_save;
+  char mark[256];
+  char meet[256];
 } faults;
 
 static void say(const faults* f, const char* text) { f->host->log(f->host->ctx, TH_LOG_INFO, text); }
@@ -48,6 +58,48 @@ static long number_after(const char* config, const char* key, long fallback) {
   p += strlen(key);
   if (*p == '"') ++p; /* the value may cross as a string */
   return strtol(p, NULL, 10);
+}
+
+static void string_after(const char* config, const char* key, char* out, size_t size) {
+  const char* p = strstr(config, key);
+  if (p == NULL) return;
+  p += strlen(key);
+  size_t n = 0;
+  while (p[n] != '\0' && p[n] != '"' && n + 1 < size) {
+    out[n] = p[n];
+    ++n;
+  }
+  out[n] = '\0';
+}
+
+static th_status on_save(faults* f, const th_event_args* args, char* err, size_t err_size) {
+  if (f->mark[0] != '\0') {
+    FILE* m = fopen(f->mark, "w");
+    if (m == NULL) {
+      snprintf(err, err_size, "isolated_faults: cannot create %s", f->mark);
+      return TH_ERROR;
+    }
+    fclose(m);
+  }
+  if (f->meet[0] != '\0') {
+    int met = 0;
+    for (int i = 0; i < 5000 && !met; ++i) {
+      FILE* m = fopen(f->meet, "r");
+      if (m != NULL) {
+        fclose(m);
+        met = 1;
+      } else {
+        struct timespec t = {0, 1000000L};
+        nanosleep(&t, NULL);
+      }
+    }
+    if (!met) {
+      snprintf(err, err_size, "isolated_faults: %s did not appear within 5 s of on_save", f->meet);
+      return TH_ERROR;
+    }
+  }
+  if (f->steer_save) args->control->should_training_stop = 1;
+  return TH_OK;
 }
 
 static th_status on_event(void* self, const th_event_args* args, char* err, size_t err_size) {
@@ -67,6 +119,7 @@ static th_status on_event(void* self, const th_event_args* args, char* err, size
     if (f->steer_observed && args->event == TH_EVENT_LOG) args->control->should_training_stop = 1;
     return TH_OK;
   }
+  if (args->event == TH_EVENT_SAVE) return on_save(f, args, err, err_size);
   if (args->event == TH_EVENT_STEP_END) {
     char name[] = "isolated_metric";
     if (f->host->add_metric(f->host->ctx, name, (double)step / 2.0, err, err_size) != TH_OK) return TH_ERROR;
@@ -165,6 +218,12 @@ static th_status create(const th_host* host, const char* config_json, void** out
   f->observe = number_after(config_json, "\"observe\":", 0);
   f->stall_ms = number_after(config_json, "\"stall_ms\":", 0);
   f->steer_observed = number_after(config_json, "\"steer_observed\":", 0);
+  f->side_by_side = number_after(config_json, "\"side_by_side\":", 0);
+  f->steer_save = number_after(config_json, "\"steer_save\":", 0);
+  string_after(config_json, "\"mark\":\"", f->mark, sizeof f->mark);
+  string_after(config_json, "\"meet\":\"", f->meet, sizeof f->meet);
+  if (f->side_by_side && TH_HAS_FIELD(host, th_host, set_side_by_side) && host->set_side_by_side != NULL)
+    host->set_side_by_side(host->ctx, TH_EVENT_BIT(TH_EVENT_SAVE));
   if (f->observe && TH_HAS_FIELD(host, th_host, set_observe_only) && host->set_observe_only != NULL)
     host->set_observe_only(host->ctx, TH_EVENT_BIT(TH_EVENT_STEP_BEGIN) | TH_EVENT_BIT(TH_EVENT_LOG));
   const char* fault = strstr(config_json, "\"fault\":\"");
@@ -211,5 +270,14 @@ static const th_callback_info observer = {
     TH_EVENT_BIT(TH_EVENT_STEP_BEGIN) | TH_EVENT_BIT(TH_EVENT_LOG) | TH_EVENT_BIT(TH_EVENT_TRAIN_END),
     create_observer,
     &vtable};
-static const th_callback_info* const callback_ptrs[] = {&callback, &observer};
+/* The same again under another name: two of them in one handler. */
+static const th_callback_info partner = {TH_CALLBACK_INFO_STRUCT_SIZE,
+                                         "isolated_partner",
+                                         "1.0.0",
+                                         TH_KIND_CALLBACK,
+                                         "isolated_faults under a second name (isolation tests)",
+                                         TH_EVENT_MASK_ALL,
+                                         create,
+                                         &vtable};
+static const th_callback_info* const callback_ptrs[] = {&callback, &observer, &partner};
 TH_PLUGIN_ENTRY("isolated_faults", "1.0.0", callback_ptrs)

@@ -9,6 +9,7 @@
 #include "isolation/isolated_callback.hpp"
 #include "isolation/isolation_protocol.hpp"
 
+#include <trainhook/callbacks/callback_handler.hpp>
 #include <trainhook/common/errors.hpp>
 #include <trainhook/plugin_host/host/end_request.hpp>
 #include <trainhook/plugin_host/host/model_access.hpp>
@@ -26,6 +27,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <mutex>
@@ -267,6 +269,7 @@ TEST_CASE("the runner's replies are read within their bounds and a malformed one
   w.str("");
   w.u64(~uint64_t{0});  // observe-only: every bit, TRAIN_END and EXCEPTION too
   w.u8(1);
+  w.u64(~uint64_t{0});  // side by side: every bit, observe-only ones too
   const std::string created = w.finish();
   const iso::CreatedReply c = iso::read_created(iso::Reader(created.data() + 5, created.size() - 5));
   CHECK(c.ok);
@@ -276,11 +279,18 @@ TEST_CASE("the runner's replies are read within their bounds and a malformed one
   CHECK((c.observe_only & TH_EVENT_BIT(TH_EVENT_TRAIN_END)) == 0);
   CHECK((c.observe_only & TH_EVENT_BIT(TH_EVENT_EXCEPTION)) == 0);
   CHECK((c.observe_only & TH_EVENT_BIT(TH_EVENT_LOG)) != 0);
+  // Side by side are only the waited events: here the two always waited for.
+  CHECK(c.side_by_side == (TH_EVENT_BIT(TH_EVENT_TRAIN_END) | TH_EVENT_BIT(TH_EVENT_EXCEPTION)));
+  // A runner before side by side stops after the ring flag.
+  const iso::CreatedReply v4 = iso::read_created(iso::Reader(created.data() + 5, created.size() - 8 - 5));
+  CHECK(v4.reads_ring);
+  CHECK(v4.side_by_side == 0);
   // An older runner stops after the error text: nothing observe-only, no ring.
-  const size_t old_size = created.size() - 9;
+  const size_t old_size = created.size() - 17;
   const iso::CreatedReply old = iso::read_created(iso::Reader(created.data() + 5, old_size - 5));
   CHECK(old.observe_only == 0);
   CHECK_FALSE(old.reads_ring);
+  CHECK(old.side_by_side == 0);
   CHECK_THROWS_AS(iso::read_created(iso::Reader(created.data() + 5, 6)), std::runtime_error);
 
   w.begin(iso::Msg::ReqLearningRates);
@@ -573,4 +583,57 @@ TEST_CASE("a helper that falls behind loses observe-only events, counted and rep
   }
   CHECK(host.logged(std::to_string(cb.dropped_events()) + " observe-only event(s) dropped in all"));
   CHECK(host.logged("(on_log: " + std::to_string(cb.dropped_events()) + ")"));
+}
+
+TEST_CASE(
+    "isolated calls declared side by side overlap: one waits at on_save for a file the next one creates") {
+  char folder[] = "/tmp/trainhook-side-by-side-XXXXXX";
+  REQUIRE(::mkdtemp(folder) != nullptr);
+  const std::string met = std::string(folder) + "/b-saved";
+  FakeHost host;
+  CallbackHandler handler;
+  // a's on_save returns once b's on_save has begun: called in turn, a would
+  // fail after 5 s (as it does below when it is not declared side by side).
+  const auto waiting = [&](bool side_by_side) {
+    return std::make_unique<detail::IsolatedCallback>(
+        faults_library(), "isolated_faults", host,
+        std::string(R"({"side_by_side":)") + (side_by_side ? "1" : "0") + R"(,"meet":")" + met + R"("})", 20);
+  };
+  SUBCASE("declared: both are answered") {
+    handler.add(waiting(true));
+    handler.add(std::make_unique<detail::IsolatedCallback>(
+        faults_library(), "isolated_partner", host, R"({"side_by_side":1,"mark":")" + met + R"("})", 20));
+    TrainerState state;
+    TrainerControl control;
+    handler.fire(TH_EVENT_SAVE, state, control);
+    CHECK(handler.disabled().empty());
+    CHECK_FALSE(control.should_training_stop);
+  }
+  SUBCASE("not declared: called in turn, the first waits in vain") {
+    handler.add(waiting(false));
+    handler.add(std::make_unique<detail::IsolatedCallback>(
+        faults_library(), "isolated_partner", host, R"({"side_by_side":0,"mark":")" + met + R"("})", 20));
+    TrainerState state;
+    TrainerControl control;
+    handler.fire(TH_EVENT_SAVE, state, control);
+    REQUIRE(handler.disabled().size() == 1);
+    CHECK(handler.disabled()[0].message.find("did not appear within 5 s") != std::string::npos);
+  }
+  std::filesystem::remove_all(folder);
+}
+
+TEST_CASE("a flag set in an event declared side by side is not taken and is the callback's failure") {
+  FakeHost host;
+  CallbackHandler handler;
+  handler.add(std::make_unique<detail::IsolatedCallback>(faults_library(), "isolated_faults", host,
+                                                         R"({"side_by_side":1,"steer_save":1})", 10));
+  TrainerState state;
+  TrainerControl control;
+  handler.fire(TH_EVENT_SAVE, state, control);
+  CHECK_FALSE(control.should_training_stop);
+  REQUIRE(handler.disabled().size() == 1);
+  CHECK(handler.disabled()[0].message ==
+        "it changed TrainerControl (should_training_stop) in on_save, which it declared side by side "
+        "(set_side_by_side / side_by_side_events), where the change is not taken; declare only the events in "
+        "which it does not steer the run");
 }

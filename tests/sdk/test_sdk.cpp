@@ -50,6 +50,15 @@ class Narrowing final : public trainhook::Callback {
   void on_log(trainhook::Event&) override {}
 };
 
+// Declares two events side by side, of which it handles one.
+class SideBySide final : public trainhook::Callback {
+ public:
+  static constexpr uint64_t side_by_side_events =
+      TH_EVENT_BIT(TH_EVENT_SAVE) | TH_EVENT_BIT(TH_EVENT_TRAIN_END);
+  explicit SideBySide(trainhook::Setup&) {}
+  void on_save(trainhook::Event&) override {}
+};
+
 // What create() declared to `fake` (FakeHost::observe_only).
 template <class T>
 uint64_t observed_on(testkit::FakeHost& fake, const char* config = "{}") {
@@ -215,7 +224,7 @@ TEST_CASE("struct size constants end at the last field, so TH_HAS_FIELD never cl
   CHECK(TH_STATE_STRUCT_SIZE == offsetof(th_state, steps_in_epoch) + sizeof(int64_t));
   CHECK(TH_CONTROL_STRUCT_SIZE == offsetof(th_control, should_log) + sizeof(int32_t));
   CHECK(TH_VALUES_STRUCT_SIZE == offsetof(th_values, string_values) + sizeof(void*));
-  CHECK(TH_HOST_STRUCT_SIZE == offsetof(th_host, set_observe_only) + sizeof(void*));
+  CHECK(TH_HOST_STRUCT_SIZE == offsetof(th_host, set_side_by_side) + sizeof(void*));
   CHECK(TH_FAILURE_STRUCT_SIZE == offsetof(th_failure, step) + sizeof(int64_t));
   CHECK(TH_CALLBACK_INFO_STRUCT_SIZE == offsetof(th_callback_info, vtable) + sizeof(void*));
   CHECK(TH_STEP_VALUES_STRUCT_SIZE == offsetof(th_step_values, learning_rate) + sizeof(double));
@@ -384,6 +393,21 @@ TEST_CASE("observed_events declares the observe-only events a class handles, and
   CHECK(fake.observe_only == TH_EVENT_BIT(TH_EVENT_EVALUATE));
   trainhook::Host(old.table()).set_observe_only(TH_EVENT_BIT(TH_EVENT_EVALUATE));
   CHECK(old.observe_only == 0);
+}
+
+TEST_CASE("side_by_side_events declares the side-by-side events a class handles, and nothing on a 1.7 host") {
+  testkit::FakeHost fake;
+  (void)observed_on<SideBySide>(fake);
+  CHECK(fake.side_by_side == TH_EVENT_BIT(TH_EVENT_SAVE));
+  CHECK(fake.observe_only == 0);
+  testkit::FakeHost old;
+  old.play_abi_minor(7);  // no set_side_by_side in its table: not called, nothing breaks
+  (void)observed_on<SideBySide>(old);
+  CHECK(old.side_by_side == 0);
+  trainhook::Host(fake.table()).set_side_by_side(TH_EVENT_BIT(TH_EVENT_EVALUATE));
+  CHECK(fake.side_by_side == TH_EVENT_BIT(TH_EVENT_EVALUATE));
+  trainhook::Host(old.table()).set_side_by_side(TH_EVENT_BIT(TH_EVENT_EVALUATE));
+  CHECK(old.side_by_side == 0);
 }
 
 TEST_CASE("a constructor's own set_observe_only wins over the class's observed_events") {

@@ -399,6 +399,10 @@ TEST_CASE("Integration declares its record events observe-only, cut to those the
   // the base's train begin/end or on_exception.
   CHECK((trainhook::detail::observed_events_of<SequenceIntegration>::value &
          trainhook::detail::event_mask<SequenceIntegration>()) == TH_EVENT_BIT(TH_EVENT_LOG));
+  // on_save side by side, for an integration that handles it (this one does not).
+  CHECK(SequenceIntegration::side_by_side_events == TH_EVENT_BIT(TH_EVENT_SAVE));
+  CHECK((trainhook::detail::side_by_side_events_of<SequenceIntegration>::value &
+         trainhook::detail::event_mask<SequenceIntegration>()) == 0);
 }
 
 TEST_CASE("Integration's normal run: open, begin records, final records, end mark, one report") {

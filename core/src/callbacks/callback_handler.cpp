@@ -159,17 +159,41 @@ void CallbackHandler::fire(EventId event, const TrainerState& state, TrainerCont
   // Every helper that this event waits for starts on its queued events now,
   // side by side, instead of each when its turn comes.
   prepare(event);
+  // Calls begun side by side (th_host.set_side_by_side, isolated only): the
+  // callbacks after them are called meanwhile, with the flags as they were
+  // (those calls set none), and each is answered, in order, before the event
+  // ends. Also when a failure ends the event early: a helper must not be left
+  // with an answer nobody read.
+  struct SideBySide {
+    CallbackHandler& handler;
+    EventId event;
+    std::vector<size_t> begun;
+    size_t ended = 0;
+    ~SideBySide() {
+      for (; ended < begun.size(); ++ended) {
+        try {
+          handler.callbacks_[begun[ended]]->end_event(event);
+        } catch (...) {  // the failure that ended the event stands
+        }
+      }
+    }
+  } side_by_side{*this, event, {}};
   const uint64_t bit = (event >= 0 && event < 64) ? TH_EVENT_BIT(event) : 0;
+  struct NotRunning {
+    std::atomic<int64_t>& running;
+    ~NotRunning() { running.store(-1, std::memory_order_relaxed); }
+  };
   for (size_t i = 0; i < callbacks_.size(); ++i) {
     if (enabled_[i] == 0 || (masks_[i] & bit) == 0) continue;
     const th_control before = c_control;
     running_.store(static_cast<int64_t>(i), std::memory_order_relaxed);
     calls_started_.store(calls_started_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-    struct NotRunning {
-      std::atomic<int64_t>& running;
-      ~NotRunning() { running.store(-1, std::memory_order_relaxed); }
-    } not_running{running_};
+    const NotRunning not_running{running_};
     try {
+      if (isolated_[i] != 0 && callbacks_[i]->begin_event(event, args)) {
+        side_by_side.begun.push_back(i);
+        continue;
+      }
       call(i, event, args);
       continue;
     } catch (const std::exception& e) {
@@ -179,6 +203,18 @@ void CallbackHandler::fire(EventId event, const TrainerState& state, TrainerCont
     } catch (...) {
       c_control = before;
       c_control.struct_size = TH_CONTROL_STRUCT_SIZE;
+      failed(i, event_name(event), "unknown exception", event == TH_EVENT_EXCEPTION);
+    }
+  }
+  for (; side_by_side.ended < side_by_side.begun.size();) {
+    const size_t i = side_by_side.begun[side_by_side.ended++];
+    running_.store(static_cast<int64_t>(i), std::memory_order_relaxed);
+    const NotRunning not_running{running_};
+    try {
+      end_call(i, event);
+    } catch (const std::exception& e) {
+      failed(i, event_name(event), e.what(), event == TH_EVENT_EXCEPTION);
+    } catch (...) {
       failed(i, event_name(event), "unknown exception", event == TH_EVENT_EXCEPTION);
     }
   }
@@ -207,19 +243,25 @@ void CallbackHandler::set_profiler(Profiler* profiler) {
 }
 
 void CallbackHandler::call(size_t index, EventId event, const th_event_args& args) {
-  detail::InternalCallback& cb = *callbacks_[index];
-  if (profiler_ == nullptr) {
-    cb.on_event(event, args);
-    return;
-  }
+  const ProfileScope timed(profiler_, profile_action(index, event));
+  callbacks_[index]->on_event(event, args);
+}
+
+void CallbackHandler::end_call(size_t index, EventId event) {
+  const ProfileScope timed(profiler_, profile_action(index, event));
+  callbacks_[index]->end_event(event);
+}
+
+int CallbackHandler::profile_action(size_t index, EventId event) {
+  if (profiler_ == nullptr) return -1;
+  const detail::InternalCallback& cb = *callbacks_[index];
   std::vector<int>& ids = profile_actions_[&cb];
   const auto slot = static_cast<size_t>(event < 0 ? 0 : event);
   if (ids.size() <= slot) ids.resize(slot + 1, -1);
   if (ids[slot] < 0)
     ids[slot] = profiler_->action(std::string(cb.isolated() ? "[Isolated]" : "[Callback]") + cb.name() + "." +
                                   event_name(event));
-  const ProfileScope timed(profiler_, ids[slot]);
-  cb.on_event(event, args);
+  return ids[slot];
 }
 
 std::string CallbackHandler::running_callback() const {

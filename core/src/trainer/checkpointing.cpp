@@ -84,9 +84,15 @@ void Trainer::Impl::save_checkpoint() {
     contents.rank_rng_states = rank_rng;
     contents.seed = args.seed;
     contents.next_lr = access.lr();
-    write_checkpoint_atomically(out, state.global_step,
-                                [&](const fs::path& tmp) { write_checkpoint_files(tmp, contents); });
-    if (args.save_total_limit) rotate_checkpoints(out, *args.save_total_limit, state.best_model_checkpoint);
+    {
+      const ProfileScope written(profile.get(), profile.actions().write_checkpoint);
+      write_checkpoint_atomically(out, state.global_step,
+                                  [&](const fs::path& tmp) { write_checkpoint_files(tmp, contents); });
+    }
+    if (args.save_total_limit) {
+      const ProfileScope rotated(profile.get(), profile.actions().rotate_checkpoints);
+      rotate_checkpoints(out, *args.save_total_limit, state.best_model_checkpoint);
+    }
   }
   rank0_first.reset();
   const std::string dir = folder.string();

@@ -27,6 +27,8 @@ RunProfile::RunProfile(ProfileMode mode) : mode_(mode) {
   actions_.agree_on_control = p.action("agree_on_control");
   actions_.evaluate = p.action("evaluate");
   actions_.save_checkpoint = p.action("save_checkpoint");
+  actions_.write_checkpoint = p.action("write_checkpoint");
+  actions_.rotate_checkpoints = p.action("rotate_checkpoints");
 }
 
 RunProfile::~RunProfile() = default;

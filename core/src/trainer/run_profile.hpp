@@ -39,6 +39,8 @@ class RunProfile {
     int agree_on_control = -1;
     int evaluate = -1;
     int save_checkpoint = -1;
+    int write_checkpoint = -1;    // within save_checkpoint: its files, atomically
+    int rotate_checkpoints = -1;  // within save_checkpoint: save_total_limit
   };
 
   explicit RunProfile(ProfileMode mode = ProfileMode::none);

@@ -45,7 +45,7 @@ extern "C" {
 #endif
 
 #define TRAINHOOK_ABI_VERSION_MAJOR 1
-#define TRAINHOOK_ABI_VERSION_MINOR 7
+#define TRAINHOOK_ABI_VERSION_MINOR 8
 
 /* The oldest host minor a plugin needs (1.<TRAINHOOK_ABI_MIN_MINOR>), which is
  * what it answers in th_plugin_info.abi_minor: a host of that minor or newer
@@ -418,8 +418,22 @@ typedef struct th_host {
    * th_callback_info field so that plugins written for 1.0 keep compiling
    * warning-free (positional initializers), as set_critical. */
   void (*set_observe_only)(void* ctx, uint64_t events);
+
+  /* ---- 1.8 (check with TH_HAS_FIELD(host, th_host, set_side_by_side)) ----- */
+  /* In create(): of the events this callback waits at (its event_mask less
+   * what it observes only), the ones (TH_EVENT_BIT()s) at which it does not
+   * steer the run (as set_observe_only says) and does its own work only: no
+   * other callback of the event needs that work done before it runs (e.g.
+   * flushing its own log file, linking a checkpoint it will upload). The
+   * trainer still waits for it before the event ends, but an isolated
+   * callback's call there may overlap the calls of the callbacks after it:
+   * the trainer sends it, goes on with the next callbacks and collects its
+   * answer at the end of the event. Flags set there are ignored (and
+   * reported). In process nothing changes. Not calling it (a plugin built for
+   * 1.7 or older) means every waited event is called in turn, as before. */
+  void (*set_side_by_side)(void* ctx, uint64_t events);
 } th_host;
-#define TH_HOST_STRUCT_SIZE ((uint32_t)TH_STRUCT_SIZE(th_host, set_observe_only))
+#define TH_HOST_STRUCT_SIZE ((uint32_t)TH_STRUCT_SIZE(th_host, set_side_by_side))
 
 /* ---- a callback: created per run, called per event ------------------------ */
 typedef struct th_callback_vtable {

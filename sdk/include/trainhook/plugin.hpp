@@ -367,6 +367,19 @@ class Host {
       h_->set_observe_only(h_->ctx, events);
   }
 
+  // Of the events this callback waits at, the ones where it does not steer
+  // (as above) and does only its own work, which no other callback of the
+  // event needs done first (ABI 1.8, abi.h's set_side_by_side): flushing its
+  // own file, linking a checkpoint it uploads later. Isolated, the trainer
+  // goes on with the next callbacks while it works and waits for it at the
+  // event's end. `static constexpr uint64_t side_by_side_events` in the class
+  // declares a fixed set, as observed_events; the last call wins. Does
+  // nothing on older hosts.
+  void set_side_by_side(uint64_t events) const noexcept {
+    if (TH_HAS_FIELD(h_, th_host, set_side_by_side) && h_->set_side_by_side != nullptr)
+      h_->set_side_by_side(h_->ctx, events);
+  }
+
   const th_host* raw() const noexcept { return h_; }
 
  private:
@@ -534,6 +547,16 @@ struct observed_events_of<T, std::void_t<decltype(T::observed_events)>> {
   static constexpr uint64_t value = static_cast<uint64_t>(T::observed_events);
 };
 
+// T::side_by_side_events, likewise (Host::set_side_by_side).
+template <class T, class = void>
+struct side_by_side_events_of {
+  static constexpr uint64_t value = 0;
+};
+template <class T>
+struct side_by_side_events_of<T, std::void_t<decltype(T::side_by_side_events)>> {
+  static constexpr uint64_t value = static_cast<uint64_t>(T::side_by_side_events);
+};
+
 template <class F>
 th_status guarded(char* err, size_t err_size, F&& f) noexcept {
   try {
@@ -566,6 +589,8 @@ struct Adapter {
       // the constructor, so that its own call (from its options) wins.
       constexpr uint64_t observed = detail::observed_events_of<T>::value & detail::event_mask<T>();
       if constexpr (observed != 0) setup.host().set_observe_only(observed);
+      constexpr uint64_t side_by_side = detail::side_by_side_events_of<T>::value & detail::event_mask<T>();
+      if constexpr (side_by_side != 0) setup.host().set_side_by_side(side_by_side);
       *out = static_cast<Callback*>(new T(setup));
     });
   }

@@ -86,6 +86,12 @@ class InternalCallback {
   // own work in between: a callback that runs elsewhere may get ready for the
   // call. Must neither block nor throw.
   virtual void announce(EventId /*event*/) noexcept {}
+  // A call that other callbacks' calls may overlap: begin_event starts it and
+  // returns true when the callback runs elsewhere (false: call on_event
+  // instead); end_event waits for it to finish. The flags it sets are not
+  // taken. May throw, as on_event.
+  virtual bool begin_event(EventId /*event*/, const th_event_args& /*args*/) { return false; }
+  virtual void end_event(EventId /*event*/) {}
 };
 
 // The in-process adapter of a NamedCallback: dispatches th_event_args through

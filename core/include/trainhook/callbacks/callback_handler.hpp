@@ -141,6 +141,11 @@ class CallbackHandler {
 
   // Calls callback `index` at `event`, timed when a profiler is set.
   void call(size_t index, EventId event, const th_event_args& args);
+  // Waits for the end of a call begun side by side, timed as call() (what
+  // the training thread waits for it).
+  void end_call(size_t index, EventId event);
+  // The profiler's action of (callback, event); -1 when not profiling.
+  int profile_action(size_t index, EventId event);
 
   // Records the failure and applies the policy (logs one error line; throws
   // CallbackError under PluginErrorPolicy::fail, except `at_exception`).

@@ -84,6 +84,7 @@ void CallbackSession::create() {
     Instance in{cb};
     bool ignored = false;
     (void)host_.take_observe_only(ignored);  // what an earlier create left
+    (void)host_.take_side_by_side();
     const auto cfg = configs_.find(cb->name);
     const std::string config = cfg != configs_.end() ? cfg->second : "{}";
     char err[2048] = {0};
@@ -100,6 +101,7 @@ void CallbackSession::create() {
       throw StopRun{std::string(cb->name) + ".create failed with status " + std::to_string(st) + ": " + err +
                     " (give its plugin_config with --plugin_config " + cb->name + ".KEY=VALUE)"};
     in.observe_only = host_.take_observe_only(in.declared);
+    in.side_by_side = host_.take_side_by_side();
     instances_.push_back(in);
   }
 }
@@ -107,12 +109,12 @@ void CallbackSession::create() {
 std::vector<CallbackSession::ObserveOnly> CallbackSession::observe_only() const {
   std::vector<ObserveOnly> out;
   for (const auto& in : instances_)
-    out.push_back({in.info->name, in.declared, in.observe_only, in.info->event_mask});
+    out.push_back({in.info->name, in.declared, in.observe_only, in.info->event_mask, in.side_by_side});
   return out;
 }
 
 void CallbackSession::check_observed(const Instance& in, const th_event_args& args, const th_control& before,
-                                     uint64_t steers_before) {
+                                     uint64_t steers_before, const char* declared_as) {
   const th_control& after = *args.control;
   std::string what;
   auto flag = [&](int32_t was, int32_t now, const char* name) {
@@ -129,7 +131,7 @@ void CallbackSession::check_observed(const Instance& in, const th_event_args& ar
   ++steered_count_;
   if (steered_.size() < kKeptErrors)
     steered_.push_back(std::string(in.info->name) + "." + event_name(args.event) + " at step " +
-                       std::to_string(args.state->global_step) + ", declared observe-only, " + what);
+                       std::to_string(args.state->global_step) + ", declared " + declared_as + ", " + what);
 }
 
 void CallbackSession::fire(th_event_args& args) {
@@ -162,7 +164,10 @@ void CallbackSession::fire(th_event_args& args) {
       t.max_step = args.state->global_step;
     }
     if (st != TH_OK) record_error(in, ev.c_str(), args.state->global_step, st, err);
-    if (observed) check_observed(in, args, control_before, steers_before);
+    if (observed)
+      check_observed(in, args, control_before, steers_before, "observe-only");
+    else if ((in.side_by_side & TH_EVENT_BIT(args.event)) != 0)
+      check_observed(in, args, control_before, steers_before, "side by side");
   }
 }
 

@@ -71,14 +71,15 @@ class CallbackSession {
   }
 
   // What each callback declared observe-only (th_host.set_observe_only in
-  // create), and the calls in those events that steered the run anyway (set a
-  // control flag, or called a host function that steers): when isolated, such
-  // an event is not waited for and what it set is lost.
+  // create) or side by side (set_side_by_side), and the calls in those events
+  // that steered the run anyway (set a control flag, or called a host function
+  // that steers): when isolated, what they set there is not taken.
   struct ObserveOnly {
     std::string callback;
     bool declared = false;
     uint64_t events = 0;
-    uint64_t event_mask = 0;  // the callback's own
+    uint64_t event_mask = 0;    // the callback's own
+    uint64_t side_by_side = 0;  // as declared
   };
   std::vector<ObserveOnly> observe_only() const;
   const std::vector<std::string>& steered_observed() const noexcept { return steered_; }
@@ -90,9 +91,10 @@ class CallbackSession {
     void* self = nullptr;
     uint64_t observe_only = 0;
     bool declared = false;
+    uint64_t side_by_side = 0;
   };
   void check_observed(const Instance& in, const th_event_args& args, const th_control& before,
-                      uint64_t steers_before);
+                      uint64_t steers_before, const char* declared_as);
   void record_error(const Instance& in, const char* what, int64_t step, th_status st, const char* err);
   [[noreturn]] void crossed(const Instance& in, const char* what, int64_t step, const std::string& exception);
 

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <utility>
 
 namespace trainhook::plugin_check {
 namespace {
@@ -95,6 +96,9 @@ CheckHost::CheckHost(std::string output_dir, std::string run_name)
     h->observe_only_ = events;
     h->observe_only_declared_ = true;
   };
+  table_.set_side_by_side = [](void* c, uint64_t events) {
+    static_cast<CheckHost*>(c)->side_by_side_ = events;
+  };
 }
 
 void CheckHost::play_minor(uint32_t minor) {
@@ -118,6 +122,8 @@ std::vector<std::string> CheckHost::recent_warnings() {
   std::lock_guard<std::mutex> lock(mu_);
   return {warnings_.begin(), warnings_.end()};
 }
+
+uint64_t CheckHost::take_side_by_side() { return std::exchange(side_by_side_, 0); }
 
 uint64_t CheckHost::take_observe_only(bool& declared) {
   declared = observe_only_declared_;

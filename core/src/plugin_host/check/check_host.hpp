@@ -36,6 +36,8 @@ class CheckHost {
   // What set_observe_only declared since the last take (a callback declares
   // in create; the session takes it right after), and whether it was called.
   uint64_t take_observe_only(bool& declared);
+  // Likewise for set_side_by_side (ABI 1.8).
+  uint64_t take_side_by_side();
   // The calls that steer the run (add_metric, set_lr_factor,
   // skip_optimizer_step, set_resume_checkpoint, tensors for writing), counted,
   // with the name of the last: an event declared observe-only makes none.
@@ -62,6 +64,7 @@ class CheckHost {
   double lr_factor_ = 1.0;
   uint64_t observe_only_ = 0;
   bool observe_only_declared_ = false;
+  uint64_t side_by_side_ = 0;
   uint64_t steers_ = 0;
   const char* last_steer_ = "";
   void steer(const char* what) noexcept {

@@ -4,9 +4,9 @@
 // instances (a script may call train() twice); then a new instance is given
 // the state saved at the first checkpoint (load_state) and resumes from it.
 // Every call must return TH_OK. observe_only: the events each callback
-// declared it only observes (th_host.set_observe_only) are watched through the
-// first run; one that steers the run there fails (isolated, it is not waited
-// for, and what it set is lost).
+// declared it only observes (th_host.set_observe_only) or runs side by side
+// (set_side_by_side) are watched through the first run; one that steers the
+// run there fails (isolated, what it set there is not taken).
 #include "callback_session.hpp"
 #include "checks.hpp"
 #include "fake_trainer.hpp"
@@ -45,6 +45,11 @@ void report_observe_only(const std::vector<CallbackSession::ObserveOnly>& declar
           "\n  " + d.callback +
           (observed != 0 ? ": observes " + events_of(observed) + " (isolated, delivered without a round trip)"
                          : std::string(": declared no event it may observe (every event waits)"));
+    if (const uint64_t side = d.side_by_side & d.event_mask & ~observed & TH_EVENT_MASK_ALL; side != 0)
+      detail += "; side by side at " + events_of(side) + " (isolated, waited for at the event's end)";
+    if ((d.side_by_side & ~d.event_mask) != 0)
+      warns.push_back(d.callback + ": declares side by side events its event mask does not ask for: " +
+                      events_of(d.side_by_side & ~d.event_mask));
     if ((d.events & ~d.event_mask) != 0)
       warns.push_back(d.callback + ": declares events its event mask does not ask for: " +
                       events_of(d.events & ~d.event_mask));
@@ -59,8 +64,8 @@ void report_observe_only(const std::vector<CallbackSession::ObserveOnly>& declar
       listed_steers += "\n  ... " + std::to_string(s.steered_count() - s.steered_observed().size()) + " more";
     report("observe_only", Verdict::fail,
            std::to_string(s.steered_count()) +
-               " call(s) steered the run in an event declared observe-only (isolated, the trainer does not "
-               "wait for these events and reports a flag set there as the callback's failure; a host "
+               " call(s) steered the run in an event declared observe-only or side by side (isolated, the "
+               "trainer does not take a flag set there and reports it as the callback's failure; a host "
                "function that steers is refused): declare only the events it never steers in" +
                listed_steers);
     return;

@@ -32,6 +32,7 @@ HostTable::HostTable(HostServices& host, std::string who) : host_(host), who_(st
   table_.profiling = &HostTable::profiling;          // ABI 1.5
   table_.profile_span = &HostTable::profile_span;
   table_.set_observe_only = &HostTable::set_observe_only;  // ABI 1.6
+  table_.set_side_by_side = &HostTable::set_side_by_side;  // ABI 1.8
 }
 
 const char* HostTable::keep(std::string value) {
@@ -155,6 +156,10 @@ void HostTable::profile_span(void* ctx, const char* what, int64_t start_ns, int6
 
 void HostTable::set_observe_only(void* ctx, uint64_t events) noexcept {
   self_of(ctx)->observe_only_.store(events & TH_EVENT_MASK_ALL);
+}
+
+void HostTable::set_side_by_side(void* ctx, uint64_t events) noexcept {
+  self_of(ctx)->side_by_side_.store(events & TH_EVENT_MASK_ALL);
 }
 
 }  // namespace trainhook::detail

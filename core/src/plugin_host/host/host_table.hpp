@@ -34,6 +34,9 @@ class HostTable {
   // only observes. In process nothing reads it; the isolation runner tells the
   // trainer, which then sends those events through the event ring.
   uint64_t observe_only() const noexcept { return observe_only_.load(); }
+  // Set through th_host.set_side_by_side (ABI 1.8): the waited events whose
+  // call may overlap the next callbacks' calls (isolated only, as above).
+  uint64_t side_by_side() const noexcept { return side_by_side_.load(); }
 
  private:
   static void log(void* ctx, int32_t level, const char* message) noexcept;
@@ -50,6 +53,7 @@ class HostTable {
   static int32_t profiling(void* ctx) noexcept;      // ABI 1.5
   static void profile_span(void* ctx, const char* what, int64_t start_ns, int64_t end_ns) noexcept;
   static void set_observe_only(void* ctx, uint64_t events) noexcept;  // ABI 1.6
+  static void set_side_by_side(void* ctx, uint64_t events) noexcept;  // ABI 1.8
   const char* keep(std::string value);
 
   HostServices& host_;
@@ -60,6 +64,7 @@ class HostTable {
   std::string trainer_state_;       // valid until the next trainer_state_json call
   std::atomic<bool> critical_{false};
   std::atomic<uint64_t> observe_only_{0};
+  std::atomic<uint64_t> side_by_side_{0};
 };
 
 }  // namespace trainhook::detail

@@ -38,6 +38,8 @@ class PluginCallback final : public InternalCallback {
   bool has_load_state() const noexcept { return has_load_state_; }
   // The events of its mask it declared it only observes (th_host.set_observe_only).
   uint64_t observe_only() const noexcept { return host_.observe_only() & info_.event_mask; }
+  // The waited events it declared side by side (th_host.set_side_by_side).
+  uint64_t side_by_side() const noexcept { return host_.side_by_side() & info_.event_mask & ~observe_only(); }
 
  private:
   std::string describe_failure(th_status status, const char* err) const;

@@ -182,6 +182,7 @@ IsolatedCallback::IsolatedCallback(std::filesystem::path library, std::string ca
   has_save_state_ = created.has_save_state;
   has_load_state_ = created.has_load_state;
   observed_ = created.observe_only;
+  side_by_side_ = created.side_by_side;
   ring_calls_ = created.ok && ring_.valid() && created.reads_ring;
   if (!created.ok) {
     const std::string error(created.error);
@@ -267,6 +268,11 @@ void IsolatedCallback::fail(const char* what, const std::string& cause) {
 }
 
 void IsolatedCallback::exchange(Msg expected, const char* what) {
+  send(expected, what);
+  await_answer(expected, what);
+}
+
+void IsolatedCallback::send(Msg expected, const char* what) {
   if (!dead_.empty()) fail(what, dead_);  // dead already: no second wait
   // After Create the runner reads calls from the ring too, in order with the
   // observed events; one that does not fit (or that must follow a socket
@@ -275,7 +281,12 @@ void IsolatedCallback::exchange(Msg expected, const char* what) {
                        ring_.try_push_call(out_.finish());
   socket_next_ = false;
   if (!by_ring && !channel_.send(out_.finish())) fail(what, reap());
-  const auto deadline = Clock::now() + timeout_;
+  sent_at_ = Clock::now();
+}
+
+void IsolatedCallback::await_answer(Msg expected, const char* what) {
+  if (!dead_.empty()) fail(what, dead_);
+  const auto deadline = sent_at_ + timeout_;
   auto tick = [this] {
     // A signal arrived while the plugin works (on_train_end's flush): tell it.
     if (!end_now_sent_ && end_now_requested()) {
@@ -400,6 +411,30 @@ void IsolatedCallback::on_event(EventId event, const th_event_args& args) {
     push_observed(event, args);
     return;
   }
+  send_event(event, args);
+  // The flags the plugin set come back as they would in process.
+  *args.control = await_event(event);
+  args.control->struct_size = TH_CONTROL_STRUCT_SIZE;
+}
+
+bool IsolatedCallback::begin_event(EventId event, const th_event_args& args) {
+  if (event < 0 || event >= 64 || (side_by_side_ & TH_EVENT_BIT(event)) == 0) return false;
+  sent_control_ = *args.control;
+  send_event(event, args);
+  return true;
+}
+
+void IsolatedCallback::end_event(EventId event) {
+  const th_control control = await_event(event);
+  // The callbacks after it were called with the flags as they were before it.
+  if (const std::string changed = isolation::changed_flags(sent_control_, control); !changed.empty())
+    throw std::runtime_error(
+        "it changed TrainerControl (" + changed + ") in " + event_name(event) +
+        ", which it declared side by side (set_side_by_side / side_by_side_events), where "
+        "the change is not taken; declare only the events in which it does not steer the run");
+}
+
+void IsolatedCallback::send_event(EventId event, const th_event_args& args) {
   if (event >= 0 && event < TH_EVENT_COUNT) forecasts_[static_cast<size_t>(event)].called(Clock::now());
   if (event == TH_EVENT_TRAIN_END || event == TH_EVENT_EXCEPTION) report_drops();
   // th_host.stop_signal in the runner answers what it was last told, before
@@ -412,7 +447,11 @@ void IsolatedCallback::on_event(EventId event, const th_event_args& args) {
     socket_next_ = true;  // the runner's reader records it before it reads this event
   }
   isolation::write_event(out_, args);
-  exchange(Msg::Done, event_name(event));
+  send(Msg::Done, event_name(event));
+}
+
+th_control IsolatedCallback::await_event(EventId event) {
+  await_answer(Msg::Done, event_name(event));
   isolation::DoneReply done;
   th_control control{};
   try {
@@ -423,10 +462,8 @@ void IsolatedCallback::on_event(EventId event, const th_event_args& args) {
     fail(event_name(event), std::string("broke the protocol (") + e.what() + "; it was killed)");
   }
   if (done.status != TH_OK) throw std::runtime_error(std::string(done.message));
-  // The flags the plugin set come back as they would in process.
-  *args.control = control;
-  args.control->struct_size = TH_CONTROL_STRUCT_SIZE;
   throw_observed_failure();
+  return control;
 }
 
 void IsolatedCallback::prepare(EventId event) noexcept {

@@ -57,6 +57,10 @@ class IsolatedCallback final : public InternalCallback {
   bool critical() const override { return critical_; }
   bool isolated() const noexcept override { return true; }
   void on_event(EventId event, const th_event_args& args) override;
+  // A waited event the plugin declared side by side (th_host.set_side_by_side):
+  // sent, answered by end_event; false for any other event.
+  bool begin_event(EventId event, const th_event_args& args) override;
+  void end_event(EventId event) override;
   // An event that waits is coming: the helper runs its queued observed events now.
   void prepare(EventId event) noexcept override;
   // `event` will wait soon: the helper is woken now and looks for the call
@@ -77,6 +81,12 @@ class IsolatedCallback final : public InternalCallback {
   // Sends out_'s message, then serves the helper's notices and requests until
   // its answer `expected` arrives (left in channel_). Throws on failure.
   void exchange(isolation::Msg expected, const char* what);
+  // The two halves of exchange.
+  void send(isolation::Msg expected, const char* what);
+  void await_answer(isolation::Msg expected, const char* what);
+  // A waited event's call, and its answer: the flags the plugin set.
+  void send_event(EventId event, const th_event_args& args);
+  th_control await_event(EventId event);
   void serve_request();
   // An observe-only event: into the ring, no wait.
   void push_observed(EventId event, const th_event_args& args);
@@ -104,10 +114,13 @@ class IsolatedCallback final : public InternalCallback {
   isolation::Writer out_;    // the call being sent
   isolation::Writer reply_;  // answers to the helper's requests
   std::string dead_;         // set once the helper is gone: why
+  std::chrono::steady_clock::time_point sent_at_{};  // of the call being answered
   bool end_now_sent_ = false;
   int stop_signal_sent_ = 0;  // the th_host.stop_signal the runner was last told
   uint64_t mask_ = 0;
   uint64_t observed_ = 0;
+  uint64_t side_by_side_ = 0;  // waited events whose call may overlap the next callbacks'
+  th_control sent_control_{};  // the flags a side-by-side call was sent with
   bool ring_calls_ = false;   // the runner reads calls from the ring (after Create)
   bool socket_next_ = false;  // the next call crosses the socket (after a StopSignal notice)
   isolation::EventRing ring_;

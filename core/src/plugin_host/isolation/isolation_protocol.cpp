@@ -233,6 +233,19 @@ void write_event(Writer& w, const th_event_args& a, Msg type) {
   w.i64(a.struct_size >= TH_STRUCT_SIZE(th_event_args, time_ns) ? a.time_ns : monotonic_ns());
 }
 
+std::string changed_flags(const th_control& before, const th_control& after) {
+  std::string changed;
+  auto note = [&](const char* flag, int32_t was, int32_t now) {
+    if (was != now) changed += std::string(changed.empty() ? "" : ", ") + flag;
+  };
+  note("should_training_stop", before.should_training_stop, after.should_training_stop);
+  note("should_epoch_stop", before.should_epoch_stop, after.should_epoch_stop);
+  note("should_save", before.should_save, after.should_save);
+  note("should_evaluate", before.should_evaluate, after.should_evaluate);
+  note("should_log", before.should_log, after.should_log);
+  return changed;
+}
+
 void read_event(Reader& r, EventStorage& s, th_event_args& out) {
   out = th_event_args{};
   out.struct_size = TH_EVENT_ARGS_STRUCT_SIZE;
@@ -294,6 +307,7 @@ CreatedReply read_created(Reader r) {
     c.observe_only =
         r.u64() & c.event_mask & ~(TH_EVENT_BIT(TH_EVENT_TRAIN_END) | TH_EVENT_BIT(TH_EVENT_EXCEPTION));
   c.reads_ring = !r.at_end() && r.u8() != 0;
+  if (!r.at_end()) c.side_by_side = r.u64() & c.event_mask & ~c.observe_only;
   return c;
 }
 

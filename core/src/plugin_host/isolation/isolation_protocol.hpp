@@ -34,7 +34,7 @@ namespace trainhook::detail::isolation {
 
 // Bumped whenever a message or the event ring's shared header changes; the
 // runner refuses another version.
-constexpr uint32_t kProtocolVersion = 4;
+constexpr uint32_t kProtocolVersion = 5;
 // The descriptor the runner finds its end of the socket pair on.
 constexpr int kRunnerFd = 3;
 // The descriptor the runner finds the event ring on.
@@ -52,7 +52,8 @@ enum class Msg : uint8_t {
   StopSignal = 8,  // i32 signal: a first signal stopped the run (th_host.stop_signal); no answer
   Observed = 9,    // ring only: an observe-only event (as Event), no answer
   // runner -> trainer
-  Created = 20,  // ok, event_mask, critical, has save/load state, error, observe_only mask, reads ring
+  Created = 20,  // ok, event_mask, critical, has save/load state, error, observe_only mask, reads ring,
+                 // side_by_side mask
   Done = 21,     // status, message, [control | state text]
   Log = 22,      // level, message
   Stop = 23,     // reason
@@ -190,6 +191,9 @@ struct EventStorage {
 };
 void write_event(Writer& w, const th_event_args& args, Msg type = Msg::Event);
 void read_event(Reader& r, EventStorage& storage, th_event_args& out);
+// The TrainerControl flags that differ, named and joined by ", " (empty when
+// none): what a plugin changed in an event where the change is not taken.
+std::string changed_flags(const th_control& before, const th_control& after);
 
 // What the runner sends, as the trainer reads it. The runner runs a plugin
 // the trainer may not trust, so every reader here throws std::runtime_error
@@ -207,6 +211,9 @@ struct CreatedReply {
   // what the plugin still does); 0 from a runner that does not say.
   uint64_t observe_only = 0;
   bool reads_ring = false;  // the runner takes calls from the ring too
+  // Of event_mask less observe_only: waited events whose call may overlap the
+  // next callbacks' (th_host.set_side_by_side); 0 from a runner that does not say.
+  uint64_t side_by_side = 0;
 };
 CreatedReply read_created(Reader r);
 

@@ -261,17 +261,7 @@ void run_observed(Link& link, PluginCallback& callback, const std::string& recor
     callback.on_event(args.event, args);
     // Nothing carries a flag set here back to the trainer: a plugin that
     // steers in an event it declared observe-only is told, not ignored.
-    const th_control& after = *args.control;
-    std::string changed;
-    auto note = [&](const char* flag, int32_t was, int32_t now) {
-      if (was != now) changed += std::string(changed.empty() ? "" : ", ") + flag;
-    };
-    note("should_training_stop", before.should_training_stop, after.should_training_stop);
-    note("should_epoch_stop", before.should_epoch_stop, after.should_epoch_stop);
-    note("should_save", before.should_save, after.should_save);
-    note("should_evaluate", before.should_evaluate, after.should_evaluate);
-    note("should_log", before.should_log, after.should_log);
-    if (!changed.empty())
+    if (const std::string changed = isolation::changed_flags(before, *args.control); !changed.empty())
       throw std::runtime_error("it changed TrainerControl (" + changed +
                                ") in an event it declared observe-only (set_observe_only / observed_events), "
                                "where the change cannot reach the trainer and is lost; declare only the events "
@@ -364,6 +354,7 @@ int run(const std::string& library_file, const std::string& callback_name) {
     w.str(error);
     w.u64(callback && ring.valid() ? callback->observe_only() : 0);
     w.u8(ring.valid() ? 1 : 0);  // it reads calls from the ring too
+    w.u64(callback ? callback->side_by_side() : 0);
   });
   if (!callback) return 0;
 

@@ -106,6 +106,9 @@ class FakeHost {
   // 1.6 th_host.set_observe_only: the events the plugin declared it only
   // observes (0 until it calls it).
   uint64_t observe_only = 0;
+  // 1.8 th_host.set_side_by_side: the waited events the plugin declared side
+  // by side (0 until it calls it).
+  uint64_t side_by_side = 0;
 
   // Log messages at `min_level` or above containing `needle`.
   size_t count_logs(int32_t min_level, const std::string& needle);

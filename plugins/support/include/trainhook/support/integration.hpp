@@ -392,6 +392,12 @@ class Integration : public IntegrationCallback<Record> {
   // (tensorboard without histograms).
   static constexpr uint64_t observed_events =
       TH_EVENT_BIT(TH_EVENT_LOG) | TH_EVENT_BIT(TH_EVENT_EVALUATE) | TH_EVENT_BIT(TH_EVENT_PREDICT);
+  // Waited for but side by side (Host::set_side_by_side, ABI 1.8): on_save,
+  // where an integration does its own work only (flushes its own file, links
+  // or queues the checkpoint it uploads) and never steers, so an isolated
+  // one's call overlaps the next callbacks' calls. Only for an integration
+  // that overrides on_save; one that observes it only keeps that.
+  static constexpr uint64_t side_by_side_events = TH_EVENT_BIT(TH_EVENT_SAVE);
 
   void on_train_begin(trainhook::Event& e) final {
     if (this->running() && ends_open_run_at_begin()) this->finish(RunOutcome::finished);
