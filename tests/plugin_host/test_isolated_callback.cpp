@@ -592,30 +592,25 @@ TEST_CASE(
   const std::string met = std::string(folder) + "/b-saved";
   FakeHost host;
   CallbackHandler handler;
-  // a's on_save returns once b's on_save has begun: called in turn, a would
-  // fail after 5 s (as it does below when it is not declared side by side).
-  const auto waiting = [&](bool side_by_side) {
-    return std::make_unique<detail::IsolatedCallback>(
-        faults_library(), "isolated_faults", host,
-        std::string(R"({"side_by_side":)") + (side_by_side ? "1" : "0") + R"(,"meet":")" + met + R"("})", 20);
+  // One on_save: a returns once b's on_save has begun; called in turn, a
+  // fails after 5 s (as it does below when they are not declared side by side).
+  const auto save = [&](const char* side_by_side) {
+    const std::string declared = std::string(R"({"side_by_side":)") + side_by_side;
+    handler.add(std::make_unique<detail::IsolatedCallback>(faults_library(), "isolated_faults", host,
+                                                           declared + R"(,"meet":")" + met + R"("})", 20));
+    handler.add(std::make_unique<detail::IsolatedCallback>(faults_library(), "isolated_partner", host,
+                                                           declared + R"(,"mark":")" + met + R"("})", 20));
+    TrainerState state;
+    TrainerControl control;
+    handler.fire(TH_EVENT_SAVE, state, control);
+    return control;
   };
   SUBCASE("declared: both are answered") {
-    handler.add(waiting(true));
-    handler.add(std::make_unique<detail::IsolatedCallback>(
-        faults_library(), "isolated_partner", host, R"({"side_by_side":1,"mark":")" + met + R"("})", 20));
-    TrainerState state;
-    TrainerControl control;
-    handler.fire(TH_EVENT_SAVE, state, control);
+    CHECK_FALSE(save("1").should_training_stop);
     CHECK(handler.disabled().empty());
-    CHECK_FALSE(control.should_training_stop);
   }
   SUBCASE("not declared: called in turn, the first waits in vain") {
-    handler.add(waiting(false));
-    handler.add(std::make_unique<detail::IsolatedCallback>(
-        faults_library(), "isolated_partner", host, R"({"side_by_side":0,"mark":")" + met + R"("})", 20));
-    TrainerState state;
-    TrainerControl control;
-    handler.fire(TH_EVENT_SAVE, state, control);
+    save("0");
     REQUIRE(handler.disabled().size() == 1);
     CHECK(handler.disabled()[0].message.find("did not appear within 5 s") != std::string::npos);
   }

@@ -44,9 +44,11 @@ assert 0 <= slow["total_s"] - spent <= 0.005, f"profile {slow['total_s']} s, the
 # bound at 20 ms failed once with the plugin at 119.9 ms, the profile at 120.1).
 if spent <= 0.115:
     assert slow["total_s"] <= 0.120, f"slow_step on_step_end took {slow['total_s']} s in all, expected 0.1 +- 0.02"
-for phase in ("get_train_batch", "training_step", "forward", "backward", "optimizer_step", "save_checkpoint"):
+for phase in ("get_train_batch", "training_step", "forward", "backward", "optimizer_step", "save_checkpoint",
+              "write_checkpoint"):
     assert phase in rows, f"no {phase} in {sorted(rows)}"
 assert rows["optimizer_step"]["calls"] == 20 and rows["save_checkpoint"]["calls"] == 2, rows
+assert rows["write_checkpoint"]["calls"] == 2 and rows["write_checkpoint"]["total_s"] <= rows["save_checkpoint"]["total_s"], rows
 assert 0 < slow["percent"] < 100, slow
 # The table: a row for the callback with its calls and total, as in the JSON.
 line = next((l for l in log.splitlines() if "[Callback]slow_step.on_step_end" in l), None)
