@@ -50,6 +50,16 @@ class Narrowing final : public trainhook::Callback {
   void on_log(trainhook::Event&) override {}
 };
 
+// Keeps state through a private override (the SDK cannot see it: assumed stateful).
+class PrivateState final : public trainhook::Callback {
+ public:
+  explicit PrivateState(trainhook::Setup&) {}
+
+ private:
+  std::string save_state() override { return "{}"; }
+  void load_state(const std::string&) override {}
+};
+
 // Declares two events side by side, of which it handles one.
 class SideBySide final : public trainhook::Callback {
  public:
@@ -393,6 +403,20 @@ TEST_CASE("observed_events declares the observe-only events a class handles, and
   CHECK(fake.observe_only == TH_EVENT_BIT(TH_EVENT_EVALUATE));
   trainhook::Host(old.table()).set_observe_only(TH_EVENT_BIT(TH_EVENT_EVALUATE));
   CHECK(old.observe_only == 0);
+}
+
+TEST_CASE("a class that keeps no state offers no save_state or load_state, so the trainer asks it nothing") {
+  const th_callback_info stateless =
+      trainhook::callback<Observer>("o", "1.0", trainhook::Kind::callback, "d");
+  CHECK((stateless.vtable->save_state == nullptr));
+  CHECK((stateless.vtable->load_state == nullptr));
+  const th_callback_info saves = trainhook::callback<OnlyLog>("s", "1.0", trainhook::Kind::callback, "d");
+  CHECK((saves.vtable->save_state != nullptr));
+  CHECK((saves.vtable->load_state == nullptr));
+  const th_callback_info hidden =
+      trainhook::callback<PrivateState>("p", "1.0", trainhook::Kind::callback, "d");
+  CHECK((hidden.vtable->save_state != nullptr));
+  CHECK((hidden.vtable->load_state != nullptr));
 }
 
 TEST_CASE("side_by_side_events declares the side-by-side events a class handles, and nothing on a 1.7 host") {

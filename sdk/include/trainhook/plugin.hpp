@@ -547,6 +547,19 @@ struct observed_events_of<T, std::void_t<decltype(T::observed_events)>> {
   static constexpr uint64_t value = static_cast<uint64_t>(T::observed_events);
 };
 
+// Whether T overrides save_state / load_state (assumed so when the member is
+// not accessible here, e.g. a private override).
+template <class T, class = void>
+struct overrides_save_state : std::true_type {};
+template <class T>
+struct overrides_save_state<T, std::void_t<decltype(&T::save_state)>>
+    : std::bool_constant<!std::is_same_v<decltype(&T::save_state), decltype(&Callback::save_state)>> {};
+template <class T, class = void>
+struct overrides_load_state : std::true_type {};
+template <class T>
+struct overrides_load_state<T, std::void_t<decltype(&T::load_state)>>
+    : std::bool_constant<!std::is_same_v<decltype(&T::load_state), decltype(&Callback::load_state)>> {};
+
 // T::side_by_side_events, likewise (Host::set_side_by_side).
 template <class T, class = void>
 struct side_by_side_events_of {
@@ -619,7 +632,12 @@ struct Adapter {
   static void destroy(void* self) noexcept { delete static_cast<Callback*>(self); }
 
   static const th_callback_vtable* vtable() noexcept {
-    static const th_callback_vtable vt = {TH_CALLBACK_VTABLE_STRUCT_SIZE, &on_event, &save_state, &load_state,
+    // A class that keeps no state offers no save_state / load_state: the
+    // trainer then asks it nothing at a save (isolated, each ask is a round
+    // trip that waits for the helper's queued events).
+    static const th_callback_vtable vt = {TH_CALLBACK_VTABLE_STRUCT_SIZE, &on_event,
+                                          detail::overrides_save_state<T>::value ? &save_state : nullptr,
+                                          detail::overrides_load_state<T>::value ? &load_state : nullptr,
                                           &destroy};
     return &vt;
   }
