@@ -157,7 +157,7 @@ void CallbackHandler::fire(EventId event, const TrainerState& state, TrainerCont
   current_event_ = event;
 
   // Every helper that this event waits for starts on its queued events now,
-  // side by side, instead of each when its turn comes.
+  // all at once, instead of each when its turn comes.
   prepare(event);
   // Calls begun side by side (th_host.set_side_by_side, isolated only): the
   // callbacks after them are called meanwhile, with the flags as they were

@@ -86,10 +86,11 @@ class InternalCallback {
   // own work in between: a callback that runs elsewhere may get ready for the
   // call. Must neither block nor throw.
   virtual void announce(EventId /*event*/) noexcept {}
-  // A call that other callbacks' calls may overlap: begin_event starts it and
-  // returns true when the callback runs elsewhere (false: call on_event
-  // instead); end_event waits for it to finish. The flags it sets are not
-  // taken. May throw, as on_event.
+  // A call that the next callbacks' calls may overlap: begin_event starts it
+  // and returns true when the callback runs elsewhere and declared `event`
+  // side by side (th_host.set_side_by_side; false: call on_event instead);
+  // end_event waits for it to finish. The flags it sets are not taken. Both
+  // may throw, as on_event.
   virtual bool begin_event(EventId /*event*/, const th_event_args& /*args*/) { return false; }
   virtual void end_event(EventId /*event*/) {}
 };

@@ -98,7 +98,7 @@ class CallbackHandler {
   // Tells every enabled callback in another process that has `event` in its
   // mask that the event comes soon (InternalCallback::prepare). fire() does it
   // before the first call, so helpers that wait at the event run what they
-  // have queued side by side rather than each when its turn comes. (Telling
+  // have queued at once rather than each when its turn comes. (Telling
   // them before the checkpoint of a save is written made saves slower on a
   // 2-core VM: their work then competes with the writing.)
   void prepare(EventId event) noexcept;
