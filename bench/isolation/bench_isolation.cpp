@@ -7,9 +7,8 @@
 // integration gets). Target: <= 20 us per event isolated. Fired back to back,
 // the helper is still awake from the last call (it looks for the next one
 // briefly before it sleeps); so on_step_end is also timed with 200 us of busy
-// training-thread work between two events: unannounced (the helper learns the
-// beat and wakes itself before each call is due) and announced 70 us ahead
-// (as the training loop announces a step's on_step_end). Beside them, the
+// training-thread work between two events, as a training step's (the helper
+// learns the beat and wakes itself before each call is due). Beside them, the
 // same two events to bench_observer, which declares them observe-only (ABI
 // 1.6): they go through the event ring without a round trip, and what is
 // timed is their cost to the training thread. Target: <= 2 us. Events the
@@ -71,20 +70,15 @@ double per_event_us(trainhook::CallbackHandler& handler, int32_t event,
 // Microseconds per event when the training thread works `gap_us` between two
 // events, as a training step does: a helper that answered the last call has
 // gone to sleep by the next, and is awake for it only if it woke itself (it
-// learns the beat) or the call was announced. With
-// `announced_us` > 0 the event is announced that long before it
-// (CallbackHandler::announce), as the training loop announces on_step_end
-// before the optimizer steps. Only fire() and the announcement are timed
-// (median of `repeats`).
+// learns the beat). Only fire() is timed (median of `repeats`).
 double spaced_event_us(trainhook::CallbackHandler& handler, int32_t event, int events, int repeats,
-                       double gap_us, double announced_us = 0) {
+                       double gap_us) {
   trainhook::TrainerState st;
   trainhook::TrainerControl control;
   const auto us_of = [](double v) {
     return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double, std::micro>(v));
   };
-  const auto ahead = us_of(announced_us);
-  const auto before = us_of(gap_us) - ahead;
+  const auto before = us_of(gap_us);
   const auto busy = [](Clock::duration d) {
     const auto from = Clock::now();
     while (Clock::now() - from < d) {
@@ -96,12 +90,6 @@ double spaced_event_us(trainhook::CallbackHandler& handler, int32_t event, int e
     for (int i = 0; i < events; ++i) {
       ++st.global_step;
       busy(before);
-      if (announced_us > 0) {
-        const auto a0 = Clock::now();
-        handler.announce(event);
-        in_fire += Clock::now() - a0;
-        busy(ahead);
-      }
       const auto t0 = Clock::now();
       handler.fire(event, st, control, {});
       in_fire += Clock::now() - t0;
@@ -152,10 +140,6 @@ int main(int argc, char** argv) {
   constexpr double kGapUs = 200;
   const double step_iso_spaced =
       spaced_event_us(isolated, TH_EVENT_STEP_END, std::max(100, events / 10), repeats, kGapUs);
-  // The MLP's optimizer step in the trainer (--profile trace, median ~70 us).
-  constexpr double kAnnouncedUs = 70;
-  const double step_iso_announced =
-      spaced_event_us(isolated, TH_EVENT_STEP_END, std::max(100, events / 10), repeats, kGapUs, kAnnouncedUs);
   const double none = per_event_us(empty, TH_EVENT_STEP_END, {}, events, repeats);
 
   trainhook::CallbackHandler isolated_all;
@@ -189,14 +173,9 @@ int main(int argc, char** argv) {
   std::printf("  isolated,   on_step_end:              %8.3f us  (target <= %.0f us: %s; %.0fx in process)\n",
               step_iso, kTargetUs, step_iso <= kTargetUs ? "ok" : "ABOVE TARGET", step_iso / step_in);
   std::printf(
-      "  isolated,   on_step_end %3.0f us apart:  %8.3f us  (target <= %.0f us: %s; not announced: the "
-      "helper learns the beat)\n",
+      "  isolated,   on_step_end %3.0f us apart:  %8.3f us  (target <= %.0f us: %s; the helper learns "
+      "the beat)\n",
       kGapUs, step_iso_spaced, kTargetUs, step_iso_spaced <= kTargetUs ? "ok" : "ABOVE TARGET");
-  std::printf(
-      "  isolated,   on_step_end %3.0f us apart, announced %2.0f us ahead: %8.3f us  (target <= %.0f us: %s; "
-      "as the trainer at each step)\n",
-      kGapUs, kAnnouncedUs, step_iso_announced, kTargetUs,
-      step_iso_announced <= kTargetUs ? "ok" : "ABOVE TARGET");
   std::printf("  isolated,   on_log with 10 values:    %8.3f us  (target <= %.0f us: %s)\n", log_iso,
               kTargetUs, log_iso <= kTargetUs ? "ok" : "ABOVE TARGET");
   std::printf(

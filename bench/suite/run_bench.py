@@ -295,11 +295,7 @@ class Suite:
             Figure("isolated callback: one on_step_end", num("isolated,   on_step_end:"), "us", 20, source=src),
             Figure("isolated callback: one on_step_end, 200 us of work apart",
                    num("isolated,   on_step_end 200 us apart:"), "us", 20, source=src,
-                   note="a waited event the trainer does not announce, at a steady beat the helper learns and wakes itself for"),
-            Figure("isolated callback: one on_step_end, 200 us apart, announced 70 us ahead",
-                   num("announced 70 us ahead:"), "us", 20, source=src,
-                   note="as the training loop at each step (announced before the optimizer steps), "
-                   "the announcement's cost included"),
+                   note="a waited event at a steady beat, as at each training step: the helper learns it and wakes itself"),
             Figure("isolated callback: one on_log with 10 values", num("isolated,   on_log with 10 values:"), "us",
                    20, source=src),
             Figure("isolated observe-only on_step_end, to the training thread",

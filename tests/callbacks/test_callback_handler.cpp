@@ -603,81 +603,20 @@ TEST_CASE("popping a callback takes its flags with it: the others keep their own
   CHECK(h.disabled()[0].callback == "plain");
 }
 
-namespace {
-// Plays a callback in a helper process: logs each prepare() and each call.
-struct Remote final : trainhook::detail::InternalCallback {
-  Remote(std::string n, std::vector<std::string>& log, uint64_t mask, bool isolated)
-      : name_(std::move(n)), log_(log), mask_(mask), isolated_(isolated) {}
-  std::string name() const override { return name_; }
-  uint64_t event_mask() const override { return mask_; }
-  bool isolated() const noexcept override { return isolated_; }
-  void on_event(EventId ev, const th_event_args&) override { log_.push_back(name_ + ":" + event_name(ev)); }
-  void prepare(EventId ev) noexcept override { log_.push_back(name_ + ":prepare " + event_name(ev)); }
-  void announce(EventId ev) noexcept override { log_.push_back(name_ + ":announce " + event_name(ev)); }
-  std::string name_;
-  std::vector<std::string>& log_;
-  uint64_t mask_;
-  bool isolated_;
-};
-}  // namespace
-
-TEST_CASE("every isolated callback an event waits for is told before the first callback is called") {
-  std::vector<std::string> log;
-  CallbackHandler h(PluginErrorPolicy::disable);
-  const uint64_t save = TH_EVENT_BIT(TH_EVENT_SAVE);
-  h.add(std::make_unique<Remote>("near", log, save, false));
-  h.add(std::make_unique<Remote>("far1", log, save, true));
-  h.add(std::make_unique<Remote>("deaf", log, TH_EVENT_BIT(TH_EVENT_LOG), true));
-  h.add(std::make_unique<Remote>("far2", log, save | TH_EVENT_BIT(TH_EVENT_LOG), true));
-  h.add(std::make_unique<Failing>("broken", false));
-  TrainerState st;
-  TrainerControl c;
-  h.fire(TH_EVENT_SAVE, st, c);
-  // In process: no prepare; a callback without the event in its mask: none.
-  CHECK(log == std::vector<std::string>{"far1:prepare on_save", "far2:prepare on_save", "near:on_save",
-                                        "far1:on_save", "far2:on_save"});
-  log.clear();
-  h.prepare(TH_EVENT_LOG);
-  CHECK(log == std::vector<std::string>{"deaf:prepare on_log", "far2:prepare on_log"});
-  // A popped callback is not told; the order of the rest holds.
-  log.clear();
-  REQUIRE(h.pop("far1") != nullptr);
-  h.prepare(TH_EVENT_SAVE);
-  CHECK(log == std::vector<std::string>{"far2:prepare on_save"});
-}
-
-TEST_CASE("an announced event is passed to the isolated callbacks with it in their mask, and calls nobody") {
-  std::vector<std::string> log;
-  CallbackHandler h(PluginErrorPolicy::disable);
-  const uint64_t step_end = TH_EVENT_BIT(TH_EVENT_STEP_END);
-  h.add(std::make_unique<Remote>("near", log, step_end, false));
-  h.add(std::make_unique<Remote>("far1", log, step_end, true));
-  h.add(std::make_unique<Remote>("deaf", log, TH_EVENT_BIT(TH_EVENT_LOG), true));
-  h.add(std::make_unique<Remote>("far2", log, step_end | TH_EVENT_BIT(TH_EVENT_LOG), true));
-  h.announce(TH_EVENT_STEP_END);
-  CHECK(log == std::vector<std::string>{"far1:announce on_step_end", "far2:announce on_step_end"});
-  log.clear();
-  REQUIRE(h.pop("far2") != nullptr);
-  h.announce(TH_EVENT_STEP_END);
-  h.announce(TH_EVENT_SAVE);  // in nobody's mask
-  CHECK(log == std::vector<std::string>{"far1:announce on_step_end"});
-}
-
-// A callback in another process whose calls at `side` run side by side: it
+// A callback that answers its calls at `side` later (deferred_events): it
 // records when each begins and ends (and the flags it was sent), and its end
 // may fail.
 struct SideBySideCallback final : trainhook::detail::InternalCallback {
   SideBySideCallback(std::string n, std::vector<std::string>& log, uint64_t side, bool fail_at_end = false)
       : name_(std::move(n)), log_(log), side_(side), fail_at_end_(fail_at_end) {}
   std::string name() const override { return name_; }
-  bool isolated() const noexcept override { return true; }
+  uint64_t deferred_events() const noexcept override { return side_; }
   void on_event(EventId ev, const th_event_args& args) override {
     log_.push_back(name_ + ":" + event_name(ev) + ":" + flags(*args.control));
   }
-  bool begin_event(EventId ev, const th_event_args& args) override {
-    if ((side_ & TH_EVENT_BIT(ev)) == 0) return false;
+  void begin_event(EventId ev, const th_event_args& args) override {
+    REQUIRE((side_ & TH_EVENT_BIT(ev)) != 0);
     log_.push_back(name_ + ":begin " + event_name(ev) + ":" + flags(*args.control));
-    return true;
   }
   void end_event(EventId ev) override {
     log_.push_back(name_ + ":end " + event_name(ev));
@@ -690,7 +629,7 @@ struct SideBySideCallback final : trainhook::detail::InternalCallback {
 };
 
 TEST_CASE(
-    "side-by-side calls overlap the next callbacks' calls and all end, in order, before the event does") {
+    "deferred calls overlap the next callbacks' calls and all end, in order, before the event does") {
   std::vector<std::string> log;
   CallbackHandler h;
   h.add(std::make_unique<SideBySideCallback>("a", log, TH_EVENT_BIT(TH_EVENT_SAVE)));
@@ -714,7 +653,7 @@ TEST_CASE(
         std::vector<std::string>{"a:on_log:T----", "b:on_log:T----", "c:on_log:T----", "d:on_log:T----"});
 }
 
-TEST_CASE("a side-by-side call that fails is named, and one that stops the run leaves none unanswered") {
+TEST_CASE("a deferred call that fails is named, and one that stops the run leaves none unanswered") {
   std::vector<std::string> log;
   SUBCASE("disable: the callback is disabled, the event goes on") {
     CallbackHandler h;

@@ -248,7 +248,7 @@ if ((rc != 0)); then
   fail "steers: exit $rc (plugin_error_policy disable: the run goes on)"
   tail -5 "$WORK/steers.out"
 else
-  has_line steers "on_log (observed, delivered without a round trip) failed: it changed TrainerControl (should_training_stop) in an event it declared observe-only" &&
+  has_line steers "on_log (observed, delivered without a round trip) failed: it changed TrainerControl (should_training_stop) in on_log, which it declared observe-only" &&
     echo "ok a control change in an observed event is reported"
 fi
 

@@ -9,6 +9,8 @@
 //   CTOR_THROW   a static object's constructor throws (std::terminate)
 //   ENTRY_THROW  the entry function throws a C++ exception
 //   ENTRY_SEGV   the entry function dereferences a null pointer
+//   CREATE_THROW loads fine; its callback's create() lets a C++ exception
+//                cross the C ABI (built into create_throw/, not misbehaving/)
 // A run that never names them must not notice them; one that names them gets
 // the file and the reason.
 #include <trainhook/abi.h>
@@ -47,6 +49,9 @@ th_status on_event(void*, const th_event_args*, char*, size_t) { return TH_OK; }
 void destroy(void*) {}
 int g_instance;
 th_status create(const th_host*, const char*, void** out, char*, size_t) {
+#if defined(CREATE_THROW)
+  throw std::runtime_error("thrown by create");
+#endif
   *out = &g_instance;
   return TH_OK;
 }

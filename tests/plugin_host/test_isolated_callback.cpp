@@ -6,8 +6,10 @@
 // sleep soon after answering), and its observe-only events through the event
 // ring (in order with the calls that wait; dropped, counted and reported when
 // the helper falls behind).
+#include "host/plugin_callback.hpp"
 #include "isolation/isolated_callback.hpp"
 #include "isolation/isolation_protocol.hpp"
+#include "registry/plugin_loader.hpp"
 
 #include <trainhook/callbacks/callback_handler.hpp>
 #include <trainhook/common/errors.hpp>
@@ -143,7 +145,7 @@ TEST_CASE(
   iso::Writer w;
   iso::Channel out(p.fd[0]), in(p.fd[1]);
   for (int round = 0; round < 3; ++round) {  // buffers are reused from one message to the next
-    iso::write_event(w, a);
+    iso::write_event(w, a, iso::Msg::Event, 7 + static_cast<uint64_t>(round));
     REQUIRE(out.send(w.finish()));
     REQUIRE(in.receive(std::chrono::steady_clock::now() + std::chrono::seconds(5)) ==
             iso::Channel::Result::message);
@@ -151,6 +153,7 @@ TEST_CASE(
     iso::EventStorage storage;
     th_event_args got{};
     iso::Reader r = in.payload();
+    CHECK(r.u64() == 7 + static_cast<uint64_t>(round));  // the call's number comes first
     iso::read_event(r, storage, got);
     CHECK(got.event == TH_EVENT_LOG);
     CHECK(got.state->global_step == 42);
@@ -200,9 +203,9 @@ TEST_CASE("the failure of on_exception crosses the socket and a frame without it
                   &failure,
                   5};
   iso::Writer w;
-  iso::write_event(w, a);
+  iso::write_event(w, a, iso::Msg::Event, 1);
   const std::string frame = w.finish();
-  const std::string payload = frame.substr(5);  // after the length and the type
+  const std::string payload = frame.substr(5 + 8);  // after the length, the type and the call's number
   iso::EventStorage storage;
   th_event_args got{};
   iso::Reader r(payload.data(), payload.size());
@@ -221,8 +224,8 @@ TEST_CASE("the failure of on_exception crosses the socket and a frame without it
   // 1.3 also before the failure's flag byte.
   a.event = TH_EVENT_STEP_END;
   a.failure = nullptr;
-  iso::write_event(w, a);
-  const std::string plain = w.finish().substr(5);
+  iso::write_event(w, a, iso::Msg::Event, 2);
+  const std::string plain = w.finish().substr(5 + 8);
   for (const size_t cut : {size_t{0}, size_t{8}, size_t{9}}) {
     CAPTURE(cut);
     iso::Reader pr(plain.data(), plain.size() - cut);
@@ -260,7 +263,7 @@ TEST_CASE("a frame longer than any message is refused, not buffered") {
 
 TEST_CASE("the runner's replies are read within their bounds and a malformed one is an error") {
   iso::Writer w;
-  w.begin(iso::Msg::Created);
+  w.begin_call(iso::Msg::Created, 1);
   w.u8(1);
   w.u64(~uint64_t{0});  // more events than there are
   w.u8(0);
@@ -272,6 +275,7 @@ TEST_CASE("the runner's replies are read within their bounds and a malformed one
   w.u64(~uint64_t{0});  // side by side: every bit, observe-only ones too
   const std::string created = w.finish();
   const iso::CreatedReply c = iso::read_created(iso::Reader(created.data() + 5, created.size() - 5));
+  CHECK(c.call == 1);
   CHECK(c.ok);
   CHECK(c.event_mask == TH_EVENT_MASK_ALL);
   CHECK(c.has_save_state);
@@ -291,7 +295,7 @@ TEST_CASE("the runner's replies are read within their bounds and a malformed one
   CHECK(old.observe_only == 0);
   CHECK_FALSE(old.reads_ring);
   CHECK(old.side_by_side == 0);
-  CHECK_THROWS_AS(iso::read_created(iso::Reader(created.data() + 5, 6)), std::runtime_error);
+  CHECK_THROWS_AS(iso::read_created(iso::Reader(created.data() + 5, 6 + 8)), std::runtime_error);
 
   w.begin(iso::Msg::ReqLearningRates);
   w.u32(~uint32_t{0});
@@ -513,32 +517,11 @@ TEST_CASE("a helper looks for the next call only briefly after answering one, th
   CHECK(host.metrics.size() == 21);
 }
 
-TEST_CASE(
-    "announced calls are answered in order, and a call announced but never made costs the helper little") {
-  FakeHost host;
-  detail::IsolatedCallback cb(faults_library(), "isolated_faults", host, "{}", 10);
-  for (int64_t s = 1; s <= 30; ++s) {
-    cb.announce(TH_EVENT_STEP_END);  // as the training loop, before the optimizer's step
-    busy_for(std::chrono::microseconds(60));  // the optimizer's work
-    TestEvent e(TH_EVENT_STEP_END, s);
-    cb.on_event(TH_EVENT_STEP_END, e.args);
-  }
-  CHECK(host.metrics.size() == 30);
-  // Announced, then not made (the run stopped): the helper looks for it only
-  // until its forecast time, then sleeps; one that kept looking would use
-  // most of the half second.
-  cb.announce(TH_EVENT_STEP_END);
-  CHECK(idle_cpu_ms(cb.helper_pid()) < 100);
-  TestEvent later(TH_EVENT_STEP_END, 31);
-  cb.on_event(TH_EVENT_STEP_END, later.args);
-  CHECK(host.metrics.size() == 31);
-}
-
 TEST_CASE("calls at a steady beat are answered in order, and once they stop the helper soon sleeps") {
   FakeHost host;
   detail::IsolatedCallback cb(faults_library(), "isolated_faults", host, "{}", 10);
-  // Unannounced, 300 us apart: the helper learns the beat and wakes itself
-  // before each call is due (call_rhythm.hpp).
+  // 300 us apart: the helper learns the beat and wakes itself
+  // before each call is due (wake_policy.hpp).
   for (int64_t s = 1; s <= 50; ++s) {
     busy_for(std::chrono::microseconds(300));  // the step's work
     TestEvent e(TH_EVENT_STEP_END, s);
@@ -627,8 +610,244 @@ TEST_CASE("a flag set in an event declared side by side is not taken and is the 
   handler.fire(TH_EVENT_SAVE, state, control);
   CHECK_FALSE(control.should_training_stop);
   REQUIRE(handler.disabled().size() == 1);
+  // Refused in the helper itself, as in process (PluginCallback), named.
   CHECK(handler.disabled()[0].message ==
         "it changed TrainerControl (should_training_stop) in on_save, which it declared side by side "
-        "(set_side_by_side / side_by_side_events), where the change is not taken; declare only the events in "
-        "which it does not steer the run");
+        "(set_side_by_side / side_by_side_events): a declared event may not steer the run (refused in process "
+        "as in its own process); declare only the events in which it does not steer");
+}
+
+// A helper that attacks the trainer: each attack is contained, named, and
+// never crashes, misleads or stalls the trainer.
+
+TEST_CASE("a helper that shrinks the event ring cannot: the trainer writes on, the memory is sealed") {
+  FakeHost host;
+  detail::IsolatedCallback cb(faults_library(), "isolated_faults", host,
+                              R"({"observe":1,"fault":"shrink_ring","fault_step":2})", 10);
+  for (int64_t s = 1; s <= 5; ++s) {
+    TestEvent begin(TH_EVENT_STEP_BEGIN, s);
+    cb.on_event(TH_EVENT_STEP_BEGIN, begin.args);  // the trainer writes into the ring
+    TestEvent end(TH_EVENT_STEP_END, s);
+    cb.on_event(TH_EVENT_STEP_END, end.args);
+  }
+  CHECK(host.logged("isolated_faults: shrinking the ring at step 2 -> -1"));
+  CHECK(host.lines_with("isolated_faults: observed on_step_begin").size() == 5);
+}
+
+TEST_CASE("a call answered twice kills the helper and fails the callback, naming what it sent") {
+  FakeHost host;
+  detail::IsolatedCallback cb(faults_library(), "isolated_faults", host,
+                              R"({"fault":"stray_answer","fault_step":2})", 10);
+  TestEvent one(TH_EVENT_STEP_END, 1);
+  cb.on_event(TH_EVENT_STEP_END, one.args);
+  // Step 2: the forged answer carries this call's number (it comes first), so
+  // the real one arrives as a second answer to the same call at step 3.
+  TestEvent two(TH_EVENT_STEP_END, 2);
+  cb.on_event(TH_EVENT_STEP_END, two.args);
+  TestEvent three(TH_EVENT_STEP_END, 3);
+  CHECK_THROWS_WITH_AS(cb.on_event(TH_EVENT_STEP_END, three.args),
+                       doctest::Contains("in on_step_end: its helper process broke the protocol (it answered "
+                                         "call #3 while call #4 was due; it was killed)"),
+                       std::runtime_error);
+  // Nothing later is taken from it: every call fails at once.
+  TestEvent four(TH_EVENT_STEP_END, 4);
+  CHECK_THROWS_WITH_AS(cb.on_event(TH_EVENT_STEP_END, four.args), doctest::Contains("broke the protocol"),
+                       std::runtime_error);
+}
+
+TEST_CASE("an answer that comes when no call is due kills the helper") {
+  FakeHost host;
+  detail::IsolatedCallback cb(faults_library(), "isolated_faults", host,
+                              R"({"observe":1,"fault":"stray_answer","fault_step":2})", 10);
+  // on_step_end waits; the stray answer at step 2 is taken for it and the
+  // real one is left over. The next call meets it: a breach.
+  std::string message;
+  for (int64_t s = 1; s <= 4 && message.empty(); ++s) {
+    try {
+      TestEvent end(TH_EVENT_STEP_END, s);
+      cb.on_event(TH_EVENT_STEP_END, end.args);
+      TestEvent log(TH_EVENT_LOG, s);
+      cb.on_event(TH_EVENT_LOG, log.args);  // observed: serves what the helper sent unasked
+    } catch (const std::exception& e) {
+      message = e.what();
+    }
+  }
+  CHECK_MESSAGE(message.find("broke the protocol") != std::string::npos, message);
+  CHECK(message.find("it was killed") != std::string::npos);
+}
+
+TEST_CASE("a helper's descriptors are close-on-exec, and its death is seen at once whoever holds its socket") {
+  FakeHost host;
+  // The daemon it forks keeps the helper's socket open for 20 s; the trainer
+  // must not wait for the socket's end (nor for isolation_timeout) to know.
+  auto cb = std::make_unique<detail::IsolatedCallback>(faults_library(), "isolated_faults", host,
+                                                       R"({"fault":"daemon_segv","fault_step":1})", 30);
+  CHECK(host.logged("isolated_faults: descriptors 3 and 4 close-on-exec: yes"));
+  TestEvent e(TH_EVENT_STEP_END, 1);
+  const auto start = std::chrono::steady_clock::now();
+  CHECK_THROWS_WITH_AS(cb->on_event(TH_EVENT_STEP_END, e.args),
+                       doctest::Contains((std::string("its helper process ") + kSegvCause).c_str()), std::runtime_error);
+  CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(10));
+  cb.reset();
+}
+
+namespace {
+// Whether process `pid` has ended (gone, or a zombie nobody reaped yet).
+bool ended(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const size_t paren = stat.rfind(')');
+  return stat.empty() || (paren != std::string::npos && paren + 2 < stat.size() && stat[paren + 2] == 'Z');
+}
+}  // namespace
+
+TEST_CASE("a helper ends with its trainer even when another process holds the trainer's end of its socket") {
+  int pipe_fds[2];
+  REQUIRE(::pipe(pipe_fds) == 0);
+  const pid_t trainer = ::fork();
+  REQUIRE(trainer >= 0);
+  if (trainer == 0) {
+    // The trainer: starts a helper, lets a daemon inherit its end of the
+    // socket (an in-process plugin's fork), then dies as under kill -9.
+    FakeHost host;
+    auto* cb = new detail::IsolatedCallback(faults_library(), "isolated_faults", host, "{}", 10);
+    const pid_t daemon = ::fork();
+    if (daemon == 0) {
+      ::sleep(30);
+      ::_exit(0);
+    }
+    const pid_t pids[2] = {cb->helper_pid(), daemon};
+    if (::write(pipe_fds[1], pids, sizeof pids) != sizeof pids) ::_exit(2);
+    ::_exit(0);  // no destructor: the helper is told nothing
+  }
+  ::close(pipe_fds[1]);
+  pid_t pids[2] = {-1, -1};
+  REQUIRE(::read(pipe_fds[0], pids, sizeof pids) == sizeof pids);
+  ::close(pipe_fds[0]);
+  int status = 0;
+  ::waitpid(trainer, &status, 0);
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (!ended(pids[0]) && std::chrono::steady_clock::now() < give_up)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  CHECK(ended(pids[0]));
+  ::kill(pids[1], SIGKILL);
+  ::kill(pids[0], SIGKILL);  // if it did not end
+}
+
+TEST_CASE("a steering call in an observed event is refused in the helper as in process, and is its failure") {
+  for (const char* call : {"request_stop", "add_metric", "set_lr_factor"}) {
+    CAPTURE(call);
+    FakeHost host;
+    detail::IsolatedCallback cb(faults_library(), "isolated_faults", host,
+                                std::string(R"({"observe":1,"steer_call":")") + call + "\"}", 10);
+    std::string message;
+    for (int64_t s = 1; s <= 3 && message.empty(); ++s) {
+      try {
+        TestEvent log(TH_EVENT_LOG, s);
+        cb.on_event(TH_EVENT_LOG, log.args);
+        TestEvent end(TH_EVENT_TRAIN_END, s);  // waits for what the helper runs first
+        cb.on_event(TH_EVENT_TRAIN_END, end.args);
+      } catch (const std::exception& e) {
+        message = e.what();
+      }
+    }
+    CHECK_MESSAGE(message.find(std::string("on_log (observed, delivered without a round trip) failed: ") + call +
+                               " in on_log, which it declared observe-only") != std::string::npos,
+                  message);
+    CHECK(host.stops.empty());
+    CHECK(host.metrics.empty());
+  }
+}
+
+namespace {
+// The callback `name` of `library`, created in this process (pinned or trusted).
+std::unique_ptr<detail::PluginCallback> in_process(const std::string& library, const std::string& name,
+                                                   HostServices& host, const std::string& config) {
+  LibraryRecord rec;
+  rec.path = library;
+  std::shared_ptr<const detail::PluginLibrary> lib = detail::load_plugin_library(library, rec);
+  REQUIRE_MESSAGE(lib != nullptr, rec.refused_reason);
+  const th_callback_info* info = detail::find_callback(*lib, name);
+  REQUIRE(info != nullptr);
+  return std::make_unique<detail::PluginCallback>(lib, *info, host, config);
+}
+}  // namespace
+
+TEST_CASE("a declared event does not steer in process either: one seed, one model, wherever it runs") {
+  SUBCASE("a steering call in an observe-only event is refused and is the call's failure") {
+    for (const char* call : {"request_stop", "add_metric", "set_lr_factor"}) {
+      CAPTURE(call);
+      FakeHost host;
+      auto cb = in_process(faults_library(), "isolated_faults", host,
+                           std::string(R"({"observe":1,"steer_call":")") + call + "\"}");
+      TestEvent log(TH_EVENT_LOG, 1);
+      CHECK_THROWS_WITH_AS(cb->on_event(TH_EVENT_LOG, log.args),
+                           doctest::Contains((std::string(call) + " in on_log, which it declared observe-only").c_str()),
+                           std::runtime_error);
+      CHECK(host.stops.empty());
+      CHECK(host.metrics.empty());
+      // Not declared there: the same call is taken.
+      TestEvent end(TH_EVENT_STEP_END, 1);
+      cb->on_event(TH_EVENT_STEP_END, end.args);
+      CHECK(host.metrics.size() == 1);
+    }
+  }
+  SUBCASE("a flag set in an observe-only event is refused, with the message the helper gives") {
+    FakeHost host;
+    auto cb = in_process(faults_library(), "isolated_faults", host, R"({"observe":1,"steer_observed":1})");
+    TestEvent log(TH_EVENT_LOG, 1);
+    CHECK_THROWS_WITH_AS(cb->on_event(TH_EVENT_LOG, log.args),
+                         "it changed TrainerControl (should_training_stop) in on_log, which it declared "
+                         "observe-only (set_observe_only / observed_events): a declared event may not steer the "
+                         "run (refused in process as in its own process); declare only the events in which it "
+                         "does not steer",
+                         std::runtime_error);
+  }
+}
+
+TEST_CASE("an exception out of create() names the callback and its file, in process and isolated") {
+  const std::string library =
+      std::string(TRAINHOOK_TEST_PLUGIN_ROOT) + "/create_throw/libtrainhook_create_throw.so";
+  FakeHost host;
+  CHECK_THROWS_WITH_AS(in_process(library, "create_throw", host, "{}"),
+                       ("cannot create callback 'create_throw' from " + library +
+                        ": create() threw an exception through the C ABI: thrown by create")
+                           .c_str(),
+                       PluginError);
+  CHECK_THROWS_WITH_AS(detail::IsolatedCallback(library, "create_throw", host, "{}", 10),
+                       doctest::Contains(("cannot create callback 'create_throw' from " + library +
+                                          ": create() threw an exception through the C ABI: thrown by create")
+                                             .c_str()),
+                       PluginError);
+}
+
+TEST_CASE("an isolated callback that asks to write the model's tensors stops the run, naming how to trust it") {
+  FakeHost host;
+  const std::string library =
+      std::string(TRAINHOOK_TEST_PLUGIN_ROOT) + "/isolated_faults/libtrainhook_isolated_faults.so";
+  detail::IsolatedCallback cb(library, "isolated_faults", host, R"({"write_tensors":1})", 10);
+  TestEvent end(TH_EVENT_STEP_END, 1);
+  cb.on_event(TH_EVENT_STEP_END, end.args);
+  REQUIRE(host.stops.size() == 1);
+  CHECK(host.stops[0].find("asked to write the model's tensors") != std::string::npos);
+  CHECK(host.stops[0].find("plugin_lock") != std::string::npos);
+}
+
+TEST_CASE("a plugin thread's stop request while isolated reaches the trainer by the next step boundary") {
+  FakeHost host;
+  CallbackHandler handler;
+  // isolated_budget has no event between train begin and end; its thread asks for a stop.
+  handler.add(std::make_unique<detail::IsolatedCallback>(faults_library(), "isolated_budget", host, "{}", 10));
+  TrainerState state;
+  TrainerControl control;
+  handler.fire(TH_EVENT_TRAIN_BEGIN, state, control);
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (host.stops.empty() && std::chrono::steady_clock::now() < give_up) {
+    ++state.global_step;
+    handler.fire(TH_EVENT_STEP_END, state, control);  // a step boundary: nothing of its own to run
+    if (host.stops.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  REQUIRE(host.stops.size() == 1);
+  CHECK(host.stops[0] == "isolated_budget: the time budget is spent");
+  CHECK(handler.disabled().empty());
 }

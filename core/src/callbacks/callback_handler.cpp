@@ -45,7 +45,7 @@ void CallbackHandler::add(std::unique_ptr<detail::InternalCallback> cb, Listing 
   critical_.push_back(cb->critical() ? 1 : 0);
   enabled_.push_back(1);
   internal_.push_back(listing == Listing::internal ? 1 : 0);
-  isolated_.push_back(cb->isolated() ? 1 : 0);
+  deferred_.push_back(cb->deferred_events());
   callbacks_.push_back(std::move(cb));
 }
 
@@ -156,20 +156,16 @@ void CallbackHandler::fire(EventId event, const TrainerState& state, TrainerCont
   } current{current_event_, current_event_};
   current_event_ = event;
 
-  // Every helper that this event waits for starts on its queued events now,
-  // all at once, instead of each when its turn comes.
-  prepare(event);
-  // Calls begun side by side (th_host.set_side_by_side, isolated only): the
-  // callbacks after them are called meanwhile, with the flags as they were
-  // (those calls set none), and each is answered, in order, before the event
-  // ends. Also when a failure ends the event early: a helper must not be left
-  // with an answer nobody read.
-  struct SideBySide {
+  // Calls answered later (InternalCallback::deferred_events): the callbacks
+  // after them are called meanwhile, and each answer is collected, in order,
+  // before the event ends. Also when a failure ends the event early: a
+  // callback must not be left with an answer nobody took.
+  struct Deferred {
     CallbackHandler& handler;
     EventId event;
     std::vector<size_t> begun;
     size_t ended = 0;
-    ~SideBySide() {
+    ~Deferred() {
       for (; ended < begun.size(); ++ended) {
         try {
           handler.callbacks_[begun[ended]]->end_event(event);
@@ -177,7 +173,7 @@ void CallbackHandler::fire(EventId event, const TrainerState& state, TrainerCont
         }
       }
     }
-  } side_by_side{*this, event, {}};
+  } deferred{*this, event, {}};
   const uint64_t bit = (event >= 0 && event < 64) ? TH_EVENT_BIT(event) : 0;
   struct NotRunning {
     std::atomic<int64_t>& running;
@@ -190,8 +186,9 @@ void CallbackHandler::fire(EventId event, const TrainerState& state, TrainerCont
     calls_started_.store(calls_started_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
     const NotRunning not_running{running_};
     try {
-      if (isolated_[i] != 0 && callbacks_[i]->begin_event(event, args)) {
-        side_by_side.begun.push_back(i);
+      if ((deferred_[i] & bit) != 0) {
+        callbacks_[i]->begin_event(event, args);
+        deferred.begun.push_back(i);
         continue;
       }
       call(i, event, args);
@@ -206,8 +203,8 @@ void CallbackHandler::fire(EventId event, const TrainerState& state, TrainerCont
       failed(i, event_name(event), "unknown exception", event == TH_EVENT_EXCEPTION);
     }
   }
-  for (; side_by_side.ended < side_by_side.begun.size();) {
-    const size_t i = side_by_side.begun[side_by_side.ended++];
+  for (; deferred.ended < deferred.begun.size();) {
+    const size_t i = deferred.begun[deferred.ended++];
     running_.store(static_cast<int64_t>(i), std::memory_order_relaxed);
     const NotRunning not_running{running_};
     try {
@@ -220,21 +217,6 @@ void CallbackHandler::fire(EventId event, const TrainerState& state, TrainerCont
   }
   if (stop_requested_.load(std::memory_order_relaxed)) c_control.should_training_stop = 1;
   from_c(c_control, control);
-}
-
-template <class Tell>
-void CallbackHandler::tell_isolated(EventId event, Tell&& tell) noexcept {
-  const uint64_t bit = (event >= 0 && event < 64) ? TH_EVENT_BIT(event) : 0;
-  for (size_t i = 0; i < callbacks_.size(); ++i)
-    if (isolated_[i] != 0 && enabled_[i] != 0 && (masks_[i] & bit) != 0) tell(*callbacks_[i]);
-}
-
-void CallbackHandler::prepare(EventId event) noexcept {
-  tell_isolated(event, [event](detail::InternalCallback& cb) { cb.prepare(event); });
-}
-
-void CallbackHandler::announce(EventId event) noexcept {
-  tell_isolated(event, [event](detail::InternalCallback& cb) { cb.announce(event); });
 }
 
 void CallbackHandler::set_profiler(Profiler* profiler) {

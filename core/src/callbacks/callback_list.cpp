@@ -14,7 +14,7 @@ std::unique_ptr<detail::InternalCallback> CallbackHandler::take_at(size_t index)
   masks_.erase(masks_.begin() + at);
   critical_.erase(critical_.begin() + at);
   internal_.erase(internal_.begin() + at);
-  isolated_.erase(isolated_.begin() + at);
+  deferred_.erase(deferred_.begin() + at);
   profile_actions_.erase(cb.get());  // another callback may get its address
   return cb;
 }
@@ -26,7 +26,7 @@ std::vector<std::unique_ptr<detail::InternalCallback>> CallbackHandler::take_all
   masks_.clear();
   critical_.clear();
   internal_.clear();
-  isolated_.clear();
+  deferred_.clear();
   profile_actions_.clear();
   return all;
 }

@@ -50,4 +50,17 @@ void from_c(const th_control& in, TrainerControl& c) noexcept {
   c.should_log = in.should_log != 0;
 }
 
+std::string changed_flags(const th_control& before, const th_control& after) {
+  std::string changed;
+  auto note = [&](const char* flag, int32_t was, int32_t now) {
+    if (was != now) changed += std::string(changed.empty() ? "" : ", ") + flag;
+  };
+  note("should_training_stop", before.should_training_stop, after.should_training_stop);
+  note("should_epoch_stop", before.should_epoch_stop, after.should_epoch_stop);
+  note("should_save", before.should_save, after.should_save);
+  note("should_evaluate", before.should_evaluate, after.should_evaluate);
+  note("should_log", before.should_log, after.should_log);
+  return changed;
+}
+
 }  // namespace trainhook

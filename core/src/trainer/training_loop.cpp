@@ -293,9 +293,6 @@ void Trainer::Impl::optimizer_step(double epoch) {
   underflow_overflow.check(args, state.global_step + 1, access.window_loss(), model->module());
   if (args.max_grad_norm > 0) grad_norm = clip_grad_norm(trained_parameters, args.max_grad_norm);
   access.end_window(args.max_grad_norm > 0 ? grad_norm : std::nullopt);
-  // on_step_end follows the optimizer's step: a helper that waits there is
-  // woken now, while the optimizer works, rather than by the call.
-  handler.announce(TH_EVENT_STEP_END);
   fire(TH_EVENT_PRE_OPTIMIZER_STEP);
   const bool skipped_by_plugin = access.take_skip();
   if (!skipped_by_plugin && !overflow) {

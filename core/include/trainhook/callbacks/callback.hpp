@@ -75,23 +75,13 @@ class InternalCallback {
   virtual const Callback* user_callback() const noexcept { return nullptr; }
   // Runs in a helper process: a call is a round trip (a profile shows it apart).
   virtual bool isolated() const noexcept { return false; }
-  // A call of `event` comes soon on the training thread, after the calls of
-  // the callbacks before this one: a callback that runs elsewhere may start
-  // now on what it has queued, so the call then finds it ready (an isolated
-  // one wakes its helper to run its observed events). Must neither block nor
-  // throw.
-  virtual void prepare(EventId /*event*/) noexcept {}
-  // The trainer will call `event` shortly (announced at a fixed point before
-  // it, e.g. a step's on_step_end while the optimizer steps), with only its
-  // own work in between: a callback that runs elsewhere may get ready for the
-  // call. Must neither block nor throw.
-  virtual void announce(EventId /*event*/) noexcept {}
-  // A call that the next callbacks' calls may overlap: begin_event starts it
-  // and returns true when the callback runs elsewhere and declared `event`
-  // side by side (th_host.set_side_by_side; false: call on_event instead);
-  // end_event waits for it to finish. The flags it sets are not taken. Both
-  // may throw, as on_event.
-  virtual bool begin_event(EventId /*event*/, const th_event_args& /*args*/) { return false; }
+  // The events at which this callback may answer later: the handler starts
+  // its call with begin_event, calls the next callbacks meanwhile (with the
+  // flags as they were before it), and collects the answer with end_event, in
+  // order, before the event ends. A flag it sets there is not taken
+  // (end_event reports it). Both may throw, as on_event.
+  virtual uint64_t deferred_events() const noexcept { return 0; }
+  virtual void begin_event(EventId event, const th_event_args& args) { on_event(event, args); }
   virtual void end_event(EventId /*event*/) {}
 };
 

@@ -95,19 +95,6 @@ class CallbackHandler {
   std::string running_callback() const;
   uint64_t calls_started() const noexcept { return calls_started_.load(std::memory_order_relaxed); }
 
-  // Tells every enabled callback in another process that has `event` in its
-  // mask that the event comes soon (InternalCallback::prepare). fire() does it
-  // before the first call, so helpers that wait at the event run what they
-  // have queued at once rather than each when its turn comes. (Telling
-  // them before the checkpoint of a save is written made saves slower on a
-  // 2-core VM: their work then competes with the writing.)
-  void prepare(EventId event) noexcept;
-  // Tells every enabled callback in another process that waits at `event`
-  // (InternalCallback::announce) that the trainer fires it shortly. The
-  // training loop does it at a fixed point before the event, so an isolated
-  // callback's helper is awake when the call comes.
-  void announce(EventId event) noexcept;
-
   // Stateful callbacks -> state.stateful_callbacks (HF layout, TrainerControl included).
   void save_states(TrainerState& state, const TrainerControl& control);
   // Restores each callback found in state.stateful_callbacks.
@@ -116,17 +103,13 @@ class CallbackHandler {
   void load_states(const TrainerState& state, TrainerControl& control);
 
  private:
-  // Calls tell(callback) for each enabled isolated callback with `event` in its mask.
-  template <class Tell>
-  void tell_isolated(EventId event, Tell&& tell) noexcept;
-
   PluginErrorPolicy policy_;
   std::vector<std::unique_ptr<detail::InternalCallback>> callbacks_;
   std::vector<char> enabled_;
   std::vector<uint64_t> masks_;  // event_mask() of each callback, read once at add()
   std::vector<char> critical_;   // critical() of each callback, read once at add()
   std::vector<char> internal_;   // Listing::internal at add()
-  std::vector<char> isolated_;   // isolated() of each callback, read once at add()
+  std::vector<uint64_t> deferred_;  // deferred_events() of each callback, read once at add()
   EventId current_event_ = -1;
   mutable std::mutex disabled_mu_;
   std::vector<Disabled> disabled_;
@@ -141,8 +124,8 @@ class CallbackHandler {
 
   // Calls callback `index` at `event`, timed when a profiler is set.
   void call(size_t index, EventId event, const th_event_args& args);
-  // Waits for the end of a call begun side by side, timed as call() (what
-  // the training thread waits for it).
+  // Collects the answer of a deferred call, timed as call() (what the
+  // training thread waits for it).
   void end_call(size_t index, EventId event);
   // The profiler's action of (callback, event); -1 when not profiling.
   int profile_action(size_t index, EventId event);

@@ -58,5 +58,8 @@ struct TrainerState {
 void to_c(const TrainerState& s, th_state& out) noexcept;
 void to_c(const TrainerControl& c, th_control& out) noexcept;
 void from_c(const th_control& in, TrainerControl& c) noexcept;
+// The TrainerControl flags that differ, named and joined by ", " (empty when
+// none): what a callback changed in an event where a change is not taken.
+std::string changed_flags(const th_control& before, const th_control& after);
 
 }  // namespace trainhook

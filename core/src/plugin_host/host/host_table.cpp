@@ -1,16 +1,45 @@
 // HostTable (see host_table.hpp): each th_host entry calls HostServices.
 #include "host_table.hpp"
 
+#include <trainhook/callbacks/callback_handler.hpp>
 #include <trainhook/common/profiler.hpp>
 #include <trainhook/plugin_host/host/end_request.hpp>
 
 #include <cstring>
+#include <utility>
 #include <exception>
 
 namespace trainhook::detail {
 namespace {
 HostTable* self_of(void* ctx) { return static_cast<HostTable*>(ctx); }
+
+// The declared event the calling thread runs, and whose table it is for.
+struct DeclaredEvent {
+  const HostTable* table = nullptr;
+  int32_t event = -1;
+  const char* kind = "";
+};
+thread_local DeclaredEvent t_declared;
 }  // namespace
+
+void HostTable::enter_declared(int32_t event, const char* kind) noexcept {
+  t_declared = DeclaredEvent{this, event, kind};
+}
+
+void HostTable::leave_declared() noexcept { t_declared = DeclaredEvent{}; }
+
+std::string HostTable::refuse_steering(const char* call) {
+  if (t_declared.table != this) return "";
+  std::string why = std::string(call) + " in " + event_name(t_declared.event) + ", which it declared " +
+                    t_declared.kind +
+                    ": a declared event may not steer the run (refused in process as in its own process, so "
+                    "one seed trains one model wherever it runs); declare only the events in which it does "
+                    "not steer";
+  if (breach_.empty()) breach_ = why;
+  return why;
+}
+
+std::string HostTable::take_breach() { return std::exchange(breach_, std::string()); }
 
 HostTable::HostTable(HostServices& host, std::string who) : host_(host), who_(std::move(who)), table_{} {
   table_.struct_size = TH_HOST_STRUCT_SIZE;
@@ -71,6 +100,7 @@ const char* HostTable::training_args_json(void* ctx) noexcept {
 
 void HostTable::request_stop(void* ctx, const char* reason) noexcept {
   try {
+    if (!self_of(ctx)->refuse_steering("request_stop").empty()) return;
     self_of(ctx)->host_.request_stop(self_of(ctx)->who_, reason != nullptr ? reason : "");
   } catch (...) {
   }
@@ -99,7 +129,8 @@ const char* HostTable::model_description(void* ctx) noexcept {
 th_status HostTable::set_resume_checkpoint(void* ctx, const char* path, char* err, size_t err_size) noexcept {
   std::string refusal;
   try {
-    refusal = self_of(ctx)->host_.set_resume_checkpoint(path != nullptr ? path : "");
+    refusal = self_of(ctx)->refuse_steering("set_resume_checkpoint");
+    if (refusal.empty()) refusal = self_of(ctx)->host_.set_resume_checkpoint(path != nullptr ? path : "");
   } catch (const std::exception& e) {
     refusal = e.what();
   } catch (...) {

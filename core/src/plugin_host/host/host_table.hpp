@@ -38,6 +38,19 @@ class HostTable {
   // call may overlap the next callbacks' calls (isolated only, as above).
   uint64_t side_by_side() const noexcept { return side_by_side_.load(); }
 
+  // A declared event (observe-only or side by side) does not steer the run,
+  // in process as isolated: while the calling thread runs one (between
+  // enter_declared and leave_declared), a steering call (request_stop,
+  // set_resume_checkpoint, set_lr_factor, add_metric, skip_optimizer_step,
+  // writable tensors) is refused, and the first refusal is kept as the
+  // call's breach. Other threads (a plugin's worker) are not affected.
+  void enter_declared(int32_t event, const char* kind) noexcept;
+  void leave_declared() noexcept;
+  // "" when `call` may steer here; else the refusal (kept as the breach).
+  std::string refuse_steering(const char* call);
+  // The breach of the declared event just run ("" when none), cleared.
+  std::string take_breach();
+
  private:
   static void log(void* ctx, int32_t level, const char* message) noexcept;
   static const char* output_dir(void* ctx) noexcept;
@@ -65,6 +78,7 @@ class HostTable {
   std::atomic<bool> critical_{false};
   std::atomic<uint64_t> observe_only_{0};
   std::atomic<uint64_t> side_by_side_{0};
+  std::string breach_;  // written and read by the thread in the declared event only
 };
 
 }  // namespace trainhook::detail

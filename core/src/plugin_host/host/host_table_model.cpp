@@ -25,12 +25,15 @@ th_status refuse(const HostTable& b, const std::string& why, char* err, size_t e
   return TH_INVALID_ARGUMENT;
 }
 
-// Runs `f` (returning "" or a refusal) against the run's ModelAccess.
+// Runs `f` (returning "" or a refusal) against the run's ModelAccess;
+// `steers` names a call that a declared event may not make.
 template <class F>
-th_status call(void* ctx, char* err, size_t err_size, F&& f) noexcept {
+th_status call(void* ctx, char* err, size_t err_size, F&& f, const char* steers = nullptr) noexcept {
   HostTable& b = bridge(ctx);
   std::string why;
   try {
+    if (steers != nullptr) why = b.refuse_steering(steers);
+    if (!why.empty()) return refuse(b, why, err, err_size);
     ModelAccess* access = b.services().model_access();
     why = access == nullptr ? std::string("this trainer offers no model access here (no training run)")
                             : f(*access);
@@ -54,7 +57,7 @@ th_status tensors(void* ctx, int32_t kind, int32_t access, th_tensor_list* out, 
     out->names = mine.names;
     out->tensors = mine.tensors;
     return "";
-  });
+  }, access == TH_ACCESS_WRITE ? "tensors (write)" : nullptr);
 }
 
 th_status learning_rates(void* ctx, double* out, uint32_t capacity, uint32_t* count, char* err,
@@ -67,7 +70,7 @@ th_status learning_rates(void* ctx, double* out, uint32_t capacity, uint32_t* co
 }
 
 th_status set_lr_factor(void* ctx, double factor, char* err, size_t err_size) noexcept {
-  return call(ctx, err, err_size, [&](ModelAccess& m) { return m.set_lr_factor(factor); });
+  return call(ctx, err, err_size, [&](ModelAccess& m) { return m.set_lr_factor(factor); }, "set_lr_factor");
 }
 
 double lr_factor(void* ctx) noexcept {
@@ -83,11 +86,12 @@ th_status add_metric(void* ctx, const char* name, double value, char* err, size_
   return call(ctx, err, err_size, [&](ModelAccess& m) -> std::string {
     if (name == nullptr) return "add_metric: the metric name is NULL";
     return m.add_metric(name, value);
-  });
+  }, "add_metric");
 }
 
 th_status skip_optimizer_step(void* ctx, char* err, size_t err_size) noexcept {
-  return call(ctx, err, err_size, [&](ModelAccess& m) { return m.skip_optimizer_step(); });
+  return call(ctx, err, err_size, [&](ModelAccess& m) { return m.skip_optimizer_step(); },
+              "skip_optimizer_step");
 }
 
 void set_critical(void* ctx) noexcept { bridge(ctx).make_critical(); }

@@ -69,8 +69,16 @@ PluginCallback::PluginCallback(std::shared_ptr<const PluginLibrary> library, con
   {
     PluginCallScope scope(scope_names_.file, scope_names_.callback, "create");  // named if it crashes
     PluginCallGuard call(scope_names_.file, scope_names_.callback, "create");   // a forked child ends here
-    st =
-        info_.create(host_.table(), config_json.empty() ? "{}" : config_json.c_str(), &self, err, sizeof err);
+    try {
+      st = info_.create(host_.table(), config_json.empty() ? "{}" : config_json.c_str(), &self, err,
+                        sizeof err);
+    } catch (const std::exception& e) {  // a create() not built on the SDK lets it cross the C ABI
+      throw PluginError("cannot create callback '" + name_ + "' from " + library_->path.string() +
+                        ": create() threw an exception through the C ABI: " + e.what());
+    } catch (...) {
+      throw PluginError("cannot create callback '" + name_ + "' from " + library_->path.string() +
+                        ": create() threw an exception through the C ABI");
+    }
   }
   err[kErrSize - 1] = '\0';
   report_changes(process.restore(), scope_names_, "create");
@@ -81,6 +89,9 @@ PluginCallback::PluginCallback(std::shared_ptr<const PluginLibrary> library, con
         (st == TH_OK ? std::string("create() returned TH_OK but no instance") : describe_failure(st, err)));
   }
   self_ = self;
+  // TRAIN_END and EXCEPTION are always waited for, so never declared (as isolated).
+  declared_ = (observe_only() | side_by_side()) &
+              ~(TH_EVENT_BIT(TH_EVENT_TRAIN_END) | TH_EVENT_BIT(TH_EVENT_EXCEPTION));
 }
 
 PluginCallback::~PluginCallback() {
@@ -95,19 +106,44 @@ std::string PluginCallback::describe_failure(th_status status, const char* err) 
 }
 
 void PluginCallback::on_event(EventId event, const th_event_args& args) {
+  if (event >= 0 && event < 64 && (declared_ & TH_EVENT_BIT(event)) != 0) return on_declared_event(event, args);
   if (event == TH_EVENT_TRAIN_BEGIN) return on_train_begin(args);
   // The path of every other event: two scope objects and the call, nothing
   // else (bench/dispatch measures it; the state check below is ~1.3 KB).
+  char err[kErrSize];
+  if (const th_status st = call_event(event, args, err); st != TH_OK) throw_failure(st, err);
+}
+
+th_status PluginCallback::call_event(EventId event, const th_event_args& args, char* err) {
   const char* what = event_name(event);
   PluginCallScope scope(scope_names_.file, scope_names_.callback, what);
-  char err[kErrSize];
   err[0] = '\0';
+  PluginCallGuard call(scope_names_.file, scope_names_.callback, what);
+  return vtable_->on_event(self_, &args, err, kErrSize);
+}
+
+void PluginCallback::on_declared_event(EventId event, const th_event_args& args) {
+  const char* kind = (observe_only() & TH_EVENT_BIT(event)) != 0 ? "observe-only (set_observe_only / observed_events)"
+                                                                 : "side by side (set_side_by_side / side_by_side_events)";
+  const th_control before = *args.control;
+  char err[kErrSize];
+  host_.enter_declared(event, kind);
   th_status st = TH_ERROR;
-  {
-    PluginCallGuard call(scope_names_.file, scope_names_.callback, what);
-    st = vtable_->on_event(self_, &args, err, sizeof err);
+  try {
+    st = event == TH_EVENT_TRAIN_BEGIN ? (on_train_begin(args), TH_OK) : call_event(event, args, err);
+  } catch (...) {
+    host_.leave_declared();
+    host_.take_breach();
+    throw;
   }
+  host_.leave_declared();
+  if (std::string breach = host_.take_breach(); !breach.empty()) throw std::runtime_error(breach);
   if (st != TH_OK) throw_failure(st, err);
+  if (const std::string changed = changed_flags(before, *args.control); !changed.empty())
+    throw std::runtime_error("it changed TrainerControl (" + changed + ") in " + event_name(event) +
+                             ", which it declared " + kind +
+                             ": a declared event may not steer the run (refused in process as in its own "
+                             "process); declare only the events in which it does not steer");
 }
 
 // on_train_begin is where a plugin sets up for the run (threads, signal

@@ -44,6 +44,10 @@ class PluginCallback final : public InternalCallback {
  private:
   std::string describe_failure(th_status status, const char* err) const;
   void on_train_begin(const th_event_args& args);
+  // An event it declared observe-only or side by side: it may not steer there.
+  void on_declared_event(EventId event, const th_event_args& args);
+  // The vtable's on_event, watched as every event call is.
+  th_status call_event(EventId event, const th_event_args& args, char* err);
   // err is the call's kErrSize buffer; terminated here before it is read.
   [[noreturn]] void throw_failure(th_status status, char* err) const;
 
@@ -56,6 +60,7 @@ class PluginCallback final : public InternalCallback {
   PluginCallNames scope_names_;  // the file and name as PluginCallScope shows them (process lifetime)
   HostTable host_;               // this instance's th_host table; outlives self_
   void* self_ = nullptr;
+  uint64_t declared_ = 0;  // observe_only() | side_by_side(), as declared in create()
 };
 
 }  // namespace trainhook::detail

@@ -1,6 +1,9 @@
 // EventRing (see event_ring.hpp).
 #include "event_ring.hpp"
 
+#include "wake_policy.hpp"
+
+#include <fcntl.h>
 #include <linux/futex.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -21,15 +24,12 @@ namespace trainhook::detail::isolation {
 // The header page. Each position on its own cache line: the producer writes
 // head_, the consumer tail_, and neither should bounce the other's line.
 // `sleeping` is the futex word: 1 while the consumer sleeps or is about to.
-// `call_due_ns`: the steady clock (CLOCK_MONOTONIC, one clock for both
-// processes) by which an announced call is due; 0 when none was announced.
+// `unasked`: bumped by the consumer when it sent a message nobody asked for.
 struct EventRing::Shared {
   alignas(64) std::atomic<uint64_t> head;
   alignas(64) std::atomic<uint64_t> tail;
   alignas(64) std::atomic<uint32_t> sleeping;
-  uint32_t capacity;
-  std::atomic<int64_t> call_due_ns;
-  std::atomic<int64_t> wakes_at_ns;  // while it sleeps: when the consumer's own timeout ends it
+  std::atomic<uint32_t> unasked;
 };
 
 namespace {
@@ -38,11 +38,6 @@ constexpr size_t kHeaderBytes = 4096;
 static_assert(sizeof(std::atomic<uint64_t>) == 8 && std::atomic<uint64_t>::is_always_lock_free,
               "the ring's positions cross processes: they must be plain lock-free words");
 static_assert(std::atomic<uint32_t>::is_always_lock_free, "the futex word must be a plain word");
-
-int64_t steady_ns(std::chrono::steady_clock::time_point t) {
-  return static_cast<int64_t>(
-      std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count());
-}
 
 bool power_of_two(uint64_t v) { return v != 0 && (v & (v - 1)) == 0; }
 
@@ -58,16 +53,19 @@ EventRing EventRing::create(uint32_t capacity) {
   while (cap < capacity) cap <<= 1;
   if (cap > (1u << 30))
     throw std::runtime_error("event ring: " + std::to_string(capacity) + " bytes is too large");
-  const int fd = ::memfd_create("trainhook-events", MFD_CLOEXEC);
+  const int fd = ::memfd_create("trainhook-events", MFD_CLOEXEC | MFD_ALLOW_SEALING);
   if (fd < 0) throw std::runtime_error(std::string("event ring: memfd_create: ") + std::strerror(errno));
-  if (::ftruncate(fd, static_cast<off_t>(kHeaderBytes + cap)) != 0) {
+  // Sealed before anyone else holds it: a helper that shrank the memory would
+  // make the trainer's next write into it raise SIGBUS.
+  if (::ftruncate(fd, static_cast<off_t>(kHeaderBytes + cap)) != 0 ||
+      ::fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0) {
     const int e = errno;
     ::close(fd);
-    throw std::runtime_error(std::string("event ring: ftruncate: ") + std::strerror(e));
+    throw std::runtime_error(std::string("event ring: sizing and sealing the shared memory: ") +
+                             std::strerror(e));
   }
   EventRing ring = map(fd, static_cast<uint32_t>(cap));
   new (static_cast<void*>(ring.shared_)) Shared();  // positions 0, nobody sleeping
-  ring.shared_->capacity = static_cast<uint32_t>(cap);
   return ring;
 }
 
@@ -108,6 +106,7 @@ EventRing& EventRing::operator=(EventRing&& other) noexcept {
     shared_ = std::exchange(other.shared_, nullptr);
     data_ = std::exchange(other.data_, nullptr);
     capacity_ = std::exchange(other.capacity_, 0);
+    head_ = std::exchange(other.head_, 0);
     dropped_ = std::exchange(other.dropped_, 0);
   }
   return *this;
@@ -144,7 +143,7 @@ bool EventRing::try_push_call(std::string_view record) noexcept { return push(re
 
 bool EventRing::push(std::string_view record, bool call) noexcept {
   const uint64_t need = sizeof(uint32_t) + static_cast<uint64_t>(record.size());
-  const uint64_t head = shared_->head.load(std::memory_order_relaxed);  // ours alone
+  const uint64_t head = head_;  // never read back from the page the consumer can write
   const uint64_t tail = shared_->tail.load(std::memory_order_acquire);
   const uint64_t used = head - tail;
   if (tail > head || used > capacity_ || capacity_ - used < need) {
@@ -156,7 +155,8 @@ bool EventRing::push(std::string_view record, bool call) noexcept {
   copy_in(head + sizeof length, record.data(), record.size());
   // seq_cst store then seq_cst load: either the consumer sees this record
   // before it sleeps, or we see it sleeping and wake it (begin_sleep's mirror).
-  shared_->head.store(head + need, std::memory_order_seq_cst);
+  head_ = head + need;
+  shared_->head.store(head_, std::memory_order_seq_cst);
   if (shared_->sleeping.load(std::memory_order_seq_cst) == 0)
     waiting_record_ = false;  // it is awake: it will see this one
   else if (call || wake_due(used + need))
@@ -166,7 +166,9 @@ bool EventRing::push(std::string_view record, bool call) noexcept {
 
 bool EventRing::wake_due(uint64_t used) noexcept {
   const auto now = std::chrono::steady_clock::now();  // the vDSO: no system call
-  if (used >= capacity_ / 8 || (waiting_record_ && now - waiting_since_ >= kWakeDelay)) {
+  const std::optional<std::chrono::steady_clock::duration> oldest =
+      waiting_record_ ? std::optional(now - waiting_since_) : std::nullopt;
+  if (wake_policy::wake_for_records(used, capacity_, oldest)) {
     waiting_record_ = false;
     return true;
   }
@@ -184,6 +186,10 @@ bool EventRing::consumer_sleeping() const noexcept {
 bool EventRing::drained() const noexcept {
   return shared_->tail.load(std::memory_order_acquire) == shared_->head.load(std::memory_order_acquire);
 }
+
+void EventRing::note_unasked() noexcept { shared_->unasked.fetch_add(1, std::memory_order_release); }
+
+uint32_t EventRing::unasked() const noexcept { return shared_->unasked.load(std::memory_order_acquire); }
 
 bool EventRing::empty() const noexcept {
   return shared_->head.load(std::memory_order_seq_cst) == shared_->tail.load(std::memory_order_relaxed);
@@ -203,14 +209,11 @@ bool EventRing::pop(std::string& out) {
   return true;
 }
 
-bool EventRing::begin_sleep(std::chrono::nanoseconds timeout) noexcept {
-  // Written before the flag: a producer that sees the flag up sees this sleep's end.
-  shared_->wakes_at_ns.store(steady_ns(std::chrono::steady_clock::now() + timeout),
-                             std::memory_order_seq_cst);
+bool EventRing::begin_sleep() noexcept {
   shared_->sleeping.store(1, std::memory_order_seq_cst);
-  // seq_cst with expect_call's store then wake: either we see the announced
-  // call here, or its wake finds the flag up and wakes us.
-  if (!empty() || call_expected_until() > std::chrono::steady_clock::now()) {
+  // seq_cst with push's store then load: either we see its record here, or
+  // it sees the flag up and wakes us.
+  if (!empty()) {
     shared_->sleeping.store(0, std::memory_order_relaxed);
     return false;
   }
@@ -229,29 +232,6 @@ void EventRing::end_sleep() noexcept { shared_->sleeping.store(0, std::memory_or
 void EventRing::wake() noexcept {
   if (shared_->sleeping.exchange(0, std::memory_order_seq_cst) != 0)
     futex(&shared_->sleeping, FUTEX_WAKE, INT_MAX, nullptr);
-}
-
-void EventRing::expect_call(std::chrono::steady_clock::time_point until) noexcept {
-  until = std::min(until, std::chrono::steady_clock::now() + kLongestExpectedCall);
-  const int64_t until_ns = steady_ns(until);
-  shared_->call_due_ns.store(until_ns, std::memory_order_seq_cst);
-  // A consumer asleep only until well before the call is due wakes by itself
-  // in time (its runner expects calls that come at a steady beat): waking it
-  // would cost this thread a system call, and on a VM the resume of an idle
-  // vCPU, for nothing. If its timer is later than that after all, the call
-  // itself wakes it, as an unannounced one.
-  if (shared_->sleeping.load(std::memory_order_seq_cst) != 0 &&
-      shared_->wakes_at_ns.load(std::memory_order_seq_cst) +
-              static_cast<int64_t>(std::chrono::nanoseconds(kSelfWakeLate).count()) <=
-          until_ns)
-    return;
-  wake();
-}
-
-std::chrono::steady_clock::time_point EventRing::call_expected_until() const noexcept {
-  const int64_t ns = shared_->call_due_ns.load(std::memory_order_seq_cst);
-  return std::chrono::steady_clock::time_point(
-      std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::nanoseconds(ns)));
 }
 
 }  // namespace trainhook::detail::isolation

@@ -1,24 +1,26 @@
 // EventRing: a bounded ring of byte records in memory shared by two
 // processes, with ONE producer (the trainer's training thread, for an isolated
-// callback's observe-only events) and ONE consumer (the main thread of
-// trainhook-plugin-runner, which runs the plugin). The producer copies a
-// record in and returns: no lock, no system call. A sleeping consumer is woken
-// (one futex wake) only once the ring is an eighth full or a record has waited
-// kWakeDelay, seen at a later push; else it finds the records when its own
-// wait times out (the runner's: kConsumerWait). So a burst of events costs
-// one wake, not one per event, and an observer's latency stays bounded. A
-// record that does not fit is dropped and counted, never waited for: the
-// training thread must not stall on a slow plugin.
+// callback's observe-only events and its calls) and ONE consumer (the main
+// thread of trainhook-plugin-runner, which runs the plugin). The producer
+// copies a record in and returns: no lock, no system call unless the consumer
+// sleeps and the policy says to wake it (wake_policy.hpp). A record that does
+// not fit is dropped and counted, never waited for: the training thread must
+// not stall on a slow plugin.
 //
-// Layout: one header page (the positions, the futex word, the time an
-// announced call is due, the end of the consumer's own timed sleep) then `capacity` bytes of data. A record
-// is its u32 length then its bytes, written across the end of the data area when it has to (positions only
-// grow; the index is the position modulo capacity, a power of two).
+// Layout: one header page (the positions, the futex word, the helper's notice
+// count) then `capacity` bytes of data. A record is its u32 length then its
+// bytes, written across the end of the data area when it has to (positions
+// only grow; the index is the position modulo capacity, a power of two).
+//
+// The consumer runs a plugin the trainer may not trust, so the producer's side
+// believes nothing in the shared page: its write position is its own copy, the
+// consumer's position is only a bound (a bad one reads as "full"), its own
+// capacity never comes from the page, and the memory is sealed against a
+// change of size (F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) before the helper
+// gets the descriptor, so no helper can make the trainer's mapping fault.
 //
 // Ownership: the object owns its mapping and its descriptor (memfd, created
-// by create(), handed to the runner, which attach()es to it). Neither side
-// trusts the other's positions beyond its own mapping: a bad position reads
-// as "full" to the producer and as "empty" to the consumer.
+// by create(), handed to the runner, which attach()es to it).
 #pragma once
 
 #include <atomic>
@@ -33,14 +35,6 @@ class EventRing {
  public:
   static constexpr uint32_t kDefaultCapacity = 1u << 20;  // 1 MiB: thousands of log records
   static constexpr uint32_t kMinCapacity = 4096;
-  // An observer's latency bound, and the wake rate of each idle helper: one
-  // wake per 100 ms, not per record, so that a run with several isolated
-  // loggers does not preempt the training thread at every step (20 ms still
-  // left the MLP bench's training thread preempted twice as often as with
-  // the integrations in process on a 2-core VM).
-  static constexpr std::chrono::milliseconds kWakeDelay{100};
-  static constexpr std::chrono::milliseconds kConsumerWait{100};
-
   // A new ring of `capacity` data bytes (rounded up to a power of two, at least
   // kMinCapacity). Throws std::runtime_error when the memory cannot be had.
   static EventRing create(uint32_t capacity);
@@ -82,19 +76,11 @@ class EventRing {
   // runner's reader thread calls it when a call arrives on the socket).
   void wake() noexcept;
 
-  // Producer. A call is due by `until` (the trainer announced it, e.g. a
-  // step's on_step_end while the optimizer steps): wakes the consumer now, so
-  // that it is awake when the call comes instead of being woken by it.
-  // `until` is cut to kLongestExpectedCall from now: the consumer spends the
-  // time until then looking for the call.
-  void expect_call(std::chrono::steady_clock::time_point until) noexcept;
-  static constexpr std::chrono::milliseconds kLongestExpectedCall{1};
-  // How late a consumer's own timed wake may come: one that sleeps until at
-  // least this long before an announced call is due is not woken for it.
-  static constexpr std::chrono::microseconds kSelfWakeLate{50};
-  // Consumer. The time the last announced call is due by (in the past when
-  // none is). The consumer does not sleep before it (wait() returns at once).
-  std::chrono::steady_clock::time_point call_expected_until() const noexcept;
+  // Consumer: the helper has sent a message that nobody asked for (a plugin
+  // thread's log or stop request); the producer serves it at its next push.
+  void note_unasked() noexcept;
+  // Producer: the consumer's count of such messages (any value; only a change matters).
+  uint32_t unasked() const noexcept;
 
  private:
   struct Shared;
@@ -103,7 +89,7 @@ class EventRing {
   static EventRing map(int fd, uint32_t capacity);
   bool empty() const noexcept;
   // Announces the sleep; false when there is something to do after all.
-  bool begin_sleep(std::chrono::nanoseconds timeout) noexcept;
+  bool begin_sleep() noexcept;
   void sleep(std::chrono::nanoseconds timeout) noexcept;
   void end_sleep() noexcept;
   void copy_in(uint64_t pos, const void* p, size_t n) noexcept;
@@ -114,6 +100,7 @@ class EventRing {
   bool wake_due(uint64_t used) noexcept;
 
   int fd_ = -1;
+  uint64_t head_ = 0;  // producer: its own write position (the shared one is only published)
   Shared* shared_ = nullptr;
   char* data_ = nullptr;
   uint32_t capacity_ = 0;
@@ -124,7 +111,7 @@ class EventRing {
 
 template <class Stop>
 void EventRing::wait(std::chrono::nanoseconds timeout, Stop&& stop) {
-  if (!begin_sleep(timeout)) return;
+  if (!begin_sleep()) return;
   // The flag is up: a waker that set `stop` after this test sees it and wakes us.
   if (!stop()) sleep(timeout);
   end_sleep();

@@ -3,6 +3,7 @@
 #include "isolated_callback.hpp"
 
 #include "helper_executable.hpp"
+#include "wake_policy.hpp"
 
 #include <trainhook/callbacks/callback_handler.hpp>
 #include <trainhook/common/cpu_relax.hpp>
@@ -16,6 +17,7 @@
 #include <signal.h>
 #include <spawn.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -87,17 +89,12 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Most plugins answer within microseconds, and the training thread has nothing
-// to do meanwhile; a thread asleep in poll() is woken by the answer only after
-// the kernel (on a VM, the hypervisor) resumes its CPU, which costs tens of
-// microseconds on some machines (25 us each way seen on a 2-vCPU VM). So the
-// trainer looks for the answer without sleeping for a bounded while first.
-constexpr auto kSpinBeforeSleep = std::chrono::microseconds(50);
-
+// Most plugins answer within microseconds: the trainer looks for the answer
+// before it sleeps in poll() (wake_policy.hpp).
 template <class OnTick>
 isolation::Channel::Result receive_answer(isolation::Channel& channel, Clock::time_point deadline,
                                           OnTick&& tick) {
-  const auto spin_until = Clock::now() + kSpinBeforeSleep;
+  const auto spin_until = Clock::now() + isolation::wake_policy::kAnswerSpin;
   for (;;) {
     const isolation::Channel::Result r = channel.receive_ready();
     if (r != isolation::Channel::Result::timed_out) return r;
@@ -153,7 +150,7 @@ IsolatedCallback::IsolatedCallback(std::filesystem::path library, std::string ca
       timeout_(std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout_seconds))),
       timeout_seconds_(timeout_seconds) {
   spawn();
-  out_.begin(Msg::Create);
+  begin_call(Msg::Create);
   out_.u32(isolation::kProtocolVersion);
   out_.str(library_.string());
   out_.str(name_);
@@ -167,7 +164,7 @@ IsolatedCallback::IsolatedCallback(std::filesystem::path library, std::string ca
   try {
     exchange(Msg::Created, "create");
   } catch (const std::exception& e) {
-    throw PluginError(e.what());
+    throw PluginError(e.what());  // names the callback and its file (fail())
   }
   isolation::CreatedReply created;
   try {
@@ -187,6 +184,7 @@ IsolatedCallback::IsolatedCallback(std::filesystem::path library, std::string ca
   if (!created.ok) {
     const std::string error(created.error);
     kill_and_reap();
+    // The runner's message names the callback and the file already.
     throw PluginError(error + " (in its isolated helper process)");
   }
 }
@@ -197,7 +195,7 @@ IsolatedCallback::~IsolatedCallback() {
     // Let the helper destroy the instance (an integration flushes and joins
     // its worker there), within the same bound as any call.
     try {
-      out_.begin(Msg::Shutdown);
+      begin_call(Msg::Shutdown);
       exchange(Msg::Done, "destroy");
     } catch (const std::exception& e) {
       host_.log(TH_LOG_WARN, name_, e.what());
@@ -257,8 +255,13 @@ void IsolatedCallback::spawn() {
   }
   pid_ = pid;
   fd_ = sv[0];
-  channel_ = isolation::Channel(fd_);
+  // Without a pidfd (a kernel before 5.3) only the socket tells of its end.
+  const long pidfd = ::syscall(SYS_pidfd_open, pid, 0);
+  pidfd_ = pidfd < 0 ? -1 : static_cast<int>(pidfd);
+  channel_ = isolation::Channel(fd_, pidfd_);
 }
+
+void IsolatedCallback::begin_call(Msg type) { out_.begin_call(type, ++calls_); }
 
 void IsolatedCallback::fail(const char* what, const std::string& cause) {
   if (dead_.empty()) dead_ = cause;
@@ -312,7 +315,20 @@ void IsolatedCallback::await_answer(Msg expected, const char* what) {
       case isolation::Channel::Result::message:
         break;
     }
-    if (channel_.type() == expected) return;
+    if (channel_.type() == expected) {
+      // The answer must be to the call just sent: a stray or repeated answer
+      // would be taken for a later call's and shift every one after it.
+      uint64_t answered = 0;
+      try {
+        answered = channel_.payload().u64();
+      } catch (const std::exception& e) {
+        fail(what, std::string("broke the protocol (") + e.what() + "; it was killed)");
+      }
+      if (answered != calls_)
+        fail(what, "broke the protocol (it answered call #" + std::to_string(answered) + " while call #" +
+                       std::to_string(calls_) + " was due; it was killed)");
+      return;
+    }
     try {
       serve_request();
     } catch (const std::exception& e) {
@@ -407,6 +423,11 @@ void IsolatedCallback::check_done() {
 }
 
 void IsolatedCallback::on_event(EventId event, const th_event_args& args) {
+  if (event >= 0 && event < 64 && (mask_ & TH_EVENT_BIT(event)) == 0) {  // only to serve (event_mask())
+    if (dead_.empty()) serve_unasked(event);
+    throw_observed_failure();
+    return;
+  }
   if (event >= 0 && event < 64 && (observed_ & TH_EVENT_BIT(event)) != 0) {
     push_observed(event, args);
     return;
@@ -417,17 +438,15 @@ void IsolatedCallback::on_event(EventId event, const th_event_args& args) {
   args.control->struct_size = TH_CONTROL_STRUCT_SIZE;
 }
 
-bool IsolatedCallback::begin_event(EventId event, const th_event_args& args) {
-  if (event < 0 || event >= 64 || (side_by_side_ & TH_EVENT_BIT(event)) == 0) return false;
+void IsolatedCallback::begin_event(EventId event, const th_event_args& args) {
   sent_control_ = *args.control;
   send_event(event, args);
-  return true;
 }
 
 void IsolatedCallback::end_event(EventId event) {
   const th_control control = await_event(event);
   // The callbacks after it were called with the flags as they were before it.
-  if (const std::string changed = isolation::changed_flags(sent_control_, control); !changed.empty())
+  if (const std::string changed = changed_flags(sent_control_, control); !changed.empty())
     throw std::runtime_error(
         "it changed TrainerControl (" + changed + ") in " + event_name(event) +
         ", which it declared side by side (set_side_by_side / side_by_side_events), where "
@@ -435,7 +454,6 @@ void IsolatedCallback::end_event(EventId event) {
 }
 
 void IsolatedCallback::send_event(EventId event, const th_event_args& args) {
-  if (event >= 0 && event < TH_EVENT_COUNT) forecasts_[static_cast<size_t>(event)].called(Clock::now());
   if (event == TH_EVENT_TRAIN_END || event == TH_EVENT_EXCEPTION) report_drops();
   // th_host.stop_signal in the runner answers what it was last told, before
   // the event that may read it (on_train_end after a first signal).
@@ -446,7 +464,7 @@ void IsolatedCallback::send_event(EventId event, const th_event_args& args) {
     if (!channel_.send(reply_.finish())) fail(event_name(event), reap());
     socket_next_ = true;  // the runner's reader records it before it reads this event
   }
-  isolation::write_event(out_, args);
+  isolation::write_event(out_, args, Msg::Event, ++calls_);
   send(Msg::Done, event_name(event));
 }
 
@@ -466,21 +484,9 @@ th_control IsolatedCallback::await_event(EventId event) {
   return control;
 }
 
-void IsolatedCallback::prepare(EventId event) noexcept {
-  const bool waits = event < 0 || event >= 64 || (observed_ & TH_EVENT_BIT(event)) == 0;
-  if (waits && dead_.empty() && ring_.valid() && !ring_.drained()) ring_.wake();
-}
-
-void IsolatedCallback::announce(EventId event) noexcept {
-  if (event < 0 || event >= TH_EVENT_COUNT || (observed_ & TH_EVENT_BIT(event)) != 0) return;
-  if (!dead_.empty() || !ring_.valid()) return;
-  if (const auto due = forecasts_[static_cast<size_t>(event)].announced(Clock::now()))
-    ring_.expect_call(*due);
-}
-
 void IsolatedCallback::push_observed(EventId event, const th_event_args& args) {
   if (!dead_.empty()) fail(event_name(event), dead_);  // dead already: no second wait
-  isolation::write_event(observed_out_, args, Msg::Observed);
+  isolation::write_event(observed_out_, args, Msg::Observed, 0);
   if (!ring_.try_push(observed_out_.finish())) {
     if (dropped_by_event_[static_cast<size_t>(event)]++ == 0 && ring_.dropped() == 1)
       host_.log(TH_LOG_WARN, name_,
@@ -490,12 +496,19 @@ void IsolatedCallback::push_observed(EventId event, const th_event_args& args) {
                     ") is full: observe-only events are dropped from " + event_name(event) +
                     " on; the count comes at train end");
   }
-  // Clock::now() reads the vDSO: no system call unless it is time to serve.
-  if (const auto now = Clock::now(); now >= next_serve_) {
-    next_serve_ = now + std::chrono::milliseconds(50);
-    serve_waiting(event_name(event));
-  }
+  serve_unasked(event);
   throw_observed_failure();
+}
+
+void IsolatedCallback::serve_unasked(EventId event) {
+  // One load of the shared page, and Clock::now() reads the vDSO: no system
+  // call unless the helper flagged a message or it is time to look anyway.
+  const uint32_t unasked = ring_.unasked();
+  const auto now = Clock::now();
+  if (unasked == unasked_seen_ && now < next_serve_) return;
+  unasked_seen_ = unasked;
+  next_serve_ = now + isolation::wake_policy::kServeInterval;
+  serve_waiting(event_name(event));
 }
 
 void IsolatedCallback::serve_waiting(const char* what) {
@@ -543,7 +556,7 @@ void IsolatedCallback::report_drops() noexcept {
 
 std::optional<nlohmann::json> IsolatedCallback::save_state() {
   if (!has_save_state_) return std::nullopt;
-  out_.begin(Msg::SaveState);
+  begin_call(Msg::SaveState);
   exchange(Msg::Done, "save_state");
   check_done();
   isolation::Reader r = channel_.payload();
@@ -558,7 +571,7 @@ std::optional<nlohmann::json> IsolatedCallback::save_state() {
 
 void IsolatedCallback::load_state(const nlohmann::json& state) {
   if (!has_load_state_) return;
-  out_.begin(Msg::LoadState);
+  begin_call(Msg::LoadState);
   out_.str(state.dump());
   exchange(Msg::Done, "load_state");
   check_done();
@@ -592,6 +605,10 @@ void IsolatedCallback::kill_and_reap() noexcept {
     ::close(fd_);  // EOF: a live helper exits by itself
     fd_ = -1;
     channel_ = isolation::Channel(-1);
+  }
+  if (pidfd_ >= 0) {
+    ::close(pidfd_);
+    pidfd_ = -1;
   }
   if (pid_ > 0) {
     // Give a helper that is exiting normally a moment, then kill it.

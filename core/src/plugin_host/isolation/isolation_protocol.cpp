@@ -145,11 +145,13 @@ bool Channel::send(const std::string& bytes) {
 }
 
 long Channel::fill(int wait_ms) {
-  if (wait_ms >= 0) {
-    pollfd p{fd_, POLLIN, 0};
-    const int r = ::poll(&p, 1, wait_ms);
+  if (wait_ms >= 0 || watch_fd_ >= 0) {
+    pollfd p[2] = {{fd_, POLLIN, 0}, {watch_fd_, POLLIN, 0}};
+    const int r = ::poll(p, watch_fd_ >= 0 ? 2 : 1, wait_ms);
     if (r == 0 || (r < 0 && errno == EINTR)) return -1;
     if (r < 0) return 0;
+    // What the peer sent before it went comes first; then its end.
+    if (p[0].revents == 0) return p[1].revents != 0 ? 0 : -1;
   }
   // Move the unread tail to the front before growing: the buffer stays small.
   if (start_ > 0) {
@@ -193,8 +195,8 @@ bool Channel::have_message() {
   return true;
 }
 
-void write_event(Writer& w, const th_event_args& a, Msg type) {
-  w.begin(type);
+void write_event(Writer& w, const th_event_args& a, Msg type, uint64_t call) {
+  w.begin_call(type, call);
   w.i32(a.event);
   w.raw(a.state, sizeof(th_state));
   w.opt_str(a.state->best_model_checkpoint);
@@ -231,19 +233,6 @@ void write_event(Writer& w, const th_event_args& a, Msg type) {
   }
   // 1.7: the emission time; args without it (a caller before 1.7) are stamped now, on the trainer's side.
   w.i64(a.struct_size >= TH_STRUCT_SIZE(th_event_args, time_ns) ? a.time_ns : monotonic_ns());
-}
-
-std::string changed_flags(const th_control& before, const th_control& after) {
-  std::string changed;
-  auto note = [&](const char* flag, int32_t was, int32_t now) {
-    if (was != now) changed += std::string(changed.empty() ? "" : ", ") + flag;
-  };
-  note("should_training_stop", before.should_training_stop, after.should_training_stop);
-  note("should_epoch_stop", before.should_epoch_stop, after.should_epoch_stop);
-  note("should_save", before.should_save, after.should_save);
-  note("should_evaluate", before.should_evaluate, after.should_evaluate);
-  note("should_log", before.should_log, after.should_log);
-  return changed;
 }
 
 void read_event(Reader& r, EventStorage& s, th_event_args& out) {
@@ -297,6 +286,7 @@ void read_event(Reader& r, EventStorage& s, th_event_args& out) {
 
 CreatedReply read_created(Reader r) {
   CreatedReply c;
+  c.call = r.u64();
   c.ok = r.u8() != 0;
   c.event_mask = r.u64() & TH_EVENT_MASK_ALL;
   c.critical = r.u8() != 0;
@@ -313,6 +303,7 @@ CreatedReply read_created(Reader r) {
 
 DoneReply read_done(Reader& r) {
   DoneReply d;
+  d.call = r.u64();
   d.status = r.i32();
   d.message = r.str();
   return d;

@@ -5,8 +5,10 @@
 // they point to (strings, th_values arrays) crosses as length-prefixed data.
 //
 // A message is: u32 payload length | u8 type | payload. The trainer sends a
-// call (Create, Event, SaveState, LoadState, Shutdown) and reads until the
-// matching Done; in between the runner may send notices (Log, Stop, Failed), which
+// call (Create, Event, SaveState, LoadState, Shutdown) whose payload starts
+// with its number (u64, counting from 1), and reads until the Done (Created)
+// that starts with the same number: an answer with another number, or one
+// when none is due, is a breach, and the helper is killed. In between the runner may send notices (Log, Stop, Failed), which
 // need no answer, and requests (Req*), each answered by one Reply before the
 // runner sends anything else for that requester.
 //
@@ -16,7 +18,8 @@
 // before the next call it reads, so the plugin sees every event in order.
 // Calls after Create go through the ring too when they fit (a futex wake
 // instead of a socket write and the reader thread's hand-over); their Done
-// and everything else the runner sends still cross the socket.
+// and everything else the runner sends still cross the socket. An Observed
+// record carries call number 0 (nothing answers it).
 //
 // Buffers (Writer, Channel's input) keep their capacity from one message to
 // the next: the per-event path allocates nothing once warm.
@@ -34,7 +37,7 @@ namespace trainhook::detail::isolation {
 
 // Bumped whenever a message or the event ring's shared header changes; the
 // runner refuses another version.
-constexpr uint32_t kProtocolVersion = 5;
+constexpr uint32_t kProtocolVersion = 6;
 // The descriptor the runner finds its end of the socket pair on.
 constexpr int kRunnerFd = 3;
 // The descriptor the runner finds the event ring on.
@@ -42,6 +45,7 @@ constexpr int kRingFd = 4;
 
 enum class Msg : uint8_t {
   // trainer -> runner
+  // Every call's payload starts with its number (u64), and so do Created and Done.
   Create = 1,      // version, library, callback, config, output_dir, args json, run name, model description
   Event = 2,       // th_event_args (see write_event)
   SaveState = 3,   //
@@ -73,6 +77,11 @@ const char* msg_name(Msg m) noexcept;
 class Writer {
  public:
   void begin(Msg type);
+  // A call or its answer: begin(type), then the call's number.
+  void begin_call(Msg type, uint64_t call) {
+    begin(type);
+    u64(call);
+  }
   void u8(uint8_t v) { raw(&v, 1); }
   void u32(uint32_t v) { raw(&v, sizeof v); }
   void i32(int32_t v) { raw(&v, sizeof v); }
@@ -120,7 +129,10 @@ constexpr uint32_t kMaxFrameBytes = 256u << 20;
 
 class Channel {
  public:
-  explicit Channel(int fd) : fd_(fd) {}
+  // `watch_fd`: a descriptor that turns readable when the peer is gone even
+  // though its socket may stay open (a pidfd of the peer process, whose
+  // children may hold the socket); -1 for none. Neither is owned.
+  explicit Channel(int fd, int watch_fd = -1) : fd_(fd), watch_fd_(watch_fd) {}
   enum class Result { message, closed, timed_out };
   // False when the peer is gone (EPIPE); never raises SIGPIPE.
   bool send(const std::string& bytes);
@@ -146,6 +158,7 @@ class Channel {
   bool have_message();
 
   int fd_;
+  int watch_fd_;
   std::string in_;
   size_t start_ = 0;   // first byte of the current message in in_
   size_t filled_ = 0;  // bytes of in_ that hold data
@@ -189,11 +202,10 @@ struct EventStorage {
   std::vector<const char*> keys, string_keys, string_values;
   std::vector<double> numbers;
 };
-void write_event(Writer& w, const th_event_args& args, Msg type = Msg::Event);
+// `call`: the call's number (0 for an Observed record). read_event starts
+// after the number (the caller read it).
+void write_event(Writer& w, const th_event_args& args, Msg type, uint64_t call);
 void read_event(Reader& r, EventStorage& storage, th_event_args& out);
-// The TrainerControl flags that differ, named and joined by ", " (empty when
-// none): what a plugin changed in an event where the change is not taken.
-std::string changed_flags(const th_control& before, const th_control& after);
 
 // What the runner sends, as the trainer reads it. The runner runs a plugin
 // the trainer may not trust, so every reader here throws std::runtime_error
@@ -203,6 +215,7 @@ std::string changed_flags(const th_control& before, const th_control& after);
 // until the next receive()). fuzz/fuzz_isolation_messages runs them on
 // arbitrary bytes.
 struct CreatedReply {
+  uint64_t call = 0;  // the number of the Create it answers
   bool ok = false;
   uint64_t event_mask = 0;
   bool critical = false, has_save_state = false, has_load_state = false;
@@ -220,6 +233,7 @@ CreatedReply read_created(Reader r);
 // Done's status and message; `r` is left at what follows (the control flags
 // of an event, the state text of save_state).
 struct DoneReply {
+  uint64_t call = 0;  // the number of the call it answers
   int32_t status = 0;
   std::string_view message;
 };

@@ -11,40 +11,45 @@
 // may send (send_mu_): a plugin's worker logs while the main thread waits.
 // The main thread is also the event ring's consumer (event_ring.hpp): before
 // each call it runs the observe-only events the trainer pushed before sending
-// that call, so the plugin gets every event, on one thread, in order. It
-// sleeps on the ring's futex (kConsumerWait at most: the producer does not
-// wake it for every record); the reader thread wakes it when a call arrives.
-// Right after answering a call it looks for the next one for kNextCallSpin
-// before it sleeps, and when the trainer announced a call (woken by it) it
-// looks for that call until the time the trainer forecast. Calls that come at
-// a steady beat (a waited on_step_end) it expects by itself (call_rhythm.hpp):
-// it sleeps until just before the next is due and looks for it then, so the
-// trainer need not wake it.
+// that call, so the plugin gets every event, on one thread, in order. When it
+// has nothing to run it looks, sleeps and wakes as wake_policy.hpp decides.
+// Every call carries a number, and its Done (Created) carries it back.
+// What it sends unasked (a log, a stop request, a failed observed event, a
+// plugin thread's request) is also flagged in the ring, so the trainer serves
+// it at its next push rather than at its next waited call.
 //
-// Lifetime: the process ends after Shutdown, or as soon as the trainer's end
-// of the socket closes (the trainer died or gave up on it). It ignores SIGINT
+// Lifetime: the process ends after Shutdown, as soon as the trainer's end of
+// the socket closes (the trainer gave up on it), or when the trainer process
+// ends, even if another process (a daemon a plugin forked) holds the
+// trainer's end of the socket: it watches the trainer's pidfd. Every
+// descriptor it inherited is close-on-exec from its first instruction, so a
+// program a plugin starts holds neither the socket nor the ring. It ignores SIGINT
 // and SIGTERM and lives in its own process group: the trainer decides when it
 // ends, so it is still there for on_train_end after a Ctrl-C.
 #include "../host/plugin_callback.hpp"
 #include "../registry/plugin_loader.hpp"
-#include "call_rhythm.hpp"
 #include "event_ring.hpp"
 #include "isolation_protocol.hpp"
+#include "wake_policy.hpp"
 
 #include <trainhook/common/cpu_relax.hpp>
 #include <trainhook/plugin_host/host/end_request.hpp>
 #include <trainhook/plugin_host/host/host_services.hpp>
 #include <trainhook/plugin_host/host/model_access.hpp>
 
+#include <dirent.h>
+#include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <mutex>
 #include <stdexcept>
@@ -52,13 +57,18 @@
 #include <thread>
 
 namespace trainhook::detail {
+
+// Marks every descriptor from `first` on close-on-exec.
+void close_on_exec_from(int first) noexcept;
+
 namespace {
 
 using isolation::Msg;
 
 class Link {
  public:
-  explicit Link(int fd) : in_(fd), out_(fd) {}
+  // `trainer_fd`: a pidfd of the trainer (-1: none), watched with the socket.
+  Link(int fd, int trainer_fd) : in_(fd, trainer_fd), out_(fd) {}
 
   // Sends one message built by `build(Writer&)`.
   template <class Build>
@@ -67,6 +77,12 @@ class Link {
     build(w);
     std::lock_guard<std::mutex> lock(send_mu_);
     if (!out_.send(w.finish())) gone();
+  }
+  // A message the trainer did not ask for: sent, then flagged in the ring.
+  template <class Build>
+  void send_unasked(Build&& build) {
+    send(build);
+    if (isolation::EventRing* ring = ring_.load(); ring != nullptr) ring->note_unasked();
   }
 
   // Sends a request and waits for its Reply; returns the reply's payload.
@@ -77,7 +93,7 @@ class Link {
       std::lock_guard<std::mutex> lock(mu_);
       reply_ready_ = false;
     }
-    send(build);
+    send_unasked(build);
     std::unique_lock<std::mutex> lock(mu_);
     cv_.wait(lock, [&] { return reply_ready_; });
     return reply_;
@@ -93,7 +109,8 @@ class Link {
   }
   // A call has arrived that next_call() has not taken yet.
   bool call_waiting() const noexcept { return call_waiting_.load(); }
-  // The ring whose consumer (the main thread) a call must wake.
+  // The ring whose consumer (the main thread) a call must wake, and where
+  // unasked messages are flagged.
   void wake_on_call(isolation::EventRing* ring) noexcept { ring_.store(ring); }
   isolation::Reader call() const { return isolation::Reader(call_.data(), call_.size()); }
 
@@ -129,7 +146,7 @@ class Link {
     }
   }
 
-  // The trainer's end is closed: nobody is left to serve.
+  // The trainer's end is closed, or the trainer is gone: nobody is left to serve.
   [[noreturn]] static void gone() {
     std::fflush(nullptr);
     ::_exit(0);
@@ -155,16 +172,17 @@ std::string read_refusal(const std::string& reply) {
 // What the plugin's th_host reaches, forwarded to the trainer.
 class RunnerServices final : public HostServices, public ModelAccess {
  public:
-  RunnerServices(Link& link, std::string output_dir, std::string args_json, std::string run_name,
-                 std::string model_description)
+  RunnerServices(Link& link, std::string who, std::string output_dir, std::string args_json,
+                 std::string run_name, std::string model_description)
       : link_(link),
+        who_(std::move(who)),
         output_dir_(std::move(output_dir)),
         args_json_(std::move(args_json)),
         run_name_(std::move(run_name)),
         model_description_(std::move(model_description)) {}
 
   void log(int32_t level, const std::string&, const std::string& message) override {
-    link_.send([&](isolation::Writer& w) {
+    link_.send_unasked([&](isolation::Writer& w) {
       w.begin(Msg::Log);
       w.i32(level);
       w.str(message);
@@ -173,7 +191,7 @@ class RunnerServices final : public HostServices, public ModelAccess {
   std::string output_dir() const override { return output_dir_; }
   std::string training_args_json() const override { return args_json_; }
   void request_stop(const std::string&, const std::string& reason) override {
-    link_.send([&](isolation::Writer& w) {
+    link_.send_unasked([&](isolation::Writer& w) {
       w.begin(Msg::Stop);
       w.str(reason);
     });
@@ -195,10 +213,17 @@ class RunnerServices final : public HostServices, public ModelAccess {
   // tensor views refuses there rather than at its first step.
   bool isolated() const override { return true; }
 
-  // ModelAccess: everything but the tensors crosses; tensors are refused.
-  std::string tensors(int32_t, int32_t, th_tensor_list&) override {
-    return "runs in its own process (plugin_isolation): the model's tensors are not shared with it; run it "
-           "in process to read or write them";
+  // ModelAccess: everything but the tensors crosses; tensors are refused. A
+  // callback that means to change the model and cannot would train on as if
+  // it had: asking to write stops the run.
+  std::string tensors(int32_t, int32_t access, th_tensor_list&) override {
+    const std::string why =
+        "runs in its own process (plugin_isolation): the model's tensors are not shared with it; to read or "
+        "write them, trust it to run in process (pin its library in the site's plugin_lock or "
+        "TRAINHOOK_PLUGIN_LOCK, or give it plugin_config isolation=in_process or --plugin_isolation none)";
+    if (access == TH_ACCESS_WRITE)
+      request_stop(who_, "callback '" + who_ + "' asked to write the model's tensors but " + why);
+    return why;
   }
   std::string learning_rates(double* out, uint32_t capacity, uint32_t& count) override {
     const std::string reply = link_.request([&](isolation::Writer& w) {
@@ -235,12 +260,13 @@ class RunnerServices final : public HostServices, public ModelAccess {
 
  private:
   Link& link_;
+  std::string who_;  // "'<callback>' from <library>"
   std::string output_dir_, args_json_, run_name_, model_description_;
 };
 
-void send_done(Link& link, int32_t status, const std::string& message) {
+void send_done(Link& link, uint64_t call, int32_t status, const std::string& message) {
   link.send([&](isolation::Writer& w) {
-    w.begin(Msg::Done);
+    w.begin_call(Msg::Done, call);
     w.i32(status);
     w.str(message);
   });
@@ -255,33 +281,19 @@ void run_observed(Link& link, PluginCallback& callback, const std::string& recor
   try {
     if (record.size() < 5) throw std::runtime_error("isolation protocol: a ring record without its header");
     isolation::Reader r(record.data() + 5, record.size() - 5);
+    r.u64();  // an observed event's number: nothing answers it
     isolation::read_event(r, storage, args);
     event = args.event;
-    const th_control before = *args.control;
+    // PluginCallback refuses a flag or a steering call in a declared event.
     callback.on_event(args.event, args);
-    // Nothing carries a flag set here back to the trainer: a plugin that
-    // steers in an event it declared observe-only is told, not ignored.
-    if (const std::string changed = isolation::changed_flags(before, *args.control); !changed.empty())
-      throw std::runtime_error("it changed TrainerControl (" + changed +
-                               ") in an event it declared observe-only (set_observe_only / observed_events), "
-                               "where the change cannot reach the trainer and is lost; declare only the events "
-                               "in which it does not steer the run");
   } catch (const std::exception& e) {
-    link.send([&](isolation::Writer& w) {
+    link.send_unasked([&](isolation::Writer& w) {
       w.begin(Msg::Failed);
       w.i32(event);
       w.str(e.what());
     });
   }
 }
-
-// How long the main thread keeps looking for the next call after answering
-// one before it sleeps on the ring's futex. Waking a sleeping helper costs the
-// trainer 14 to 35 us per call on a 2-vCPU VM (the futex wake, then the idle
-// vCPU resumed); a call that follows within this window costs ~4 us. Bounded, so a
-// plugin whose calls come once per training step spends at most this much CPU
-// per call waiting for nothing.
-constexpr auto kNextCallSpin = std::chrono::microseconds(20);
 
 // True when a record or a call arrived before `until`.
 bool await_call(const isolation::EventRing& ring, const Link& link,
@@ -301,13 +313,22 @@ bool several_cpus() {
   return ::sched_getaffinity(0, sizeof set, &set) != 0 || CPU_COUNT(&set) > 1;
 }
 
+// A pidfd of the process that started this one (the trainer), or -1 when the
+// kernel has none to give; ends this process when that one is already gone.
+int trainer_pidfd() {
+  const pid_t parent = ::getppid();
+  const long fd = ::syscall(SYS_pidfd_open, parent, 0);
+  if (::getppid() != parent) Link::gone();  // it ended before we could watch it
+  return fd < 0 ? -1 : static_cast<int>(fd);
+}
+
 int run(const std::string& library_file, const std::string& callback_name) {
-  Link link(isolation::kRunnerFd);
+  Link link(isolation::kRunnerFd, trainer_pidfd());
   // The sleep before an expected call ends when asked, not up to the default
   // 50 us later (the timer slack), which is longer than the wake it saves.
   ::prctl(PR_SET_TIMERSLACK, 1000UL, 0UL, 0UL, 0UL);
-  const bool follow_rhythm = several_cpus();
-  isolation::CallRhythm rhythm;
+  const bool follow_beat = several_cpus();
+  isolation::wake_policy::CallRhythm rhythm;
   // The trainer's ring for observe-only events; without one (not a
   // descriptor we can map) every event stays a round trip.
   isolation::EventRing ring;
@@ -321,10 +342,11 @@ int run(const std::string& library_file, const std::string& callback_name) {
 
   if (link.next_call() != Msg::Create) return 2;
   isolation::Reader c = link.call();
+  const uint64_t create_call = c.u64();
   const uint32_t version = c.u32();
   const std::string library(c.str()), name(c.str()), config(c.str());
   const std::string output_dir(c.str()), args_json(c.str()), run_name(c.str()), description(c.str());
-  RunnerServices services(link, output_dir, args_json, run_name, description);
+  RunnerServices services(link, "'" + name + "' from " + library, output_dir, args_json, run_name, description);
   std::unique_ptr<PluginCallback> callback;
   std::string error;
   try {
@@ -345,7 +367,7 @@ int run(const std::string& library_file, const std::string& callback_name) {
   }
   (void)callback_name;
   link.send([&](isolation::Writer& w) {
-    w.begin(Msg::Created);
+    w.begin_call(Msg::Created, create_call);
     w.u8(callback ? 1 : 0);
     w.u64(callback ? callback->event_mask() : 0);
     w.u8(callback && callback->critical() ? 1 : 0);
@@ -363,14 +385,16 @@ int run(const std::string& library_file, const std::string& callback_name) {
   th_event_args args{};
   // One call, from the socket or the ring; false once the runner must end.
   auto handle_call = [&](Msg type, isolation::Reader r) -> bool {
+    uint64_t call = 0;
     try {
+      call = r.u64();
       switch (type) {
         case Msg::Event: {
           isolation::read_event(r, storage, args);
           rhythm.called(args.event, std::chrono::steady_clock::now());
           callback->on_event(args.event, args);
           link.send([&](isolation::Writer& w) {
-            w.begin(Msg::Done);
+            w.begin_call(Msg::Done, call);
             w.i32(TH_OK);
             w.str("");
             w.raw(args.control, sizeof(th_control));
@@ -380,7 +404,7 @@ int run(const std::string& library_file, const std::string& callback_name) {
         case Msg::SaveState: {
           const std::optional<nlohmann::json> state = callback->save_state();
           link.send([&](isolation::Writer& w) {
-            w.begin(Msg::Done);
+            w.begin_call(Msg::Done, call);
             w.i32(TH_OK);
             w.str("");
             w.u8(state ? 1 : 0);
@@ -390,18 +414,18 @@ int run(const std::string& library_file, const std::string& callback_name) {
         }
         case Msg::LoadState:
           callback->load_state(nlohmann::json::parse(r.str()));
-          send_done(link, TH_OK, "");
+          send_done(link, call, TH_OK, "");
           break;
         case Msg::Shutdown:
           callback.reset();  // the plugin's destroy(): integrations flush here
-          send_done(link, TH_OK, "");
+          send_done(link, call, TH_OK, "");
           return false;
         default:
-          send_done(link, TH_ERROR, std::string("unexpected message ") + isolation::msg_name(type));
+          send_done(link, call, TH_ERROR, std::string("unexpected message ") + isolation::msg_name(type));
           break;
       }
     } catch (const std::exception& e) {
-      send_done(link, TH_ERROR, e.what());
+      send_done(link, call, TH_ERROR, e.what());
     }
     return true;
   };
@@ -424,28 +448,19 @@ int run(const std::string& library_file, const std::string& callback_name) {
       }
     }
     if (!call && ring.valid()) {
+      namespace wake = isolation::wake_policy;
       // Calls come in bursts (a step's on_step_end, then its on_log): after
-      // answering one, look for the next without sleeping for a short while,
-      // since waking a sleeping helper costs more than the call itself on a VM.
-      const auto now = std::chrono::steady_clock::now();
-      if (answered && await_call(ring, link, now + kNextCallSpin)) continue;
+      // answering one, look for the next a while before anything else.
+      const auto now = wake::Clock::now();
+      if (answered && await_call(ring, link, now + wake::kNextCallSpin)) continue;
       answered = false;
-      // A call the trainer announced (a step's on_step_end while its optimizer
-      // steps): look for it until it is due rather than sleep and be woken by it.
-      if (const auto due = ring.call_expected_until(); due > now && await_call(ring, link, due)) continue;
-      // A call of a steady beat: sleep until just before it is due, then look
-      // for it. The time is read again: the looks above may have taken a while.
-      const auto later = std::chrono::steady_clock::now();
-      if (const auto window = follow_rhythm ? rhythm.next(later) : std::nullopt) {
-        if (window->wake_at > later) {
-          ring.wait(window->wake_at - later, [&] { return link.call_waiting(); });
-          if (!ring.drained() || link.call_waiting()) continue;
-        }
-        if (await_call(ring, link, window->give_up_at)) continue;
-        rhythm.missed(std::chrono::steady_clock::now());
-        continue;
+      const wake::IdlePlan plan = wake::plan_idle(rhythm, follow_beat, now);
+      if (plan.sleep_until > now) {
+        ring.wait(plan.sleep_until - now, [&] { return link.call_waiting(); });
+        if (!ring.drained() || link.call_waiting()) continue;
       }
-      ring.wait(isolation::EventRing::kConsumerWait, [&] { return link.call_waiting(); });
+      if (await_call(ring, link, plan.look_until)) continue;
+      if (plan.beat) rhythm.missed(wake::Clock::now());
       continue;
     }
     const Msg type = link.next_call();
@@ -455,9 +470,27 @@ int run(const std::string& library_file, const std::string& callback_name) {
 }
 
 }  // namespace
+
+void close_on_exec_from(int first) noexcept {
+#ifdef SYS_close_range
+  constexpr unsigned kCloexec = 1u << 2;  // CLOSE_RANGE_CLOEXEC (Linux 5.11)
+  if (::syscall(SYS_close_range, static_cast<unsigned>(first), ~0u, kCloexec) == 0) return;
+#endif
+  // An older kernel: each open descriptor in turn.
+  if (DIR* d = ::opendir("/proc/self/fd")) {
+    while (const dirent* e = ::readdir(d)) {
+      const int fd = std::atoi(e->d_name);
+      if (fd >= first && fd != ::dirfd(d)) ::fcntl(fd, F_SETFD, FD_CLOEXEC);
+    }
+    ::closedir(d);
+  }
+}
+
 }  // namespace trainhook::detail
 
 int main(int argc, char** argv) {
+  // First: nothing this process inherited may reach a program a plugin runs.
+  trainhook::detail::close_on_exec_from(3);
   if (argc != 3) {
     std::fprintf(stderr,
                  "usage: trainhook-plugin-runner <library> <callback>\n"

@@ -1,13 +1,15 @@
-// CallRhythm, torch-free and clock-free: a beat is followed once steady, the
-// window opens the lead before the call is due and closes after its lateness,
-// a missed window or an irregular gap stops it, slow beats and unknown events
-// are not followed, and the earliest of several beats comes first.
-#include "isolation/call_rhythm.hpp"
+// The isolation timing policy, torch-free and clock-free. CallRhythm: a beat
+// is followed once steady, the window opens the lead before the call is due
+// and closes after its lateness, a missed window or an irregular gap stops
+// it, slow beats and unknown events are not followed, and the earliest of
+// several beats comes first. The helper's idle plan follows a beat only when
+// asked to; the producer wakes a helper for records in bursts.
+#include "isolation/wake_policy.hpp"
 
 #include <doctest/doctest.h>
 
-namespace iso = trainhook::detail::isolation;
-using Clock = iso::CallRhythm::Clock;
+namespace iso = trainhook::detail::isolation::wake_policy;
+using Clock = iso::Clock;
 using std::chrono::microseconds;
 
 namespace {
@@ -36,8 +38,8 @@ TEST_CASE("call rhythm: a steady beat opens a window around its next call") {
   REQUIRE(w);
   CHECK(r.period(kStepEnd) == microseconds(200));
   // Exact gaps: no spread, so the lead and the lateness alone.
-  CHECK(w->wake_at == last + microseconds(200) - iso::CallRhythm::kWakeLead);
-  CHECK(w->give_up_at == last + microseconds(200) + iso::CallRhythm::kLateness);
+  CHECK(w->wake_at == last + microseconds(200) - iso::kWakeLead);
+  CHECK(w->give_up_at == last + microseconds(200) + iso::kLateness);
   // Still the window while inside it; none once it has closed.
   CHECK(r.next(w->wake_at + microseconds(10)));
   CHECK_FALSE(r.next(w->give_up_at));
@@ -73,8 +75,8 @@ TEST_CASE("call rhythm: an irregular gap stops the beat and jitter widens the wi
   const auto w = j.next(t);
   REQUIRE(w);
   const auto due = t + j.period(kStepEnd);
-  CHECK(due - w->wake_at > iso::CallRhythm::kWakeLead);
-  CHECK(w->give_up_at - due > iso::CallRhythm::kLateness);
+  CHECK(due - w->wake_at > iso::kWakeLead);
+  CHECK(w->give_up_at - due > iso::kLateness);
 }
 
 TEST_CASE("call rhythm: slow beats, unknown events and calls back in time are not followed") {
@@ -100,8 +102,33 @@ TEST_CASE("call rhythm: of two beats the window that closes first comes first") 
       beat(r, kLog, t0 + microseconds(100), microseconds(300), 7);  // last at 1900, due 2200
   const auto w = r.next(log_last);
   REQUIRE(w);
-  CHECK(w->give_up_at == t0 + microseconds(2200) + iso::CallRhythm::kLateness);
+  CHECK(w->give_up_at == t0 + microseconds(2200) + iso::kLateness);
   const auto after = r.next(w->give_up_at);
   REQUIRE(after);
-  CHECK(after->give_up_at == t0 + microseconds(2400) + iso::CallRhythm::kLateness);
+  CHECK(after->give_up_at == t0 + microseconds(2400) + iso::kLateness);
+}
+
+TEST_CASE("wake policy: the idle helper follows a steady beat only when it may, else sleeps its latency") {
+  iso::CallRhythm r;
+  const Clock::time_point t0{};
+  const Clock::time_point last = beat(r, kStepEnd, t0, microseconds(200), 6);
+  const Clock::time_point now = last + microseconds(10);
+  const iso::IdlePlan follow = iso::plan_idle(r, true, now);
+  CHECK(follow.beat);
+  CHECK(follow.sleep_until == last + microseconds(200) - iso::kWakeLead);
+  CHECK(follow.look_until == last + microseconds(200) + iso::kLateness);
+  const iso::IdlePlan alone = iso::plan_idle(r, false, now);  // one CPU: looking would only delay the trainer
+  CHECK_FALSE(alone.beat);
+  CHECK(alone.sleep_until == now + iso::kObserverLatency);
+  CHECK(alone.look_until == now);
+  // Past the window's start: no sleep, look at once until it closes.
+  const iso::IdlePlan late = iso::plan_idle(r, true, last + microseconds(150));
+  CHECK(late.sleep_until == last + microseconds(150));
+}
+
+TEST_CASE("wake policy: a helper is woken for records once the ring is an eighth full or one has waited") {
+  CHECK_FALSE(iso::wake_for_records(100, 4096, std::nullopt));
+  CHECK(iso::wake_for_records(4096 / iso::kWakeFillDivisor, 4096, std::nullopt));
+  CHECK_FALSE(iso::wake_for_records(100, 4096, iso::kObserverLatency / 2));
+  CHECK(iso::wake_for_records(100, 4096, iso::kObserverLatency));
 }

@@ -1,8 +1,13 @@
-#include "call_rhythm.hpp"
+// The isolation layer's timing policy (see wake_policy.hpp).
+#include "wake_policy.hpp"
 
 #include <algorithm>
 
-namespace trainhook::detail::isolation {
+namespace trainhook::detail::isolation::wake_policy {
+
+bool wake_for_records(uint64_t used, uint64_t capacity, std::optional<Clock::duration> oldest_wait) noexcept {
+  return used >= capacity / kWakeFillDivisor || (oldest_wait && *oldest_wait >= kObserverLatency);
+}
 
 void CallRhythm::called(int32_t event, Clock::time_point now) {
   if (event < 0 || event >= kEvents) return;
@@ -18,7 +23,7 @@ void CallRhythm::called(int32_t event, Clock::time_point now) {
   const Clock::duration off = gap > b.period ? gap - b.period : b.period - gap;
   const Clock::duration tolerance = std::max<Clock::duration>(b.period / 4, kJitter);
   b.steady = off <= tolerance ? b.steady + 1 : 0;
-  // Smoothed over about four calls, as the trainer's forecast of announced calls.
+  // Smoothed over about four calls: one late step does not move the beat.
   b.period += (gap - b.period) / 4;
   b.spread += (off - b.spread) / 4;
 }
@@ -45,9 +50,17 @@ void CallRhythm::missed(Clock::time_point now) {
   }
 }
 
-CallRhythm::Clock::duration CallRhythm::period(int32_t event) const {
+Clock::duration CallRhythm::period(int32_t event) const {
   if (event < 0 || event >= kEvents) return {};
   return beats_[static_cast<size_t>(event)].period;
 }
 
-}  // namespace trainhook::detail::isolation
+IdlePlan plan_idle(const CallRhythm& rhythm, bool follow_beat, Clock::time_point now) {
+  if (follow_beat) {
+    if (const std::optional<CallRhythm::Window> w = rhythm.next(now))
+      return IdlePlan{std::max(w->wake_at, now), w->give_up_at, true};
+  }
+  return IdlePlan{now + kObserverLatency, now, false};
+}
+
+}  // namespace trainhook::detail::isolation::wake_policy
