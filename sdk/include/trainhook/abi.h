@@ -1,5 +1,6 @@
 /*
- * Trainhook plugin ABI, version 1.7 (what each minor added: sdk/CHANGELOG.md).
+ * Trainhook plugin ABI. Its version is TRAINHOOK_ABI_VERSION_MAJOR/MINOR below
+ * (what each minor added: marked where it was added, and sdk/CHANGELOG.md).
  *
  * Pure C (C11 and C++17). This header is the only contract between the trainer
  * (the host) and a plugin library. It depends on nothing but the C standard
