@@ -494,7 +494,7 @@ void Sender::absorb_queued() {
   if (!take_queued_) return;
   // Everything queued, a chunk at a time (each spilled before the next): one
   // chunk per poll falls behind a fast loop, and the queue then grows with
-  // the run (measured: 1 M metrics in 5.5 s). Capped so the request's answer
+  // the run (bench/peak_rss logs through it). Capped so the request's answer
   // is not kept waiting by a producer that never pauses.
   for (int round = 0; round < 100; ++round) {
     std::vector<Record> got = take_queued_();

@@ -104,7 +104,7 @@ std::vector<std::pair<std::string, double>> ProcessSampler::sample(double wall_s
   if (mem.peak_rss_bytes) out.emplace_back("system/peak_rss_bytes", static_cast<double>(*mem.peak_rss_bytes));
   // This process's CPU time: the kernel's own clock (nanoseconds) when the
   // paths are this process's, since /proc's 10 ms ticks make a short interval's
-  // percentage meaningless (a 4-step interval of 20 ms read 295% on 2 cores);
+  // percentage meaningless (one tick more or less is a large share of it);
   // /proc/<self>/stat's ticks otherwise (the injected trees of the tests).
   std::optional<double> cpu_seconds;
   if (live_) {

@@ -22,9 +22,9 @@ struct AllocatorPolicy {
 //
 // glibc adapts to this by itself, but only after the program frees one large
 // mmapped block: a run that read its data into memory did so and stepped fast,
-// a run over memory-mapped data did not and stepped ~15% slower on the same
-// model. Setting it up front makes the step time independent of how the data
-// was loaded.
+// a run over memory-mapped data did not and stepped slower on the same model
+// (docs/benchmarks.md, memory-mapped data). Setting it up front makes the step
+// time independent of how the data was loaded.
 //
 // Returns "" when applied, else why not: another allocator than glibc's, or
 // the user's own MALLOC_MMAP_THRESHOLD_, MALLOC_TRIM_THRESHOLD_ or
