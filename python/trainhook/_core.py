@@ -99,10 +99,11 @@ class Core:
                 raise PluginError(f"{self.path}: {name} is {theirs} bytes in the core and {mine} bytes in the "
                                   f"Python package's mirror (trainhook/_abi.py); they are from different versions")
 
-    def resolve(self, plugin_dirs, callbacks, report_to, allow_unsafe_plugin_paths):
+    def resolve(self, plugin_dirs, callbacks, report_to, allow_unsafe_plugin_paths, plugin_config_sections=()):
         request = json.dumps({"plugin_dirs": [os.fspath(d) for d in plugin_dirs], "callbacks": list(callbacks),
                               "report_to": list(report_to),
-                              "allow_unsafe_plugin_paths": bool(allow_unsafe_plugin_paths)}).encode()
+                              "allow_unsafe_plugin_paths": bool(allow_unsafe_plugin_paths),
+                              "plugin_config_sections": list(plugin_config_sections)}).encode()
         size = 16384
         for _ in range(3):
             out = ctypes.create_string_buffer(size)

@@ -74,20 +74,18 @@ class TrainhookCallback(TrainerCallback, ExportableState):
                            "allow_unsafe_plugin_paths": bool(allow_unsafe_plugin_paths)}
         self._policy = plugin_error_policy
         self._core = _core.core()
-        resolved = self._core.resolve(dirs, callbacks, report_to, allow_unsafe_plugin_paths)
-        for warning in resolved.get("warnings", []):  # the trainer's resolver: a name given twice runs once
+        for section, value in plugin_config.items():
+            if not isinstance(value, dict):
+                raise PluginError(f"plugin_config['{section}']: expected a dict of settings, got {value!r}")
+        # The trainer's resolver and its plugin_config rule (an unknown section is an
+        # error, a section of an installed plugin this run does not enable a warning).
+        resolved = self._core.resolve(dirs, callbacks, report_to, allow_unsafe_plugin_paths, list(plugin_config))
+        for warning in resolved.get("warnings", []):
             logger.warning("trainhook: %s", warning)
         self._specs = []
         for entry in resolved["callbacks"]:
             info = self._core.load_callback(entry["file"], entry["name"])  # PluginError names the file
             self._specs.append((entry["name"], entry["file"], info))
-        enabled = [name for name, _, _ in self._specs]
-        for section, value in plugin_config.items():
-            if section not in enabled:
-                raise PluginError(f"plugin_config['{section}']: no enabled plugin callback is named '{section}' "
-                                  f"(enabled: {', '.join(enabled) or 'none'})")
-            if not isinstance(value, dict):
-                raise PluginError(f"plugin_config['{section}']: expected a dict of settings, got {value!r}")
         self._run = RunContext()
         self._plugins = None          # created at the first event (on_init_end, or the first after a resume)
         self._restored_states = None  # from stateful_callbacks, loaded right after creation

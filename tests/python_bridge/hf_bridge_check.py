@@ -453,9 +453,17 @@ def case_refused(opts):
     try:
         trainhook.TrainhookCallback(callbacks=["loss_guard"], plugin_dir=opts.c_plugin_dir,
                                     plugin_config={"loss_gaurd": {}})
-        check(False, "a plugin_config section of no enabled callback raises PluginError")
+        check(False, "a plugin_config section named after no installed plugin raises PluginError")
     except trainhook.PluginError as e:
-        check("plugin_config['loss_gaurd']" in str(e), f"a misnamed plugin_config section: {e}")
+        check("the section 'loss_gaurd' is read by no callback of this run" in str(e)
+              and "did you mean 'loss_guard'" in str(e), f"a misnamed plugin_config section, as the CLI says: {e}")
+    # A section of an installed plugin the run does not enable: a warning, as the CLI gives.
+    cap = LogCapture()
+    logging.getLogger("trainhook").addHandler(cap)
+    trainhook.TrainhookCallback(callbacks=["loss_guard"], plugin_dir=opts.c_plugin_dir, plugin_config={"jsonl": {}})
+    logging.getLogger("trainhook").removeHandler(cap)
+    check(any("the section 'jsonl' is read by no callback of this run" in m and "installed but not enabled" in m
+              for m in cap.records), f"a section of an installed, not enabled plugin is warned: {cap.records}")
     # A create() failure (max_loss must be > 0) is the plugin's message, at the first event.
     try:
         trainer(opts, fresh(opts, "bad_config"), [trainhook.TrainhookCallback(

@@ -11,6 +11,7 @@
 #include <trainhook/plugin_host/host/model_access.hpp>
 #include <trainhook/plugin_host/registry/plugin_registry.hpp>
 #include <trainhook/plugin_host/selection/callback_resolver.hpp>
+#include <trainhook/plugin_host/selection/section_check.hpp>
 
 #include <boost/dll/runtime_symbol_info.hpp>
 #include <nlohmann/json.hpp>
@@ -119,6 +120,13 @@ th_status trainhook_bridge_resolve(const char* request_json, char* out, size_t o
                                      [&warnings](const std::string& w) { warnings.push_back(w); });
     std::vector<std::string> names = selection.integrations;
     names.insert(names.end(), selection.callbacks.begin(), selection.callbacks.end());
+    // The plugin_config sections, by the trainer's rule: an unknown one is an
+    // error, one of an installed plugin this run does not enable a warning.
+    nlohmann::json sections = nlohmann::json::object();
+    for (const auto& section : string_list(request, "plugin_config_sections"))
+      sections[section] = nlohmann::json::object();
+    for (const auto& w : trainhook::plugin_config_section_warnings(sections, registry, names))
+      warnings.push_back(w);
     nlohmann::json answer = {{"callbacks", nlohmann::json::array()},
                              {"searched", registry.searched_dirs()},
                              {"warnings", warnings}};

@@ -8,13 +8,19 @@
 
 namespace trainhook {
 
-void check_plugin_config_sections(const TrainingArguments& args, const PluginRegistry& registry,
-                                  const std::vector<std::string>& enabled) {
-  if (!args.plugin_config.is_object() || args.plugin_config.empty()) return;
+std::vector<std::string> plugin_config_section_warnings(const nlohmann::json& plugin_config,
+                                                        const PluginRegistry& registry,
+                                                        const std::vector<std::string>& enabled) {
+  if (!plugin_config.is_object() || plugin_config.empty()) return {};
   std::vector<std::string> installed = registry.available(TH_KIND_CALLBACK);
   const std::vector<std::string> integrations = registry.available(TH_KIND_INTEGRATION);
   installed.insert(installed.end(), integrations.begin(), integrations.end());
-  for (const std::string& w : check_plugin_config_sections(args.plugin_config, enabled, installed))
+  return check_plugin_config_sections(plugin_config, enabled, installed);
+}
+
+void check_plugin_config_sections(const TrainingArguments& args, const PluginRegistry& registry,
+                                  const std::vector<std::string>& enabled) {
+  for (const std::string& w : plugin_config_section_warnings(args.plugin_config, registry, enabled))
     spdlog::warn("{}", w);
 }
 

@@ -35,7 +35,10 @@ TRAINHOOK_EXPORT const char* trainhook_bridge_event_name(int32_t event);
  * path-safety checks, TRAINHOOK_PLUGIN_LOCK and the registry cache; libraries
  * read by the scanner process) and resolves the names of a run.
  * request_json: {"plugin_dirs": [..], "callbacks": [..], "report_to": [..],
- *                "allow_unsafe_plugin_paths": bool}.
+ *                "allow_unsafe_plugin_paths": bool, "plugin_config_sections": [..]}.
+ * The sections are checked by the trainer's rule: one named after no installed
+ * plugin is refused (with a did-you-mean), one of an installed plugin the run
+ * does not enable is a warning in "warnings".
  * On TH_OK, `out` holds {"callbacks": [{"name", "kind", "file", "event_mask"}...],
  * "searched": [..]}: the integrations report_to enables first, then the callbacks
  * (the trainer's order; a name in both once).

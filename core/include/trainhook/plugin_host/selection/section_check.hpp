@@ -4,6 +4,8 @@
 // logged as warnings.
 #pragma once
 
+#include <nlohmann/json.hpp>
+
 #include <string>
 #include <vector>
 
@@ -17,5 +19,10 @@ class PluginRegistry;
 // registry found.
 void check_plugin_config_sections(const TrainingArguments& args, const PluginRegistry& registry,
                                   const std::vector<std::string>& enabled);
+// The same rule for any host (the Python bridge): throws ArgumentError for an
+// unknown section, returns the warnings instead of logging them.
+std::vector<std::string> plugin_config_section_warnings(const nlohmann::json& plugin_config,
+                                                        const PluginRegistry& registry,
+                                                        const std::vector<std::string>& enabled);
 
 }  // namespace trainhook
