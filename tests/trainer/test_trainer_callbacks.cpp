@@ -112,3 +112,23 @@ TEST_CASE("without DefaultFlowCallback nothing is logged at steps, adding it bac
           return l.rfind("J:on_log@", 0) == 0;
         }) == 5);  // steps 1 to 4 and the closing log
 }
+
+TEST_CASE("a plugin added by name goes through the isolation policy, as the run's own plugins do") {
+  TempDir dir("trainhook-cblist-isolated");
+  auto args = small_args(dir.path.string());
+  // The host's keys are consumed, never passed on (the plugin refuses unknown keys).
+  args.plugin_config = {{"isolated_faults", {{"isolation_timeout", 20}}}};
+  TrainerOptions options;
+  options.plugin_search.plugin_dirs = {std::string(TRAINHOOK_TEST_PLUGIN_ROOT) + "/isolated_faults"};
+  options.plugin_search.use_environment = false;
+  options.plugin_search.default_dir = "/nonexistent";
+  Trainer t(tiny_model(3), args, synthetic_data(16), synthetic_data(8), std::move(options));
+  t.add_callback(std::string("isolated_faults"));
+  // Not in the trainer's own folder, nor trusted or pinned: under auto it runs in a helper process.
+  const auto& cbs = t.callback_names();
+  CHECK(std::find(cbs.begin(), cbs.end(), "isolated_faults") != cbs.end());
+  auto popped = t.pop_callback("isolated_faults");
+  REQUIRE(popped.has_value());
+  const std::unique_ptr<detail::InternalCallback> cb = popped->release();
+  CHECK(cb->isolated());
+}

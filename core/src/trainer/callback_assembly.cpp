@@ -10,12 +10,12 @@
 #include "trainer_impl.hpp"
 
 #include <trainhook/plugin_host/selection/callback_resolver.hpp>
+#include <trainhook/plugin_host/selection/plugin_callback_factory.hpp>
 #include <trainhook/plugin_host/selection/section_check.hpp>
 #include <trainhook/plugin_host/selection/site_config.hpp>
 
 #include <trainhook/callbacks/default_flow_callback.hpp>
 #include <trainhook/common/errors.hpp>
-#include <trainhook/plugin_host/isolation/isolation.hpp>
 #include <trainhook/strings.hpp>
 
 #include <spdlog/spdlog.h>
@@ -46,35 +46,8 @@ bool requests_plugins(const TrainingArguments& a) {
 
 }  // namespace
 
-// One plugin callback: in this process, or in a helper process (the isolation
-// policy, decided once here at setup; a plugin_config "isolation" key wins
-// under auto and none), in which case its library is never loaded here. Either
-// way the plugin receives its plugin_config section without the host's keys.
 std::unique_ptr<detail::InternalCallback> Trainer::Impl::create_plugin_callback(const std::string& name) {
-  const fs::path library = registry->library_of(name);
-  const IsolationDecision decision = isolation->decide(name, library);
-  const PluginIsolation chosen =
-      plugin_isolation_of(IsolationDefault{decision.isolated, !decision.named}, args.plugin_config, name);
-  // Isolated only because nothing vouches for it (not by a name or a key).
-  const bool untrusted = chosen.isolated && decision.by_trust && !chosen.by_section;
-  if (world_zero())
-    spdlog::debug("'{}' ({}): {} ({}; plugin_isolation {})", name, library.string(),
-                  chosen.isolated ? "isolated" : "in process", decision.why, isolation->describe_mode());
-  if (untrusted && world_zero())
-    spdlog::info("'{}' runs in its own process ({}, {}): the model's tensors are not shared with it; {}",
-                 name, library.string(), decision.why, isolation->how_to_trust(name, library));
-  if (!chosen.isolated) return registry->create(name, *services, chosen.plugin_config);
-  try {
-    return detail::make_isolated_callback(library, name, *services, chosen.plugin_config,
-                                          chosen.timeout_seconds);
-  } catch (const PluginError& e) {
-    // A plugin that refuses to run isolated (it needs the model's tensors)
-    // was isolated only because nothing vouches for it: say how to trust it.
-    if (!untrusted) throw;
-    throw PluginError(std::string(e.what()) + "\n'" + name + "' runs isolated under plugin_isolation " +
-                      isolation->describe_mode() + " (" + decision.why + "); " +
-                      isolation->how_to_trust(name, library));
-  }
+  return PluginCallbackFactory(*registry, *isolation, *services, args.plugin_config, world_zero()).create(name);
 }
 
 void Trainer::Impl::assemble_callbacks(TrainerOptions& options) {

@@ -43,10 +43,8 @@ void Trainer::add_callback(const std::string& name) {
         "\"): plugins are off for this Trainer (TrainerOptions::use_plugins = false)");
   }
   impl_->registry->check_callbacks({name});
-  std::string config = "{}";
-  if (impl_->args.plugin_config.is_object() && impl_->args.plugin_config.contains(name))
-    config = impl_->args.plugin_config[name].dump();
-  impl_->handler.add(impl_->registry->create(name, *impl_->services, config));
+  // The isolation policy and the host's keys apply as to the run's own plugins.
+  impl_->handler.add(impl_->create_plugin_callback(name));
 }
 
 void Trainer::add_callback(PoppedCallback callback) {
