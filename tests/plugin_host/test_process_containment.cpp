@@ -12,6 +12,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -234,4 +235,66 @@ TEST_CASE("ProcessStateCheck unblocks SIGTERM a call blocked on the calling thre
     return 0;
   });
   CHECK(e.status == 0);
+}
+
+TEST_CASE("ProcessStateCheck puts back the umask and a lowered file size limit, and SIGXFSZ") {
+  const Ended e = run_child([] {
+    ::umask(022);
+    struct rlimit limit {};
+    if (::getrlimit(RLIMIT_FSIZE, &limit) != 0) return 90;
+    const rlim_t before = limit.rlim_cur;
+    trainhook::ignore_file_size_signal();
+    ProcessStateCheck check;
+    ::umask(0777);
+    limit.rlim_cur = 4096;
+    if (::setrlimit(RLIMIT_FSIZE, &limit) != 0) return 91;
+    ::signal(SIGXFSZ, SIG_DFL);
+    const auto changes = check.restore();
+    const mode_t now = ::umask(022);
+    if (now != 022) return 1;
+    if (::getrlimit(RLIMIT_FSIZE, &limit) != 0 || limit.rlim_cur != before) return 2;
+    struct sigaction xfsz {};
+    if (::sigaction(SIGXFSZ, nullptr, &xfsz) != 0 || xfsz.sa_handler != SIG_IGN) return 3;
+    if (changes.size() != 3) return 4;
+    if (!contains(changes[0], "set the handling of SIGXFSZ to SIG_DFL; the host put its own back (SIG_IGN)"))
+      return 5;
+    if (!contains(changes[1], "set the umask to 0777 (files created after it get mode 0000); the host put back 0022"))
+      return 6;
+    if (!contains(changes[2], "lowered the file size limit (RLIMIT_FSIZE) from ") ||
+        !contains(changes[2], "to 4096 bytes; the host put it back"))
+      return 7;
+    return 0;
+  });
+  CHECK(e.status == 0);
+}
+
+TEST_CASE("after a later call, a closed stdout and a changed umask are put back and the call named") {
+  const Ended e = run_child([] {
+    ::dup2(STDERR_FILENO, STDOUT_FILENO);  // the warnings (spdlog's console) reach the pipe
+    ::umask(022);
+    trainhook::detail::remember_process_state();
+    // A per-step call that changed nothing: the step-end check finds nothing.
+    trainhook::detail::note_unchecked_plugin_call("/p/libtrainhook_a.so", "a", "on_step_end");
+    trainhook::detail::check_process_state_at_step_end();
+    // One that closes stdout and sets the umask: named at the step's end.
+    ::close(STDOUT_FILENO);
+    ::umask(0777);
+    trainhook::detail::note_unchecked_plugin_call("/p/libtrainhook_b.so", "b", "on_step_end");
+    trainhook::detail::check_process_state_at_step_end();
+    if (::fcntl(STDOUT_FILENO, F_GETFD) == -1) return 1;
+    if (::umask(022) != 022) return 2;
+    // After a call of another event: named at once.
+    ::close(STDOUT_FILENO);
+    trainhook::detail::check_process_state_after("/p/libtrainhook_c.so", "c", "on_log");
+    if (::fcntl(STDOUT_FILENO, F_GETFD) == -1) return 3;
+    return 0;
+  });
+  CHECK(e.status == 0);
+  CHECK(contains(e.err,
+                 "callback 'b' from /p/libtrainhook_b.so in a per-step event (the last: on_step_end; checked at the "
+                 "step's end): closed descriptor 1 (stdout); it was put back as it was"));
+  CHECK(contains(e.err, "callback 'b' from /p/libtrainhook_b.so in a per-step event (the last: on_step_end; "
+                        "checked at the step's end): set the umask to 0777"));
+  CHECK(contains(e.err, "callback 'c' from /p/libtrainhook_c.so in on_log: closed descriptor 1 (stdout)"));
+  CHECK(!contains(e.err, "callback 'a'"));
 }

@@ -10,7 +10,13 @@
 #     on_train_begin or from the plugin's own thread: a SIGTERM during training
 #     still saves a checkpoint and exits 143, with a warning naming the plugin;
 #   - descriptors 1 and 2 closed in create: put back, warned, and no console
-#     line lands in a data file of output_dir (--report_to jsonl);
+#     line lands in a data file of output_dir (--report_to jsonl); descriptor 1
+#     closed later, in on_step_end (checked at the step's end) and in on_log
+#     (checked after the call): the same, and the console keeps the run's lines;
+#   - umask(0777) in on_step_end: put back and warned; later files readable;
+#   - RLIMIT_FSIZE lowered in create: put back and warned, the run completes;
+#     the user's own `ulimit -f`: the write fails naming the file and the
+#     limit (exit 1), never a bare SIGXFSZ (153);
 #   - chdir() in create with a relative --output_dir: the files land in the
 #     folder the user named.
 # Every wait is for a line or a process, bounded; `timeout` catches a hang.
@@ -221,6 +227,95 @@ elif ! grep -qF "close_stdio: step 3" "$WORK/$name.err"; then
   fail "$name: the run's stderr lost the lines after create: $(tail -2 "$WORK/$name.err")"
 else
   echo "ok $name"
+fi
+
+# 5b. Descriptor 1 closed at a later event: in on_step_end at step 2, before
+# --report_to jsonl opens log_history.jsonl at the first log (step 4), and in
+# on_log at step 2 (checked right after the call). Put back and warned naming
+# the callback; no console line in a data file; the console keeps the lines
+# printed after the close (the train metrics).
+late_close_case() {
+  local name="$1" logging="$2" want="$3"
+  timeout 120 "$CLI" "${BASE[@]}" --max_steps 8 --save_steps 4 --logging_steps "$logging" --report_to jsonl \
+    --output_dir "$WORK/$name" --callbacks "$name" >"$WORK/$name.out" 2>"$WORK/$name.err"
+  local rc=$?
+  local stray
+  stray=$(grep -rlI -e '\] \[info\] ' -e '\] \[warning\] ' -e '^trainhook' -e "^{'" -e '^\*\*\*\*\* train metrics' \
+    "$WORK/$name" 2>/dev/null)
+  if ((rc != 0)); then
+    fail "$name: exit $rc, expected 0: $(tail -3 "$WORK/$name.err")"
+  elif ! grep -qF "closed descriptor 1" "$WORK/$name.err"; then
+    fail "$name: the plugin never closed descriptor 1: $(tail -3 "$WORK/$name.err")"
+  elif [[ -n $stray ]]; then
+    fail "$name: console output inside data files: $stray"
+  elif ! grep -qF -- "$want" "$WORK/$name.out" ||
+    ! grep -qF "closed descriptor 1 (stdout); it was put back as it was" "$WORK/$name.out"; then
+    fail "$name: no warning '$want ... closed descriptor 1 (stdout); it was put back as it was': $(grep -i warn "$WORK/$name.out" | tail -2)"
+  elif ! grep -qF '***** train metrics *****' "$WORK/$name.out"; then
+    fail "$name: the console lost the run's lines after the close (no train metrics in its stdout)"
+  else
+    echo "ok $name"
+  fi
+}
+late_close_case close_stdout_step 4 "callback 'close_stdout_step' from $LIB in a per-step event"
+late_close_case close_stdout_log 2 "callback 'close_stdout_log' from $LIB in on_log"
+
+# 5c. umask(0777) in on_step_end at step 2: put back and warned; the
+# checkpoint and the final model written later keep the mode the shell's
+# umask gives (not 000: unreadable to every other user and job).
+name=umask_step
+timeout 120 "$CLI" "${BASE[@]}" --max_steps 4 --save_steps 4 --output_dir "$WORK/$name" --callbacks umask_step \
+  >"$WORK/$name.out" 2>"$WORK/$name.err"
+rc=$?
+mode_want=$(printf '%o' $((0666 & ~$(umask))))
+mode_model=$(stat -c %a "$WORK/$name/model.pt" 2>/dev/null)
+mode_ckpt=$(stat -c %a "$WORK/$name/checkpoint-4/trainer_state.json" 2>/dev/null)
+if ((rc != 0)); then
+  fail "$name: exit $rc, expected 0: $(tail -3 "$WORK/$name.err")"
+elif ! grep -qF "umask_step: set umask 0777" "$WORK/$name.err"; then
+  fail "$name: the plugin never set its umask: $(tail -3 "$WORK/$name.err")"
+elif [[ $mode_model != "$mode_want" || $mode_ckpt != "$mode_want" ]]; then
+  fail "$name: model.pt has mode '$mode_model', checkpoint-4/trainer_state.json '$mode_ckpt', expected $mode_want"
+elif ! grep -qF "callback 'umask_step' from $LIB in a per-step event" "$WORK/$name.out" ||
+  ! grep -qF "set the umask to 0777 (files created after it get mode 0000); the host put back" "$WORK/$name.out"; then
+  fail "$name: no warning naming the plugin and the umask: $(grep -i warn "$WORK/$name.out" | tail -2)"
+else
+  echo "ok $name (files $mode_want)"
+fi
+
+# 5d. RLIMIT_FSIZE: lowered to 4096 bytes by a plugin's create (put back,
+# warned: the run completes), and the user's own `ulimit -f 4` (the write
+# that crosses it fails naming the file and the limit: exit 1). Before, either
+# ended the run with a bare SIGXFSZ (exit 153). Output goes through a pipe,
+# which no file size limit applies to.
+name=fsize_create
+(timeout 120 "$CLI" "${BASE[@]}" --max_steps 4 --save_steps 2 --output_dir "$WORK/$name" --callbacks fsize_create \
+  2>&1) | cat >"$WORK/$name.out"
+rc=${PIPESTATUS[0]}
+if ((rc != 0)); then
+  fail "$name: exit $rc, expected 0: $(tail -3 "$WORK/$name.out")"
+elif ! grep -qF "callback 'fsize_create' from $LIB in create: lowered the file size limit (RLIMIT_FSIZE) from " \
+  "$WORK/$name.out" || ! grep -qF "to 4096 bytes; the host put it back" "$WORK/$name.out"; then
+  fail "$name: no warning naming the plugin and the limit: $(grep -i warn "$WORK/$name.out" | tail -2)"
+elif [[ ! -s $WORK/$name/model.pt || ! -d $WORK/$name/checkpoint-4 ]]; then
+  fail "$name: no model.pt and checkpoint-4: $(ls "$WORK/$name")"
+else
+  echo "ok $name"
+fi
+name=ulimit_f
+(
+  ulimit -f 4
+  exec timeout 120 "$CLI" "${BASE[@]}" --max_steps 4 --save_steps 2 --output_dir "$WORK/$name" 2>&1
+) | cat >"$WORK/$name.out"
+rc=${PIPESTATUS[0]}
+if ((rc != 1)); then
+  fail "$name: exit $rc, expected 1 (153: killed by SIGXFSZ): $(tail -3 "$WORK/$name.out")"
+elif ! grep -qF "cannot write $WORK/$name/" "$WORK/$name.out" ||
+  ! grep -qF '(it reached the file size limit of this process, 4096 bytes: RLIMIT_FSIZE, `ulimit -f` 4 (blocks' \
+    "$WORK/$name.out"; then
+  fail "$name: the error does not name the file and the limit: $(grep -i 'cannot write' "$WORK/$name.out" | tail -2)"
+else
+  echo "ok $name ($(grep -o "cannot write [^:]*" "$WORK/$name.out" | head -1))"
 fi
 
 # 6. chdir() in create, relative --output_dir (and --train_file): the files

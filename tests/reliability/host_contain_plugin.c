@@ -14,6 +14,12 @@
  *   term_handler_begin  its own handler in on_train_begin
  *   term_ignore_thread  SIG_IGN from its own thread, woken at step 3
  *   close_stdio         closes descriptors 1 and 2 in create
+ *   close_stdout_step   closes descriptor 1 in on_step_end at global_step 2
+ *                       (a per-step event: checked at the step's end)
+ *   close_stdout_log    closes descriptor 1 in on_log at global_step 2
+ *                       (checked right after the call)
+ *   umask_step          umask(0777) in on_step_end at global_step 2
+ *   fsize_create        lowers the soft RLIMIT_FSIZE to 4096 bytes in create
  *   chdir_away          chdir($HOST_CONTAIN_DIR) in create
  * Every callback prints "<name>: step 3" at step 3 and waits 10 ms at each
  * step end from there on, so a test can wait for a line and signal the run
@@ -32,6 +38,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -50,6 +58,8 @@ typedef struct behaviour {
   const char* name;
   action at_create;    /* in create() */
   action at_begin;     /* in on_train_begin */
+  action at_step2;     /* in on_step_end at global_step 2 */
+  action at_log2;      /* in on_log at global_step 2 */
   action at_step3;     /* in on_step_end at global_step 3, before the line */
   action at_train_end; /* in on_train_end */
 } behaviour;
@@ -215,6 +225,39 @@ static int close_stdout_stderr(char* err, size_t err_size) {
   return 0;
 }
 
+static int close_stdout(char* err, size_t err_size) {
+  (void)err;
+  (void)err_size;
+  fflush(stdout);
+  close(1);
+  fprintf(stderr, "closed descriptor 1\n");
+  fflush(stderr);
+  return 0;
+}
+
+static int mask_everything(char* err, size_t err_size) {
+  (void)err;
+  (void)err_size;
+  umask(0777);
+  fprintf(stderr, "umask_step: set umask 0777\n");
+  fflush(stderr);
+  return 0;
+}
+
+static int limit_file_size(char* err, size_t err_size) {
+  struct rlimit limit;
+  if (getrlimit(RLIMIT_FSIZE, &limit) != 0) {
+    snprintf(err, err_size, "fsize_create: getrlimit failed: %s", strerror(errno));
+    return -1;
+  }
+  limit.rlim_cur = 4096;
+  if (setrlimit(RLIMIT_FSIZE, &limit) != 0) {
+    snprintf(err, err_size, "fsize_create: setrlimit failed: %s", strerror(errno));
+    return -1;
+  }
+  return 0;
+}
+
 static int change_directory(char* err, size_t err_size) {
   const char* dir = getenv("HOST_CONTAIN_DIR");
   if (dir == NULL || chdir(dir) != 0) {
@@ -232,8 +275,10 @@ static th_status behaviour_on_event(void* self, const th_event_args* args, char*
   const behaviour* b = (const behaviour*)self;
   if (args->event == TH_EVENT_TRAIN_BEGIN) return run(b->at_begin, err, err_size);
   if (args->event == TH_EVENT_TRAIN_END) return run(b->at_train_end, err, err_size);
-  if (args->event != TH_EVENT_STEP_END) return TH_OK;
   const int64_t step = args->state->global_step;
+  if (args->event == TH_EVENT_LOG) return step == 2 ? run(b->at_log2, err, err_size) : TH_OK;
+  if (args->event != TH_EVENT_STEP_END) return TH_OK;
+  if (step == 2 && run(b->at_step2, err, err_size) != TH_OK) return TH_ERROR;
   if (step == 3) {
     if (run(b->at_step3, err, err_size) != TH_OK) return TH_ERROR;
     fprintf(stderr, "%s: step 3\n", b->name);
@@ -251,10 +296,12 @@ static th_status behaviour_create(const behaviour* b, void** out_self, char* err
 
 static void behaviour_destroy(void* self) { (void)self; }
 
-#define EVENTS \
-  (TH_EVENT_BIT(TH_EVENT_TRAIN_BEGIN) | TH_EVENT_BIT(TH_EVENT_STEP_END) | TH_EVENT_BIT(TH_EVENT_TRAIN_END))
-#define CONTAIN_CALLBACK(var, help, at_create, at_begin, at_step3, at_train_end)                            \
-  static const behaviour var##_behaviour = {#var, at_create, at_begin, at_step3, at_train_end};             \
+#define EVENTS                                                                                      \
+  (TH_EVENT_BIT(TH_EVENT_TRAIN_BEGIN) | TH_EVENT_BIT(TH_EVENT_STEP_END) | TH_EVENT_BIT(TH_EVENT_LOG) | \
+   TH_EVENT_BIT(TH_EVENT_TRAIN_END))
+/* CONTAIN_CALLBACK(var, help, .at_... = action, ...): the behaviour's actions by name. */
+#define CONTAIN_CALLBACK(var, help, ...)                                                                    \
+  static const behaviour var##_behaviour = {.name = #var, __VA_ARGS__};                                     \
   static th_status var##_create(const th_host* host, const char* config_json, void** out_self, char* err,   \
                                 size_t err_size) {                                                          \
     (void)host;                                                                                             \
@@ -272,21 +319,25 @@ static void behaviour_destroy(void* self) { (void)self; }
                                        var##_create,                                                        \
                                        &var##_vtable};
 
-CONTAIN_CALLBACK(fork_daemon, "forks a daemon that outlives the run", NULL, fork_a_daemon, NULL, NULL)
-CONTAIN_CALLBACK(raw_fork_daemon, "clones a daemon past the atfork handlers", NULL, clone_daemon, NULL, NULL)
-CONTAIN_CALLBACK(fork_return, "forks at step 3 and returns in the child too", NULL, NULL, fork_and_return,
-                 reap_child)
-CONTAIN_CALLBACK(term_ignore_create, "SIGTERM/SIGINT ignored in create", ignore_both, NULL, NULL, NULL)
-CONTAIN_CALLBACK(term_handler_create, "own SIGTERM/SIGINT handler in create", swallow_both, NULL, NULL, NULL)
-CONTAIN_CALLBACK(term_ignore_begin, "SIGTERM/SIGINT ignored in on_train_begin", NULL, ignore_both, NULL, NULL)
-CONTAIN_CALLBACK(term_handler_begin, "own SIGTERM/SIGINT handler in on_train_begin", NULL, swallow_both, NULL,
-                 NULL)
-CONTAIN_CALLBACK(term_ignore_thread, "SIGTERM/SIGINT ignored from its own thread", start_worker, NULL,
-                 wake_worker, NULL)
-CONTAIN_CALLBACK(close_stdio, "closes descriptors 1 and 2 in create", close_stdout_stderr, NULL, NULL, NULL)
-CONTAIN_CALLBACK(chdir_away, "chdir($HOST_CONTAIN_DIR) in create", change_directory, NULL, NULL, NULL)
+CONTAIN_CALLBACK(fork_daemon, "forks a daemon that outlives the run", .at_begin = fork_a_daemon)
+CONTAIN_CALLBACK(raw_fork_daemon, "clones a daemon past the atfork handlers", .at_begin = clone_daemon)
+CONTAIN_CALLBACK(fork_return, "forks at step 3 and returns in the child too", .at_step3 = fork_and_return,
+                 .at_train_end = reap_child)
+CONTAIN_CALLBACK(term_ignore_create, "SIGTERM/SIGINT ignored in create", .at_create = ignore_both)
+CONTAIN_CALLBACK(term_handler_create, "own SIGTERM/SIGINT handler in create", .at_create = swallow_both)
+CONTAIN_CALLBACK(term_ignore_begin, "SIGTERM/SIGINT ignored in on_train_begin", .at_begin = ignore_both)
+CONTAIN_CALLBACK(term_handler_begin, "own SIGTERM/SIGINT handler in on_train_begin", .at_begin = swallow_both)
+CONTAIN_CALLBACK(term_ignore_thread, "SIGTERM/SIGINT ignored from its own thread", .at_create = start_worker,
+                 .at_step3 = wake_worker)
+CONTAIN_CALLBACK(close_stdio, "closes descriptors 1 and 2 in create", .at_create = close_stdout_stderr)
+CONTAIN_CALLBACK(close_stdout_step, "closes descriptor 1 in on_step_end at step 2", .at_step2 = close_stdout)
+CONTAIN_CALLBACK(close_stdout_log, "closes descriptor 1 in on_log at step 2", .at_log2 = close_stdout)
+CONTAIN_CALLBACK(umask_step, "umask(0777) in on_step_end at step 2", .at_step2 = mask_everything)
+CONTAIN_CALLBACK(fsize_create, "lowers RLIMIT_FSIZE to 4096 bytes in create", .at_create = limit_file_size)
+CONTAIN_CALLBACK(chdir_away, "chdir($HOST_CONTAIN_DIR) in create", .at_create = change_directory)
 
 static const th_callback_info* const contain_callback_ptrs[] = {
-    &fork_daemon,       &raw_fork_daemon,    &fork_return,        &term_ignore_create, &term_handler_create,
-    &term_ignore_begin, &term_handler_begin, &term_ignore_thread, &close_stdio,        &chdir_away};
+    &fork_daemon,        &raw_fork_daemon,    &fork_return,       &term_ignore_create, &term_handler_create,
+    &term_ignore_begin,  &term_handler_begin, &term_ignore_thread, &close_stdio,       &close_stdout_step,
+    &close_stdout_log,   &umask_step,         &fsize_create,      &chdir_away};
 TH_PLUGIN_ENTRY("host_contain", "1.0.0", contain_callback_ptrs)

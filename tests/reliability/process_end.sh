@@ -111,6 +111,49 @@ elif has hang "$WORK/hang.out" "$want" && final_files hang "$WORK/hang"; then
   fi
 fi
 
+# 5. The library destructor calls exit(3) after a complete run (at exit, after
+# the callbacks were destroyed): named, and the process ends with the run's
+# status 0, not 3.
+timeout 120 "$CLI" "${BASE[@]}" --max_steps 3 --output_dir "$WORK/unload_exit" --callbacks exit_at_unload \
+  >"$WORK/unload_exit.out" 2>&1
+rc=$?
+want="trainhook: exit() was called while the process ended (after its callbacks were destroyed, in exit()), by plugin 'process_end' from $LIB (its library's destructors run at exit; found by a return address on the calling thread's stack); the run's results are complete: everything it writes is in $WORK/unload_exit; exiting with the run's status 0, not the one it passed"
+if ((rc == 124)); then
+  fail "unload_exit: the run did not end within 120 s"
+elif ! has unload_exit "$WORK/unload_exit.out" "exit_at_unload: calling exit(3) in the library destructor"; then
+  :
+elif ((rc != 0)); then
+  fail "unload_exit: exit $rc, expected 0 (the run's own status)"
+  tail -5 "$WORK/unload_exit.out" >&2
+elif has unload_exit "$WORK/unload_exit.out" "$want" && final_files unload_exit "$WORK/unload_exit"; then
+  echo "ok exit_at_unload"
+fi
+
+# 6. A worker thread of a vendor library the plugin brought in crashes at step
+# 2: one its library links (DT_NEEDED), one its create() dlopen()s. Neither
+# the faulting instruction nor any frame of that thread is in the plugin's own
+# library; the line names the plugin and the vendor library all the same.
+vendor_case() {
+  local name="$1" vendor="$2"
+  timeout 120 "$CLI" "${BASE[@]}" --max_steps 100000 --output_dir "$WORK/$name" --callbacks "$name" \
+    >"$WORK/$name.out" 2>&1
+  local rc=$?
+  local want="trainhook: fatal: SIGSEGV (invalid memory access) in plugin code: plugin 'process_end' from $LIB (in "
+  local want2="/$vendor, a library its load or its callbacks' creation brought into the process), outside any callback call (on a thread of its own, say); found by the faulting instruction"
+  if ((rc == 124)); then
+    fail "$name: the run did not end within 120 s"
+  elif ! has "$name" "$WORK/$name.out" "vendor worker: writing through a null pointer"; then
+    :
+  elif ((rc != 139)); then
+    fail "$name: exit $rc, expected 139 (128 + SIGSEGV)"
+    tail -5 "$WORK/$name.out" >&2
+  elif has "$name" "$WORK/$name.out" "$want" && has "$name" "$WORK/$name.out" "$want2"; then
+    echo "ok $name"
+  fi
+}
+vendor_case vendor_crash libprocess_end_vendor.so
+vendor_case lazy_crash libprocess_end_lazy.so
+
 if ((failures > 0)); then
   echo "$failures process-end case(s) failed"
   exit 1

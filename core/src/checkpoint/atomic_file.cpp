@@ -1,6 +1,8 @@
 #include <trainhook/checkpoint/atomic_file.hpp>
 
 #include <fcntl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <atomic>
 #include <cerrno>
@@ -32,6 +34,21 @@ std::string sync_file(const fs::path& file) {
   return rc == 0 ? std::string() : std::strerror(err);
 }
 
+// When the temporary file stopped at the process's file size limit (the
+// CLI ignores SIGXFSZ, so the write failed with EFBIG instead of the signal
+// ending the run): the limit, in bytes and in `ulimit -f`'s blocks. "" when
+// no limit is set or the file is below it.
+std::string file_size_limit_note(const fs::path& tmp) {
+  struct rlimit limit {};
+  if (::getrlimit(RLIMIT_FSIZE, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return {};
+  struct stat st {};
+  if (::stat(tmp.c_str(), &st) != 0 || static_cast<rlim_t>(st.st_size) < limit.rlim_cur) return {};
+  return " (it reached the file size limit of this process, " + std::to_string(limit.rlim_cur) +
+         " bytes: RLIMIT_FSIZE, `ulimit -f` " + std::to_string(limit.rlim_cur / 1024) +
+         " (blocks of 1024 bytes), set by the shell or job that started the run or by a plugin's setrlimit; "
+         "raise it, e.g. `ulimit -f unlimited`)";
+}
+
 }  // namespace
 
 std::string free_space_note(const fs::path& folder) {
@@ -46,10 +63,11 @@ std::string free_space_note(const fs::path& folder) {
 void write_file_atomically(const fs::path& file, const std::function<void(const fs::path& tmp)>& write) {
   const fs::path tmp = temporary_beside(file);
   const auto fail = [&](const std::string& reason) {
+    const std::string limit = file_size_limit_note(tmp);
     std::error_code ignored;
     fs::remove(tmp, ignored);
     throw std::runtime_error("cannot write " + file.string() + ": " + reason +
-                             free_space_note(file.parent_path()));
+                             (limit.empty() ? free_space_note(file.parent_path()) : limit));
   };
   try {
     write(tmp);

@@ -193,6 +193,10 @@ int train_command(const std::vector<std::string>& args, const std::string& progr
   // `>&-`) would hand its number to the first data file, and the console
   // output would go into it.
   const std::vector<int> filled = reopen_closed_standard_descriptors();
+  // A file that grows past RLIMIT_FSIZE (`ulimit -f`, a plugin's setrlimit)
+  // fails with EFBIG, named with the limit (atomic_file.cpp), instead of
+  // SIGXFSZ ending the run without a word.
+  ignore_file_size_signal();
   ParsedArguments parsed;
   try {
     parsed = parse_train_arguments(args, program_path);

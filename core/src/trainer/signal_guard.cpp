@@ -105,6 +105,8 @@ void keep_own_handlers() {
         "finishes the step and saves a checkpoint",
         SignalGuard::name(sig), describe_signal_disposition(current), SignalGuard::name(sig));
   }
+  // And what a plugin's own thread did to descriptors 0-2 and the umask.
+  detail::check_process_state_at_step_end(/*any_time=*/true);
 }
 
 }  // namespace
@@ -180,12 +182,13 @@ const char* SignalGuard::name(int sig) noexcept {
 }
 
 void apply_stop_signal(TrainerControl& control) noexcept {
-  if (g_active.load(std::memory_order_relaxed)) {
-    try {
-      keep_own_handlers();
-    } catch (...) {
-      // a warning that could not be written; the handlers are back all the same
-    }
+  try {
+    // Descriptors 0-2 and the umask after the step's plugin calls, before the
+    // step's log, evaluation and save open files (nothing when none ran).
+    detail::check_process_state_at_step_end();
+    if (g_active.load(std::memory_order_relaxed)) keep_own_handlers();
+  } catch (...) {
+    // a warning that could not be written; what changed is back all the same
   }
   if (g_received.load() == 0) return;
   control.should_save = true;

@@ -60,7 +60,10 @@ class SignalGuard {
 
 // At a step end: when a signal was received, ask for a checkpoint and the end
 // of training (no-op otherwise, and outside a SignalGuard). Inside a guard it
-// also puts its handlers back if something replaced them (at most once a second).
+// also puts its handlers back if something replaced them (at most once a
+// second). First it checks descriptors 0-2 and the umask after the step's
+// in-process plugin calls (process_containment.hpp), before the step's log,
+// evaluation and save open files.
 void apply_stop_signal(TrainerControl& control) noexcept;
 
 // At an event boundary: throws StoppedBySignal after a second signal.

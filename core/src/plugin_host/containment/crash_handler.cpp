@@ -60,6 +60,8 @@ std::atomic<int> g_complete_status{-1};
 std::atomic<const char*> g_complete_dir{nullptr};
 std::atomic<pid_t> g_complete_pid{0};  // a child forked later dies of its signal
 std::atomic<bool> g_exiting{false};
+std::atomic<int> g_end_status{-1};  // set_process_end_status
+std::atomic<pid_t> g_end_pid{0};
 // One crashing thread reports; another one crashing meanwhile waits for its
 // line to be written (bounded) so the two lines do not interleave.
 std::atomic<bool> g_reporting{false};
@@ -77,7 +79,11 @@ void write_int(int v) noexcept {
 }
 
 void on_exit_called() { plugin_exit_report("exit()"); }
-void on_quick_exit_called() { plugin_exit_report("quick_exit()"); }
+void on_quick_exit_called() {
+  plugin_exit_report("quick_exit()");
+  // Not armed: a quick_exit() while the process ends (a library's destructor).
+  process_end_exit_report("quick_exit()");
+}
 
 const char* signal_name(int sig) noexcept {
   switch (sig) {
@@ -136,7 +142,8 @@ Attribution attribute(int sig, const void* info_in, const void* context) noexcep
     // A return address points after the call; the call itself is one byte before.
     const auto address = reinterpret_cast<std::uintptr_t>(frames[i]) - 1;
     if (const auto lib = plugin_library_at(address); lib.file != nullptr)
-      return {lib, "a return address on the crashing thread's stack"};
+      return {lib, sig == 0 ? "a return address on the calling thread's stack"
+                            : "a return address on the crashing thread's stack"};
   }
   return {};
 }
@@ -235,6 +242,39 @@ void plugin_exit_report(const char* how) noexcept {
   ::_exit(kPluginExitStatus);
 }
 
+void process_end_exit_report(const char* how) noexcept {
+  const int status = g_end_status.load();
+  if (status < 0 || !g_exiting.load() || g_end_pid.load() != ::getpid()) return;
+  const Attribution found = attribute(0, nullptr, nullptr);  // sig 0: the calling thread's stack
+  write_stderr_signal_safe("trainhook: ");
+  write_stderr_signal_safe(how);
+  write_stderr_signal_safe(" was called while the process ended (after its callbacks were destroyed, in exit()), ");
+  if (found.library.file != nullptr) {
+    write_stderr_signal_safe("by plugin '");
+    write_stderr_signal_safe(found.library.name != nullptr ? found.library.name : "?");
+    write_stderr_signal_safe("' from ");
+    write_stderr_signal_safe(found.library.file);
+    if (found.library.library != nullptr) {
+      write_stderr_signal_safe(" (in ");
+      write_stderr_signal_safe(found.library.library);
+      write_stderr_signal_safe(", a library it brought into the process)");
+    }
+    write_stderr_signal_safe(" (its library's destructors run at exit; found by ");
+    write_stderr_signal_safe(found.how);
+    write_stderr_signal_safe(")");
+  } else {
+    write_stderr_signal_safe("by code that no plugin library holds (a library's destructor)");
+  }
+  if (results_complete_status() >= 0) {
+    write_stderr_signal_safe("; the run's results are complete: everything it writes is in ");
+    write_stderr_signal_safe(g_complete_dir.load());
+  }
+  write_stderr_signal_safe("; exiting with the run's status ");
+  write_int(status);
+  write_stderr_signal_safe(", not the one it passed\n");
+  ::_exit(status);
+}
+
 void crash_handler_report(int sig, const void* info, const void* context) noexcept {
   const PluginCallScope* scope = t_current;
   const int complete = results_complete_status();
@@ -257,6 +297,11 @@ void crash_handler_report(int sig, const void* info, const void* context) noexce
       write_stderr_signal_safe(found.library.name != nullptr ? found.library.name : "?");
       write_stderr_signal_safe("' from ");
       write_stderr_signal_safe(found.library.file);
+      if (found.library.library != nullptr) {
+        write_stderr_signal_safe(" (in ");
+        write_stderr_signal_safe(found.library.library);
+        write_stderr_signal_safe(", a library its load or its callbacks' creation brought into the process)");
+      }
       write_stderr_signal_safe(g_exiting.load()
                                    ? ", while the process ends (its library's destructors run at exit)"
                                    : ", outside any callback call (on a thread of its own, say)");
@@ -312,6 +357,10 @@ int results_complete_status() noexcept {
 }
 const char* results_complete_dir() noexcept { return g_complete_dir.load(); }
 void set_process_exiting() noexcept { g_exiting.store(true); }
+void set_process_end_status(int status) noexcept {
+  g_end_pid.store(::getpid());
+  g_end_status.store(status);
+}
 
 PluginCallNames plugin_call_names(const std::string& file, const std::string& callback) {
   std::lock_guard<std::mutex> lock(names_mutex());

@@ -65,6 +65,18 @@ const char* results_complete_dir() noexcept;
 // Set once exit() runs the exit handlers (library destructors are next).
 void set_process_exiting() noexcept;
 
+// The status the process ends with once its run is over (process_end.hpp's
+// bound_process_end): an exit() or quick_exit() called while the process
+// ends (a library destructor's) ends it with this status instead, naming the
+// plugin on the caller's stack (process_end_exit_report). -1: not set.
+void set_process_end_status(int status) noexcept;
+
+// Writes "trainhook: <how> was called while the process ended ..." naming the
+// plugin library on the calling thread's stack, then _exit()s with the
+// status of set_process_end_status. Returns when none was set or exit() has
+// not begun. write(2) only.
+void process_end_exit_report(const char* how) noexcept;
+
 // Marks the calling thread as running plugin code for its lifetime, and
 // records the call as the process's last plugin call (any thread). `file` and
 // `callback` must live until the process ends (plugin_call_names), `what` too

@@ -33,7 +33,24 @@ void* watch_process_end(void* arg) {
   ::_exit(bound->exit_status);
 }
 
-void on_exit_begins() { detail::set_process_exiting(); }
+// exit() called again while exit() runs (a plugin library's destructor, run
+// by the loader after the exit handlers, calling exit(3)) starts over with
+// the calling thread's thread_local destructors, then ends with the status
+// it was given. This one is created when exit() begins, after that
+// thread's destructors already ran, so only such a nested exit() runs it: it
+// names the caller and ends the process with the run's status.
+struct NestedExitGuard {
+  NestedExitGuard() = default;
+  NestedExitGuard(const NestedExitGuard&) = delete;
+  NestedExitGuard& operator=(const NestedExitGuard&) = delete;
+  ~NestedExitGuard() { detail::process_end_exit_report("exit()"); }
+};
+
+void on_exit_begins() {
+  detail::set_process_exiting();
+  static thread_local NestedExitGuard nested_exit;  // registered now: see above
+  (void)&nested_exit;
+}
 
 std::string seconds_text(double s) {
   char buf[32];
@@ -74,6 +91,7 @@ std::string loaded_plugin_files() {
 void bound_process_end(double seconds, const std::string& flag, int exit_status) {
   // Call once. Registered last, so it runs first in exit(): before static destructors
   // and the libraries' destructors (_dl_fini), which a crash line then names.
+  detail::set_process_end_status(exit_status);
   std::atexit(on_exit_begins);
   if (seconds <= 0) return;
   const std::string files = loaded_plugin_files();

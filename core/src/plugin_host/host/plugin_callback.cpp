@@ -1,6 +1,7 @@
 #include "plugin_callback.hpp"
 
 #include "../containment/crash_handler.hpp"
+#include "../containment/plugin_address_table.hpp"
 
 #include <trainhook/callbacks/callback_handler.hpp>
 #include <trainhook/common/errors.hpp>
@@ -39,12 +40,40 @@ const char* status_name(th_status s) {
 // PluginLibrary), reading only the fields its struct has.
 th_callback_info copy_info(const th_callback_info& in) { return abi_copy(in, TH_CALLBACK_INFO_STRUCT_SIZE); }
 
+// The events of every step (and of every evaluation batch): after these the
+// host only notes the call and checks descriptors 0-2 and the umask at the
+// step's end (process_containment.hpp); after the others, at once.
+constexpr uint64_t kPerStepEvents =
+    TH_EVENT_BIT(TH_EVENT_STEP_BEGIN) | TH_EVENT_BIT(TH_EVENT_SUBSTEP_END) |
+    TH_EVENT_BIT(TH_EVENT_PRE_OPTIMIZER_STEP) | TH_EVENT_BIT(TH_EVENT_OPTIMIZER_STEP) |
+    TH_EVENT_BIT(TH_EVENT_STEP_END) | TH_EVENT_BIT(TH_EVENT_PREDICTION_STEP);
+
 // What a create or on_train_begin call changed of the process and the host
 // put back (process_containment.hpp), one warning each.
 void report_changes(const std::vector<std::string>& changes, const PluginCallNames& names, const char* what) {
   for (const auto& change : changes)
     spdlog::warn("callback '{}' from {} in {}: {}", names.callback, names.file, what, change);
 }
+
+// check_process_state_after when the call returns or throws (save_state
+// and load_state have several ways out).
+class StateCheckAfter {
+ public:
+  StateCheckAfter(const PluginCallNames& names, const char* what) noexcept : names_(names), what_(what) {}
+  ~StateCheckAfter() {
+    try {
+      check_process_state_after(names_.file, names_.callback, what_);
+    } catch (...) {
+      // a warning that could not be written; what changed is put back all the same
+    }
+  }
+  StateCheckAfter(const StateCheckAfter&) = delete;
+  StateCheckAfter& operator=(const StateCheckAfter&) = delete;
+
+ private:
+  const PluginCallNames& names_;
+  const char* what_;
+};
 
 }  // namespace
 
@@ -64,7 +93,10 @@ PluginCallback::PluginCallback(std::shared_ptr<const PluginLibrary> library, con
   void* self = nullptr;
   install_crash_handler();  // a crash in create() is named like one in an event
   watch_forks_in_plugin_calls();
+  remember_process_state();
   ProcessStateCheck process;  // after the crash handler: its dispositions are the host's
+  // A library create() loads (a vendor SDK) is the plugin's in a crash line.
+  const int objects_before = loaded_object_count();
   th_status st = TH_ERROR;
   {
     PluginCallScope scope(scope_names_.file, scope_names_.callback, "create");  // named if it crashes
@@ -81,6 +113,7 @@ PluginCallback::PluginCallback(std::shared_ptr<const PluginLibrary> library, con
     }
   }
   err[kErrSize - 1] = '\0';
+  enter_libraries_loaded_since(objects_before, reinterpret_cast<const void*>(info_.create));
   report_changes(process.restore(), scope_names_, "create");
   if (st != TH_OK || self == nullptr) {
     if (st == TH_OK && self != nullptr) info_.vtable->destroy(self);
@@ -95,8 +128,15 @@ PluginCallback::PluginCallback(std::shared_ptr<const PluginLibrary> library, con
 }
 
 PluginCallback::~PluginCallback() {
-  PluginCallScope scope(scope_names_.file, scope_names_.callback, "destroy");
-  if (self_ != nullptr) vtable_->destroy(self_);
+  {
+    PluginCallScope scope(scope_names_.file, scope_names_.callback, "destroy");
+    if (self_ != nullptr) vtable_->destroy(self_);
+  }
+  try {
+    check_process_state_after(scope_names_.file, scope_names_.callback, "destroy");
+  } catch (...) {
+    // a warning that could not be written; what changed is put back all the same
+  }
   // table_ and library_ are released after this body: the instance is gone first.
 }
 
@@ -108,8 +148,9 @@ std::string PluginCallback::describe_failure(th_status status, const char* err) 
 void PluginCallback::on_event(EventId event, const th_event_args& args) {
   if (event >= 0 && event < 64 && (declared_ & TH_EVENT_BIT(event)) != 0) return on_declared_event(event, args);
   if (event == TH_EVENT_TRAIN_BEGIN) return on_train_begin(args);
-  // The path of every other event: two scope objects and the call, nothing
-  // else (bench/dispatch measures it; the state check below is ~1.3 KB).
+  // The path of every other event: two scope objects, the call and the
+  // descriptor/umask check or, per step, its note (bench/dispatch measures
+  // it; the state check below is ~1.3 KB).
   char err[kErrSize];
   if (const th_status st = call_event(event, args, err); st != TH_OK) throw_failure(st, err);
 }
@@ -118,8 +159,16 @@ th_status PluginCallback::call_event(EventId event, const th_event_args& args, c
   const char* what = event_name(event);
   PluginCallScope scope(scope_names_.file, scope_names_.callback, what);
   err[0] = '\0';
-  PluginCallGuard call(scope_names_.file, scope_names_.callback, what);
-  return vtable_->on_event(self_, &args, err, kErrSize);
+  th_status st = TH_ERROR;
+  {
+    PluginCallGuard call(scope_names_.file, scope_names_.callback, what);
+    st = vtable_->on_event(self_, &args, err, kErrSize);
+  }
+  if (kPerStepEvents & TH_EVENT_BIT(event))
+    note_unchecked_plugin_call(scope_names_.file, scope_names_.callback, what);
+  else
+    check_process_state_after(scope_names_.file, scope_names_.callback, what);
+  return st;
 }
 
 void PluginCallback::on_declared_event(EventId event, const th_event_args& args) {
@@ -154,11 +203,13 @@ void PluginCallback::on_train_begin(const th_event_args& args) {
   char err[kErrSize];
   err[0] = '\0';
   ProcessStateCheck process;
+  const int objects_before = loaded_object_count();
   th_status st = TH_ERROR;
   {
     PluginCallGuard call(scope_names_.file, scope_names_.callback, what);
     st = vtable_->on_event(self_, &args, err, sizeof err);
   }
+  enter_libraries_loaded_since(objects_before, reinterpret_cast<const void*>(info_.create));
   report_changes(process.restore(), scope_names_, what);
   if (st != TH_OK) throw_failure(st, err);
 }
@@ -172,6 +223,7 @@ std::optional<nlohmann::json> PluginCallback::save_state() {
   if (!has_save_state_) return std::nullopt;
   PluginCallScope scope(scope_names_.file, scope_names_.callback, "save_state");
   PluginCallGuard call(scope_names_.file, scope_names_.callback, "save_state");
+  const StateCheckAfter check(scope_names_, "save_state");
   std::vector<char> buf(4096);
   char err[kErrSize];
   // The two-call protocol of abi.h; a few retries cover state that grows in between.
@@ -205,6 +257,7 @@ void PluginCallback::load_state(const nlohmann::json& state) {
   if (!has_load_state_) return;
   PluginCallScope scope(scope_names_.file, scope_names_.callback, "load_state");
   PluginCallGuard call(scope_names_.file, scope_names_.callback, "load_state");
+  const StateCheckAfter check(scope_names_, "load_state");
   const std::string text = state.dump();
   char err[kErrSize];
   err[0] = '\0';

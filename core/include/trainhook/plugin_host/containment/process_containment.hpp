@@ -17,6 +17,18 @@
 //    did there. SignalGuard also re-checks its own handlers while training.
 //  - chdir(): the CLI makes its path arguments absolute at start
 //    (args/path_arguments.hpp), so a changed working directory moves nothing.
+//  - descriptors 0-2 and the umask later in the run: after every other plugin
+//    call (events, save_state, load_state, destroy) one poll() of 0-2 and one
+//    umask() find a closed descriptor or a changed umask, put them back and
+//    name the call. The per-step events (step begin to end, prediction step)
+//    only note the call (two stores): the host checks once at the step's end,
+//    before the step's log, evaluation and save open any file, and names the
+//    callbacks of the step. A system call per per-step call would cost more
+//    than the dispatch itself (bench/dispatch).
+//  - the file size limit: a plugin that lowers RLIMIT_FSIZE in create or
+//    on_train_begin is named and the limit put back when the hard limit
+//    allows; the CLI ignores SIGXFSZ (ignore_file_size_signal), so a file that
+//    grows past any limit fails with EFBIG and the write's error names it.
 //
 // Owned by plugin_host; the crash handler (crash_handler.hpp) is another
 // developer's and is only read here: its dispositions are compared and put
@@ -24,6 +36,8 @@
 #pragma once
 
 #include <signal.h>
+#include <sys/resource.h>
+#include <sys/types.h>
 
 #include <atomic>
 #include <string>
@@ -41,6 +55,12 @@ inline constexpr int kForkedChildStatus = 71;
 // (and receive the console output). Returns the descriptors it filled.
 std::vector<int> reopen_closed_standard_descriptors() noexcept;
 
+// Sets SIGXFSZ to SIG_IGN: a write past RLIMIT_FSIZE (the user's `ulimit -f`,
+// or a plugin's setrlimit) then fails with EFBIG, which the writer reports
+// naming the file and the limit (checkpoint/atomic_file.hpp), instead of the
+// signal ending the process without a word.
+void ignore_file_size_signal() noexcept;
+
 // "SIG_IGN", "SIG_DFL", or "a handler in <library or program file>" (dladdr).
 std::string describe_signal_disposition(const struct sigaction& action);
 
@@ -52,6 +72,32 @@ namespace detail {
 // Registers the fork watch (pthread_atfork) once per process and records the
 // host's PID; called before the first plugin call (PluginCallback's create).
 void watch_forks_in_plugin_calls() noexcept;
+
+// Records what the checks after plugin calls compare with: duplicates of
+// descriptors 0-2 (a closed one is put back as it was) and the umask. Called
+// before each plugin's create, so what an embedder set between runs is the
+// reference, not what the first run found.
+void remember_process_state() noexcept;
+
+// After a plugin call other than create/on_train_begin (which take a
+// ProcessStateCheck): one poll() of descriptors 0-2 and one umask(). A closed
+// descriptor is put back, a changed umask too, and each is warned about
+// naming `callback` from `file` in `what` (and the per-step calls noted since
+// the last check, which may have done it). Does nothing before
+// remember_process_state.
+void check_process_state_after(const char* file, const char* callback, const char* what);
+
+// A per-step call with no check after it: noted (the callback, its last
+// per-step event) for the check at the step's end. The strings must live
+// until the process ends (PluginCallNames, event names). Events run on one
+// thread at a time, so no lock.
+void note_unchecked_plugin_call(const char* file, const char* callback, const char* what) noexcept;
+
+// At a step's end, on the training thread: the check of check_process_state_after
+// when a per-step call was noted since the last check (else nothing: no
+// system call), naming the callbacks noted. `any_time`: check even when
+// none was (a plugin's own thread; SignalGuard's once-a-second check).
+void check_process_state_at_step_end(bool any_time = false);
 
 // Set only by the atfork child handler, in a child forked inside a plugin call.
 extern std::atomic<bool> g_forked_in_plugin_call;
@@ -84,11 +130,11 @@ class PluginCallGuard {
 };
 
 // The parts of the process state a plugin call may change behind the host's
-// back: the dispositions of SIGTERM, SIGINT and the fault signals, whether the
-// calling thread blocks SIGTERM/SIGINT, descriptors
+// back: the dispositions of SIGTERM, SIGINT, SIGXFSZ and the fault signals,
+// whether the calling thread blocks SIGTERM/SIGINT, descriptors
 // 0-2 (kept open as duplicates while the check lives, so a closed one can be
-// put back as it was) and the working directory. Taken just before a call;
-// restore() just after it.
+// put back as it was), the umask, the file size limit (RLIMIT_FSIZE) and the
+// working directory. Taken just before a call; restore() just after it.
 class ProcessStateCheck {
  public:
   ProcessStateCheck() noexcept;
@@ -96,14 +142,15 @@ class ProcessStateCheck {
   ProcessStateCheck(const ProcessStateCheck&) = delete;
   ProcessStateCheck& operator=(const ProcessStateCheck&) = delete;
 
-  // Puts back the signal dispositions and descriptors 0-2 the call changed and
+  // Puts back the signal dispositions, descriptors 0-2, the umask and a lowered
+  // file size limit (when the hard limit allows) the call changed and
   // returns one sentence per change ("closed descriptor 1 (stdout): ...");
   // a changed working directory is reported, not undone (the plugin may rely
   // on it; the run's own paths are absolute).
   std::vector<std::string> restore();
 
  private:
-  static constexpr int kSignalCount = 7;
+  static constexpr int kSignalCount = 8;
   struct sigaction signals_[kSignalCount];
   bool have_signal_[kSignalCount];
   sigset_t blocked_;  // the calling thread's signal mask (threads started later inherit it)
@@ -112,6 +159,9 @@ class ProcessStateCheck {
   unsigned long dev_[3];  // what 0-2 were (st_dev, st_ino)
   unsigned long ino_[3];
   std::string cwd_;  // empty when unreadable
+  mode_t umask_;
+  struct rlimit file_size_;
+  bool have_file_size_;
 };
 
 }  // namespace detail

@@ -45,8 +45,11 @@ std::string loaded_plugin_files();
 // destructor blocks at exit, say), a watchdog thread writes one line naming
 // the plugin libraries loaded and `flag` (the setting that gave the bound),
 // and ends the process with `exit_status` (_exit: the output_dir lock is
-// released with it). seconds <= 0: no bound. Call once, just before
-// returning from main's command.
+// released with it). seconds <= 0: no bound. Whatever `seconds`, an exit()
+// or quick_exit() called while the process ends (a plugin library's
+// destructor calling exit(3)) is named and the process ends with
+// `exit_status`, not the status it passed. Call once, just before returning
+// from main's command.
 void bound_process_end(double seconds, const std::string& flag, int exit_status);
 
 }  // namespace trainhook
