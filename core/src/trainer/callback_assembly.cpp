@@ -52,7 +52,8 @@ bool requests_plugins(const TrainingArguments& a) {
 // way the plugin receives its plugin_config section without the host's keys.
 std::unique_ptr<detail::InternalCallback> Trainer::Impl::create_plugin_callback(const std::string& name) {
   const fs::path library = registry->library_of(name);
-  const IsolationDecision decision = isolation->decide(name, library);
+  // Judged on the bytes the registry checked and will load (or pass on).
+  const IsolationDecision decision = isolation->decide(name, library, registry->library_sha256(name));
   const PluginIsolation chosen =
       plugin_isolation_of(IsolationDefault{decision.isolated, !decision.named}, args.plugin_config, name);
   // Isolated only because nothing vouches for it (not by a name or a key).
@@ -65,6 +66,8 @@ std::unique_ptr<detail::InternalCallback> Trainer::Impl::create_plugin_callback(
                  name, library.string(), decision.why, isolation->how_to_trust(name, library));
   if (!chosen.isolated) return registry->create(name, *services, chosen.plugin_config);
   try {
+    // The runner loads the descriptor checked here, not what the path names by the time it starts.
+    const PluginRegistry::PassedLibrary passed = registry->pass_library(name);
     return detail::make_isolated_callback(library, name, *services, chosen.plugin_config,
                                           chosen.timeout_seconds);
   } catch (const PluginError& e) {
