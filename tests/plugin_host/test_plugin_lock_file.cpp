@@ -154,16 +154,18 @@ TEST_CASE("a lock file others could change is refused naming the file, the bit a
   ::chmod(s.lock.c_str(), 0666);
   CHECK_THROWS_WITH_AS(PluginLockFile(s.lock, s.own),
                        ("plugin lock file " + s.lock.string() + " is refused: file " + s.lock.string() +
-                        " is world-writable (mode 0666); anyone could change it (`chmod go-w " + s.lock.string() +
-                        "`); whoever can change it decides which plugins run")
+                        " is world-writable (mode 0666); anyone could change it (`chmod go-w " +
+                        s.lock.string() + "`); whoever can change it decides which plugins run")
                            .c_str(),
                        trainhook::PluginError);
   ::chmod(s.lock.c_str(), 0620);
-  CHECK_THROWS_WITH_AS(PluginLockFile(s.lock, s.own),
-                       doctest::Contains(("is group-writable (mode 0620); anyone in its group could change it "
-                                          "(`chmod g-w " + s.lock.string() + "`)")
-                                             .c_str()),
-                       trainhook::PluginError);
+  CHECK_THROWS_WITH_AS(
+      PluginLockFile(s.lock, s.own),
+      doctest::Contains(("is group-writable (mode 0620); anyone in its group could change it "
+                         "(`chmod g-w " +
+                         s.lock.string() + "`)")
+                            .c_str()),
+      trainhook::PluginError);
   // --allow_unsafe_plugin_paths lets it be used anyway.
   CHECK(PluginLockFile(s.lock, s.own, true).refusal(s.pack / "libtrainhook_acme.so") == "");
   ::chmod(s.lock.c_str(), 0644);

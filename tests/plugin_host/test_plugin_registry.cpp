@@ -573,7 +573,9 @@ TEST_CASE("default_plugin_dir is lib/trainhook/plugins beside the executable's b
         fs::path(TRAINHOOK_TEST_PLUGIN_ROOT).parent_path().parent_path());
 }
 
-TEST_CASE("unsafe paths are refused unless allowed: world-writable folder or file, group-writable file, foreign owner") {
+TEST_CASE(
+    "unsafe paths are refused unless allowed: world-writable folder or file, group-writable file, foreign "
+    "owner") {
   TempDir dir("th_reg");
   const fs::path lib = dir.path / plugin_file_name("c_plugin");
   fs::copy_file(kGood / plugin_file_name("c_plugin"), lib);
@@ -611,8 +613,8 @@ TEST_CASE("unsafe paths are refused unless allowed: world-writable folder or fil
     PluginRegistry r(only({dir.path}));
     CHECK(r.libraries()[0].refused_reason ==
           "unsafe plugin path: file " + lib.string() +
-              " is group-writable (mode 0664); anyone in its group could change it (`chmod g-w " + lib.string() +
-              "`) (pass --allow_unsafe_plugin_paths to load anyway)");
+              " is group-writable (mode 0664); anyone in its group could change it (`chmod g-w " +
+              lib.string() + "`) (pass --allow_unsafe_plugin_paths to load anyway)");
     CHECK_FALSE(r.has("c_counter"));
   }
   ::chmod(lib.c_str(), 0644);
@@ -640,16 +642,17 @@ TEST_CASE("a plugin folder under a world- or group-writable folder is refused, s
   ::chmod(sub.c_str(), 0755);
   ::chmod(lib.c_str(), 0644);
   auto tail = [&](const char* chmod) {
-    return "; anyone who can write it could rename " + sub.string() + " and put another file in its place (`chmod " +
-           chmod + " " + dir.path.string() + "`, or `chmod +t " + dir.path.string() +
-           "`) (pass --allow_unsafe_plugin_paths to load anyway)";
+    return "; anyone who can write it could rename " + sub.string() +
+           " and put another file in its place (`chmod " + chmod + " " + dir.path.string() +
+           "`, or `chmod +t " + dir.path.string() + "`) (pass --allow_unsafe_plugin_paths to load anyway)";
   };
   ::chmod(dir.path.c_str(), 0777);
   {
     PluginRegistry r(only({sub}));
     REQUIRE(r.libraries().size() == 1);
     CHECK(r.libraries()[0].refused_reason == "unsafe plugin path: folder " + dir.path.string() + ", above " +
-                                                 sub.string() + ", is world-writable (mode 0777)" + tail("go-w"));
+                                                 sub.string() + ", is world-writable (mode 0777)" +
+                                                 tail("go-w"));
     CHECK_FALSE(r.has("c_counter"));
   }
   ::chmod(dir.path.c_str(), 0775);
@@ -657,7 +660,8 @@ TEST_CASE("a plugin folder under a world- or group-writable folder is refused, s
     PluginRegistry r(only({sub}));
     REQUIRE(r.libraries().size() == 1);
     CHECK(r.libraries()[0].refused_reason == "unsafe plugin path: folder " + dir.path.string() + ", above " +
-                                                 sub.string() + ", is group-writable (mode 0775)" + tail("g-w"));
+                                                 sub.string() + ", is group-writable (mode 0775)" +
+                                                 tail("g-w"));
   }
   // Sticky (as /tmp): others cannot rename sub, which is ours.
   ::chmod(dir.path.c_str(), 01777);

@@ -70,8 +70,8 @@ TEST_CASE(
   LibraryRecord rec;
   rec.path = library("daemon");
   const auto started = std::chrono::steady_clock::now();
-  const bool timed_out =
-      detail::scan_in_helper(detail::helper_executable("trainhook-plugin-scanner"), rec.path, identity_of(rec.path), 30s, rec);
+  const bool timed_out = detail::scan_in_helper(detail::helper_executable("trainhook-plugin-scanner"),
+                                                rec.path, identity_of(rec.path), 30s, rec);
   const auto took = std::chrono::steady_clock::now() - started;
   CHECK_FALSE(timed_out);
   CHECK(rec.refused_reason == "");
@@ -108,7 +108,8 @@ TEST_CASE("a library that does not answer in time: the scan says timed out, and 
   CHECK(again.refused_reason == "");
 }
 
-TEST_CASE("the scanner judges only the version of the file its caller judged: a file put there since is refused") {
+TEST_CASE(
+    "the scanner judges only the version of the file its caller judged: a file put there since is refused") {
   TempDir dir("th_scan");
   const fs::path file = dir.path / plugin_file_name("c_plugin");
   fs::copy_file(kRoot / "good" / plugin_file_name("c_plugin"), file);
@@ -119,7 +120,8 @@ TEST_CASE("the scanner judges only the version of the file its caller judged: a 
   fs::rename(other, file);
   LibraryRecord rec;
   rec.path = file;
-  CHECK_FALSE(detail::scan_in_helper(detail::helper_executable("trainhook-plugin-scanner"), file, judged, 30s, rec));
+  CHECK_FALSE(
+      detail::scan_in_helper(detail::helper_executable("trainhook-plugin-scanner"), file, judged, 30s, rec));
   CHECK_FALSE(rec.loaded);
   CHECK(rec.callbacks.empty());
   CHECK(rec.refused_reason.rfind(std::string(detail::kNotTheJudgedFile) + file.string() +

@@ -124,20 +124,22 @@ TEST_CASE("a site file others could change is refused, naming the file, the bit 
   const fs::path file = tmp.path / "site.json";
   write_file(file, R"({"plugin_isolation": "none"})");
   ::chmod(file.c_str(), 0646);
-  CHECK_THROWS_WITH_AS(read_site_config(file),
-                       ("site file " + file.string() + ": refused: file " + file.string() +
-                        " is world-writable (mode 0646); anyone could change it (`chmod go-w " + file.string() +
-                        "`); whoever can change it decides which plugins run in the trainer's process")
-                           .c_str(),
-                       ArgumentError);
+  CHECK_THROWS_WITH_AS(
+      read_site_config(file),
+      ("site file " + file.string() + ": refused: file " + file.string() +
+       " is world-writable (mode 0646); anyone could change it (`chmod go-w " + file.string() +
+       "`); whoever can change it decides which plugins run in the trainer's process")
+          .c_str(),
+      ArgumentError);
   ::chmod(file.c_str(), 0664);
-  CHECK_THROWS_WITH_AS(read_site_config(file), doctest::Contains(("(`chmod g-w " + file.string() + "`)").c_str()),
-                       ArgumentError);
+  CHECK_THROWS_WITH_AS(read_site_config(file),
+                       doctest::Contains(("(`chmod g-w " + file.string() + "`)").c_str()), ArgumentError);
   ::chmod(file.c_str(), 0644);
   CHECK(read_site_config(file).plugin_isolation == "none");
   if (::geteuid() == 0) {
     REQUIRE(::chown(file.c_str(), 65534, 65534) == 0);
-    CHECK_THROWS_WITH_AS(read_site_config(file), doctest::Contains("(uid 65534), not by you ("), ArgumentError);
+    CHECK_THROWS_WITH_AS(read_site_config(file), doctest::Contains("(uid 65534), not by you ("),
+                         ArgumentError);
     REQUIRE(::chown(file.c_str(), 0, 0) == 0);
   } else {
     MESSAGE("not root: the foreign-owner case is not arranged");
@@ -148,8 +150,8 @@ TEST_CASE("a site file others could change is refused, naming the file, the bit 
   write_file(etc / "site.json", "{}");
   ::chmod(etc.c_str(), 0777);
   CHECK_THROWS_WITH_AS(read_site_config(etc / "site.json"),
-                       doctest::Contains(("folder " + etc.string() + ", above " + (etc / "site.json").string() +
-                                          ", is world-writable (mode 0777)")
+                       doctest::Contains(("folder " + etc.string() + ", above " +
+                                          (etc / "site.json").string() + ", is world-writable (mode 0777)")
                                              .c_str()),
                        ArgumentError);
   ::chmod(etc.c_str(), 0755);

@@ -10,7 +10,9 @@ namespace trainhook::detail {
 
 namespace {
 
-int64_t nanoseconds(const struct timespec& t) { return static_cast<int64_t>(t.tv_sec) * 1000000000 + t.tv_nsec; }
+int64_t nanoseconds(const struct timespec& t) {
+  return static_cast<int64_t>(t.tv_sec) * 1000000000 + t.tv_nsec;
+}
 
 }  // namespace
 
@@ -73,7 +75,8 @@ std::string PluginFile::changed_since_opened() const {
   // ctime (and its link count) without touching its bytes; a write moves the
   // ctime even when the mtime is set back (cp -p, rsync --inplace).
   const bool unlinked = now.st_nlink != st_.st_nlink;
-  if (was.size == is.size && was.mtime_ns == is.mtime_ns && (was.ctime_ns == is.ctime_ns || unlinked)) return {};
+  if (was.size == is.size && was.mtime_ns == is.mtime_ns && (was.ctime_ns == is.ctime_ns || unlinked))
+    return {};
   return "plugin file " + path_.string() + " was written to while it was checked (size " +
          std::to_string(was.size) + " -> " + std::to_string(is.size) + " bytes, modified " +
          (was.mtime_ns == is.mtime_ns ? "no" : "yes") + ", status changed " +

@@ -146,8 +146,8 @@ std::string unsafe_mode_reason(const fs::path& path, const struct stat& st) {
   if ((st.st_mode & (S_IWOTH | S_IWGRP)) != 0) {
     const bool world = (st.st_mode & S_IWOTH) != 0;
     return what + " is " + (world ? "world" : "group") + "-writable (mode " + octal_mode(st.st_mode) +
-           "); anyone" + (world ? "" : " in its group") + " could change it (`chmod " + (world ? "go-w " : "g-w ") +
-           path.string() + "`)";
+           "); anyone" + (world ? "" : " in its group") + " could change it (`chmod " +
+           (world ? "go-w " : "g-w ") + path.string() + "`)";
   }
   return {};
 }

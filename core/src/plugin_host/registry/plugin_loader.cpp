@@ -141,7 +141,8 @@ std::shared_ptr<const PluginLibrary> load_plugin_library(const fs::path& file, L
                          (now.dev == expected->dev && now.ino == expected->ino
                               ? " was written to after it was checked"
                               : " was replaced by another file after it was checked") +
-                         " (file identity " + expected->to_text() + " when checked, " + now.to_text() + " now)";
+                         " (file identity " + expected->to_text() + " when checked, " + now.to_text() +
+                         " now)";
     return nullptr;
   }
   return load_plugin_library(opened, rec);
@@ -160,10 +161,11 @@ std::shared_ptr<const PluginLibrary> load_passed_plugin_library(const fs::path& 
     const fs::path target = fs::read_symlink(entry.path(), ec);
     if (ec || (target.string() != name && target.string() != name + " (deleted)")) continue;
     if (passed >= 0) {
-      struct stat a {}, b {};
+      struct stat a {
+      }, b{};
       if (::fstat(passed, &a) != 0 || ::fstat(fd, &b) != 0 || a.st_dev != b.st_dev || a.st_ino != b.st_ino) {
-        rec.refused_reason = std::string(kNotTheJudgedFile) + "this process inherited descriptors of " + name +
-                             " for two different files (" + std::to_string(passed) + " and " + n +
+        rec.refused_reason = std::string(kNotTheJudgedFile) + "this process inherited descriptors of " +
+                             name + " for two different files (" + std::to_string(passed) + " and " + n +
                              "); which one was checked is not known";
         return nullptr;
       }
@@ -177,7 +179,8 @@ std::shared_ptr<const PluginLibrary> load_passed_plugin_library(const fs::path& 
   const int copy = ::fcntl(passed, F_DUPFD_CLOEXEC, 0);
   (void)::fcntl(passed, F_SETFD, FD_CLOEXEC);
   if (copy < 0) {
-    rec.refused_reason = "the descriptor passed for it cannot be used (" + std::string(std::strerror(errno)) + ")";
+    rec.refused_reason =
+        "the descriptor passed for it cannot be used (" + std::string(std::strerror(errno)) + ")";
     return nullptr;
   }
   PluginFile opened(file, copy);

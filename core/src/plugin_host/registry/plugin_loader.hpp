@@ -34,7 +34,8 @@ std::shared_ptr<const PluginLibrary> load_plugin_library(PluginFile& file, Libra
 // Opens `file` once and loads that descriptor as above. With `expected` (a
 // helper process loading what its caller judged, e.g. the scanner), a file
 // that is not that version is refused (kNotTheJudgedFile).
-std::shared_ptr<const PluginLibrary> load_plugin_library(const std::filesystem::path& file, LibraryRecord& rec,
+std::shared_ptr<const PluginLibrary> load_plugin_library(const std::filesystem::path& file,
+                                                         LibraryRecord& rec,
                                                          const FileIdentity* expected = nullptr);
 
 // For the plugin runner: loads the descriptor of `file` that the trainer

@@ -18,7 +18,8 @@ fs::path canonical_or_normal(const fs::path& p) {
   return ec ? p.lexically_normal() : c;
 }
 
-std::optional<PluginLockFile> PluginLockFile::from_environment(const fs::path& own_dir, bool allow_unsafe_path) {
+std::optional<PluginLockFile> PluginLockFile::from_environment(const fs::path& own_dir,
+                                                               bool allow_unsafe_path) {
   const char* env = std::getenv("TRAINHOOK_PLUGIN_LOCK");
   if (env == nullptr || *env == '\0') return std::nullopt;
   return PluginLockFile(env, own_dir, allow_unsafe_path);

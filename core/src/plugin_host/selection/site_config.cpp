@@ -49,7 +49,8 @@ SiteConfig read_site_config(const fs::path& file) {
   // It decides which plugins run in the trainer's process: used only when
   // nobody but you and root can change it (the rule plugin paths follow).
   if (const std::string why = detail::unsafe_path_reason(file); !why.empty())
-    bad(file, "refused: " + why + "; whoever can change it decides which plugins run in the trainer's process");
+    bad(file,
+        "refused: " + why + "; whoever can change it decides which plugins run in the trainer's process");
   std::stringstream text;
   text << in.rdbuf();
   nlohmann::json j;

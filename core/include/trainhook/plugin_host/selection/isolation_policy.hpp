@@ -46,7 +46,8 @@ class IsolationPolicy {
   // the registry refuses every library neither the trainer's own nor listed
   // with its digest, so a library it accepted outside the own folder is
   // pinned. The site's plugin_lock is read here (PluginError naming it when
-  // it cannot be, or when others could change it: plugin_lock_file.hpp). Throws ArgumentError for none combined with anything else.
+  // it cannot be, or when others could change it: plugin_lock_file.hpp). Throws ArgumentError for none
+  // combined with anything else.
   IsolationPolicy(const std::vector<std::string>& flag, SiteConfig site, const std::filesystem::path& own_dir,
                   std::filesystem::path lock_file);
 

@@ -52,7 +52,8 @@ int main(int argc, char** argv) {
   if (argc == 4) {
     expected = trainhook::detail::FileIdentity::parse(argv[3]);
     if (!expected) {
-      std::fprintf(stderr, "trainhook-plugin-scanner: IDENTITY '%s' is not dev:inode:size:mtime_ns:ctime_ns\n",
+      std::fprintf(stderr,
+                   "trainhook-plugin-scanner: IDENTITY '%s' is not dev:inode:size:mtime_ns:ctime_ns\n",
                    argv[3]);
       return 2;
     }
@@ -66,7 +67,8 @@ int main(int argc, char** argv) {
   rec.path = argv[1];
   std::string text;
   try {
-    const auto library = trainhook::detail::load_plugin_library(rec.path, rec, expected ? &*expected : nullptr);
+    const auto library =
+        trainhook::detail::load_plugin_library(rec.path, rec, expected ? &*expected : nullptr);
     text = trainhook::detail::record_to_json(rec).dump();
   } catch (const std::exception& e) {
     rec.loaded = false;
