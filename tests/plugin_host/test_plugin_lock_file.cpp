@@ -4,7 +4,8 @@
 // trainhook-plugins.sha256 there, a changed one of ours is refused naming that
 // file, a library listed by name is allowed in any folder, and where the site
 // names a library its line decides. plugin_lock_entries gives the lines
-// `trainhook plugins lock` prints. Files here are plain bytes: only names and
+// `trainhook plugins lock` prints. A lock file others could change is refused
+// (the rule plugin paths follow). Files here are plain bytes: only names and
 // digests matter, nothing is loaded.
 #include "registry/plugin_lock_file.hpp"
 
@@ -14,6 +15,9 @@
 
 #include <doctest/doctest.h>
 #include <temp_dir.hpp>
+
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <string>
 
@@ -142,4 +146,48 @@ TEST_CASE("plugin_lock_entries: lines by name for given files and folders, the t
                        doctest::Contains("not a plugin library's name"), trainhook::PluginError);
   CHECK_THROWS_WITH_AS(trainhook::plugin_lock_entries({s.pack / "missing.so"}, options),
                        doctest::Contains("no such file or folder"), trainhook::PluginError);
+}
+
+TEST_CASE("a lock file others could change is refused naming the file, the bit and the fix") {
+  Site s;
+  write_file(s.lock, Site::line(s.pack / "libtrainhook_acme.so"));
+  ::chmod(s.lock.c_str(), 0666);
+  CHECK_THROWS_WITH_AS(PluginLockFile(s.lock, s.own),
+                       ("plugin lock file " + s.lock.string() + " is refused: file " + s.lock.string() +
+                        " is world-writable (mode 0666); anyone could change it (`chmod go-w " +
+                        s.lock.string() + "`); whoever can change it decides which plugins run")
+                           .c_str(),
+                       trainhook::PluginError);
+  ::chmod(s.lock.c_str(), 0620);
+  CHECK_THROWS_WITH_AS(
+      PluginLockFile(s.lock, s.own),
+      doctest::Contains(("is group-writable (mode 0620); anyone in its group could change it "
+                         "(`chmod g-w " +
+                         s.lock.string() + "`)")
+                            .c_str()),
+      trainhook::PluginError);
+  // --allow_unsafe_plugin_paths lets it be used anyway.
+  CHECK(PluginLockFile(s.lock, s.own, true).refusal(s.pack / "libtrainhook_acme.so") == "");
+  ::chmod(s.lock.c_str(), 0644);
+  CHECK(PluginLockFile(s.lock, s.own).refusal(s.pack / "libtrainhook_acme.so") == "");
+  // Owned by another user (root can arrange it; this suite runs as root in CI).
+  if (::geteuid() == 0) {
+    REQUIRE(::chown(s.lock.c_str(), 65534, 65534) == 0);
+    CHECK_THROWS_WITH_AS(PluginLockFile(s.lock, s.own),
+                         doctest::Contains(("file " + s.lock.string() + " is owned by ").c_str()),
+                         trainhook::PluginError);
+    CHECK_THROWS_WITH_AS(PluginLockFile(s.lock, s.own), doctest::Contains("(uid 65534), not by you ("),
+                         trainhook::PluginError);
+  } else {
+    MESSAGE("not root: the foreign-owner case is not arranged");
+  }
+  // A folder above it that its group may write: anyone there could put another lock in its place.
+  ::chown(s.lock.c_str(), ::geteuid(), ::getegid());
+  ::chmod(s.tmp.path.c_str(), 0770);
+  CHECK_THROWS_WITH_AS(PluginLockFile(s.lock, s.own),
+                       doctest::Contains(("folder " + s.tmp.path.string() + ", above " + s.lock.string() +
+                                          ", is group-writable (mode 0770)")
+                                             .c_str()),
+                       trainhook::PluginError);
+  ::chmod(s.tmp.path.c_str(), 0700);
 }

@@ -573,7 +573,9 @@ TEST_CASE("default_plugin_dir is lib/trainhook/plugins beside the executable's b
         fs::path(TRAINHOOK_TEST_PLUGIN_ROOT).parent_path().parent_path());
 }
 
-TEST_CASE("unsafe paths are refused unless allowed: world-writable folder or file, foreign owner") {
+TEST_CASE(
+    "unsafe paths are refused unless allowed: world-writable folder or file, group-writable file, foreign "
+    "owner") {
   TempDir dir("th_reg");
   const fs::path lib = dir.path / plugin_file_name("c_plugin");
   fs::copy_file(kGood / plugin_file_name("c_plugin"), lib);
@@ -589,8 +591,8 @@ TEST_CASE("unsafe paths are refused unless allowed: world-writable folder or fil
     REQUIRE(r.libraries().size() == 1);
     CHECK(r.libraries()[0].refused_reason ==
           "unsafe plugin path: folder " + dir.path.string() +
-              " is world-writable (mode 0777); anyone could replace the plugin code (pass "
-              "--allow_unsafe_plugin_paths to load anyway)");
+              " is world-writable (mode 0777); anyone could change it (`chmod go-w " + dir.path.string() +
+              "`) (pass --allow_unsafe_plugin_paths to load anyway)");
     PluginSearchOptions o = only({dir.path});
     o.allow_unsafe_plugin_paths = true;
     PluginRegistry allowed(o);
@@ -602,8 +604,18 @@ TEST_CASE("unsafe paths are refused unless allowed: world-writable folder or fil
     PluginRegistry r(only({dir.path}));
     CHECK(r.libraries()[0].refused_reason ==
           "unsafe plugin path: file " + lib.string() +
-              " is world-writable (mode 0666); anyone could replace the plugin code (pass "
-              "--allow_unsafe_plugin_paths to load anyway)");
+              " is world-writable (mode 0666); anyone could change it (`chmod go-w " + lib.string() +
+              "`) (pass --allow_unsafe_plugin_paths to load anyway)");
+  }
+  // Group-writable: anyone in its group could put other code in the file.
+  ::chmod(lib.c_str(), 0664);
+  {
+    PluginRegistry r(only({dir.path}));
+    CHECK(r.libraries()[0].refused_reason ==
+          "unsafe plugin path: file " + lib.string() +
+              " is group-writable (mode 0664); anyone in its group could change it (`chmod g-w " +
+              lib.string() + "`) (pass --allow_unsafe_plugin_paths to load anyway)");
+    CHECK_FALSE(r.has("c_counter"));
   }
   ::chmod(lib.c_str(), 0644);
   // A file owned by another non-root user (needs root to arrange; otherwise
@@ -614,7 +626,9 @@ TEST_CASE("unsafe paths are refused unless allowed: world-writable folder or fil
     const std::string reason = r.libraries()[0].refused_reason;
     CHECK(reason.rfind("unsafe plugin path: file " + lib.string() + " is owned by ", 0) == 0);
     CHECK(reason.find("(uid 65534), not by you (") != std::string::npos);
-    CHECK(reason.find(" or root (pass --allow_unsafe_plugin_paths to load anyway)") != std::string::npos);
+    CHECK(reason.find(" or root; its owner could change it (`chown root " + lib.string() +
+                      "`, or use a copy of your own) (pass --allow_unsafe_plugin_paths to load anyway)") !=
+          std::string::npos);
   }
 }
 
@@ -627,15 +641,18 @@ TEST_CASE("a plugin folder under a world- or group-writable folder is refused, s
   fs::copy_file(kRoot / "good" / plugin_file_name("c_plugin"), lib);
   ::chmod(sub.c_str(), 0755);
   ::chmod(lib.c_str(), 0644);
-  const std::string tail =
-      "; anyone who can write it could rename " + sub.string() +
-      " and put other code in its place (pass --allow_unsafe_plugin_paths to load anyway)";
+  auto tail = [&](const char* chmod) {
+    return "; anyone who can write it could rename " + sub.string() +
+           " and put another file in its place (`chmod " + chmod + " " + dir.path.string() +
+           "`, or `chmod +t " + dir.path.string() + "`) (pass --allow_unsafe_plugin_paths to load anyway)";
+  };
   ::chmod(dir.path.c_str(), 0777);
   {
     PluginRegistry r(only({sub}));
     REQUIRE(r.libraries().size() == 1);
     CHECK(r.libraries()[0].refused_reason == "unsafe plugin path: folder " + dir.path.string() + ", above " +
-                                                 sub.string() + ", is world-writable (mode 0777)" + tail);
+                                                 sub.string() + ", is world-writable (mode 0777)" +
+                                                 tail("go-w"));
     CHECK_FALSE(r.has("c_counter"));
   }
   ::chmod(dir.path.c_str(), 0775);
@@ -643,7 +660,8 @@ TEST_CASE("a plugin folder under a world- or group-writable folder is refused, s
     PluginRegistry r(only({sub}));
     REQUIRE(r.libraries().size() == 1);
     CHECK(r.libraries()[0].refused_reason == "unsafe plugin path: folder " + dir.path.string() + ", above " +
-                                                 sub.string() + ", is group-writable (mode 0775)" + tail);
+                                                 sub.string() + ", is group-writable (mode 0775)" +
+                                                 tail("g-w"));
   }
   // Sticky (as /tmp): others cannot rename sub, which is ours.
   ::chmod(dir.path.c_str(), 01777);

@@ -2,8 +2,9 @@
 // libraries of registry_cache_plugins.c (DAEMON_CTOR, GATED_CTOR): an answer
 // counts as soon as it arrives, whatever a library's constructor left running
 // with the scanner's pipes, and everything in the scanner's process group ends
-// with the scan.
+// with the scan; and it scans only the version of the file its caller judged.
 #include "isolation/helper_executable.hpp"
+#include "registry/plugin_loader.hpp"
 #include "registry/plugin_scan.hpp"
 
 #include <trainhook/plugin_host/registry/plugin_file_name.hpp>
@@ -44,6 +45,13 @@ bool gone(pid_t pid) {
   return name_end != std::string::npos && name_end + 2 < line.size() && line[name_end + 2] == 'Z';
 }
 
+// The version of `file` there now, as the registry judges it.
+detail::FileIdentity identity_of(const fs::path& file) {
+  const detail::PluginFile f(file);
+  REQUIRE(f.is_open());
+  return f.identity();
+}
+
 // Sets an environment variable for one scope.
 struct ScopedEnv {
   ScopedEnv(const char* name, const std::string& value) : name_(name) { ::setenv(name, value.c_str(), 1); }
@@ -62,8 +70,8 @@ TEST_CASE(
   LibraryRecord rec;
   rec.path = library("daemon");
   const auto started = std::chrono::steady_clock::now();
-  const bool timed_out =
-      detail::scan_in_helper(detail::helper_executable("trainhook-plugin-scanner"), rec.path, 30s, rec);
+  const bool timed_out = detail::scan_in_helper(detail::helper_executable("trainhook-plugin-scanner"),
+                                                rec.path, identity_of(rec.path), 30s, rec);
   const auto took = std::chrono::steady_clock::now() - started;
   CHECK_FALSE(timed_out);
   CHECK(rec.refused_reason == "");
@@ -86,7 +94,7 @@ TEST_CASE("a library that does not answer in time: the scan says timed out, and 
   const fs::path scanner = detail::helper_executable("trainhook-plugin-scanner");
   LibraryRecord rec;
   rec.path = library("gated");
-  CHECK(detail::scan_in_helper(scanner, rec.path, 300ms, rec));
+  CHECK(detail::scan_in_helper(scanner, rec.path, identity_of(rec.path), 300ms, rec));
   CHECK_FALSE(rec.loaded);
   CHECK(rec.refused_reason.rfind("did not answer within 0.3 s while loading (the scanner was killed; "
                                  "TRAINHOOK_PLUGIN_SCAN_TIMEOUT sets the limit)",
@@ -95,16 +103,38 @@ TEST_CASE("a library that does not answer in time: the scan says timed out, and 
   trainhook::testkit::write_file(gate, "open");
   LibraryRecord again;
   again.path = rec.path;
-  CHECK_FALSE(detail::scan_in_helper(scanner, again.path, 30s, again));
+  CHECK_FALSE(detail::scan_in_helper(scanner, again.path, identity_of(again.path), 30s, again));
   CHECK(again.loaded);
   CHECK(again.refused_reason == "");
+}
+
+TEST_CASE(
+    "the scanner judges only the version of the file its caller judged: a file put there since is refused") {
+  TempDir dir("th_scan");
+  const fs::path file = dir.path / plugin_file_name("c_plugin");
+  fs::copy_file(kRoot / "good" / plugin_file_name("c_plugin"), file);
+  const detail::FileIdentity judged = identity_of(file);
+  // Renamed over by another library (mv, a package upgrade) after the caller judged it.
+  const fs::path other = dir.path / "incoming.so";
+  fs::copy_file(kRoot / "good" / plugin_file_name("test_pack"), other);
+  fs::rename(other, file);
+  LibraryRecord rec;
+  rec.path = file;
+  CHECK_FALSE(
+      detail::scan_in_helper(detail::helper_executable("trainhook-plugin-scanner"), file, judged, 30s, rec));
+  CHECK_FALSE(rec.loaded);
+  CHECK(rec.callbacks.empty());
+  CHECK(rec.refused_reason.rfind(std::string(detail::kNotTheJudgedFile) + file.string() +
+                                     " was replaced by another file after it was checked (file identity " +
+                                     judged.to_text() + " when checked, ",
+                                 0) == 0);
 }
 
 TEST_CASE("a library that crashes or exits while loading is still judged by how the scanner ended") {
   const fs::path scanner = detail::helper_executable("trainhook-plugin-scanner");
   LibraryRecord rec;
   rec.path = kRoot / "misbehaving" / plugin_file_name("ctor_segv");
-  CHECK_FALSE(detail::scan_in_helper(scanner, rec.path, 30s, rec));
+  CHECK_FALSE(detail::scan_in_helper(scanner, rec.path, identity_of(rec.path), 30s, rec));
   CHECK_FALSE(rec.loaded);
   CHECK(rec.refused_reason.rfind(std::string(trainhook::testkit::kSegvCause) + " while loading", 0) == 0);
 }

@@ -4,8 +4,12 @@
 // stat key cannot tell apart is caught by its SHA-256 before it is loaded; a
 // timeout verdict is judged again under a higher limit; a cache path that is
 // a FIFO or a device is ignored with a warning; entries of the previous
-// version are stale, not damage. The libraries: registry_cache_plugins.c
-// (three variants of one file, and GATED_CTOR), misbehaving_plugins.cpp.
+// version are stale, not damage. What is hashed is what is loaded: a library
+// renamed over after its check runs the checked bytes (in process, and in a
+// runner the descriptor is passed to), one written to in place is refused.
+// The libraries: registry_cache_plugins.c (three variants of one file, and
+// GATED_CTOR), misbehaving_plugins.cpp.
+#include "registry/plugin_loader.hpp"
 #include "registry/registry_cache.hpp"
 
 #include <trainhook/common/errors.hpp>
@@ -89,6 +93,16 @@ fs::path install_variant_1(const TempDir& dir) {
   bytes.resize(common_size(), '\0');
   write_file(file, bytes);
   return file;
+}
+
+// Puts variant v at `file` the way mv, a package upgrade or rsync does: a
+// new file renamed over the old one (another inode).
+void rename_over(int v, const fs::path& file) {
+  const fs::path incoming = file.parent_path() / ".incoming.so";
+  std::string bytes = read_file(variant(v));
+  bytes.resize(common_size(), '\0');
+  write_file(incoming, bytes);
+  fs::rename(incoming, file);
 }
 
 // Rewrites the cache entry of `file` with the file's current stat key, as if
@@ -373,4 +387,85 @@ TEST_CASE(
   auto other_inode = key;
   other_inode.inode += 1;
   CHECK_FALSE(c.lookup(other_inode));
+}
+
+TEST_CASE("a pinned library renamed over between its check and its load: the checked bytes run in process") {
+  const ScannedVariant1 scanned;
+  const fs::path& file = scanned.file;
+  // The site pins variant 1 only.
+  TempDir lock_dir("th_lock");
+  const fs::path lock = lock_dir.path / "plugins.lock";
+  write_file(lock, sha256_of_file(file) + "  " + kReplaceable + "\n");
+  ScopedEnv pin("TRAINHOOK_PLUGIN_LOCK", lock.string());
+  PluginRegistry r(only({file.parent_path()}));
+  REQUIRE(r.has("replaceable_cb"));
+  // What the trainer does: the file is checked (and the isolation decision
+  // judged on its digest), then the library is created.
+  CHECK(r.library_of("replaceable_cb") == fs::canonical(file));
+  CHECK(r.library_sha256("replaceable_cb") == sha256_of_file(file));
+  rename_over(2, file);  // unlisted bytes at the path now
+  RecordingHost host;
+  auto cb = r.create("replaceable_cb", host, "{}");
+  CHECK(host.logged("replaceable_cb|2|variant=1"));
+  CHECK_FALSE(host.logged("replaceable_cb|2|variant=2"));
+  CHECK(r.scanned_count() == 0);
+  // The next run judges what the path holds now: not the listed bytes, refused.
+  PluginRegistry next(only({file.parent_path()}));
+  CHECK(next.libraries()[0].refused_reason.rfind(
+            "its SHA-256 differs from the plugin lock file: " + lock.string() + ":1 lists ", 0) == 0);
+}
+
+TEST_CASE("the loader loads the descriptor it is given: renamed over after opening, the opened file loads") {
+  TempDir dir("th_fd");
+  const fs::path file = install_variant_1(dir);
+  detail::PluginFile opened(file);
+  REQUIRE(opened.is_open());
+  rename_over(2, file);
+  LibraryRecord rec;
+  rec.path = file;
+  const auto lib = detail::load_plugin_library(opened, rec);
+  REQUIRE(lib);
+  CHECK(rec.refused_reason == "");
+  CHECK(rec.plugin_version == "1.0.0");
+}
+
+TEST_CASE("the loader refuses a file written to in place after it was opened (and hashed)") {
+  TempDir dir("th_fd");
+  const fs::path file = install_variant_1(dir);
+  detail::PluginFile opened(file);
+  REQUIRE(opened.is_open());
+  {
+    std::ofstream out(file, std::ios::binary | std::ios::app);
+    out << "appended";
+  }
+  LibraryRecord rec;
+  rec.path = file;
+  CHECK_FALSE(detail::load_plugin_library(opened, rec));
+  CHECK_FALSE(rec.loaded);
+  CHECK(rec.refused_reason.rfind(std::string(detail::kNotTheJudgedFile) + "plugin file " + file.string() +
+                                     " was written to while it was checked (size ",
+                                 0) == 0);
+}
+
+TEST_CASE("a runner loads the descriptor the trainer passed, not the file renamed over the path since") {
+  const ScannedVariant1 scanned;
+  const fs::path& file = scanned.file;
+  PluginRegistry r(only({file.parent_path()}));
+  const fs::path checked = r.library_of("replaceable_cb");
+  {
+    const PluginRegistry::PassedLibrary passed = r.pass_library("replaceable_cb");
+    rename_over(2, file);
+    // What trainhook-plugin-runner does first (plugin_runner.cpp), here in this process.
+    LibraryRecord rec;
+    rec.path = checked;
+    const auto lib = detail::load_passed_plugin_library(checked, rec);
+    REQUIRE(lib);
+    CHECK(rec.plugin_version == "1.0.0");
+  }
+  // Nothing passed (another host): the path is opened, and holds variant 2.
+  LibraryRecord rec;
+  rec.path = checked;
+  const auto lib = detail::load_passed_plugin_library(checked, rec);
+  REQUIRE(lib);
+  CHECK(rec.plugin_version == "2.0.0");
 }

@@ -1,7 +1,8 @@
 // The site file (site_config.hpp): the three keys read and their paths
 // resolved against the file's folder; every bad file refused naming the file,
 // the key and what was expected; TRAINHOOK_SITE_CONFIG naming a missing file
-// refused, an absent default file meaning no settings.
+// refused, an absent default file meaning no settings; a site file others
+// could change refused naming the file, the bit and the fix.
 #include <trainhook/common/errors.hpp>
 #include <trainhook/plugin_host/selection/site_config.hpp>
 
@@ -9,6 +10,8 @@
 #include <temp_dir.hpp>
 
 #include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <string>
 
@@ -114,4 +117,42 @@ TEST_CASE("TRAINHOOK_SITE_CONFIG names the file, which must exist") {
   CHECK(trainhook::default_site_config_path().filename() == "site.json");
   CHECK(trainhook::default_site_config_path().parent_path().filename() == "trainhook");
   CHECK(trainhook::load_site_config().file.empty());
+}
+
+TEST_CASE("a site file others could change is refused, naming the file, the bit and the fix") {
+  TempDir tmp("th_site");
+  const fs::path file = tmp.path / "site.json";
+  write_file(file, R"({"plugin_isolation": "none"})");
+  ::chmod(file.c_str(), 0646);
+  CHECK_THROWS_WITH_AS(
+      read_site_config(file),
+      ("site file " + file.string() + ": refused: file " + file.string() +
+       " is world-writable (mode 0646); anyone could change it (`chmod go-w " + file.string() +
+       "`); whoever can change it decides which plugins run in the trainer's process")
+          .c_str(),
+      ArgumentError);
+  ::chmod(file.c_str(), 0664);
+  CHECK_THROWS_WITH_AS(read_site_config(file),
+                       doctest::Contains(("(`chmod g-w " + file.string() + "`)").c_str()), ArgumentError);
+  ::chmod(file.c_str(), 0644);
+  CHECK(read_site_config(file).plugin_isolation == "none");
+  if (::geteuid() == 0) {
+    REQUIRE(::chown(file.c_str(), 65534, 65534) == 0);
+    CHECK_THROWS_WITH_AS(read_site_config(file), doctest::Contains("(uid 65534), not by you ("),
+                         ArgumentError);
+    REQUIRE(::chown(file.c_str(), 0, 0) == 0);
+  } else {
+    MESSAGE("not root: the foreign-owner case is not arranged");
+  }
+  // A folder above it that others may write (not sticky): they could put another file in its place.
+  const fs::path etc = tmp.path / "etc";
+  fs::create_directories(etc);
+  write_file(etc / "site.json", "{}");
+  ::chmod(etc.c_str(), 0777);
+  CHECK_THROWS_WITH_AS(read_site_config(etc / "site.json"),
+                       doctest::Contains(("folder " + etc.string() + ", above " +
+                                          (etc / "site.json").string() + ", is world-writable (mode 0777)")
+                                             .c_str()),
+                       ArgumentError);
+  ::chmod(etc.c_str(), 0755);
 }

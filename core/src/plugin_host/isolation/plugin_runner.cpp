@@ -356,7 +356,7 @@ int run(const std::string& library_file, const std::string& callback_name) {
                                std::to_string(version) + " (mixed installations?)");
     LibraryRecord rec;
     rec.path = library;
-    std::shared_ptr<const PluginLibrary> lib = load_plugin_library(library_file, rec);
+    std::shared_ptr<const PluginLibrary> lib = load_passed_plugin_library(library_file, rec);
     if (!lib) throw std::runtime_error("cannot load " + library + ": " + rec.refused_reason);
     const th_callback_info* info = find_callback(*lib, name);
     if (info == nullptr) throw std::runtime_error(library + " exports no callback '" + name + "'");

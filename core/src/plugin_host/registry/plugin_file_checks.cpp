@@ -25,6 +25,12 @@ std::string user_name(uid_t uid) {
   return "uid " + std::to_string(uid);
 }
 
+// As chown takes it.
+std::string login_name(uid_t uid) {
+  if (const passwd* pw = ::getpwuid(uid)) return pw->pw_name;
+  return std::to_string(uid);
+}
+
 std::string octal_mode(mode_t mode) {
   char buf[8];
   std::snprintf(buf, sizeof buf, "%04o", static_cast<unsigned>(mode & 07777));
@@ -130,25 +136,32 @@ DynamicSymbols read_dynamic_symbols(std::ifstream& in, const Elf64_Ehdr& eh, con
 
 }  // namespace
 
-std::string unsafe_ancestor_reason(const fs::path& path);
+std::string unsafe_mode_reason(const fs::path& path, const struct stat& st) {
+  const std::string what = (S_ISDIR(st.st_mode) ? "folder " : "file ") + path.string();
+  const uid_t me = ::geteuid();
+  if (st.st_uid != me && st.st_uid != 0)
+    return what + " is owned by " + user_name(st.st_uid) + ", not by you (" + user_name(me) +
+           ") or root; its owner could change it (`chown " + login_name(me) + " " + path.string() +
+           "`, or use a copy of your own)";
+  if ((st.st_mode & (S_IWOTH | S_IWGRP)) != 0) {
+    const bool world = (st.st_mode & S_IWOTH) != 0;
+    return what + " is " + (world ? "world" : "group") + "-writable (mode " + octal_mode(st.st_mode) +
+           "); anyone" + (world ? "" : " in its group") + " could change it (`chmod " +
+           (world ? "go-w " : "g-w ") + path.string() + "`)";
+  }
+  return {};
+}
 
 std::string unsafe_path_reason(const fs::path& path) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) return path.string() + " cannot be inspected (stat failed)";
-  const bool is_dir = S_ISDIR(st.st_mode);
-  const std::string what = (is_dir ? "folder " : "file ") + path.string();
-  if ((st.st_mode & S_IWOTH) != 0)
-    return what + " is world-writable (mode " + octal_mode(st.st_mode) +
-           "); anyone could replace the plugin code";
-  const uid_t me = ::geteuid();
-  if (st.st_uid != me && st.st_uid != 0)
-    return what + " is owned by " + user_name(st.st_uid) + ", not by you (" + user_name(me) + ") or root";
+  if (std::string why = unsafe_mode_reason(path, st); !why.empty()) return why;
   return unsafe_ancestor_reason(path);
 }
 
 // As OpenSSH checks the path of authorized_keys (auth.c, safe_path): whoever
-// can write to any folder above the plugin can rename the folders below it
-// and put other code in their place. Every ancestor of the real path must be
+// can write to any folder above the file can rename the folders below it
+// and put another file in their place. Every ancestor of the real path must be
 // owned by you or root and writable by nobody else; a sticky folder (/tmp)
 // is accepted when the folder below it is yours or root's, since the sticky
 // bit stops others from renaming what they do not own.
@@ -169,10 +182,12 @@ std::string unsafe_ancestor_reason(const fs::path& path) {
       struct stat below {};
       const bool sticky_ok = (st.st_mode & S_ISVTX) != 0 && ::stat(child.c_str(), &below) == 0 &&
                              (below.st_uid == me || below.st_uid == 0);
+      const bool world = (st.st_mode & S_IWOTH) != 0;
       if (!sticky_ok)
-        return what + " is " + ((st.st_mode & S_IWOTH) != 0 ? "world" : "group") + "-writable (mode " +
-               octal_mode(st.st_mode) + "); anyone who can write it could rename " + child.string() +
-               " and put other code in its place";
+        return what + " is " + (world ? "world" : "group") + "-writable (mode " + octal_mode(st.st_mode) +
+               "); anyone who can write it could rename " + child.string() +
+               " and put another file in its place (`chmod " + (world ? "go-w " : "g-w ") + dir.string() +
+               "`, or `chmod +t " + dir.string() + "`)";
     }
     if (dir == dir.root_path()) break;
     child = dir;

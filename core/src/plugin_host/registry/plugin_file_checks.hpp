@@ -1,7 +1,10 @@
-// Checks run on a candidate plugin file before any of its code runs: path
-// safety (as ssh and sudo do) and the ELF pre-check. Loading itself is
-// Boost.DLL's (plugin_loader.cpp); these checks only read the file.
+// Checks run on a file that decides what runs before it is used: path
+// safety (as ssh and sudo do), for plugin libraries, the site file and plugin
+// lock files alike, and the ELF pre-check of a plugin library. Loading itself
+// is Boost.DLL's (plugin_loader.cpp); these checks only read the file.
 #pragma once
+
+#include <sys/stat.h>
 
 #include <filesystem>
 #include <string>
@@ -9,11 +12,17 @@
 namespace trainhook::detail {
 
 // "" when `path` (file or folder, symlinks followed) is owned by the current
-// user or root and not world-writable, and so is every folder above its real
-// path (nor group-writable; a sticky folder such as /tmp is accepted when the
-// folder below it is the user's or root's), as OpenSSH checks the path of
-// authorized_keys; else the reason, naming the path at fault.
+// user or root and writable by nobody else (neither group- nor
+// world-writable), and so is every folder above its real path (a sticky
+// folder such as /tmp is accepted when the folder below it is the user's or
+// root's), as OpenSSH's StrictModes checks authorized_keys; else the reason,
+// naming the path at fault, the bit, and the command that fixes it
+// ("chmod g-w FILE").
 std::string unsafe_path_reason(const std::filesystem::path& path);
+// The same rule for `st`, what fstat() said of the descriptor opened from
+// `path` (so the file judged is the file used); folders above are not looked at.
+std::string unsafe_mode_reason(const std::filesystem::path& path, const struct stat& st);
+// The folders above `path`'s real path only.
 std::string unsafe_ancestor_reason(const std::filesystem::path& path);
 
 // "" when `file` is an ELF shared object for this machine (class, byte order,

@@ -9,6 +9,11 @@
 #include <boost/dll/shared_library.hpp>
 
 #include <dlfcn.h>  // dlerror(): the loader's reason for a failed Boost.DLL load
+#include <fcntl.h>
+#include <link.h>  // dlinfo(RTLD_DI_LINKMAP): the name the dynamic loader knows a library by
+#include <sys/stat.h>
+#include <unistd.h>
+#include <cerrno>
 #include <cstring>
 #include <set>
 
@@ -110,12 +115,92 @@ uint32_t command_count(const th_plugin_info* info) {
   return TH_HAS_FIELD(info, th_plugin_info, commands) && info->commands != nullptr ? info->command_count : 0;
 }
 
+// "" when the object behind `handle` is the file open in `file`; glibc hands
+// back an object it loaded before when the name or the (device, inode)
+// matches one, so the check is on the object it returned.
+std::string loaded_object_problem(void* handle, const PluginFile& file) {
+  link_map* map = nullptr;
+  struct stat st {};
+  if (::dlinfo(handle, RTLD_DI_LINKMAP, &map) != 0 || map == nullptr || map->l_name == nullptr)
+    return "the dynamic loader cannot say which file it loaded";
+  if (::stat(map->l_name, &st) != 0 || st.st_dev != file.opened_stat().st_dev ||
+      st.st_ino != file.opened_stat().st_ino)
+    return std::string("the dynamic loader handed back another file, ") + map->l_name +
+           ", loaded before under the same name";
+  return {};
+}
+
 }  // namespace
 
-std::shared_ptr<const PluginLibrary> load_plugin_library(const fs::path& file, LibraryRecord& rec) {
-  // One mechanism: the ELF pre-check reads the file, then Boost.DLL loads it.
-  if (std::string problem = detail::elf_problem(file, TRAINHOOK_ENTRY_SYMBOL); !problem.empty()) {
+std::shared_ptr<const PluginLibrary> load_plugin_library(const fs::path& file, LibraryRecord& rec,
+                                                         const FileIdentity* expected) {
+  PluginFile opened(file);
+  if (opened.is_open() && expected != nullptr && opened.identity() != *expected) {
+    const FileIdentity now = opened.identity();
+    rec.refused_reason = std::string(kNotTheJudgedFile) + file.string() +
+                         (now.dev == expected->dev && now.ino == expected->ino
+                              ? " was written to after it was checked"
+                              : " was replaced by another file after it was checked") +
+                         " (file identity " + expected->to_text() + " when checked, " + now.to_text() +
+                         " now)";
+    return nullptr;
+  }
+  return load_plugin_library(opened, rec);
+}
+
+std::shared_ptr<const PluginLibrary> load_passed_plugin_library(const fs::path& file, LibraryRecord& rec) {
+  const std::string name = file.string();
+  int passed = -1;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator("/proc/self/fd", ec)) {
+    const std::string n = entry.path().filename().string();
+    if (n.empty() || n.find_first_not_of("0123456789") != std::string::npos) continue;
+    const int fd = std::stoi(n);
+    const int flags = ::fcntl(fd, F_GETFD);
+    if (fd <= STDERR_FILENO || flags < 0 || (flags & FD_CLOEXEC) != 0) continue;  // not inherited
+    const fs::path target = fs::read_symlink(entry.path(), ec);
+    if (ec || (target.string() != name && target.string() != name + " (deleted)")) continue;
+    if (passed >= 0) {
+      struct stat a {
+      }, b{};
+      if (::fstat(passed, &a) != 0 || ::fstat(fd, &b) != 0 || a.st_dev != b.st_dev || a.st_ino != b.st_ino) {
+        rec.refused_reason = std::string(kNotTheJudgedFile) + "this process inherited descriptors of " +
+                             name + " for two different files (" + std::to_string(passed) + " and " + n +
+                             "); which one was checked is not known";
+        return nullptr;
+      }
+      continue;
+    }
+    passed = fd;
+  }
+  if (passed < 0) return load_plugin_library(file, rec);
+  // A copy of our own; the inherited one goes no further than this process
+  // (not on to what the plugin starts).
+  const int copy = ::fcntl(passed, F_DUPFD_CLOEXEC, 0);
+  (void)::fcntl(passed, F_SETFD, FD_CLOEXEC);
+  if (copy < 0) {
+    rec.refused_reason =
+        "the descriptor passed for it cannot be used (" + std::string(std::strerror(errno)) + ")";
+    return nullptr;
+  }
+  PluginFile opened(file, copy);
+  return load_plugin_library(opened, rec);
+}
+
+std::shared_ptr<const PluginLibrary> load_plugin_library(PluginFile& file, LibraryRecord& rec) {
+  if (!file.is_open()) {
+    rec.refused_reason = file.problem();
+    return nullptr;
+  }
+  // One mechanism: the ELF pre-check reads the descriptor's file, then
+  // Boost.DLL loads that same file.
+  const std::string opened = file.proc_path();
+  if (std::string problem = detail::elf_problem(opened, TRAINHOOK_ENTRY_SYMBOL); !problem.empty()) {
     rec.refused_reason = problem;
+    return nullptr;
+  }
+  if (std::string changed = file.changed_since_opened(); !changed.empty()) {
+    rec.refused_reason = kNotTheJudgedFile + changed;
     return nullptr;
   }
   auto lib = std::make_shared<PluginLibrary>();
@@ -126,7 +211,7 @@ std::shared_ptr<const PluginLibrary> load_plugin_library(const fs::path& file, L
   // mapped, so its destructors run only in exit() after everything is saved,
   // a thread it left running never executes unmapped code, and the crash
   // handler's address table stays true (plugin_address_table.hpp).
-  lib->library.load(file,
+  lib->library.load(opened,
                     boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local |
                         static_cast<boost::dll::load_mode::type>(RTLD_NODELETE),
                     ec);
@@ -135,8 +220,19 @@ std::shared_ptr<const PluginLibrary> load_plugin_library(const fs::path& file, L
     // leaves the loader's own message (the missing symbol or library, the wrong
     // format) in dlerror(); read it before anything else calls the loader.
     const char* loader = ::dlerror();
-    rec.refused_reason = "cannot be loaded: " +
-                         (loader != nullptr ? std::string(loader) : ec.message() + " (no loader message)");
+    std::string why = loader != nullptr ? std::string(loader) : ec.message() + " (no loader message)";
+    // The loader names the file by the name it was given: show the file's own.
+    for (size_t at = why.find(opened); at != std::string::npos; at = why.find(opened, at + 1))
+      why.replace(at, opened.size(), file.path().string());
+    rec.refused_reason = "cannot be loaded: " + why;
+    return nullptr;
+  }
+  // The loader knows the library by `opened` now: that name must go on naming it.
+  file.keep_open_for_process();
+  std::string swapped = loaded_object_problem(lib->library.native(), file);
+  if (swapped.empty()) swapped = file.changed_since_opened();
+  if (!swapped.empty()) {
+    rec.refused_reason = kNotTheJudgedFile + swapped;
     return nullptr;
   }
   if (!lib->library.has(TRAINHOOK_ENTRY_SYMBOL)) {

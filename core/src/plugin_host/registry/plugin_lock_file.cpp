@@ -1,5 +1,7 @@
 #include "plugin_lock_file.hpp"
 
+#include "plugin_file_checks.hpp"
+
 #include <trainhook/common/errors.hpp>
 #include <trainhook/common/sha256sum.hpp>
 #include <trainhook/plugin_host/registry/plugin_lock.hpp>
@@ -16,13 +18,21 @@ fs::path canonical_or_normal(const fs::path& p) {
   return ec ? p.lexically_normal() : c;
 }
 
-std::optional<PluginLockFile> PluginLockFile::from_environment(const fs::path& own_dir) {
+std::optional<PluginLockFile> PluginLockFile::from_environment(const fs::path& own_dir,
+                                                               bool allow_unsafe_path) {
   const char* env = std::getenv("TRAINHOOK_PLUGIN_LOCK");
   if (env == nullptr || *env == '\0') return std::nullopt;
-  return PluginLockFile(env, own_dir);
+  return PluginLockFile(env, own_dir, allow_unsafe_path);
 }
 
-PluginLockFile::PluginLockFile(const fs::path& file, const fs::path& own_dir) : file_(file) {
+PluginLockFile::PluginLockFile(const fs::path& file, const fs::path& own_dir, bool allow_unsafe_path)
+    : file_(file) {
+  std::error_code ec;
+  if (!allow_unsafe_path && fs::exists(file, ec)) {
+    if (const std::string why = unsafe_path_reason(file); !why.empty())
+      throw PluginError("plugin lock file " + file.string() + " is refused: " + why +
+                        "; whoever can change it decides which plugins run");
+  }
   try {
     const fs::path base = fs::absolute(file).parent_path();
     for (const auto& e : read_sha256sum_file(file)) {
@@ -40,7 +50,6 @@ PluginLockFile::PluginLockFile(const fs::path& file, const fs::path& own_dir) : 
   if (own_dir.empty()) return;
   own_dir_ = canonical_or_normal(own_dir);
   const fs::path digests = own_dir_ / kTrainerPluginDigests;
-  std::error_code ec;
   if (!fs::exists(digests, ec)) {
     own_problem_ = "the trainer's own plugin digests " + digests.string() +
                    " are missing (written when the trainer is built or installed)";
@@ -55,12 +64,14 @@ PluginLockFile::PluginLockFile(const fs::path& file, const fs::path& own_dir) : 
 }
 
 std::string PluginLockFile::refusal(const fs::path& canonical) const {
-  std::string actual;
   try {
-    actual = sha256_of_file(canonical);
+    return refusal(canonical, sha256_of_file(canonical));
   } catch (const std::runtime_error& e) {
     return std::string("pinned by ") + file_.string() + ", but " + e.what();
   }
+}
+
+std::string PluginLockFile::refusal(const fs::path& canonical, const std::string& actual) const {
   const std::string name = canonical.filename().string();
   // The site's lock decides where it names the library (by path, else by name).
   const std::vector<Listed>* site = nullptr;

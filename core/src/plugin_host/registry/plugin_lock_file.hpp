@@ -29,11 +29,20 @@ class PluginLockFile {
   // nullopt when TRAINHOOK_PLUGIN_LOCK is unset or empty. `own_dir` is the
   // trainer's own plugin folder (the search path's default folder); empty:
   // no library counts as the trainer's own. Throws PluginError naming the
-  // file (and line) when the lock cannot be read or a line is malformed.
-  static std::optional<PluginLockFile> from_environment(const std::filesystem::path& own_dir = {});
-  explicit PluginLockFile(const std::filesystem::path& file, const std::filesystem::path& own_dir = {});
+  // file (and line) when the lock cannot be read or a line is malformed, and,
+  // unless `allow_unsafe_path`, when the lock file decides nothing because
+  // others could write it: it follows the rule plugin paths follow
+  // (plugin_file_checks.hpp: owned by you or root, writable by nobody else,
+  // nor any folder above it), and the error names the file, the bit and the fix.
+  static std::optional<PluginLockFile> from_environment(const std::filesystem::path& own_dir = {},
+                                                        bool allow_unsafe_path = false);
+  explicit PluginLockFile(const std::filesystem::path& file, const std::filesystem::path& own_dir = {},
+                          bool allow_unsafe_path = false);
 
-  // "" when `canonical` is allowed with its current digest; else why not.
+  // "" when `canonical`, whose bytes have the SHA-256 `sha256` (taken by the
+  // caller from the descriptor it loads), is allowed; else why not.
+  std::string refusal(const std::filesystem::path& canonical, const std::string& sha256) const;
+  // The same for the file's current bytes at `canonical` (a listing's view).
   std::string refusal(const std::filesystem::path& canonical) const;
   const std::filesystem::path& file() const noexcept { return file_; }
 

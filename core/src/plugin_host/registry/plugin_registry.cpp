@@ -9,6 +9,7 @@
 #include "../host/host_table.hpp"
 #include "../host/plugin_callback.hpp"
 #include "../isolation/helper_executable.hpp"
+#include "plugin_file.hpp"
 #include "plugin_file_checks.hpp"
 #include "plugin_library.hpp"
 #include "plugin_loader.hpp"
@@ -23,10 +24,13 @@
 #include <boost/dll/runtime_symbol_info.hpp>
 #include <boost/dll/shared_library.hpp>
 
-#include <dlfcn.h>  // dlerror(): the loader's reason for a failed Boost.DLL load
+#include <fcntl.h>
+#include <unistd.h>
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -55,10 +59,12 @@ struct PluginRegistry::Impl {
   std::vector<LibraryRecord> records;
   std::vector<fs::path> open_paths;  // per record: the canonical file that is opened
   // Per record: the SHA-256 of the bytes its scan judged ("" when refused
-  // before scanning), and whether the file was found to still hold them before
-  // a load in this run. Guarded by load_mu once the constructor has returned.
+  // before scanning), and, once checked before a load in this run, the
+  // descriptor found to hold them: what is loaded here or passed to a
+  // runner, never the path opened again. Guarded by load_mu once the
+  // constructor has returned.
   mutable std::vector<std::string> scanned_sha256;
-  mutable std::vector<char> verified;
+  mutable std::vector<std::shared_ptr<detail::PluginFile>> judged;
   // What scanning needs again when a library changed before it is loaded.
   mutable detail::RegistryCache cache{fs::path()};
   std::optional<detail::PluginLockFile> lock;
@@ -82,8 +88,9 @@ struct PluginRegistry::Impl {
   void scan();
   void scan_file(const fs::path& file, size_t folder, const std::string& folder_problem,
                  std::set<fs::path>& seen);
-  std::string scan_with_helper(const fs::path& opened, LibraryRecord& rec) const;
-  void check_unchanged(size_t record) const;
+  std::string scan_with_helper(const detail::PluginFile& file, std::string sha256, LibraryRecord& rec) const;
+  detail::PluginFile& check_unchanged(size_t record) const;
+  size_t record_of(const std::string& callback_name) const;
   void resolve_duplicates();
   const Entry* find(const std::string& name) const;
   const CallbackDescriptor& descriptor(const Entry& e) const { return records[e.record].callbacks[e.index]; }
@@ -97,7 +104,7 @@ void PluginRegistry::Impl::scan() {
 
   cache = detail::RegistryCache::from_environment();
   // The default folder is the trainer's own: its plugins are covered by their installed digests.
-  lock = detail::PluginLockFile::from_environment(dirs.back().first);
+  lock = detail::PluginLockFile::from_environment(dirs.back().first, options.allow_unsafe_plugin_paths);
   std::set<fs::path> seen;  // canonical paths: a library found twice is listed once
   for (size_t folder = 0; folder < dirs.size(); ++folder) {
     const auto& [dir, origin] = dirs[folder];
@@ -151,6 +158,20 @@ std::string seconds_text(std::chrono::milliseconds t) {
 
 }  // namespace
 
+namespace {
+
+// The SHA-256 of the bytes open in `file` (read through its descriptor);
+// throws std::runtime_error naming the file.
+std::string sha256_of(const detail::PluginFile& file) {
+  try {
+    return sha256_of_file(file.proc_path());
+  } catch (const std::runtime_error&) {
+    throw std::runtime_error(file.path().string() + " cannot be read");
+  }
+}
+
+}  // namespace
+
 void PluginRegistry::Impl::scan_file(const fs::path& file, size_t folder, const std::string& folder_problem,
                                      std::set<fs::path>& seen) {
   std::error_code ec;
@@ -160,26 +181,39 @@ void PluginRegistry::Impl::scan_file(const fs::path& file, size_t folder, const 
   LibraryRecord rec;
   rec.path = file;
   rec.folder = folder;
+  // Opened once: the owner and mode, the digest, the cache's key and the
+  // scanner's verdict are all about this descriptor's file.
+  const detail::PluginFile f(opened);
   if (!folder_problem.empty()) {
     rec.refused_reason =
         "unsafe plugin path: " + folder_problem + " (pass --allow_unsafe_plugin_paths to load anyway)";
+  } else if (!f.is_open()) {
+    rec.refused_reason = f.problem();
   } else if (!options.allow_unsafe_plugin_paths) {
-    // The file itself, and where a symlink really points.
-    std::string problem = detail::unsafe_path_reason(file);
+    // The file itself, the folders above it, and where a symlink really points.
+    std::string problem = detail::unsafe_mode_reason(file, f.opened_stat());
+    if (problem.empty()) problem = detail::unsafe_ancestor_reason(file);
     if (problem.empty() && canonical != file) problem = detail::unsafe_path_reason(canonical.parent_path());
     if (!problem.empty())
       rec.refused_reason =
           "unsafe plugin path: " + problem + " (pass --allow_unsafe_plugin_paths to load anyway)";
   }
-  if (rec.refused_reason.empty() && lock) rec.refused_reason = lock->refusal(opened);
-  bool from_cache = false;
   std::string sha256;
+  if (rec.refused_reason.empty() && lock) {
+    try {
+      sha256 = sha256_of(f);
+      rec.refused_reason = lock->refusal(opened, sha256);
+    } catch (const std::runtime_error& e) {
+      rec.refused_reason = std::string("pinned by ") + lock->file().string() + ", but " + e.what();
+    }
+  }
+  bool from_cache = false;
   if (rec.refused_reason.empty()) {
     // Read by the scanner process, or remembered from an earlier scan of the
     // same unchanged file (the stat key; the bytes are checked before a load):
     // no code of the library runs in this process.
-    const auto key = detail::library_file_key(opened);
-    std::optional<detail::CachedScan> cached = key ? cache.lookup(*key) : std::nullopt;
+    const auto key = detail::library_file_key(opened, f.opened_stat());
+    std::optional<detail::CachedScan> cached = cache.lookup(key);
     // A "did not answer in time" verdict holds only up to the limit it was reached under.
     if (cached && cached->timed_out_under.count() > 0) {
       const auto limit = detail::scan_time_limit();
@@ -198,54 +232,70 @@ void PluginRegistry::Impl::scan_file(const fs::path& file, size_t folder, const 
       cached->record.folder = rec.folder;
       rec = std::move(cached->record);
     } else {
-      sha256 = scan_with_helper(opened, rec);
+      sha256 = scan_with_helper(f, std::move(sha256), rec);
     }
   }
   log_verdict(rec, from_cache);
   records.push_back(std::move(rec));
   open_paths.push_back(opened);
   scanned_sha256.push_back(std::move(sha256));
-  verified.push_back(0);
+  judged.emplace_back();
 }
 
-// Reads `opened` with the scanner into rec (its path and folder stay) and
-// remembers the verdict under the file's stat key and SHA-256, both taken
-// before the scanner reads it: bytes changed after that differ from the
-// recorded digest, so they are scanned again before anything loads them.
-// Returns that SHA-256 ("" when the file cannot be read; rec is refused then).
-std::string PluginRegistry::Impl::scan_with_helper(const fs::path& opened, LibraryRecord& rec) const {
-  const auto key = detail::library_file_key(opened);
-  std::string sha256;
-  try {
-    sha256 = sha256_of_file(opened);
-  } catch (const std::runtime_error& e) {
-    rec.loaded = false;
-    rec.refused_reason = std::string("its SHA-256 cannot be taken: ") + e.what();
-    return "";
+// Reads `file` with the scanner into rec (its path and folder stay) and
+// remembers the verdict under the descriptor's stat key and SHA-256 (`sha256`
+// when the caller took it already). The scanner loads the file only if it is
+// the version opened here (its identity crosses with the path), so the
+// verdict is about these bytes. Returns that SHA-256 ("" when the file cannot
+// be read; rec is refused then).
+std::string PluginRegistry::Impl::scan_with_helper(const detail::PluginFile& file, std::string sha256,
+                                                   LibraryRecord& rec) const {
+  const fs::path& opened = file.path();
+  if (sha256.empty()) {
+    try {
+      sha256 = sha256_of(file);
+    } catch (const std::runtime_error& e) {
+      rec.loaded = false;
+      rec.refused_reason = std::string("its SHA-256 cannot be taken: ") + e.what();
+      return "";
+    }
   }
   if (scanner.empty()) scanner = detail::helper_executable("trainhook-plugin-scanner");
   const auto limit = detail::scan_time_limit();
-  const bool timed_out = detail::scan_in_helper(scanner, opened, limit, rec);
+  const bool timed_out = detail::scan_in_helper(scanner, opened, file.identity(), limit, rec);
   ++scanned;
   // A loader failure (a missing dependency) depends on this process's
-  // environment, not only on the file: it is not remembered.
-  if (key && rec.refused_reason.rfind("cannot be loaded: ", 0) != 0)
-    cache.store(*key, {rec, sha256, timed_out ? limit : std::chrono::milliseconds(0)});
+  // environment, not only on the file, and a file replaced before the scanner
+  // opened it was not these bytes: neither is remembered.
+  if (rec.refused_reason.rfind("cannot be loaded: ", 0) != 0 &&
+      rec.refused_reason.rfind(detail::kNotTheJudgedFile, 0) != 0)
+    cache.store(detail::library_file_key(opened, file.opened_stat()),
+                {rec, sha256, timed_out ? limit : std::chrono::milliseconds(0)});
   return sha256;
 }
 
 // Before library `record` is loaded (here, by an isolated runner or by a
-// foreign host): its file must still hold the bytes its scan judged. The stat
-// key misses a replacement that kept size, mtime, inode and ctime; the digest
-// does not. A changed file is scanned again first, and a refusal now stops the
-// load. (What changes the file between this check and the load is not seen.)
-void PluginRegistry::Impl::check_unchanged(size_t record) const {
-  if (verified[record] != 0) return;
+// foreign host): the file is opened once more, and that descriptor must hold
+// the bytes its scan judged. The stat key misses a replacement that kept
+// size, mtime, inode and ctime; the digest does not. A changed file is
+// scanned again first, and a refusal now stops the load. The descriptor is
+// kept: it is what is loaded (library()) or passed to a runner
+// (pass_library()), so nothing put at the path after this check runs.
+detail::PluginFile& PluginRegistry::Impl::check_unchanged(size_t record) const {
+  if (judged[record]) return *judged[record];
   const LibraryRecord& rec = records[record];
-  const fs::path& file = open_paths[record];
+  auto f = std::make_shared<detail::PluginFile>(open_paths[record]);
+  if (!f->is_open())
+    throw PluginError("plugin file " + rec.path.string() + " cannot be checked before it is loaded: it " +
+                      f->problem());
+  if (!options.allow_unsafe_plugin_paths) {
+    if (const std::string why = detail::unsafe_mode_reason(rec.path, f->opened_stat()); !why.empty())
+      throw PluginError("plugin file " + rec.path.string() + " is refused now: unsafe plugin path: " + why +
+                        " (pass --allow_unsafe_plugin_paths to load anyway)");
+  }
   std::string now;
   try {
-    now = sha256_of_file(file);
+    now = sha256_of(*f);
   } catch (const std::runtime_error& e) {
     throw PluginError("plugin file " + rec.path.string() +
                       " cannot be checked before it is loaded: " + e.what());
@@ -258,8 +308,8 @@ void PluginRegistry::Impl::check_unchanged(size_t record) const {
     LibraryRecord fresh;
     fresh.path = rec.path;
     fresh.folder = rec.folder;
-    if (lock) fresh.refused_reason = lock->refusal(file);
-    std::string sha256 = fresh.refused_reason.empty() ? scan_with_helper(file, fresh) : now;
+    if (lock) fresh.refused_reason = lock->refusal(open_paths[record], now);
+    std::string sha256 = fresh.refused_reason.empty() ? scan_with_helper(*f, now, fresh) : now;
     cache.save();
     log_verdict(fresh, false);
     if (!fresh.loaded)
@@ -267,17 +317,30 @@ void PluginRegistry::Impl::check_unchanged(size_t record) const {
                         " changed since it was scanned and is refused now: " + fresh.refused_reason);
     scanned_sha256[record] = std::move(sha256);
   }
-  verified[record] = 1;
+  judged[record] = f;
+  return *f;
+}
+
+size_t PluginRegistry::Impl::record_of(const std::string& callback_name) const {
+  const auto* e = find(callback_name);
+  if (e == nullptr) {
+    std::vector<std::string> all;
+    for (const auto& [n, entry] : callbacks) all.push_back(n);
+    throw PluginError(unknown_name_message("callback", callback_name, all));
+  }
+  return e->record;
 }
 
 std::shared_ptr<const PluginLibrary> PluginRegistry::Impl::library(size_t record) const {
   std::lock_guard<std::mutex> lock(load_mu);
   if (auto it = loaded.find(record); it != loaded.end()) return it->second;
-  check_unchanged(record);
+  detail::PluginFile& file = check_unchanged(record);
   const LibraryRecord& scanned_rec = records[record];
   LibraryRecord now;
   now.path = scanned_rec.path;
-  auto lib = detail::load_plugin_library(open_paths[record], now);
+  // The checked descriptor itself (dlopen("/proc/self/fd/N")): bytes put at
+  // the path since, or written into the file since it was opened, never run.
+  auto lib = detail::load_plugin_library(file, now);
   if (!lib)
     throw PluginError("plugin file " + scanned_rec.path.string() +
                       " was accepted when scanned but cannot be loaded now: " + now.refused_reason);
@@ -440,16 +503,36 @@ std::unique_ptr<detail::InternalCallback> PluginRegistry::create(const std::stri
 }
 
 fs::path PluginRegistry::library_of(const std::string& callback_name) const {
-  const auto* e = impl_->find(callback_name);
-  if (e == nullptr) {
-    std::vector<std::string> all;
-    for (const auto& [n, entry] : impl_->callbacks) all.push_back(n);
-    throw PluginError(impl_->unknown_name_message("callback", callback_name, all));
-  }
+  const size_t record = impl_->record_of(callback_name);
   std::lock_guard<std::mutex> lock(impl_->load_mu);
-  impl_->check_unchanged(e->record);
-  return impl_->open_paths[e->record];
+  impl_->check_unchanged(record);
+  return impl_->open_paths[record];
 }
+
+std::string PluginRegistry::library_sha256(const std::string& callback_name) const {
+  const size_t record = impl_->record_of(callback_name);
+  std::lock_guard<std::mutex> lock(impl_->load_mu);
+  impl_->check_unchanged(record);
+  return impl_->scanned_sha256[record];
+}
+
+PluginRegistry::PassedLibrary PluginRegistry::pass_library(const std::string& callback_name) const {
+  const size_t record = impl_->record_of(callback_name);
+  std::lock_guard<std::mutex> lock(impl_->load_mu);
+  const detail::PluginFile& file = impl_->check_unchanged(record);
+  // F_DUPFD (not _CLOEXEC): the one copy a runner started meanwhile inherits.
+  const int fd = ::fcntl(file.fd(), F_DUPFD, 10);
+  if (fd < 0)
+    throw PluginError("plugin file " + impl_->records[record].path.string() +
+                      ": cannot pass its descriptor to a helper process (" + std::strerror(errno) + ")");
+  return PassedLibrary(fd);
+}
+
+PluginRegistry::PassedLibrary::~PassedLibrary() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+PluginRegistry::PassedLibrary::PassedLibrary(PassedLibrary&& o) noexcept : fd_(o.fd_) { o.fd_ = -1; }
 
 size_t PluginRegistry::scanned_count() const noexcept { return impl_->scanned; }
 

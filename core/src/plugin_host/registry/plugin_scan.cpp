@@ -45,10 +45,10 @@ std::chrono::milliseconds scan_time_limit() {
   return std::chrono::seconds(10);
 }
 
-bool scan_in_helper(const fs::path& scanner, const fs::path& file, std::chrono::milliseconds limit,
-                    LibraryRecord& rec) {
+bool scan_in_helper(const fs::path& scanner, const fs::path& file, const FileIdentity& judged,
+                    std::chrono::milliseconds limit, LibraryRecord& rec) {
   HelperCall call;
-  call.argv = {scanner.string(), file.string(), std::to_string(::getpid())};
+  call.argv = {scanner.string(), file.string(), std::to_string(::getpid()), judged.to_text()};
   call.purpose = "the plugin scanner";
   call.result_fd = kResultFd;
   call.max_answer = kMaxAnswer;

@@ -8,6 +8,8 @@
 // keeps them open does not turn an answer into a timeout.
 #pragma once
 
+#include "plugin_file.hpp"
+
 #include <trainhook/common/errors.hpp>
 #include <trainhook/plugin_host/registry/library_record.hpp>
 
@@ -19,11 +21,14 @@ namespace trainhook::detail {
 // The time limit for one library: TRAINHOOK_PLUGIN_SCAN_TIMEOUT seconds, default 10.
 std::chrono::milliseconds scan_time_limit();
 
-// Fills rec (loaded, or refused_reason) for `file`; never throws for what the
-// library does. Returns true when the library did not answer within `limit`
-// (rec is then refused saying so; a higher limit may judge it otherwise).
-// Throws PluginError when the scanner itself cannot be started.
+// Fills rec (loaded, or refused_reason) for `file`, the version of it that
+// `judged` identifies (the scanner refuses another: kNotTheJudgedFile); never
+// throws for what the library does. Returns true when the library did not
+// answer within `limit` (rec is then refused saying so; a higher limit may
+// judge it otherwise). Throws PluginError when the scanner itself cannot be
+// started.
 [[nodiscard]] bool scan_in_helper(const std::filesystem::path& scanner, const std::filesystem::path& file,
-                                  std::chrono::milliseconds limit, LibraryRecord& rec);
+                                  const FileIdentity& judged, std::chrono::milliseconds limit,
+                                  LibraryRecord& rec);
 
 }  // namespace trainhook::detail

@@ -71,6 +71,10 @@ struct Fd {
 std::optional<LibraryFileKey> library_file_key(const fs::path& canonical) {
   struct stat st {};
   if (::stat(canonical.c_str(), &st) != 0) return std::nullopt;
+  return library_file_key(canonical, st);
+}
+
+LibraryFileKey library_file_key(const fs::path& canonical, const struct stat& st) {
   LibraryFileKey key;
   key.path = canonical.string();
   key.size = static_cast<uintmax_t>(st.st_size);

@@ -24,6 +24,8 @@
 
 #include <trainhook/plugin_host/registry/library_record.hpp>
 
+#include <sys/stat.h>
+
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
@@ -48,6 +50,9 @@ struct LibraryFileKey {
 
 // nullopt when the file cannot be stat'ed (the scan then names the problem).
 std::optional<LibraryFileKey> library_file_key(const std::filesystem::path& canonical);
+// The key of the file `st` describes (fstat of the descriptor the registry
+// judges), remembered under `canonical`.
+LibraryFileKey library_file_key(const std::filesystem::path& canonical, const struct stat& st);
 
 // One remembered scan.
 struct CachedScan {

@@ -64,21 +64,23 @@ std::string IsolationPolicy::describe_mode() const {
   return std::string(word) + " (" + mode_source_ + ")";
 }
 
-PluginTrust IsolationPolicy::trust_of(const fs::path& library) const {
+PluginTrust IsolationPolicy::trust_of(const fs::path& library, const std::string& sha256) const {
   const fs::path file = canonical_or_normal(library);
   if (file.parent_path() == own_dir_) return PluginTrust::own_folder;
   for (const auto& d : trusted_dirs_)
     if (is_under(file, d)) return PluginTrust::trusted_folder;
   if (!lock_file_.empty()) return PluginTrust::pinned;
-  // The digest is taken now, once at setup: a library swapped afterwards is
-  // the registry's to catch (its cache keys on the file's identity).
-  if (site_lock_ && site_lock_->refusal(file).empty()) return PluginTrust::pinned;
+  // The registry loads the bytes whose digest it gave (their descriptor), or
+  // refuses: a library swapped after this decision never runs in process.
+  if (site_lock_ && (sha256.empty() ? site_lock_->refusal(file) : site_lock_->refusal(file, sha256)).empty())
+    return PluginTrust::pinned;
   return PluginTrust::untrusted;
 }
 
-IsolationDecision IsolationPolicy::decide(const std::string& callback, const fs::path& library) const {
+IsolationDecision IsolationPolicy::decide(const std::string& callback, const fs::path& library,
+                                          const std::string& sha256) const {
   IsolationDecision d;
-  d.trust = trust_of(library);
+  d.trust = trust_of(library, sha256);
   const bool named = std::find(names_.begin(), names_.end(), callback) != names_.end();
   if (mode_ == IsolationMode::none) {
     d.why = "plugin_isolation none (" + mode_source_ + ")";

@@ -12,7 +12,8 @@ namespace trainhook {
 
 std::unique_ptr<detail::InternalCallback> PluginCallbackFactory::create(const std::string& name) const {
   const std::filesystem::path library = registry_.library_of(name);
-  const IsolationDecision decision = isolation_.decide(name, library);
+  // Judged on the bytes the registry checked and will load (or pass on).
+  const IsolationDecision decision = isolation_.decide(name, library, registry_.library_sha256(name));
   const PluginIsolation chosen =
       plugin_isolation_of(IsolationDefault{decision.isolated, !decision.named}, plugin_config_, name);
   // Isolated only because nothing vouches for it (not by a name or a key).
@@ -25,6 +26,8 @@ std::unique_ptr<detail::InternalCallback> PluginCallbackFactory::create(const st
                  name, library.string(), decision.why, isolation_.how_to_trust(name, library));
   if (!chosen.isolated) return registry_.create(name, host_, chosen.plugin_config);
   try {
+    // The runner loads the descriptor checked here, not what the path names by the time it starts.
+    const PluginRegistry::PassedLibrary passed = registry_.pass_library(name);
     return detail::make_isolated_callback(library, name, host_, chosen.plugin_config, chosen.timeout_seconds);
   } catch (const PluginError& e) {
     // A plugin that refuses to run isolated (it needs the model's tensors)

@@ -1,6 +1,8 @@
 // The site file (trainhook/plugin_host/selection/site_config.hpp).
 #include <trainhook/plugin_host/selection/site_config.hpp>
 
+#include "../registry/plugin_file_checks.hpp"
+
 #include <trainhook/common/errors.hpp>
 
 #include <boost/dll/runtime_symbol_info.hpp>
@@ -44,6 +46,11 @@ SiteConfig read_site_config(const fs::path& file) {
   std::ifstream in(file);
   std::error_code ec;
   if (!in || fs::is_directory(file, ec)) bad(file, "cannot be read (expected a JSON file)");
+  // It decides which plugins run in the trainer's process: used only when
+  // nobody but you and root can change it (the rule plugin paths follow).
+  if (const std::string why = detail::unsafe_path_reason(file); !why.empty())
+    bad(file,
+        "refused: " + why + "; whoever can change it decides which plugins run in the trainer's process");
   std::stringstream text;
   text << in.rdbuf();
   nlohmann::json j;

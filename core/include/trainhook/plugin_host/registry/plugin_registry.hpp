@@ -60,6 +60,29 @@ class PluginRegistry {
   // the scan judged (SHA-256): a changed file is scanned again, and one that is
   // refused now throws PluginError naming the file and the reason.
   std::filesystem::path library_of(const std::string& callback_name) const;
+  // The SHA-256 of the bytes library_of() checked: the bytes create() loads
+  // (it loads the descriptor it checked) and pass_library() passes, so a pin
+  // judged on this digest (the site's plugin_lock) holds for what runs.
+  std::string library_sha256(const std::string& callback_name) const;
+
+  // An inheritable copy (not close-on-exec) of the descriptor library_of()
+  // checked, open while this object lives: a trainhook-plugin-runner started
+  // meanwhile for this library loads it (load_passed_plugin_library) instead
+  // of opening the path again, so it runs the checked bytes too. Keep it until
+  // the runner has loaded the library (make_isolated_callback has returned).
+  class PassedLibrary {
+   public:
+    explicit PassedLibrary(int fd) noexcept : fd_(fd) {}
+    ~PassedLibrary();
+    PassedLibrary(PassedLibrary&& o) noexcept;
+    PassedLibrary(const PassedLibrary&) = delete;
+    PassedLibrary& operator=(const PassedLibrary&) = delete;
+    PassedLibrary& operator=(PassedLibrary&&) = delete;
+
+   private:
+    int fd_;
+  };
+  PassedLibrary pass_library(const std::string& callback_name) const;
   // How many libraries this registry read with the scanner (the rest came
   // from the registry cache), including any scanned again before a load.
   size_t scanned_count() const noexcept;

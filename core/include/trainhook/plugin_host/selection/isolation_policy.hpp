@@ -46,7 +46,8 @@ class IsolationPolicy {
   // the registry refuses every library neither the trainer's own nor listed
   // with its digest, so a library it accepted outside the own folder is
   // pinned. The site's plugin_lock is read here (PluginError naming it when
-  // it cannot be). Throws ArgumentError for none combined with anything else.
+  // it cannot be, or when others could change it: plugin_lock_file.hpp). Throws ArgumentError for none
+  // combined with anything else.
   IsolationPolicy(const std::vector<std::string>& flag, SiteConfig site, const std::filesystem::path& own_dir,
                   std::filesystem::path lock_file);
 
@@ -54,9 +55,14 @@ class IsolationPolicy {
   // "auto (the default)", "none (--plugin_isolation)", "auto (site file F)", ...
   std::string describe_mode() const;
 
-  PluginTrust trust_of(const std::filesystem::path& library) const;
-  // `library`: the file providing `callback`.
-  IsolationDecision decide(const std::string& callback, const std::filesystem::path& library) const;
+  // `sha256`: the digest of the bytes that will be loaded, taken by the
+  // registry from the descriptor it loads (PluginRegistry::library_sha256),
+  // so a pin by the site's plugin_lock is judged on those bytes; empty: the
+  // file's current bytes (a listing, which loads nothing).
+  PluginTrust trust_of(const std::filesystem::path& library, const std::string& sha256 = {}) const;
+  // `library`: the file providing `callback`; `sha256` as for trust_of.
+  IsolationDecision decide(const std::string& callback, const std::filesystem::path& library,
+                           const std::string& sha256 = {}) const;
   // What a user can do to run `callback` (of `library`) in process: for the
   // messages about an untrusted plugin.
   std::string how_to_trust(const std::string& callback, const std::filesystem::path& library) const;

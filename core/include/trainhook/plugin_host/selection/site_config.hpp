@@ -30,7 +30,10 @@ std::filesystem::path default_site_config_path();
 
 // Reads `file`. Throws ArgumentError naming the file (and the key) when it
 // cannot be read, is not a JSON object, has a key other than plugin_isolation,
-// trusted_plugin_dirs and plugin_lock, or a value of the wrong type.
+// trusted_plugin_dirs and plugin_lock, or a value of the wrong type; and when
+// others could change it: like a plugin path (and its plugin_lock file), it
+// must be owned by you or root and writable by nobody else, nor any folder
+// above it (the message names the file, the bit and the fix, "chmod g-w F").
 SiteConfig read_site_config(const std::filesystem::path& file);
 
 // $TRAINHOOK_SITE_CONFIG (which must exist when set), else the default path

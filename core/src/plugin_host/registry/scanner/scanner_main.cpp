@@ -1,4 +1,4 @@
-// trainhook-plugin-scanner FILE [PARENT_PID]: loads one plugin library in this
+// trainhook-plugin-scanner FILE [PARENT_PID [IDENTITY]]: loads one plugin library in this
 // short-lived process and writes what it exports (library_record_json.hpp) to
 // fd 3, one JSON document on one line: the caller takes the line's end as the
 // end of the answer, since a process the library forked may keep fd 3 open.
@@ -8,7 +8,10 @@
 // Whatever the library prints goes to stdout/stderr, which the caller keeps
 // apart from the result. The caller starts it in a process group of its own
 // (plugin_scan.cpp), out of reach of the terminal's Ctrl-C, so it ends itself
-// when the caller (PARENT_PID) dies.
+// when the caller (PARENT_PID) dies. IDENTITY (plugin_file.hpp, FileIdentity)
+// is the version of FILE the caller judged: the scanner opens FILE once and
+// reads and loads that descriptor only if it is that version, so its verdict
+// is about the caller's bytes and never about a file put there meanwhile.
 #include "../library_record_json.hpp"
 #include "../plugin_loader.hpp"
 
@@ -18,6 +21,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <string>
 
 namespace {
@@ -38,12 +42,23 @@ bool write_all(int fd, const std::string& text) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 2 && argc != 3) {
-    std::fprintf(stderr, "usage: trainhook-plugin-scanner FILE [PARENT_PID] (the result goes to fd %d)\n",
+  if (argc < 2 || argc > 4) {
+    std::fprintf(stderr,
+                 "usage: trainhook-plugin-scanner FILE [PARENT_PID [IDENTITY]] (the result goes to fd %d)\n",
                  kResultFd);
     return 2;
   }
-  if (argc == 3) {
+  std::optional<trainhook::detail::FileIdentity> expected;
+  if (argc == 4) {
+    expected = trainhook::detail::FileIdentity::parse(argv[3]);
+    if (!expected) {
+      std::fprintf(stderr,
+                   "trainhook-plugin-scanner: IDENTITY '%s' is not dev:inode:size:mtime_ns:ctime_ns\n",
+                   argv[3]);
+      return 2;
+    }
+  }
+  if (argc >= 3) {
     // Killed with the caller; checked after arming, in case the caller is already gone.
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (::getppid() != static_cast<pid_t>(std::strtol(argv[2], nullptr, 10))) ::_exit(4);
@@ -52,7 +67,8 @@ int main(int argc, char** argv) {
   rec.path = argv[1];
   std::string text;
   try {
-    const auto library = trainhook::detail::load_plugin_library(rec.path, rec);
+    const auto library =
+        trainhook::detail::load_plugin_library(rec.path, rec, expected ? &*expected : nullptr);
     text = trainhook::detail::record_to_json(rec).dump();
   } catch (const std::exception& e) {
     rec.loaded = false;
