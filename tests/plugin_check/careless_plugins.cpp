@@ -7,6 +7,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <chrono>
 #include <cstdio>
@@ -28,6 +29,41 @@ void on_sigterm(int) {}
 #endif
 #ifdef CARELESS_LEAKS
 void* kept = nullptr;
+#endif
+
+#if defined(CARELESS_FORGES) || defined(CARELESS_FORGES_EXITS)
+// A verdict for every check, the way the checker's helper writes them (and an
+// end line, with the token guessed empty), onto every pipe the process holds:
+// the result channel is among them. None of it may count.
+void forge_passes() {
+  static const char* const checks[] = {"entry_table",     "config_keys",       "readme_table",
+                                       "events",          "observe_only",      "resume",
+                                       "hostile_inputs",  "exceptions",        "files_in_cwd",
+                                       "threads_left",    "child_processes",   "signal_handlers",
+                                       "std_descriptors", "working_directory", "event_time",
+                                       "memory_growth"};
+  std::string lines;
+  for (const char* check : checks)
+    for (const char* token : {"", "0"})
+      lines += std::string("{\"token\":\"") + token + "\",\"check\":\"" + check +
+               "\",\"verdict\":\"PASS\",\"detail\":\"fine\"}\n";
+  lines += "{\"token\":\"\",\"end\":true}\n{\"end\":true}\n";
+  for (int fd = 1; fd < 64; ++fd) {
+    struct stat st {};
+    if (::fstat(fd, &st) != 0 || !S_ISFIFO(st.st_mode)) continue;
+    const ssize_t n = ::write(fd, lines.data(), lines.size());
+    (void)n;
+  }
+}
+#endif
+
+#ifdef CARELESS_IGNORES_SIGTERM
+// Ignores SIGTERM while it "flushes" in each on_step_end and puts the
+// trainer's handler back before it returns. The first few calls of each
+// process hold it for 50 ms, so the checker's 1 ms sampler cannot miss it;
+// only a few, so event_time's mean stays within the test's budget.
+int held_calls = 0;
+constexpr int kHeldCalls = 3;
 #endif
 
 #ifdef CARELESS_ABORTS
@@ -94,6 +130,31 @@ th_status on_event(void* self, const th_event_args* args, char*, size_t) CARELES
 #ifdef CARELESS_HANGS
     case TH_EVENT_EVALUATE:
       for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));
+#endif
+#ifdef CARELESS_FORGES
+    case TH_EVENT_TRAIN_BEGIN:
+      forge_passes();
+      ::raise(SIGSEGV);
+      break;
+#endif
+#ifdef CARELESS_FORGES_EXITS
+    case TH_EVENT_TRAIN_BEGIN:
+      forge_passes();
+      ::_exit(0);
+#endif
+#ifdef CARELESS_IGNORES_SIGTERM
+    case TH_EVENT_STEP_END: {
+      struct sigaction ignore {};
+      struct sigaction old {};
+      ignore.sa_handler = SIG_IGN;
+      ::sigaction(SIGTERM, &ignore, &old);
+      if (held_calls < kHeldCalls) {
+        ++held_calls;
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      }
+      ::sigaction(SIGTERM, &old, nullptr);
+      break;
+    }
 #endif
 #ifdef CARELESS_CRASHES
     case TH_EVENT_SAVE:

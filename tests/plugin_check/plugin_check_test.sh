@@ -6,7 +6,8 @@
 #    under output_dir)
 #  - a plugin that ignores unknown plugin_config keys passes with a WARN
 #  - each careless plugin fails (exit 1) and the FAIL names the check of the
-#    rule it breaks, with what it found
+#    rule it breaks, with what it found; one that writes PASS lines onto the
+#    checker's result channel, then crashes or exits, fails all the same
 #  - usage errors exit 2 naming the file or the argument
 # Usage: plugin_check_test.sh <trainhook> <plugin folder> <loss_guard library> <source root>
 #        <tests/sdk's C plugin, which ignores unknown plugin_config keys>
@@ -103,6 +104,8 @@ expect_line aborts "^SKIP  events "
 careless thread threads_left "thread\(s\) still running 1 s after destroy"
 
 careless sigterm signal_handlers "changed the disposition of SIGTERM"
+# Installed in create and left there: the call that did it is named.
+expect_line sigterm "careless.create at step 0: changed the disposition of SIGTERM \(still so when it returned\)"
 
 careless writes_cwd files_in_cwd "instead of th_host.output_dir: careless_summary.txt"
 
@@ -118,6 +121,24 @@ careless chdir working_directory "changed from .*/cwd to .*/output_dir"
 careless steers_observed observe_only "careless.on_log at step [0-9]+, declared observe-only, set should_save"
 
 careless steers_side_by_side observe_only "careless.on_save at step [0-9]+, declared side by side, set should_training_stop"
+
+# SIGTERM ignored inside on_step_end and put back before it returns: seen while the call runs.
+careless ignores_sigterm signal_handlers \
+  "careless.on_step_end at step [0-9]+: changed the disposition of SIGTERM while it ran \(put back before it returned\)" \
+  --step_budget_ms 20
+expect_line ignores_sigterm "put back by the end of the run, but changed inside a plugin call"
+
+# PASS lines for every check written onto every pipe it holds (the result
+# channel among them), then a crash or an exit: none of them counts, and the
+# group it was in fails with how the helper ended.
+check 1 forges "$PLUGINS/forges/$LIB" --timeout 60
+expect_line forges "^trainhook plugin check .*/forges/$LIB"
+expect_line forges "^FAIL  events "
+expect_line forges "killed by SIGSEGV in careless.on_train_begin at step 0; [0-9]+ line\(s\) on the checker's result channel \(fd 3\) were not the checker's"
+expect_line forges "^plugin check: [0-9]+ PASS, [0-9]+ WARN, [1-9][0-9]* FAIL"
+check 1 forges_exits "$PLUGINS/forges_exits/$LIB" --timeout 60
+expect_line forges_exits "^FAIL  events "
+expect_line forges_exits "the helper exited with status 0 before the end of its group in careless.on_train_begin at step 0 \(the plugin ended the process\)"
 
 # A hang: the group is killed at --timeout and the event it hung in is named.
 check 1 hangs "$PLUGINS/hangs/$LIB" --timeout 3

@@ -33,10 +33,11 @@ void check_usage(std::FILE* out) {
       "Hugging Face order (two train() cycles, evaluate, save, predict, a resume from its saved state),\n"
       "hostile but legal inputs, and what it must not do: let exceptions cross the C ABI, write into the\n"
       "working directory, leave threads or processes after destroy, change signal handlers, the standard\n"
-      "descriptors or the working directory, take longer than the budget per event (mean per call:\n"
-      "--step_budget_ms for per-step events, default 2; --event_budget_ms for the others, default 2000),\n"
-      "or grow its memory step after step. A crash or a hang (--timeout seconds per group, default 120)\n"
-      "fails the check it happened in, naming the event.\n"
+      "descriptors or the working directory (in any call, even if put back before it returns), take longer\n"
+      "than the budget per event (mean per call: --step_budget_ms for per-step events, default 2;\n"
+      "--event_budget_ms for the others, default 2000), or grow its memory step after step. A crash, an\n"
+      "exit or a hang (--timeout seconds per group, default 120) fails the check it happened in, naming\n"
+      "the event, whatever the plugin printed.\n"
       "--plugin_config NAME.KEY=VALUE gives callback NAME a key (a JSON value, or text).\n"
       "Exits 0 when no check failed (WARN does not fail), 1 when one did, 2 on a usage error.\n");
 }

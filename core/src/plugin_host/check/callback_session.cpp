@@ -57,6 +57,16 @@ CallbackSession::~CallbackSession() {
   }
 }
 
+void CallbackSession::enter(const th_callback_info& cb, const char* what, int64_t step) {
+  if (watch_ != nullptr) watch_->begin(cb.name, what, step);
+  progress_.enter(cb.name, what, step);
+}
+
+void CallbackSession::leave() {
+  progress_.done();
+  if (watch_ != nullptr) watch_->end();
+}
+
 void CallbackSession::record_error(const Instance& in, const char* what, int64_t step, th_status st,
                                    const char* err) {
   ++error_count_;
@@ -89,14 +99,14 @@ void CallbackSession::create() {
     const std::string config = cfg != configs_.end() ? cfg->second : "{}";
     char err[2048] = {0};
     th_status st = TH_OK;
-    progress_.enter(cb->name, "create", 0);
+    enter(*cb, "create", 0);
     try {
       st = cb->create(host_.table(), config.c_str(), &in.self, err, sizeof err);
     } catch (...) {
-      progress_.done();
+      leave();
       crossed(in, "create", 0, describe_current_exception());
     }
-    progress_.done();
+    leave();
     if (st != TH_OK || in.self == nullptr)
       throw StopRun{std::string(cb->name) + ".create failed with status " + std::to_string(st) + ": " + err +
                     " (give its plugin_config with --plugin_config " + cb->name + ".KEY=VALUE)"};
@@ -146,16 +156,16 @@ void CallbackSession::fire(th_event_args& args) {
                            ~(TH_EVENT_BIT(TH_EVENT_TRAIN_END) | TH_EVENT_BIT(TH_EVENT_EXCEPTION))) != 0;
     const th_control control_before = *args.control;
     const uint64_t steers_before = host_.steer_count();
-    progress_.enter(in.info->name, ev.c_str(), args.state->global_step);
+    enter(*in.info, ev.c_str(), args.state->global_step);
     const auto start = Clock::now();
     try {
       st = in.info->vtable->on_event(in.self, &args, err, sizeof err);
     } catch (...) {
-      progress_.done();
+      leave();
       crossed(in, ev.c_str(), args.state->global_step, describe_current_exception());
     }
     const int64_t ns = std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count();
-    progress_.done();
+    leave();
     EventTimes& t = times_[std::string(in.info->name) + "." + ev];
     ++t.calls;
     t.total_ns += ns;
@@ -178,7 +188,7 @@ std::map<std::string, std::string> CallbackSession::save_states() {
     char err[2048] = {0};
     size_t needed = 0;
     char probe[1] = {0};
-    progress_.enter(in.info->name, "save_state", 0);
+    enter(*in.info, "save_state", 0);
     try {
       th_status st = in.info->vtable->save_state(in.self, probe, 0, &needed, err, sizeof err);
       std::string buf;
@@ -187,13 +197,13 @@ std::map<std::string, std::string> CallbackSession::save_states() {
         st = in.info->vtable->save_state(in.self, buf.data(), buf.size(), &needed, err, sizeof err);
         if (st == TH_OK) buf.resize(std::char_traits<char>::length(buf.c_str()));
       }
-      progress_.done();
+      leave();
       if (st != TH_OK)
         record_error(in, "save_state", 0, st, err);
       else if (!buf.empty())
         out[in.info->name] = buf;
     } catch (...) {
-      progress_.done();
+      leave();
       crossed(in, "save_state", 0, describe_current_exception());
     }
   }
@@ -205,15 +215,15 @@ void CallbackSession::load_states(const std::map<std::string, std::string>& stat
     const auto it = states.find(in.info->name);
     if (it == states.end() || in.info->vtable->load_state == nullptr) continue;
     char err[2048] = {0};
-    progress_.enter(in.info->name, "load_state", 0);
+    enter(*in.info, "load_state", 0);
     th_status st = TH_OK;
     try {
       st = in.info->vtable->load_state(in.self, it->second.c_str(), err, sizeof err);
     } catch (...) {
-      progress_.done();
+      leave();
       crossed(in, "load_state", 0, describe_current_exception());
     }
-    progress_.done();
+    leave();
     if (st != TH_OK) record_error(in, "load_state", 0, st, err);
   }
 }
@@ -223,14 +233,14 @@ void CallbackSession::destroy() {
   while (!instances_.empty()) {
     Instance in = instances_.back();
     instances_.pop_back();
-    progress_.enter(in.info->name, "destroy", 0);
+    enter(*in.info, "destroy", 0);
     try {
       in.info->vtable->destroy(in.self);
     } catch (...) {
-      progress_.done();
+      leave();
       crossed(in, "destroy", 0, describe_current_exception());
     }
-    progress_.done();
+    leave();
   }
 }
 

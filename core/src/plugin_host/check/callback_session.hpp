@@ -1,11 +1,14 @@
 // Every callback a library exports, created and called as the trainer's
 // callback handler calls them, with each call watched: the progress marker
-// names it while it runs (check_output.hpp), its time is added to its event's
+// names it while it runs (check_output.hpp), a call watch given with
+// set_watch sees what it changes in the process (call_watch.hpp), its time
+// (the call alone, not the watch's) is added to its event's
 // figures, a non-OK status is kept with its message, and a C++ exception that
 // crosses the C ABI is reported at once ("exceptions") and ends the run
 // (StopRun): the plugin's state is unknown after it.
 #pragma once
 
+#include "call_watch.hpp"
 #include "check_host.hpp"
 #include "check_output.hpp"
 
@@ -49,6 +52,9 @@ class CallbackSession {
   ~CallbackSession();  // destroys what is still alive (no exception escapes)
   CallbackSession(const CallbackSession&) = delete;
   CallbackSession& operator=(const CallbackSession&) = delete;
+
+  // Every call of this session from now on, watched by `watch` (null: none).
+  void set_watch(CallWatch* watch) noexcept { watch_ = watch; }
 
   // Creates every callback; throws StopRun when one cannot be created.
   void create();
@@ -95,12 +101,16 @@ class CallbackSession {
   };
   void check_observed(const Instance& in, const th_event_args& args, const th_control& before,
                       uint64_t steers_before, const char* declared_as);
+  // Around each call into the plugin: the progress marker and the watch.
+  void enter(const th_callback_info& cb, const char* what, int64_t step);
+  void leave();
   void record_error(const Instance& in, const char* what, int64_t step, th_status st, const char* err);
   [[noreturn]] void crossed(const Instance& in, const char* what, int64_t step, const std::string& exception);
 
   const th_plugin_info& info_;
   CheckHost& host_;
   Progress& progress_;
+  CallWatch* watch_ = nullptr;
   std::map<std::string, std::string> configs_;
   int32_t only_kind_;
   std::vector<Instance> instances_;

@@ -12,9 +12,12 @@
 //   --readme FILE            the README whose "| key |" table is checked
 //   --step_budget_ms X, --event_budget_ms X   event_time's budgets
 //   --parent PID             ends itself when that process dies
-// Results go to fd 3, one JSON line each; the library's own output goes to
-// stdout/stderr. It never returns from main: _exit, so that the library's
-// destructors and atexit handlers run in no half-torn process.
+// stdin: the command's record token (check_output.hpp), read before anything
+// else and replaced with /dev/null (run it by hand with `echo T | ...`).
+// Results go to fd 3, one JSON line each, the group's end line last; the
+// library's own output goes to stdout/stderr. It never returns from main:
+// _exit, so that the library's destructors and atexit handlers run in no
+// half-torn process.
 #include "checks.hpp"
 
 #include <trainhook/testkit/plugin_driver.hpp>
@@ -22,6 +25,7 @@
 #include <signal.h>
 #include <sys/prctl.h>
 #include <unistd.h>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -52,6 +56,11 @@ double positive(const char* flag, const char* text) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (!check::take_token()) {
+    std::fprintf(stderr, "trainhook-plugin-check: cannot read the record token from stdin: %s\n",
+                 std::strerror(errno));
+    ::_exit(3);
+  }
   if (argc < 4) usage("too few arguments");
   const std::string group = argv[1];
   check::CheckContext ctx;
@@ -108,7 +117,7 @@ int main(int argc, char** argv) {
   } catch (const std::exception& e) {
     ctx.progress.done();
     check::report("entry_table", check::Verdict::fail, std::string("cannot be loaded: ") + e.what());
-    ::_exit(0);
+    check::end_group();
   }
   ctx.progress.done();
   ctx.info = &library->info();
@@ -119,7 +128,7 @@ int main(int argc, char** argv) {
                       std::to_string(ctx.info->abi_major) + "." + std::to_string(ctx.info->abi_minor) +
                       ", this trainer speaks " + std::to_string(TRAINHOOK_ABI_VERSION_MAJOR) + "." +
                       std::to_string(TRAINHOOK_ABI_VERSION_MINOR));
-    ::_exit(0);
+    check::end_group();
   }
 
   if (group == "entry") {
@@ -137,7 +146,5 @@ int main(int argc, char** argv) {
   } else {
     usage(("unknown group " + group).c_str());
   }
-  std::fflush(stdout);
-  std::fflush(stderr);
-  ::_exit(0);
+  check::end_group();
 }

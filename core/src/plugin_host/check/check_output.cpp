@@ -14,6 +14,22 @@ namespace trainhook::plugin_check {
 namespace {
 
 constexpr int kResultFd = 3;
+constexpr size_t kMaxToken = 128;
+
+// Kept only here, in the helper's memory; the command keeps its own copy.
+std::string token;
+
+void write_line(const nlohmann::json& record) {
+  // A plugin's text may be any bytes: replace what is not UTF-8 rather than throw.
+  const std::string line = record.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  size_t done = 0;
+  while (done < line.size()) {
+    const ssize_t n = ::write(kResultFd, line.data() + done, line.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;
+    done += static_cast<size_t>(n);
+  }
+}
 
 const char* verdict_name(Verdict v) {
   switch (v) {
@@ -31,22 +47,39 @@ const char* verdict_name(Verdict v) {
 
 }  // namespace
 
+bool take_token() {
+  char buf[kMaxToken];
+  size_t got = 0;
+  for (;;) {
+    const ssize_t n = ::read(STDIN_FILENO, buf + got, sizeof buf - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && errno != EAGAIN) return false;
+    if (n <= 0 || (got += static_cast<size_t>(n)) == sizeof buf) break;
+  }
+  token.assign(buf, got);
+  while (!token.empty() && (token.back() == '\n' || token.back() == '\r')) token.pop_back();
+  const int null = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  if (null < 0) return false;
+  const bool ok = ::dup2(null, STDIN_FILENO) == STDIN_FILENO;
+  ::close(null);
+  return ok;
+}
+
 void report(const std::string& check, Verdict verdict, const std::string& detail) {
   try {
-    // A plugin's text may be any bytes: replace what is not UTF-8 rather than throw.
-    const std::string line =
-        nlohmann::json{{"check", check}, {"verdict", verdict_name(verdict)}, {"detail", detail}}.dump(
-            -1, ' ', false, nlohmann::json::error_handler_t::replace) +
-        "\n";
-    size_t done = 0;
-    while (done < line.size()) {
-      const ssize_t n = ::write(kResultFd, line.data() + done, line.size() - done);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) return;
-      done += static_cast<size_t>(n);
-    }
+    write_line({{"token", token}, {"check", check}, {"verdict", verdict_name(verdict)}, {"detail", detail}});
   } catch (...) {
   }
+}
+
+void end_group() {
+  std::fflush(stdout);
+  std::fflush(stderr);
+  try {
+    write_line({{"token", token}, {"end", true}});
+  } catch (...) {
+  }
+  ::_exit(0);
 }
 
 void Progress::open(const std::string& file) {

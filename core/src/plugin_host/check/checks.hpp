@@ -4,6 +4,7 @@
 // under the ids that plugin_host/check/plugin_check.cpp lists per group.
 #pragma once
 
+#include "call_watch.hpp"
 #include "check_output.hpp"
 #include "process_snapshot.hpp"
 
@@ -25,12 +26,14 @@ struct CheckContext {
   double event_budget_ms = 2000;               // the others
   ProcessSnapshot before;                      // taken before the library was loaded
   Progress progress;
+  CallWatch watch;  // every call of the events group's runs
 };
 
 // group "entry": entry_table, config_keys, readme_table
 void check_entry_table(CheckContext& ctx);
 void check_config_keys(CheckContext& ctx);
-// group "events": events, resume, then what the run left (process_footprint.cpp)
+// group "events": events, resume, with every call watched (ctx.watch), then
+// what the run left and what the watch saw (process_footprint_check.cpp)
 void check_events(CheckContext& ctx);
 void check_process_footprint(CheckContext& ctx);
 // group "hostile": hostile_inputs

@@ -6,7 +6,9 @@
 // Every call must return TH_OK. observe_only: the events each callback
 // declared it only observes (th_host.set_observe_only) or runs side by side
 // (set_side_by_side) are watched through the first run; one that steers the
-// run there fails (isolated, what it set there is not taken).
+// run there fails (isolated, what it set there is not taken). Every call of
+// both runs is watched (ctx.watch, call_watch.hpp); the watch stops before
+// check_process_footprint counts threads and reports what it saw.
 #include "callback_session.hpp"
 #include "checks.hpp"
 #include "fake_trainer.hpp"
@@ -78,6 +80,11 @@ void report_observe_only(const std::vector<CallbackSession::ObserveOnly>& declar
 }  // namespace
 
 void check_events(CheckContext& ctx) {
+  struct Watching {
+    CallWatch& watch;
+    ~Watching() { watch.stop(); }
+  } watching{ctx.watch};
+  ctx.watch.start();
   CheckHost host(ctx.output_dir, "plugin-check");
   const RunShape shape;
   std::map<int64_t, std::map<std::string, std::string>> saved;
@@ -86,6 +93,7 @@ void check_events(CheckContext& ctx) {
   std::vector<CallbackSession::ObserveOnly> declared;
   {
     CallbackSession session(*ctx.info, host, ctx.progress, ctx.configs);
+    session.set_watch(&ctx.watch);
     try {
       session.create();
       created = session.size();
@@ -128,6 +136,7 @@ void check_events(CheckContext& ctx) {
     return;
   }
   CallbackSession session(*ctx.info, host, ctx.progress, ctx.configs);
+  session.set_watch(&ctx.watch);
   try {
     session.create();
     session.load_states(states);

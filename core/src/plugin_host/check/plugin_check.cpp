@@ -3,6 +3,24 @@
 // turns what each wrote (and how it ended) into the report. Each runs as the
 // scanner does (isolation/helper_process): a process group of its own, killed
 // whole when the group ends, so nothing the library started outlives its check.
+//
+// The verdicts are this file's, never the plugin's (pluginval's model). The
+// helper shares its process with the plugin, so whatever the helper can write
+// on its result channel (fd 3, a number easy to guess), the plugin can write
+// too; what it cannot do is:
+//  - know the run's token: 16 random bytes drawn here, given to each helper on
+//    its stdin, which the helper reads and replaces with /dev/null before it
+//    loads the library (check_output.hpp). A line counts only if it carries
+//    the token and names a check of the group this file started it for; any
+//    other line on the channel is foreign and fails the group.
+//  - change how the helper ended, as waitpid sees it here: a group's answers
+//    stand only if the helper wrote its end line and exited 0. A helper killed
+//    by a signal, or gone without its end line (a plugin's exit), fails the
+//    group whatever it wrote: the first check it did not answer FAILs with the
+//    cause (the group's first check when every one answered).
+// The token is in the helper's memory while the plugin runs: a plugin that
+// searches its host's memory for it is beyond this; one that writes PASS
+// lines onto a descriptor it guessed, then crashes or exits, fails.
 #include <trainhook/plugin_host/check/plugin_check.hpp>
 
 #include "../isolation/helper_executable.hpp"
@@ -14,6 +32,7 @@
 #include <nlohmann/json.hpp>
 
 #include <signal.h>
+#include <sys/random.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <algorithm>
@@ -66,17 +85,54 @@ CheckVerdict verdict_of(const std::string& s) {
   return CheckVerdict::fail;
 }
 
+// 16 random bytes in hex: the run's record token.
+std::string new_token() {
+  unsigned char bytes[16];
+  size_t got = 0;
+  while (got < sizeof bytes) {
+    const ssize_t n = ::getrandom(bytes + got, sizeof bytes - got, 0);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0)
+      throw PluginError(std::string("the plugin check cannot draw its token: ") + std::strerror(errno));
+    got += static_cast<size_t>(n);
+  }
+  std::string hex;
+  for (unsigned char b : bytes) {
+    hex += "0123456789abcdef"[b >> 4];
+    hex += "0123456789abcdef"[b & 15];
+  }
+  return hex;
+}
+
+bool in_group(const std::string& id, const std::string& group) {
+  if (id == "exceptions") return true;  // any group's calls may let one cross
+  return std::any_of(std::begin(kPluginChecks), std::end(kPluginChecks),
+                     [&](const CheckId& c) { return id == c.id && group == c.group; });
+}
+
+std::string text_field(const nlohmann::json& j, const char* key) {
+  const auto it = j.find(key);
+  return it != j.end() && it->is_string() ? it->get<std::string>() : "";
+}
+
 struct GroupRun {
-  std::vector<nlohmann::json> lines;
-  std::string output;  // the tail of what the library printed
+  std::vector<nlohmann::json> lines;  // the helper's own: its token, a check of the group
+  size_t foreign = 0;                 // lines that were not
+  bool ended = false;                 // the helper's end line came
+  std::string output;                 // the tail of what the library printed
   int status = 0;
   bool timed_out = false;
   bool in_call = false;  // the progress marker: a plugin call was under way
   std::string where;     // and which
+
+  // The helper wrote its end line and exited 0, and no one else wrote on its channel.
+  bool ended_as_asked() const {
+    return ended && foreign == 0 && !timed_out && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  }
 };
 
 GroupRun run_group(const fs::path& helper, const std::string& group, const fs::path& folder,
-                   const PluginCheckOptions& o) {
+                   const PluginCheckOptions& o, const std::string& token) {
   fs::create_directories(folder);
   std::vector<std::string> args = {helper.string(), group, o.library.string(), folder.string()};
   for (const auto& [name, json] : o.configs) {
@@ -96,6 +152,7 @@ GroupRun run_group(const fs::path& helper, const std::string& group, const fs::p
   detail::HelperCall call;
   call.argv = std::move(args);
   call.purpose = "the plugin check";
+  call.input = token + "\n";
   call.result_fd = kResultFd;
   call.max_answer = kMaxAnswer;
   call.output_tail = kOutputTail;
@@ -110,10 +167,16 @@ GroupRun run_group(const fs::path& helper, const std::string& group, const fs::p
   std::istringstream lines(answer);
   std::string line;
   while (std::getline(lines, line)) {
-    try {
-      run.lines.push_back(nlohmann::json::parse(line));
-    } catch (const std::exception&) {
-      // A line cut short by a crash: the missing result says what happened.
+    const nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
+    // Nothing counts after the end line: the helper writes none.
+    if (run.ended || !j.is_object() || text_field(j, "token") != token) {
+      ++run.foreign;
+    } else if (j.contains("end")) {
+      run.ended = true;
+    } else if (!in_group(text_field(j, "check"), group)) {
+      ++run.foreign;
+    } else {
+      run.lines.push_back(j);
     }
   }
   std::ifstream progress(folder / "progress", std::ios::binary);
@@ -166,6 +229,7 @@ PluginCheckReport run_plugin_check(const PluginCheckOptions& options) {
   if (::mkdtemp(templ.data()) == nullptr)
     throw PluginError("cannot create a temporary folder in " + tmp.string() + ": " + std::strerror(errno));
 
+  const std::string token = new_token();
   PluginCheckReport report;
   report.folder = templ;
   std::map<std::string, PluginCheckResult> found;
@@ -189,7 +253,7 @@ PluginCheckReport run_plugin_check(const PluginCheckOptions& options) {
   bool all_ended = true;  // every group ran to its end
   for (const char* group : kGroups) {
     if (!loadable) break;
-    const GroupRun run = run_group(helper, group, report.folder / group, o);
+    const GroupRun run = run_group(helper, group, report.folder / group, o, token);
     for (const auto& line : run.lines) take(line);
     if (group == std::string("entry")) {
       const auto it = found.find("entry_table");
@@ -202,7 +266,7 @@ PluginCheckReport run_plugin_check(const PluginCheckOptions& options) {
           !(c.id == std::string("readme_table") && o.readme.empty()) &&
           !(c.id != std::string("entry_table") && !loadable))
         missing.push_back(c.id);
-    if (missing.empty()) continue;
+    if (missing.empty() && run.ended_as_asked()) continue;
     all_ended = false;
     const std::string where = run.where.empty() ? "" : " in " + run.where;
     std::string why;
@@ -218,13 +282,30 @@ PluginCheckReport run_plugin_check(const PluginCheckOptions& options) {
                  ? ": std::terminate, the way a C++ exception thrown across the C ABI (through a noexcept "
                    "frame) ends the process"
                  : "");
-    } else {
+    } else if (!WIFEXITED(run.status) || WEXITSTATUS(run.status) != 0 || !run.ended) {
       why = "the helper exited with status " +
-            std::to_string(WIFEXITED(run.status) ? WEXITSTATUS(run.status) : -1) + where +
+            std::to_string(WIFEXITED(run.status) ? WEXITSTATUS(run.status) : -1) +
+            (run.ended ? "" : " before the end of its group") + where +
             (run.in_call ? " (the plugin ended the process)" : "");
     }
+    if (run.foreign > 0)
+      why += (why.empty() ? "" : "; ") + std::to_string(run.foreign) +
+             " line(s) on the checker's result channel (fd " + std::to_string(kResultFd) +
+             ") were not the checker's: the plugin wrote onto a descriptor it did not open, and none of it "
+             "counts";
     why += output_tail(run.output);
     if (exception) take(nlohmann::json{{"check", "exceptions"}, {"verdict", "FAIL"}, {"detail", why}});
+    if (missing.empty()) {
+      // Every check answered, yet the helper did not end as asked: its answers
+      // do not stand alone, and the group's first check carries the cause.
+      if (exception) continue;
+      const auto first = std::find_if(std::begin(kPluginChecks), std::end(kPluginChecks),
+                                      [&](const CheckId& c) { return group == std::string(c.group); });
+      PluginCheckResult& r = found[first->id];
+      r.verdict = CheckVerdict::fail;
+      r.detail += "\nbut the group did not end as the checker asked: " + why;
+      continue;
+    }
     for (size_t i = 0; i < missing.size(); ++i)
       found[missing[i]] =
           PluginCheckResult{missing[i], "", i == 0 && !exception ? CheckVerdict::fail : CheckVerdict::skip,

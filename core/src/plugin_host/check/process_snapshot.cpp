@@ -66,10 +66,17 @@ std::vector<std::string> added(const std::vector<pid_t>& before, const std::vect
 
 ProcessSnapshot ProcessSnapshot::take() {
   ProcessSnapshot s;
+  static_cast<ProcessSettings&>(s) = ProcessSettings::take();
   s.threads = numeric_entries("/proc/self/task");
   const pid_t self = ::getpid();
   for (pid_t p : numeric_entries("/proc"))
     if (p != self && parent_of(p) == self) s.children.push_back(p);
+  return s;
+}
+
+ProcessSettings ProcessSettings::take() {
+  ProcessSettings s;
+  s.handlers.reserve(31);
   for (int sig = 1; sig < 32; ++sig) {
     struct sigaction sa {};
     if (sig == SIGKILL || sig == SIGSTOP || ::sigaction(sig, nullptr, &sa) != 0) {
@@ -107,14 +114,14 @@ std::vector<std::string> new_children(const ProcessSnapshot& before, const Proce
   });
 }
 
-std::vector<std::string> changed_signals(const ProcessSnapshot& before, const ProcessSnapshot& now) {
+std::vector<std::string> changed_signals(const ProcessSettings& before, const ProcessSettings& now) {
   std::vector<std::string> out;
   for (size_t i = 0; i < before.handlers.size() && i < now.handlers.size(); ++i)
     if (before.handlers[i] != now.handlers[i]) out.push_back(signal_name(static_cast<int>(i) + 1));
   return out;
 }
 
-std::vector<std::string> changed_std_fds(const ProcessSnapshot& before, const ProcessSnapshot& now) {
+std::vector<std::string> changed_std_fds(const ProcessSettings& before, const ProcessSettings& now) {
   static const char* names[] = {"stdin", "stdout", "stderr"};
   std::vector<std::string> out;
   for (size_t fd = 0; fd < 3 && fd < before.std_fds.size() && fd < now.std_fds.size(); ++fd) {

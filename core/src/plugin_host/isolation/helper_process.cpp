@@ -12,7 +12,9 @@
 #include <unistd.h>
 #include <algorithm>
 #include <cerrno>
+#include <climits>
 #include <cstdint>
+#include <memory>
 
 extern char** environ;
 
@@ -88,13 +90,17 @@ int open_pidfd(pid_t pid) {
 }
 constexpr int64_t kExitCheckMs = 20;
 
-pid_t spawn(const HelperCall& call, const Pipe& result, const Pipe& output) {
+// `input`: the read end of a pipe holding call.input (its write end closed), or null.
+pid_t spawn(const HelperCall& call, const Pipe& result, const Pipe& output, const Pipe* input) {
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_adddup2(&actions, output.write, STDOUT_FILENO);
   posix_spawn_file_actions_adddup2(&actions, output.write, STDERR_FILENO);
   posix_spawn_file_actions_adddup2(&actions, result.write, call.result_fd);
-  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+  if (input != nullptr)
+    posix_spawn_file_actions_adddup2(&actions, input->read, STDIN_FILENO);
+  else
+    posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
   posix_spawnattr_t attr;
   posix_spawnattr_init(&attr);
   // Signals the caller ignores or blocks are back at their defaults in the
@@ -130,7 +136,19 @@ pid_t spawn(const HelperCall& call, const Pipe& result, const Pipe& output) {
 HelperRun run_helper(const HelperCall& call) {
   Pipe result(call.purpose);
   Pipe output(call.purpose);
-  const pid_t pid = spawn(call, result, output);
+  std::unique_ptr<Pipe> input;
+  if (!call.input.empty()) {
+    if (call.input.size() > PIPE_BUF)
+      throw PluginError(std::string("the input of ") + call.purpose + " is over PIPE_BUF bytes");
+    // Written whole before the helper starts (it fits the pipe), then end of file.
+    input = std::make_unique<Pipe>(call.purpose);
+    if (::write(input->write, call.input.data(), call.input.size()) !=
+        static_cast<ssize_t>(call.input.size()))
+      throw PluginError(std::string("cannot write the input of ") + call.purpose + ": " + ::strerror(errno));
+    input->close_write();
+  }
+  const pid_t pid = spawn(call, result, output, input.get());
+  input.reset();
   result.close_write();
   output.close_write();
 

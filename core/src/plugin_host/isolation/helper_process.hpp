@@ -1,11 +1,11 @@
 // Runs a helper program the trainer starts and watches: the plugin scanner
 // (registry/plugin_scan.cpp) and the plugin checker (check/plugin_check.cpp)
 // load a library the trainer must not trust, so the helper gets a process
-// group of its own, default signal dispositions, /dev/null as input, its
-// output captured, and a result descriptor for its answer. The wait never
-// blocks on the helper's pipes (a process the library forked may hold them
-// open), and the whole group is killed when the wait ends, so nothing the
-// library started outlives the run.
+// group of its own, default signal dispositions, /dev/null as input (or the
+// caller's few bytes, then end of file), its output captured, and a result
+// descriptor for its answer. The wait never blocks on the helper's pipes (a
+// process the library forked may hold them open), and the whole group is
+// killed when the wait ends, so nothing the library started outlives the run.
 #pragma once
 
 #include <chrono>
@@ -25,6 +25,10 @@ struct HelperCall {
   // The answer is one line: the wait ends once it is complete, even if the
   // helper has not exited yet (it is killed then, as it has nothing more to say).
   bool one_line_answer = false;
+  // Its stdin: these bytes, then end of file (at most PIPE_BUF, written before
+  // it starts); /dev/null when empty. Only the helper reads them, before it
+  // reopens stdin: the plugin checker's record token (check/plugin_check.cpp).
+  std::string input;
 };
 
 struct HelperRun {
