@@ -183,6 +183,21 @@ void on_fatal_signal(int sig, siginfo_t* info, void* context) {
   ::raise(sig);
 }
 
+// "plugin '<name>' from <file>[ (in <library>, <brought>)]" of a found plugin library.
+void write_found_plugin(const Attribution& found, const char* brought) noexcept {
+  write_stderr_signal_safe("plugin '");
+  write_stderr_signal_safe(found.library.name != nullptr ? found.library.name : "?");
+  write_stderr_signal_safe("' from ");
+  write_stderr_signal_safe(found.library.file);
+  if (found.library.library != nullptr) {
+    write_stderr_signal_safe(" (in ");
+    write_stderr_signal_safe(found.library.library);
+    write_stderr_signal_safe(", ");
+    write_stderr_signal_safe(brought);
+    write_stderr_signal_safe(")");
+  }
+}
+
 }  // namespace
 
 // Runs inside exit()/quick_exit(): only write(2) and _exit, since the thread
@@ -250,15 +265,8 @@ void process_end_exit_report(const char* how) noexcept {
   write_stderr_signal_safe(how);
   write_stderr_signal_safe(" was called while the process ended (after its callbacks were destroyed, in exit()), ");
   if (found.library.file != nullptr) {
-    write_stderr_signal_safe("by plugin '");
-    write_stderr_signal_safe(found.library.name != nullptr ? found.library.name : "?");
-    write_stderr_signal_safe("' from ");
-    write_stderr_signal_safe(found.library.file);
-    if (found.library.library != nullptr) {
-      write_stderr_signal_safe(" (in ");
-      write_stderr_signal_safe(found.library.library);
-      write_stderr_signal_safe(", a library it brought into the process)");
-    }
+    write_stderr_signal_safe("by ");
+    write_found_plugin(found, "a library it brought into the process");
     write_stderr_signal_safe(" (its library's destructors run at exit; found by ");
     write_stderr_signal_safe(found.how);
     write_stderr_signal_safe(")");
@@ -293,15 +301,8 @@ void crash_handler_report(int sig, const void* info, const void* context) noexce
     write_stderr_signal_safe("trainhook: fatal: ");
     write_stderr_signal_safe(signal_name(sig));
     if (found.library.file != nullptr) {
-      write_stderr_signal_safe(" in plugin code: plugin '");
-      write_stderr_signal_safe(found.library.name != nullptr ? found.library.name : "?");
-      write_stderr_signal_safe("' from ");
-      write_stderr_signal_safe(found.library.file);
-      if (found.library.library != nullptr) {
-        write_stderr_signal_safe(" (in ");
-        write_stderr_signal_safe(found.library.library);
-        write_stderr_signal_safe(", a library its load or its callbacks' creation brought into the process)");
-      }
+      write_stderr_signal_safe(" in plugin code: ");
+      write_found_plugin(found, "a library its load or its callbacks' creation brought into the process");
       write_stderr_signal_safe(g_exiting.load()
                                    ? ", while the process ends (its library's destructors run at exit)"
                                    : ", outside any callback call (on a thread of its own, say)");
