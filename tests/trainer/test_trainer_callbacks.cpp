@@ -129,6 +129,6 @@ TEST_CASE("a plugin added by name goes through the isolation policy, as the run'
   CHECK(std::find(cbs.begin(), cbs.end(), "isolated_faults") != cbs.end());
   auto popped = t.pop_callback("isolated_faults");
   REQUIRE(popped.has_value());
-  const std::unique_ptr<detail::InternalCallback> cb = popped->release();
+  const std::unique_ptr<trainhook::detail::InternalCallback> cb = popped->release();
   CHECK(cb->isolated());
 }
