@@ -8,11 +8,15 @@
 #  - each careless plugin fails (exit 1) and the FAIL names the check of the
 #    rule it breaks, with what it found; one that writes PASS lines onto the
 #    checker's result channel, then crashes or exits, fails all the same
+#  - it loads a library as the trainer does: a pack whose plugin needs the
+#    library beside it through RUNPATH $ORIGIN passes; that helper library,
+#    no plugin, fails with the trainer's ELF pre-check message
 #  - usage errors exit 2 naming the file or the argument
 # Usage: plugin_check_test.sh <trainhook> <plugin folder> <loss_guard library> <source root>
 #        <tests/sdk's C plugin, which ignores unknown plugin_config keys>
+#        <tests/plugin_host's origin_pack plugin, its helper library beside it>
 set -uo pipefail
-TH="$1" PLUGINS="$2" LOSS_GUARD="$3" SRC="$4" LAX_KEYS="$5"
+TH="$1" PLUGINS="$2" LOSS_GUARD="$3" SRC="$4" LAX_KEYS="$5" ORIGIN_PACK="$6"
 KEEP_GOING=1
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/test_lib.sh"
 LIB=libtrainhook_careless.so
@@ -150,6 +154,16 @@ check 1 crashes "$PLUGINS/crashes/$LIB" --timeout 60
 expect_line crashes "^FAIL  events "
 expect_line crashes "killed by SIGSEGV in careless.on_save at step 4"
 expect_line crashes "^SKIP  resume "
+
+# ---- loaded as the trainer loads it ------------------------------------------
+# Through /proc/self/fd/N, after what it needs beside it through $ORIGIN.
+check 0 origin_pack "$ORIGIN_PACK" --timeout 60
+expect_line origin_pack "^PASS  entry_table "
+expect_line origin_pack "^PASS  events "
+# The ELF pre-check of the trainer, before anything of the file is loaded.
+check 1 not_a_plugin "$(dirname "$ORIGIN_PACK")/libtrainhook_origin_dep.so" --timeout 60
+expect_line not_a_plugin "^FAIL  entry_table "
+expect_line not_a_plugin "cannot be loaded: no entry symbol trainhook_plugin_v1 \(not a Trainhook plugin"
 
 # ---- usage errors ------------------------------------------------------------
 check 2 missing_file "$PLUGINS/no_such_library.so"

@@ -821,6 +821,20 @@ TEST_CASE("an exception out of create() names the callback and its file, in proc
                        PluginError);
 }
 
+// The runner loads the plugin through /proc/self/fd/N too (the descriptor it
+// was passed, or the one it opened): what the plugin finds beside it through
+// $ORIGIN is loaded first from the plugin's real folder.
+TEST_CASE("a pack whose plugin needs the library beside it through RUNPATH $ORIGIN runs isolated") {
+  const std::string library =
+      std::string(TRAINHOOK_TEST_PLUGIN_ROOT) + "/origin_pack/libtrainhook_origin_pack.so";
+  FakeHost host;
+  detail::IsolatedCallback cb(library, "origin_pack", host, "{}", 10);
+  CHECK(cb.helper_pid() != ::getpid());
+  CHECK(host.logged("origin_pack: origin_dep answers 42"));  // its create() called the helper library
+  TestEvent end(TH_EVENT_TRAIN_END, 1);
+  cb.on_event(TH_EVENT_TRAIN_END, end.args);
+}
+
 TEST_CASE("an isolated callback that asks to write the model's tensors stops the run, naming how to trust it") {
   FakeHost host;
   const std::string library =

@@ -496,6 +496,45 @@ TEST_CASE("refused at load: an unresolved symbol, with the loader's reason namin
   CHECK(r.describe().find(lib.string() + "\n  REFUSED: cannot be loaded: ") != std::string::npos);
 }
 
+// The registry loads a plugin through /proc/self/fd/N (the descriptor it
+// checked), whose folder means nothing to the dynamic loader: what the plugin
+// finds through $ORIGIN is loaded first from where the plugin really is.
+TEST_CASE(
+    "a pack whose plugin needs the library beside it through RUNPATH $ORIGIN is scanned, loads and runs") {
+  const fs::path folder = kRoot / "origin_pack";
+  RecordingHost host;
+  PluginRegistry r(only({folder}));
+  const LibraryRecord& pack = record_named(r, plugin_file_name("origin_pack"));
+  CHECK_MESSAGE(pack.loaded, pack.refused_reason);  // the scanner loaded it
+  // The helper library is no plugin, and says so.
+  CHECK(record_named(r, plugin_file_name("origin_dep")).refused_reason.rfind("no entry symbol", 0) == 0);
+  REQUIRE(r.has("origin_pack"));
+  auto cb = r.create("origin_pack", host, "{}");  // in this process: its create() calls the helper library
+  CHECK(host.logged("origin_pack|2|origin_dep answers 42"));
+}
+
+TEST_CASE("a library a plugin needs through $ORIGIN is judged as the plugin is: group-writable, refused") {
+  TempDir dir("th_reg");
+  ::chmod(dir.path.c_str(), 0700);
+  const fs::path lib = dir.path / plugin_file_name("origin_pack");
+  const fs::path dep = dir.path / plugin_file_name("origin_dep");
+  fs::copy_file(kRoot / "origin_pack" / lib.filename(), lib);
+  fs::copy_file(kRoot / "origin_pack" / dep.filename(), dep);
+  ::chmod(lib.c_str(), 0755);
+  ::chmod(dep.c_str(), 0775);
+  PluginRegistry r(only({dir.path}));
+  CHECK(record_named(r, lib.filename().string()).refused_reason ==
+        "unsafe plugin path: its dependency " + dep.filename().string() +
+            " (which its RUNPATH finds through $ORIGIN): file " + dep.string() +
+            " is group-writable (mode 0775); anyone in its group could change it (`chmod g-w " +
+            dep.string() + "`) (pass --allow_unsafe_plugin_paths to load anyway)");
+  CHECK_FALSE(r.has("origin_pack"));
+  PluginSearchOptions o = only({dir.path});
+  o.allow_unsafe_plugin_paths = true;
+  PluginRegistry allowed(o);
+  CHECK(allowed.has("origin_pack"));
+}
+
 TEST_CASE("refused: a stale TRAINHOOK_PLUGIN_PATH is ignored but a missing --plugin_dir is an error") {
   CHECK_THROWS_WITH_AS(PluginRegistry(only({kRoot / "nope"})),
                        ("--plugin_dir " + (kRoot / "nope").string() + ": no such file or folder").c_str(),

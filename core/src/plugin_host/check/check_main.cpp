@@ -20,6 +20,9 @@
 // half-torn process.
 #include "checks.hpp"
 
+#include "../registry/plugin_file.hpp"
+#include "../registry/plugin_file_checks.hpp"
+
 #include <trainhook/testkit/plugin_driver.hpp>
 
 #include <signal.h>
@@ -108,15 +111,34 @@ int main(int argc, char** argv) {
   }
   ctx.before = check::ProcessSnapshot::take();
 
-  // Loaded for the life of the process: never unloaded, so a thread the
-  // library left running cannot run into unmapped code while it is judged.
+  // Loaded as the trainer loads it (registry/plugin_loader.cpp): the file is
+  // opened once, the ELF pre-check reads that descriptor, what it needs
+  // beside it through $ORIGIN is loaded first, and dlopen loads the
+  // descriptor itself (/proc/self/fd/N). Loaded (and the descriptor open) for
+  // the life of the process: never unloaded, so a thread the library left
+  // running cannot run into unmapped code while it is judged.
   testkit::Library* library = nullptr;
   ctx.progress.enter("(library)", "load", 0);
-  try {
-    library = new testkit::Library(ctx.library);
-  } catch (const std::exception& e) {
+  auto* file = new trainhook::detail::PluginFile(ctx.library);
+  file->keep_open_for_process();
+  std::string problem = file->is_open()
+                            ? trainhook::detail::elf_problem(file->proc_path(), TRAINHOOK_ENTRY_SYMBOL)
+                            : file->problem();
+  if (problem.empty()) problem = file->load_origin_dependencies();
+  if (problem.empty()) {
+    try {
+      library = new testkit::Library(file->proc_path());
+    } catch (const std::exception& e) {
+      // The loader names the file by the name it was given: show the file's own.
+      problem = e.what();
+      const std::string opened = file->proc_path();
+      for (size_t at = problem.find(opened); at != std::string::npos; at = problem.find(opened, at + 1))
+        problem.replace(at, opened.size(), ctx.library);
+    }
+  }
+  if (library == nullptr) {
     ctx.progress.done();
-    check::report("entry_table", check::Verdict::fail, std::string("cannot be loaded: ") + e.what());
+    check::report("entry_table", check::Verdict::fail, "cannot be loaded: " + problem);
     check::end_group();
   }
   ctx.progress.done();

@@ -1,5 +1,8 @@
 #include "plugin_file.hpp"
 
+#include "plugin_file_checks.hpp"
+
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <unistd.h>
 #include <cerrno>
@@ -84,5 +87,18 @@ std::string PluginFile::changed_since_opened() const {
 }
 
 std::string PluginFile::proc_path() const { return "/proc/self/fd/" + std::to_string(fd_); }
+
+std::string PluginFile::load_origin_dependencies() const {
+  for (const std::filesystem::path& dep : origin_dependencies(proc_path(), path_)) {
+    (void)::dlerror();  // clear a stale message, so the one read below is this load's
+    if (::dlopen(dep.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE) == nullptr) {
+      const char* why = ::dlerror();
+      return "its dependency " + dep.string() +
+             " (which its RUNPATH finds through $ORIGIN) cannot be loaded: " +
+             (why != nullptr ? why : "no loader message");
+    }
+  }
+  return {};
+}
 
 }  // namespace trainhook::detail

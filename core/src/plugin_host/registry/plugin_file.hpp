@@ -59,6 +59,15 @@ class PluginFile {
   // "/proc/self/fd/N": opens (and dlopen loads) the very file behind the
   // descriptor, whatever the path names by now.
   std::string proc_path() const;
+  // Loads, by their paths (RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE, never
+  // closed), the libraries it needs that its RUNPATH finds through $ORIGIN
+  // (origin_dependencies, plugin_file_checks.hpp): loaded through proc_path(),
+  // its folder is /proc/self/fd to the dynamic loader, which then finds them
+  // among the loaded objects by their SONAME instead. Their own dependencies
+  // are found by their own RUNPATH. Whoever judges this file judges them too
+  // (unsafe_dependency_reason). "" when done; else the loader's reason,
+  // naming the dependency. Call it before dlopen(proc_path()).
+  std::string load_origin_dependencies() const;
   // Keeps the descriptor open until the process ends: a library loaded
   // through proc_path() is known to the dynamic loader by that name, which
   // must never come to name another file (the loader would hand back the

@@ -2,6 +2,7 @@
 #include <trainhook/strings.hpp>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -80,6 +81,16 @@ bool read_at(std::ifstream& in, uint64_t offset, T& out) {
   return static_cast<bool>(in);
 }
 
+// The NUL-terminated string at `offset`, at most `max` bytes of it.
+std::string read_string(std::ifstream& in, uint64_t offset, size_t max) {
+  std::string s(max + 1, '\0');
+  in.seekg(static_cast<std::streamoff>(offset));
+  in.read(s.data(), static_cast<std::streamsize>(max));
+  in.clear();  // a string near the end of the file reads short; what was read is kept
+  s.resize(std::strlen(s.c_str()));
+  return s;
+}
+
 // What the .dynsym sections say about `name`.
 struct DynamicSymbols {
   bool malformed = false;               // a section header or symbol lies outside the file
@@ -119,12 +130,9 @@ DynamicSymbols read_dynamic_symbols(std::ifstream& in, const Elf64_Ehdr& eh, con
       if (sym.st_shndx == SHN_UNDEF || (bind != STB_GLOBAL && bind != STB_WEAK) ||
           ELF64_ST_VISIBILITY(sym.st_other) != STV_DEFAULT || sym.st_name >= strtab.sh_size)
         continue;
-      // Names are NUL-terminated; read at most one past the longest we compare.
-      std::string candidate(std::max(name.size(), entry_prefix.size() + 8) + 1, '\0');
-      in.seekg(static_cast<std::streamoff>(strtab.sh_offset + sym.st_name));
-      in.read(candidate.data(), static_cast<std::streamsize>(candidate.size()));
-      in.clear();  // a name near the end of the file reads short; what was read is kept
-      candidate.resize(std::strlen(candidate.c_str()));
+      // Read at most one past the longest name we compare.
+      const std::string candidate =
+          read_string(in, strtab.sh_offset + sym.st_name, std::max(name.size(), entry_prefix.size() + 8) + 1);
       if (candidate == name)
         out.exports_name = true;
       else if (strings::starts_with(candidate, entry_prefix))
@@ -132,6 +140,98 @@ DynamicSymbols read_dynamic_symbols(std::ifstream& in, const Elf64_Ehdr& eh, con
     }
   }
   return out;
+}
+
+// The libraries the .dynamic section names (DT_NEEDED, in order) and where
+// the dynamic loader looks for them first: DT_RUNPATH, or DT_RPATH when
+// there is no DT_RUNPATH (as glibc). Empty when there is no such section or
+// it lies outside the file.
+struct DynamicNeeds {
+  std::vector<std::string> needed;
+  std::string search_path;
+};
+
+DynamicNeeds read_dynamic_needs(std::ifstream& in, const Elf64_Ehdr& eh) {
+  DynamicNeeds out;
+  constexpr size_t kMaxString = 4096;  // PATH_MAX: no longer path or name is usable
+  if (eh.e_shentsize != sizeof(Elf64_Shdr)) return out;
+  for (uint16_t i = 0; i < eh.e_shnum; ++i) {
+    Elf64_Shdr sh{}, strtab{};
+    if (!read_at(in, eh.e_shoff + uint64_t{i} * sizeof(Elf64_Shdr), sh)) return out;
+    if (sh.sh_type != SHT_DYNAMIC) continue;
+    if (sh.sh_link >= eh.e_shnum ||
+        !read_at(in, eh.e_shoff + uint64_t{sh.sh_link} * sizeof(Elf64_Shdr), strtab))
+      return out;
+    bool has_runpath = false;
+    for (uint64_t k = 0; k < sh.sh_size / sizeof(Elf64_Dyn); ++k) {
+      Elf64_Dyn d{};
+      if (!read_at(in, sh.sh_offset + k * sizeof(Elf64_Dyn), d) || d.d_tag == DT_NULL) break;
+      if ((d.d_tag != DT_NEEDED && d.d_tag != DT_RUNPATH && d.d_tag != DT_RPATH) ||
+          d.d_un.d_val >= strtab.sh_size)
+        continue;
+      std::string text = read_string(in, strtab.sh_offset + d.d_un.d_val, kMaxString);
+      if (d.d_tag == DT_NEEDED) {
+        out.needed.push_back(std::move(text));
+      } else if (d.d_tag == DT_RUNPATH) {
+        has_runpath = true;
+        out.search_path = std::move(text);
+      } else if (!has_runpath) {
+        out.search_path = std::move(text);
+      }
+    }
+    return out;
+  }
+  return out;
+}
+
+// `entry` with each $ORIGIN and ${ORIGIN} replaced by `origin`; `expanded`
+// tells whether there was one.
+std::string expand_origin(const std::string& entry, const std::string& origin, bool& expanded) {
+  std::string out;
+  expanded = false;
+  for (size_t i = 0; i < entry.size();) {
+    const bool braced = entry.compare(i, 9, "${ORIGIN}") == 0;
+    const bool plain = !braced && entry.compare(i, 7, "$ORIGIN") == 0 &&
+                       (i + 7 == entry.size() ||
+                        !(std::isalnum(static_cast<unsigned char>(entry[i + 7])) || entry[i + 7] == '_'));
+    if (braced || plain) {
+      out += origin;
+      i += braced ? 9 : 7;
+      expanded = true;
+    } else {
+      out += entry[i++];
+    }
+  }
+  return out;
+}
+
+// The ELF header of a 64-bit little-endian shared object for this machine,
+// or the reason `in` is not one.
+std::string elf_header_problem(std::ifstream& in, Elf64_Ehdr& eh) {
+  unsigned char ident[EI_NIDENT] = {};
+  if (!read_at(in, 0, ident) || std::memcmp(ident, ELFMAG, SELFMAG) != 0)
+    return "not a shared library (not an ELF file)";
+  if (ident[EI_CLASS] != ELFCLASS64)
+    return std::string("built for another platform: a ") +
+           (ident[EI_CLASS] == ELFCLASS32 ? "32-bit" : "unknown-class") +
+           " ELF file, this trainhook is 64-bit";
+  if (ident[EI_DATA] != ELFDATA2LSB)
+    return "built for another platform: a big-endian ELF file, this trainhook is little-endian";
+  if (!read_at(in, 0, eh)) return "not a shared library (the ELF header is truncated)";
+  if (eh.e_machine != kHostMachine)
+    return "built for another platform: " + machine_name(eh.e_machine) + ", this trainhook runs on " +
+           machine_name(kHostMachine);
+  switch (eh.e_type) {
+    case ET_DYN:
+      return {};
+    case ET_EXEC:
+      return "not a shared library: an ELF executable (ET_EXEC); build the plugin as a shared library "
+             "(trainhook_add_plugin, or add_library(... MODULE))";
+    case ET_REL:
+      return "not a shared library: an ELF object file (ET_REL); link it into a shared library";
+    default:
+      return "not a shared library: ELF type " + std::to_string(eh.e_type) + ", not ET_DYN";
+  }
 }
 
 }  // namespace
@@ -198,31 +298,8 @@ std::string unsafe_ancestor_reason(const fs::path& path) {
 std::string elf_problem(const fs::path& file, const std::string& entry_symbol) {
   std::ifstream in(file, std::ios::binary);
   if (!in) return "cannot be read (" + std::string(std::strerror(errno)) + ")";
-  unsigned char ident[EI_NIDENT] = {};
-  if (!read_at(in, 0, ident) || std::memcmp(ident, ELFMAG, SELFMAG) != 0)
-    return "not a shared library (not an ELF file)";
-  if (ident[EI_CLASS] != ELFCLASS64)
-    return std::string("built for another platform: a ") +
-           (ident[EI_CLASS] == ELFCLASS32 ? "32-bit" : "unknown-class") +
-           " ELF file, this trainhook is 64-bit";
-  if (ident[EI_DATA] != ELFDATA2LSB)
-    return "built for another platform: a big-endian ELF file, this trainhook is little-endian";
   Elf64_Ehdr eh{};
-  if (!read_at(in, 0, eh)) return "not a shared library (the ELF header is truncated)";
-  if (eh.e_machine != kHostMachine)
-    return "built for another platform: " + machine_name(eh.e_machine) + ", this trainhook runs on " +
-           machine_name(kHostMachine);
-  switch (eh.e_type) {
-    case ET_DYN:
-      break;
-    case ET_EXEC:
-      return "not a shared library: an ELF executable (ET_EXEC); build the plugin as a shared library "
-             "(trainhook_add_plugin, or add_library(... MODULE))";
-    case ET_REL:
-      return "not a shared library: an ELF object file (ET_REL); link it into a shared library";
-    default:
-      return "not a shared library: ELF type " + std::to_string(eh.e_type) + ", not ET_DYN";
-  }
+  if (std::string problem = elf_header_problem(in, eh); !problem.empty()) return problem;
   const DynamicSymbols dyn = read_dynamic_symbols(in, eh, entry_symbol);
   if (dyn.malformed)
     return "not a shared library (its ELF section table or symbols lie past the end of the file)";
@@ -231,6 +308,44 @@ std::string elf_problem(const fs::path& file, const std::string& entry_symbol) {
   const std::string other = strings::join(dyn.entry_like);
   return "no entry symbol " + entry_symbol + " (not a Trainhook plugin, or built for another ABI" +
          (other.empty() ? std::string() : "; it exports " + other) + ")";
+}
+
+std::vector<fs::path> origin_dependencies(const fs::path& file, const fs::path& library) {
+  std::ifstream in(file, std::ios::binary);
+  Elf64_Ehdr eh{};
+  if (!in || !elf_header_problem(in, eh).empty()) return {};
+  const DynamicNeeds dyn = read_dynamic_needs(in, eh);
+  std::error_code ec;
+  const std::string origin = fs::weakly_canonical(fs::absolute(library, ec), ec).parent_path().string();
+  std::vector<fs::path> found;
+  for (const std::string& needed : dyn.needed) {
+    if (needed.empty() || needed.find('/') != std::string::npos) continue;  // a path: opened as named
+    // The first folder of the search path that has it is the one the
+    // loader would take; only one named through $ORIGIN needs our help.
+    for (const std::string& entry : strings::split(dyn.search_path, ':')) {
+      bool through_origin = false;
+      const std::string dir = expand_origin(entry, origin, through_origin);
+      if (dir.empty()) continue;
+      const fs::path candidate = (fs::path(dir) / needed).lexically_normal();
+      if (!fs::is_regular_file(candidate, ec)) continue;
+      if (through_origin) found.push_back(candidate);
+      break;
+    }
+  }
+  return found;
+}
+
+std::string unsafe_dependency_reason(const fs::path& file, const fs::path& library) {
+  for (const fs::path& dep : origin_dependencies(file, library)) {
+    // The file and the folders above where it really is, and the folder the
+    // search path names (a symlink there may lead out of it).
+    std::string why = unsafe_path_reason(dep);
+    if (why.empty()) why = unsafe_path_reason(dep.parent_path());
+    if (!why.empty())
+      return "its dependency " + dep.filename().string() +
+             " (which its RUNPATH finds through $ORIGIN): " + why;
+  }
+  return {};
 }
 
 }  // namespace trainhook::detail

@@ -203,6 +203,10 @@ std::shared_ptr<const PluginLibrary> load_plugin_library(PluginFile& file, Libra
     rec.refused_reason = kNotTheJudgedFile + changed;
     return nullptr;
   }
+  if (std::string why = file.load_origin_dependencies(); !why.empty()) {
+    rec.refused_reason = "cannot be loaded: " + why;
+    return nullptr;
+  }
   auto lib = std::make_shared<PluginLibrary>();
   lib->path = rec.path;
   std::error_code ec;

@@ -27,8 +27,9 @@ inline constexpr char kNotTheJudgedFile[] = "not the file that was checked: ";
 // place since it was opened is refused. nullptr with `refused_reason` set
 // when the file is refused; `rec` receives what could be read (plugin name,
 // ABI, callbacks, commands; loaded = true on success); rec.path is what
-// messages show. A library whose RUNPATH names $ORIGIN finds nothing there:
-// its folder is /proc/self/fd to the dynamic loader.
+// messages show. What it needs beside it through $ORIGIN in its RUNPATH is
+// loaded first (PluginFile::load_origin_dependencies): to the dynamic loader
+// its own folder is /proc/self/fd.
 std::shared_ptr<const PluginLibrary> load_plugin_library(PluginFile& file, LibraryRecord& rec);
 
 // Opens `file` once and loads that descriptor as above. With `expected` (a

@@ -190,10 +190,12 @@ void PluginRegistry::Impl::scan_file(const fs::path& file, size_t folder, const 
   } else if (!f.is_open()) {
     rec.refused_reason = f.problem();
   } else if (!options.allow_unsafe_plugin_paths) {
-    // The file itself, the folders above it, and where a symlink really points.
+    // The file itself, the folders above it, where a symlink really points,
+    // and the libraries it needs beside it (loaded by path, not through f).
     std::string problem = detail::unsafe_mode_reason(file, f.opened_stat());
     if (problem.empty()) problem = detail::unsafe_ancestor_reason(file);
     if (problem.empty() && canonical != file) problem = detail::unsafe_path_reason(canonical.parent_path());
+    if (problem.empty()) problem = detail::unsafe_dependency_reason(f.proc_path(), opened);
     if (!problem.empty())
       rec.refused_reason =
           "unsafe plugin path: " + problem + " (pass --allow_unsafe_plugin_paths to load anyway)";
@@ -289,7 +291,9 @@ detail::PluginFile& PluginRegistry::Impl::check_unchanged(size_t record) const {
     throw PluginError("plugin file " + rec.path.string() + " cannot be checked before it is loaded: it " +
                       f->problem());
   if (!options.allow_unsafe_plugin_paths) {
-    if (const std::string why = detail::unsafe_mode_reason(rec.path, f->opened_stat()); !why.empty())
+    std::string why = detail::unsafe_mode_reason(rec.path, f->opened_stat());
+    if (why.empty()) why = detail::unsafe_dependency_reason(f->proc_path(), open_paths[record]);
+    if (!why.empty())
       throw PluginError("plugin file " + rec.path.string() + " is refused now: unsafe plugin path: " + why +
                         " (pass --allow_unsafe_plugin_paths to load anyway)");
   }
