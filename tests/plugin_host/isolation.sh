@@ -65,7 +65,7 @@ if calls is None:
 PY
   has_line healthy "isolated_faults: asked for a save at step 3" || ok=0
   has_line healthy "isolated_faults: on_train_end at step 8" || ok=0
-  has_line healthy "runs in its own process (plugin_isolation): the model's tensors are not shared with it; run it in process to read or write them" || ok=0
+  has_line healthy "runs in its own process (plugin_isolation): the model's tensors are not shared with it; to read or write them, trust it to run in process" || ok=0
   plugin_pid=$(grep -oE "isolated_faults: created in pid [0-9]+" "$WORK/healthy.out" | grep -oE "[0-9]+$")
   log_pid=$(grep -oE "on_log at step 1 \(pid [0-9]+" "$WORK/healthy.out" | grep -oE "[0-9]+$")
   trainer_pid=$(cat "$WORK/healthy.pid")

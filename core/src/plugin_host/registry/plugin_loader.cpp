@@ -130,6 +130,19 @@ std::string loaded_object_problem(void* handle, const PluginFile& file) {
   return {};
 }
 
+// The loader knows the library as /proc/self/fd/N; what the plugin sees of
+// itself (dladdr, dl_iterate_phdr: a folder of its own data, a later dlopen
+// through $ORIGIN) and what the host's messages name is its real path: the
+// same file (checked above), named as the user named it. glibc owns l_name
+// (freed at dlclose, which RTLD_NODELETE never lets unmap).
+void name_loaded_object(void* handle, const fs::path& real) {
+  link_map* map = nullptr;
+  if (::dlinfo(handle, RTLD_DI_LINKMAP, &map) != 0 || map == nullptr) return;
+  std::error_code ec;
+  const fs::path absolute = fs::absolute(real, ec);
+  if (char* name = ::strdup((ec ? real : absolute).c_str()); name != nullptr) map->l_name = name;
+}
+
 }  // namespace
 
 std::shared_ptr<const PluginLibrary> load_plugin_library(const fs::path& file, LibraryRecord& rec,
@@ -239,6 +252,7 @@ std::shared_ptr<const PluginLibrary> load_plugin_library(PluginFile& file, Libra
     rec.refused_reason = kNotTheJudgedFile + swapped;
     return nullptr;
   }
+  name_loaded_object(lib->library.native(), file.path());
   if (!lib->library.has(TRAINHOOK_ENTRY_SYMBOL)) {
     rec.refused_reason = "no entry symbol " TRAINHOOK_ENTRY_SYMBOL " after loading";
     return nullptr;
