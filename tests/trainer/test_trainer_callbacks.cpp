@@ -6,6 +6,8 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <fstream>
 #include <map>
 
 using namespace trainhook;
@@ -115,6 +117,18 @@ TEST_CASE("without DefaultFlowCallback nothing is logged at steps, adding it bac
 
 TEST_CASE("a plugin added by name goes through the isolation policy, as the run's own plugins do") {
   TempDir dir("trainhook-cblist-isolated");
+  // A site that trusts nothing (ctest's own site file trusts the whole build folder).
+  const std::string site = (dir.path / "site.json").string();
+  { std::ofstream(site) << "{}\n"; }
+  struct SiteEnv {
+    std::string saved;
+    bool had;
+    explicit SiteEnv(const std::string& file) : had(std::getenv("TRAINHOOK_SITE_CONFIG") != nullptr) {
+      if (had) saved = std::getenv("TRAINHOOK_SITE_CONFIG");
+      ::setenv("TRAINHOOK_SITE_CONFIG", file.c_str(), 1);
+    }
+    ~SiteEnv() { had ? (void)::setenv("TRAINHOOK_SITE_CONFIG", saved.c_str(), 1) : (void)::unsetenv("TRAINHOOK_SITE_CONFIG"); }
+  } site_env(site);
   auto args = small_args(dir.path.string());
   // The host's keys are consumed, never passed on (the plugin refuses unknown keys).
   args.plugin_config = {{"isolated_faults", {{"isolation_timeout", 20}}}};
