@@ -14,6 +14,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <cerrno>
+#include <deque>
+#include <mutex>
 #include <cstring>
 #include <set>
 
@@ -133,14 +135,19 @@ std::string loaded_object_problem(void* handle, const PluginFile& file) {
 // The loader knows the library as /proc/self/fd/N; what the plugin sees of
 // itself (dladdr, dl_iterate_phdr: a folder of its own data, a later dlopen
 // through $ORIGIN) and what the host's messages name is its real path: the
-// same file (checked above), named as the user named it. glibc owns l_name
-// (freed at dlclose, which RTLD_NODELETE never lets unmap).
+// same file (checked above), named as the user named it. The names live for
+// the process (RTLD_NODELETE: the object is never unmapped), held from a
+// global so that they stay reachable (the loader's own memory is no root).
 void name_loaded_object(void* handle, const fs::path& real) {
+  static auto* const names = new std::deque<std::string>();  // never freed: the loader points into it
   link_map* map = nullptr;
   if (::dlinfo(handle, RTLD_DI_LINKMAP, &map) != 0 || map == nullptr) return;
   std::error_code ec;
   const fs::path absolute = fs::absolute(real, ec);
-  if (char* name = ::strdup((ec ? real : absolute).c_str()); name != nullptr) map->l_name = name;
+  static std::mutex mu;
+  std::lock_guard<std::mutex> lock(mu);
+  names->push_back((ec ? real : absolute).string());
+  map->l_name = names->back().data();
 }
 
 }  // namespace
